@@ -1,0 +1,102 @@
+package schemas
+
+import "fmt"
+
+// TypeChunkCreatedV1 is one chunk (or a tombstone) on SubjectChunkCreated.
+const TypeChunkCreatedV1 = "kb.chunk.created.v1"
+
+// TypeDocStructureV1 is a document's metadata and block skeleton, published by
+// the chunk stage on SubjectDocStructure after the document's chunks. The index
+// replaces the document's blocks and graph edges with it.
+const TypeDocStructureV1 = "kb.doc.structure.v1"
+
+// ChunkCreated is one chunk of a document, or a tombstone for a removed chunk.
+type ChunkCreated struct {
+	Envelope
+	ChunkID string `json:"chunk_id"`
+	DocID   string `json:"doc_id"`
+	// DocVersion is the DocChanged.Version the chunk was cut from; the index
+	// ignores a write older than what it holds.
+	DocVersion int64 `json:"doc_version"`
+	// Ordinal is the chunk's position in its document (0-based).
+	Ordinal int `json:"ordinal"`
+	// Tombstone marks a chunk that no longer exists; Hash is then the hash of
+	// the removed content and the other content fields are empty.
+	Tombstone bool `json:"tombstone,omitempty"`
+	// Hash is the sha256 (hex) of Text.
+	Hash string `json:"hash"`
+	Text string `json:"text,omitempty"`
+	// SectionPath is the title path and headings above the chunk, outermost first.
+	SectionPath []string `json:"section_path,omitempty"`
+	// Lang is "ru", "en" or "" when undetermined.
+	Lang string `json:"lang,omitempty"`
+	// BlockIDs are the blocks the chunk covers, in order; the first is the
+	// block a citation of the chunk points at.
+	BlockIDs []string `json:"block_ids,omitempty"`
+	// Refs are the targets referenced from the chunk's blocks.
+	Refs   []string `json:"refs,omitempty"`
+	Tokens int      `json:"tokens,omitempty"`
+}
+
+// MsgID is "chunk:<id>@<hash>" (or "chunk:<id>@tombstone:<hash>").
+func (e *ChunkCreated) MsgID() string {
+	if e.Tombstone {
+		return fmt.Sprintf("chunk:%s@tombstone:%s:%d", e.ChunkID, e.Hash, e.DocVersion)
+	}
+	return fmt.Sprintf("chunk:%s@%s", e.ChunkID, e.Hash)
+}
+
+// Validate checks the fields the index relies on.
+func (e *ChunkCreated) Validate() error {
+	if e.ChunkID == "" || e.DocID == "" {
+		return fmt.Errorf("chunk_id and doc_id are required")
+	}
+	if e.Hash == "" {
+		return fmt.Errorf("chunk %s: hash is empty", e.ChunkID)
+	}
+	return nil
+}
+
+// BlockNode is a block's place in the document graph (no text).
+type BlockNode struct {
+	ID       string   `json:"id"`
+	Type     string   `json:"type"`
+	ParentID string   `json:"parent_id,omitempty"`
+	ChunkID  string   `json:"chunk_id,omitempty"`
+	Refs     []string `json:"refs,omitempty"`
+}
+
+// DocStructure is a document's metadata and block skeleton, or its deletion.
+type DocStructure struct {
+	Envelope
+	DocID       string            `json:"doc_id"`
+	Source      string            `json:"source"`
+	Path        string            `json:"path"`
+	Notebook    string            `json:"notebook,omitempty"`
+	Title       string            `json:"title"`
+	TitlePath   []string          `json:"title_path,omitempty"`
+	ParentDocID string            `json:"parent_doc_id,omitempty"`
+	Hash        string            `json:"hash"`
+	Version     int64             `json:"version"`
+	Deleted     bool              `json:"deleted,omitempty"`
+	Meta        map[string]string `json:"meta,omitempty"`
+	// ChunkIDs are all the document's current chunks, in order.
+	ChunkIDs []string    `json:"chunk_ids,omitempty"`
+	Blocks   []BlockNode `json:"blocks,omitempty"`
+}
+
+// MsgID is "docstruct:<id>@<hash>" (or "...@deleted:<version>").
+func (e *DocStructure) MsgID() string {
+	if e.Deleted {
+		return fmt.Sprintf("docstruct:%s@deleted:%d", e.DocID, e.Version)
+	}
+	return fmt.Sprintf("docstruct:%s@%s", e.DocID, e.Hash)
+}
+
+// Validate checks the fields the index relies on.
+func (e *DocStructure) Validate() error {
+	if e.DocID == "" {
+		return fmt.Errorf("doc_id is empty")
+	}
+	return nil
+}

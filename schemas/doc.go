@@ -1,0 +1,109 @@
+package schemas
+
+import "fmt"
+
+// TypeDocChangedV1 is published on SubjectDocChanged by sources (files, siyuan).
+const TypeDocChangedV1 = "kb.doc.changed.v1"
+
+// Source names.
+const (
+	SourceMarkdown = "markdown"
+	SourceSiYuan   = "siyuan"
+)
+
+// Block types shared by all sources (SiYuan's node types map onto these).
+const (
+	BlockDocument   = "document"
+	BlockHeading    = "heading"
+	BlockParagraph  = "paragraph"
+	BlockList       = "list"
+	BlockListItem   = "list_item"
+	BlockCode       = "code"
+	BlockTable      = "table"
+	BlockQuote      = "blockquote"
+	BlockSuperBlock = "superblock"
+	BlockCallout    = "callout"
+	BlockMath       = "math"
+	BlockHTML       = "html"
+	BlockEmbed      = "embed"
+	BlockMedia      = "media"
+	BlockOther      = "other"
+)
+
+// Block is one block of a document, in document order (pre-order: a container
+// comes before its children). Containers (list, list_item, blockquote,
+// superblock, callout) usually carry no text of their own; their children do.
+type Block struct {
+	ID string `json:"id"`
+	// Type is one of the Block* constants.
+	Type string `json:"type"`
+	// ParentID is the enclosing block; empty for top-level blocks (whose parent is
+	// the document).
+	ParentID string `json:"parent_id,omitempty"`
+	// Level is the heading level (1-6) for headings, 0 otherwise.
+	Level int `json:"level,omitempty"`
+	// Text is the block's own content as Markdown-ish plain text (inline marks
+	// kept light, references replaced by their anchor text).
+	Text string `json:"text,omitempty"`
+	// Updated is the source's update stamp for the block (SiYuan YYYYMMDDhhmmss).
+	Updated string `json:"updated,omitempty"`
+	// Refs are the ids of blocks or documents this block references
+	// (SiYuan block refs, Markdown [[wikilinks]] and relative links).
+	Refs []string `json:"refs,omitempty"`
+}
+
+// DocChanged carries a whole document (all its blocks) or its deletion.
+type DocChanged struct {
+	Envelope
+	DocID  string `json:"doc_id"`
+	Source string `json:"source"`
+	// Path is where the document lives (file path, or SiYuan notebook/hpath).
+	Path string `json:"path"`
+	// Notebook is the SiYuan notebook (box) id or the Markdown root folder.
+	Notebook string `json:"notebook,omitempty"`
+	Title    string `json:"title"`
+	// TitlePath is the chain of titles from the top of the notebook down to this
+	// document (SiYuan hpath), used as the start of every section path.
+	TitlePath []string `json:"title_path,omitempty"`
+	// ParentDocID is the enclosing document (SiYuan child documents).
+	ParentDocID string `json:"parent_doc_id,omitempty"`
+	// Hash is the sha256 (hex) of the document's source content.
+	Hash string `json:"hash"`
+	// Version orders changes of one document: later changes have larger
+	// versions (unix nanoseconds of the source's update time). Writes with a
+	// smaller version than the stored one are ignored.
+	Version int64 `json:"version"`
+	// Deleted marks the document as removed; Blocks is then empty.
+	Deleted bool              `json:"deleted,omitempty"`
+	Meta    map[string]string `json:"meta,omitempty"`
+	Blocks  []Block           `json:"blocks,omitempty"`
+}
+
+// MsgID is "doc:<id>@<hash>", or "doc:<id>@deleted:<version>" for a deletion.
+func (e *DocChanged) MsgID() string {
+	if e.Deleted {
+		return fmt.Sprintf("doc:%s@deleted:%d", e.DocID, e.Version)
+	}
+	return fmt.Sprintf("doc:%s@%s", e.DocID, e.Hash)
+}
+
+// Validate checks the fields every consumer relies on.
+func (e *DocChanged) Validate() error {
+	if e.DocID == "" {
+		return fmt.Errorf("doc_id is empty")
+	}
+	if !e.Deleted && e.Hash == "" {
+		return fmt.Errorf("doc %s: hash is empty", e.DocID)
+	}
+	seen := make(map[string]bool, len(e.Blocks))
+	for i, b := range e.Blocks {
+		if b.ID == "" {
+			return fmt.Errorf("doc %s: block %d has no id", e.DocID, i)
+		}
+		if seen[b.ID] {
+			return fmt.Errorf("doc %s: block id %s repeats", e.DocID, b.ID)
+		}
+		seen[b.ID] = true
+	}
+	return nil
+}

@@ -1,0 +1,146 @@
+package schemas
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"reflect"
+	"sort"
+	"time"
+)
+
+// Subjects of the public events.
+const (
+	SubjectDocChanged   = "kb.doc.changed"
+	SubjectDocStructure = "kb.doc.structure"
+	SubjectChunkCreated = "kb.chunk.created"
+	// SubjectDLQPrefix + stage is where the bus copies poison messages.
+	SubjectDLQPrefix = "kb.dlq."
+)
+
+// Spec describes one registered event type.
+type Spec struct {
+	Type        string
+	Subject     string
+	Description string
+	// New returns a pointer to a zero event of this type.
+	New func() Event
+}
+
+var registry = map[string]Spec{}
+
+func register(s Spec) {
+	if _, dup := registry[s.Type]; dup {
+		panic("schemas: type registered twice: " + s.Type)
+	}
+	registry[s.Type] = s
+}
+
+func init() {
+	register(Spec{Type: TypeDocChangedV1, Subject: SubjectDocChanged,
+		Description: "A source document's blocks, or its deletion.",
+		New:         func() Event { return new(DocChanged) }})
+	register(Spec{Type: TypeChunkCreatedV1, Subject: SubjectChunkCreated,
+		Description: "One chunk of a document with its section path, language, hash and block ids, or a tombstone.",
+		New:         func() Event { return new(ChunkCreated) }})
+	register(Spec{Type: TypeDocStructureV1, Subject: SubjectDocStructure,
+		Description: "A document's metadata, chunk list and block skeleton (graph), or its deletion.",
+		New:         func() Event { return new(DocStructure) }})
+}
+
+// Lookup returns the spec of a registered type.
+func Lookup(typ string) (Spec, bool) {
+	s, ok := registry[typ]
+	return s, ok
+}
+
+// Specs lists every registered type, sorted by type.
+func Specs() []Spec {
+	out := make([]Spec, 0, len(registry))
+	for _, s := range registry {
+		out = append(out, s)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Type < out[j].Type })
+	return out
+}
+
+// Errors returned by Decode; match them with errors.Is.
+var (
+	ErrMalformed   = errors.New("malformed event")
+	ErrUnknownType = errors.New("unknown event type")
+	ErrInvalid     = errors.New("invalid event")
+)
+
+type validator interface{ Validate() error }
+
+// Decode parses an event of any registered type. Unknown fields are rejected,
+// so a typo in a producer surfaces as an error instead of a silently empty field.
+func Decode(data []byte) (Event, error) {
+	var head struct {
+		Type string `json:"type"`
+	}
+	if err := json.Unmarshal(data, &head); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	if head.Type == "" {
+		return nil, fmt.Errorf("%w: no \"type\" field", ErrMalformed)
+	}
+	spec, ok := registry[head.Type]
+	if !ok {
+		return nil, fmt.Errorf("%w: %q", ErrUnknownType, head.Type)
+	}
+	ev := spec.New()
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(ev); err != nil {
+		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, head.Type, err)
+	}
+	if v, ok := ev.(validator); ok {
+		if err := v.Validate(); err != nil {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, head.Type, err)
+		}
+	}
+	return ev, nil
+}
+
+// DecodeAs decodes data and checks that it is of the type T.
+func DecodeAs[T Event](data []byte) (T, error) {
+	var zero T
+	ev, err := Decode(data)
+	if err != nil {
+		return zero, err
+	}
+	t, ok := ev.(T)
+	if !ok {
+		return zero, fmt.Errorf("%w: got %s, want %s", ErrUnknownType, ev.Env().Type, reflect.TypeOf(zero).Elem().Name())
+	}
+	return t, nil
+}
+
+// Stamp fills the envelope of ev: its registered type, id (the message id),
+// time (now, unless already set) and trace id. It returns the subject to
+// publish on. It panics for an unregistered Go type: that is a programming error.
+func Stamp(ev Event, traceID string) string {
+	spec := specOf(ev)
+	env := ev.Env()
+	env.Type = spec.Type
+	env.ID = ev.MsgID()
+	if env.Time.IsZero() {
+		env.Time = time.Now().UTC()
+	}
+	if env.TraceID == "" {
+		env.TraceID = traceID
+	}
+	return spec.Subject
+}
+
+func specOf(ev Event) Spec {
+	t := reflect.TypeOf(ev)
+	for _, s := range registry {
+		if reflect.TypeOf(s.New()) == t {
+			return s
+		}
+	}
+	panic(fmt.Sprintf("schemas: %T is not a registered event", ev))
+}
