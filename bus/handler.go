@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/exocortex/exocortex/schemas"
@@ -125,13 +126,16 @@ type KV interface {
 
 // MemKV is an in-memory KV for tests and single-process tools.
 type MemKV struct {
-	m map[string][]byte
+	mu sync.Mutex
+	m  map[string][]byte
 }
 
 // NewMemKV returns an empty MemKV.
 func NewMemKV() *MemKV { return &MemKV{m: map[string][]byte{}} }
 
 func (k *MemKV) Get(_ context.Context, key string) ([]byte, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	v, ok := k.m[key]
 	if !ok {
 		return nil, nil
@@ -140,16 +144,22 @@ func (k *MemKV) Get(_ context.Context, key string) ([]byte, error) {
 }
 
 func (k *MemKV) Put(_ context.Context, key string, value []byte) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	k.m[key] = append([]byte(nil), value...)
 	return nil
 }
 
 func (k *MemKV) Delete(_ context.Context, key string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	delete(k.m, key)
 	return nil
 }
 
 func (k *MemKV) Keys(_ context.Context) ([]string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
 	out := make([]string, 0, len(k.m))
 	for key := range k.m {
 		out = append(out, key)
