@@ -1,0 +1,132 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Header names the bus sets on messages.
+const (
+	HeaderTraceID      = "Exo-Trace-Id"
+	HeaderDLQReason    = "Exo-Dlq-Reason"
+	HeaderDLQStage     = "Exo-Dlq-Stage"
+	HeaderDLQSubject   = "Exo-Dlq-Subject"
+	HeaderDLQDelivered = "Exo-Dlq-Delivered"
+	HeaderDLQStream    = "Exo-Dlq-Stream"
+	HeaderDLQSeq       = "Exo-Dlq-Seq"
+	HeaderDLQTime      = "Exo-Dlq-Time"
+)
+
+// Options says how to reach NATS.
+type Options struct {
+	// URL of an external NATS server with JetStream; empty starts an embedded one.
+	URL string
+	// Server configures the embedded server when URL is empty.
+	Server ServerOptions
+	// Name is the client connection name.
+	Name string
+	Log  zerolog.Logger
+}
+
+// Bus is a connection to NATS JetStream, and the embedded server when it owns one.
+type Bus struct {
+	NC     *nats.Conn
+	JS     jetstream.JetStream
+	Server *server.Server // nil when connected to an external server
+	Log    zerolog.Logger
+}
+
+// Open connects to opts.URL or starts the embedded server and connects to it.
+func Open(ctx context.Context, opts Options) (*Bus, error) {
+	b := &Bus{Log: opts.Log}
+	url := opts.URL
+	if url == "" {
+		s, err := StartServer(opts.Server)
+		if err != nil {
+			return nil, err
+		}
+		b.Server = s
+		url = s.ClientURL()
+	}
+	name := opts.Name
+	if name == "" {
+		name = "exocortex"
+	}
+	nc, err := nats.Connect(url,
+		nats.Name(name),
+		nats.MaxReconnects(-1),
+		nats.ReconnectWait(500*time.Millisecond),
+		nats.Timeout(5*time.Second),
+	)
+	if err != nil {
+		b.shutdownServer()
+		return nil, fmt.Errorf("connect to nats %s: %w", url, err)
+	}
+	b.NC = nc
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(10*time.Second))
+	if err != nil {
+		nc.Close()
+		b.shutdownServer()
+		return nil, fmt.Errorf("jetstream on %s: %w", url, err)
+	}
+	b.JS = js
+	return b, nil
+}
+
+// URL is the address other processes use to reach this bus.
+func (b *Bus) URL() string { return b.NC.ConnectedUrl() }
+
+// Close drains the connection and stops the embedded server, if any.
+func (b *Bus) Close() {
+	if b.NC != nil {
+		_ = b.NC.Drain()
+		deadline := time.Now().Add(5 * time.Second)
+		for b.NC.IsDraining() && time.Now().Before(deadline) {
+			time.Sleep(10 * time.Millisecond)
+		}
+		b.NC.Close()
+	}
+	b.shutdownServer()
+}
+
+func (b *Bus) shutdownServer() {
+	if b.Server != nil {
+		b.Server.Shutdown()
+		b.Server.WaitForShutdown()
+	}
+}
+
+// Publish stamps ev (type, id, time, trace id), marshals it and publishes it
+// on its registered subject with Nats-Msg-Id = ev.MsgID(), so a republish
+// after a crash is dropped by JetStream's duplicate window. It returns the ack.
+func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, traceID string) (*jetstream.PubAck, error) {
+	subject := schemas.Stamp(ev, traceID)
+	data, err := json.Marshal(ev)
+	if err != nil {
+		return nil, fmt.Errorf("marshal %s: %w", ev.Env().Type, err)
+	}
+	msg := nats.NewMsg(subject)
+	msg.Data = data
+	if tid := ev.Env().TraceID; tid != "" {
+		msg.Header.Set(HeaderTraceID, tid)
+	}
+	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.MsgID()))
+	if err != nil {
+		return nil, fmt.Errorf("publish %s %s: %w", subject, ev.MsgID(), err)
+	}
+	return ack, nil
+}
+
+// Publish publishes ev on this bus; see the package-level Publish.
+func (b *Bus) Publish(ctx context.Context, ev schemas.Event, traceID string) (*jetstream.PubAck, error) {
+	return Publish(ctx, b.JS, ev, traceID)
+}

@@ -1,0 +1,149 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// DeadLetter is one message in KB_DLQ.
+type DeadLetter struct {
+	Seq       uint64    `json:"seq"`
+	Stage     string    `json:"stage"`
+	Subject   string    `json:"subject"`
+	Reason    string    `json:"reason"`
+	Delivered uint64    `json:"delivered"`
+	Stream    string    `json:"stream"`
+	StreamSeq uint64    `json:"stream_seq"`
+	TraceID   string    `json:"trace_id,omitempty"`
+	Time      time.Time `json:"time"`
+	Data      []byte    `json:"data"`
+	header    nats.Header
+}
+
+// DeadLetters lists the messages in KB_DLQ, oldest first; stage "" means all.
+func (b *Bus) DeadLetters(ctx context.Context, stage string) ([]DeadLetter, error) {
+	st, err := b.JS.Stream(ctx, StreamDLQ)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", StreamDLQ, err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("info %s: %w", StreamDLQ, err)
+	}
+	var out []DeadLetter
+	if info.State.Msgs == 0 {
+		return nil, nil
+	}
+	for seq := info.State.FirstSeq; seq <= info.State.LastSeq; seq++ {
+		raw, err := st.GetMsg(ctx, seq)
+		if errors.Is(err, jetstream.ErrMsgNotFound) {
+			continue
+		}
+		if err != nil {
+			return out, fmt.Errorf("read %s seq %d: %w", StreamDLQ, seq, err)
+		}
+		dl := DeadLetter{
+			Seq:     raw.Sequence,
+			Stage:   raw.Header.Get(HeaderDLQStage),
+			Subject: raw.Header.Get(HeaderDLQSubject),
+			Reason:  raw.Header.Get(HeaderDLQReason),
+			Stream:  raw.Header.Get(HeaderDLQStream),
+			TraceID: raw.Header.Get(HeaderTraceID),
+			Time:    raw.Time,
+			Data:    raw.Data,
+			header:  raw.Header,
+		}
+		dl.Delivered, _ = strconv.ParseUint(raw.Header.Get(HeaderDLQDelivered), 10, 64)
+		dl.StreamSeq, _ = strconv.ParseUint(raw.Header.Get(HeaderDLQSeq), 10, 64)
+		if stage != "" && dl.Stage != stage {
+			continue
+		}
+		out = append(out, dl)
+	}
+	return out, nil
+}
+
+// Replay republishes dead letters onto their original subjects and removes
+// them from KB_DLQ. It returns how many were replayed.
+func (b *Bus) Replay(ctx context.Context, letters []DeadLetter) (int, error) {
+	st, err := b.JS.Stream(ctx, StreamDLQ)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", StreamDLQ, err)
+	}
+	n := 0
+	for _, dl := range letters {
+		if dl.Subject == "" {
+			return n, fmt.Errorf("dead letter %d has no original subject", dl.Seq)
+		}
+		m := nats.NewMsg(dl.Subject)
+		m.Data = dl.Data
+		for k, vs := range dl.header {
+			if strings.HasPrefix(k, "Exo-Dlq-") || strings.HasPrefix(k, "Nats-") {
+				continue
+			}
+			m.Header[k] = vs
+		}
+		id := fmt.Sprintf("replay:dlq%d@%d", dl.Seq, time.Now().UnixNano())
+		if _, err := b.JS.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
+			return n, fmt.Errorf("replay dead letter %d to %s: %w", dl.Seq, dl.Subject, err)
+		}
+		if err := st.DeleteMsg(ctx, dl.Seq); err != nil {
+			return n, fmt.Errorf("remove replayed dead letter %d: %w", dl.Seq, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// DeadLetterCounts returns the number of dead letters per stage.
+func (b *Bus) DeadLetterCounts(ctx context.Context) (map[string]uint64, error) {
+	st, err := b.JS.Stream(ctx, StreamDLQ)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", StreamDLQ, err)
+	}
+	info, err := st.Info(ctx, jetstream.WithSubjectFilter("kb.dlq.>"))
+	if err != nil {
+		return nil, fmt.Errorf("info %s: %w", StreamDLQ, err)
+	}
+	out := map[string]uint64{}
+	for subj, n := range info.State.Subjects {
+		out[strings.TrimPrefix(subj, "kb.dlq.")] = n
+	}
+	return out, nil
+}
+
+// StageState is a stage consumer's backlog as the server sees it.
+type StageState struct {
+	Stage       string `json:"stage"`
+	Pending     uint64 `json:"pending"`     // not yet delivered
+	AckPending  int    `json:"ack_pending"` // delivered, not yet acknowledged
+	Redelivered int    `json:"redelivered"`
+	Delivered   uint64 `json:"delivered"` // last delivered stream sequence
+}
+
+// StageStates reads the consumer info of every stage.
+func (b *Bus) StageStates(ctx context.Context, stages []StageSpec) ([]StageState, error) {
+	out := make([]StageState, 0, len(stages))
+	for _, s := range stages {
+		c, err := b.JS.Consumer(ctx, s.Stream, s.Name)
+		if err != nil {
+			return out, fmt.Errorf("consumer %s: %w", s.Name, err)
+		}
+		info, err := c.Info(ctx)
+		if err != nil {
+			return out, fmt.Errorf("consumer %s info: %w", s.Name, err)
+		}
+		out = append(out, StageState{
+			Stage: s.Name, Pending: info.NumPending, AckPending: info.NumAckPending,
+			Redelivered: info.NumRedelivered, Delivered: info.Delivered.Stream,
+		})
+	}
+	return out, nil
+}

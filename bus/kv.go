@@ -1,0 +1,58 @@
+package bus
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/nats-io/nats.go/jetstream"
+)
+
+// jsKV adapts a JetStream key-value bucket to KV.
+type jsKV struct{ kv jetstream.KeyValue }
+
+// KV opens a bucket created by EnsureTopology.
+func (b *Bus) KV(ctx context.Context, bucket string) (KV, error) {
+	kv, err := b.JS.KeyValue(ctx, bucket)
+	if err != nil {
+		return nil, fmt.Errorf("open kv bucket %s: %w", bucket, err)
+	}
+	return jsKV{kv: kv}, nil
+}
+
+func (k jsKV) Get(ctx context.Context, key string) ([]byte, error) {
+	e, err := k.kv.Get(ctx, key)
+	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("kv get %s: %w", key, err)
+	}
+	return e.Value(), nil
+}
+
+func (k jsKV) Put(ctx context.Context, key string, value []byte) error {
+	if _, err := k.kv.Put(ctx, key, value); err != nil {
+		return fmt.Errorf("kv put %s: %w", key, err)
+	}
+	return nil
+}
+
+func (k jsKV) Delete(ctx context.Context, key string) error {
+	if err := k.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+		return fmt.Errorf("kv delete %s: %w", key, err)
+	}
+	return nil
+}
+
+func (k jsKV) Keys(ctx context.Context) ([]string, error) {
+	lister, err := k.kv.ListKeys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("kv keys: %w", err)
+	}
+	var out []string
+	for key := range lister.Keys() {
+		out = append(out, key)
+	}
+	return out, nil
+}

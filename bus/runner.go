@@ -1,0 +1,327 @@
+package bus
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
+	"github.com/nats-io/nuid"
+
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// RunOptions tunes a stage's worker pool.
+type RunOptions struct {
+	// Workers is the number of goroutines fetching and handling (default 1).
+	Workers int
+	// Batch is how many messages a worker fetches at once (default 32).
+	Batch int
+	// NakBase and NakMax bound the growing redelivery delay of a failed
+	// message: NakBase * 2^(delivered-1), at most NakMax.
+	NakBase, NakMax time.Duration
+	// Middleware wraps the handler inside Recover and Logging.
+	Middleware []Middleware
+	// StatsEvery is how often counters are flushed to KB_STATS (default 2s).
+	StatsEvery time.Duration
+}
+
+func (o RunOptions) withDefaults() RunOptions {
+	if o.Workers <= 0 {
+		o.Workers = 1
+	}
+	if o.Batch <= 0 {
+		o.Batch = 32
+	}
+	if o.NakBase <= 0 {
+		o.NakBase = time.Second
+	}
+	if o.NakMax <= 0 {
+		o.NakMax = time.Minute
+	}
+	if o.StatsEvery <= 0 {
+		o.StatsEvery = 2 * time.Second
+	}
+	return o
+}
+
+// nakDelay grows with the delivery count: base, 2*base, 4*base, ... up to max.
+func nakDelay(delivered uint64, base, max time.Duration) time.Duration {
+	d := base
+	for i := uint64(1); i < delivered && d < max; i++ {
+		d *= 2
+	}
+	if d > max {
+		d = max
+	}
+	return d
+}
+
+type stageRunner struct {
+	bus      *Bus
+	spec     StageSpec
+	handler  Handler
+	opts     RunOptions
+	counters counters
+}
+
+// RunStage consumes the stage's durable consumer with a pool of workers until
+// ctx is cancelled, then stops fetching, finishes the messages in hand
+// (drain) and returns. EnsureTopology must have created the consumer.
+func (b *Bus) RunStage(ctx context.Context, spec StageSpec, h Handler, opts RunOptions) error {
+	spec = spec.withDefaults()
+	opts = opts.withDefaults()
+	cons, err := b.JS.Consumer(ctx, spec.Stream, spec.Name)
+	if err != nil {
+		return fmt.Errorf("stage %s: consumer on %s: %w", spec.Name, spec.Stream, err)
+	}
+	mw := append([]Middleware{Recover(), Logging(b.Log, spec.Name)}, opts.Middleware...)
+	r := &stageRunner{bus: b, spec: spec, handler: Chain(h, mw...), opts: opts}
+
+	adv, err := b.watchMaxDeliveries(spec)
+	if err != nil {
+		return err
+	}
+	defer adv.Unsubscribe()
+
+	statsKV, err := b.KV(ctx, BucketStats)
+	if err != nil {
+		return err
+	}
+	instance := nuid.Next()
+	flush := func() {
+		raw, _ := json.Marshal(r.counters.snapshot())
+		fctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		defer cancel()
+		_ = statsKV.Put(fctx, statsKey(spec.Name, instance), raw)
+	}
+
+	var wg sync.WaitGroup
+	for i := 0; i < opts.Workers; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.work(ctx, cons)
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	tick := time.NewTicker(opts.StatsEvery)
+	defer tick.Stop()
+	b.Log.Info().Str("stage", spec.Name).Int("workers", opts.Workers).Msg("stage started")
+	for {
+		select {
+		case <-tick.C:
+			flush()
+		case <-done:
+			flush()
+			b.Log.Info().Str("stage", spec.Name).Msg("stage stopped")
+			return nil
+		}
+	}
+}
+
+func (r *stageRunner) work(ctx context.Context, cons jetstream.Consumer) {
+	for ctx.Err() == nil {
+		batch, err := cons.Fetch(r.opts.Batch, jetstream.FetchMaxWait(time.Second))
+		if err != nil {
+			if r.fatal(err) {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+			continue
+		}
+		// Messages already in hand are finished even when ctx is cancelled.
+		for jm := range batch.Messages() {
+			r.process(ctx, jm)
+		}
+		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && r.fatal(err) {
+			return
+		}
+	}
+}
+
+func (r *stageRunner) fatal(err error) bool {
+	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+		r.bus.Log.Warn().Err(err).Str("stage", r.spec.Name).Msg("stage stops fetching")
+		return true
+	}
+	return false
+}
+
+func (r *stageRunner) process(ctx context.Context, jm jetstream.Msg) {
+	m := &Msg{Subject: jm.Subject(), Data: jm.Data(), Header: jm.Headers()}
+	if md, err := jm.Metadata(); err == nil {
+		m.Delivered, m.Stream, m.StreamSeq = md.NumDelivered, md.Stream, md.Sequence.Stream
+	}
+	if m.Header != nil {
+		m.TraceID = nats.Header(m.Header).Get(HeaderTraceID)
+	}
+
+	// Slow work keeps its lease with in-progress acks.
+	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	defer cancel()
+	go func() {
+		t := time.NewTicker(r.spec.AckWait / 3)
+		defer t.Stop()
+		for {
+			select {
+			case <-hctx.Done():
+				return
+			case <-t.C:
+				_ = jm.InProgress()
+			}
+		}
+	}()
+
+	out, err := r.handler.Handle(hctx, m)
+	if err == nil {
+		for _, ev := range out {
+			if _, perr := Publish(hctx, r.bus.JS, ev, m.TraceID); perr != nil {
+				err = fmt.Errorf("publish output: %w", perr)
+				break
+			}
+			r.counters.published.Add(1)
+		}
+	}
+	switch {
+	case err == nil:
+		if aerr := jm.Ack(); aerr == nil {
+			r.counters.acked.Add(1)
+		}
+	case IsPermanent(err) || m.Delivered >= uint64(r.spec.MaxDeliver):
+		reason := err.Error()
+		if !IsPermanent(err) {
+			reason = fmt.Sprintf("gave up after %d deliveries: %s", m.Delivered, reason)
+		}
+		if derr := r.bus.deadLetter(hctx, r.spec.Name, m, reason); derr != nil {
+			// Could not record it: leave the message for redelivery rather than lose it.
+			r.bus.Log.Error().Err(derr).Str("stage", r.spec.Name).Msg("dead-letter failed; message will be redelivered")
+			_ = jm.NakWithDelay(r.opts.NakMax)
+			return
+		}
+		_ = jm.TermWithReason(truncate(reason, 256))
+		r.counters.deadLettered.Add(1)
+	default:
+		d, ok := retryDelay(err)
+		if !ok {
+			d = nakDelay(m.Delivered, r.opts.NakBase, r.opts.NakMax)
+		}
+		_ = jm.NakWithDelay(d)
+		r.counters.retried.Add(1)
+	}
+}
+
+func truncate(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	return s[:n]
+}
+
+// deadLetter copies m to kb.dlq.<stage> with its story in headers. The
+// message id makes a second copy of the same delivery a duplicate.
+func (b *Bus) deadLetter(ctx context.Context, stage string, m *Msg, reason string) error {
+	out := nats.NewMsg(schemas.SubjectDLQPrefix + stage)
+	out.Data = m.Data
+	for k, vs := range m.Header {
+		if k == "Nats-Msg-Id" || k == "Nats-Expected-Stream" {
+			continue
+		}
+		for _, v := range vs {
+			out.Header.Add(k, v)
+		}
+	}
+	out.Header.Set(HeaderDLQReason, reason)
+	out.Header.Set(HeaderDLQStage, stage)
+	out.Header.Set(HeaderDLQSubject, m.Subject)
+	out.Header.Set(HeaderDLQDelivered, strconv.FormatUint(m.Delivered, 10))
+	out.Header.Set(HeaderDLQStream, m.Stream)
+	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.StreamSeq, 10))
+	out.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
+	id := fmt.Sprintf("dlq:%s:%s:%d", stage, m.Stream, m.StreamSeq)
+	if _, err := b.JS.PublishMsg(ctx, out, jetstream.WithMsgID(id)); err != nil {
+		return fmt.Errorf("dead-letter %s seq %d to %s: %w", m.Subject, m.StreamSeq, out.Subject, err)
+	}
+	b.Log.Warn().Str("stage", stage).Str("subject", m.Subject).Uint64("stream_seq", m.StreamSeq).
+		Uint64("delivered", m.Delivered).Str("trace_id", m.TraceID).Str("reason", reason).Msg("dead-lettered")
+	return nil
+}
+
+// maxDeliveriesAdvisory is the server's CONSUMER.MAX_DELIVERIES advisory.
+type maxDeliveriesAdvisory struct {
+	Stream     string `json:"stream"`
+	Consumer   string `json:"consumer"`
+	StreamSeq  uint64 `json:"stream_seq"`
+	Deliveries uint64 `json:"deliveries"`
+}
+
+// watchMaxDeliveries dead-letters messages that ran out of deliveries without
+// a handler result (a worker that crashed or hung on them every time).
+func (b *Bus) watchMaxDeliveries(spec StageSpec) (*nats.Subscription, error) {
+	subj := fmt.Sprintf("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", spec.Stream, spec.Name)
+	sub, err := b.NC.Subscribe(subj, func(nm *nats.Msg) {
+		var adv maxDeliveriesAdvisory
+		if err := json.Unmarshal(nm.Data, &adv); err != nil {
+			return
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		defer cancel()
+		st, err := b.JS.Stream(ctx, adv.Stream)
+		if err != nil {
+			return
+		}
+		raw, err := st.GetMsg(ctx, adv.StreamSeq)
+		if err != nil {
+			return // already gone (acked or terminated by a handler)
+		}
+		m := &Msg{Subject: raw.Subject, Data: raw.Data, Header: raw.Header, Delivered: adv.Deliveries, Stream: adv.Stream, StreamSeq: adv.StreamSeq}
+		m.TraceID = raw.Header.Get(HeaderTraceID)
+		if err := b.deadLetter(ctx, spec.Name, m, fmt.Sprintf("max deliveries (%d) reached with no handler result (worker crashed or timed out)", adv.Deliveries)); err != nil {
+			b.Log.Error().Err(err).Msg("dead-letter from advisory failed")
+			return
+		}
+		// Remove it from the work stream unless another stage still wants it.
+		if interestedStages(raw.Subject) <= 1 {
+			_ = st.DeleteMsg(ctx, adv.StreamSeq)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("stage %s: subscribe to max-deliveries advisories: %w", spec.Name, err)
+	}
+	return sub, nil
+}
+
+// interestedStages counts the known stages whose filters match subject.
+func interestedStages(subject string) int {
+	n := 0
+	for _, st := range Stages() {
+		for _, f := range st.Filters {
+			if subjectMatches(f, subject) {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// subjectMatches reports whether a NATS subject matches a filter with * and >.
+func subjectMatches(filter, subject string) bool {
+	fs, ss := strings.Split(filter, "."), strings.Split(subject, ".")
+	for i, f := range fs {
+		if f == ">" {
+			return len(ss) > i
+		}
+		if i >= len(ss) || (f != "*" && f != ss[i]) {
+			return false
+		}
+	}
+	return len(fs) == len(ss)
+}

@@ -1,0 +1,75 @@
+package bus
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+
+	"github.com/nats-io/nats-server/v2/server"
+)
+
+// ServerOptions configures the embedded NATS server.
+type ServerOptions struct {
+	// StoreDir holds the JetStream file store.
+	StoreDir string
+	// Listen is host:port; port -1 picks a free port. Default 127.0.0.1:4222.
+	Listen string
+	// MaxPayload is the largest message accepted (default 8 MiB: a whole
+	// document travels in one kb.doc.changed event).
+	MaxPayload int32
+}
+
+// DefaultMaxPayload is the embedded server's message size limit.
+const DefaultMaxPayload = 8 << 20
+
+// StartServer starts an embedded NATS server with JetStream and waits until it
+// accepts connections.
+func StartServer(o ServerOptions) (*server.Server, error) {
+	if o.StoreDir == "" {
+		return nil, fmt.Errorf("start nats: store dir is empty")
+	}
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:4222"
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = DefaultMaxPayload
+	}
+	host, portStr, err := net.SplitHostPort(o.Listen)
+	if err != nil {
+		return nil, fmt.Errorf("start nats: listen address %q: %w", o.Listen, err)
+	}
+	port, err := strconv.Atoi(portStr)
+	if err != nil {
+		return nil, fmt.Errorf("start nats: listen port %q: %w", portStr, err)
+	}
+	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
+		return nil, fmt.Errorf("start nats: %w", err)
+	}
+	abs, err := filepath.Abs(o.StoreDir)
+	if err != nil {
+		return nil, fmt.Errorf("start nats: %w", err)
+	}
+	opts := &server.Options{
+		ServerName: "exocortex",
+		Host:       host,
+		Port:       port,
+		JetStream:  true,
+		StoreDir:   abs,
+		MaxPayload: o.MaxPayload,
+		NoSigs:     true,
+		NoLog:      true,
+	}
+	s, err := server.NewServer(opts)
+	if err != nil {
+		return nil, fmt.Errorf("start nats: %w", err)
+	}
+	go s.Start()
+	if !s.ReadyForConnections(30 * time.Second) {
+		s.Shutdown()
+		return nil, fmt.Errorf("start nats on %s: not ready after 30s (port taken, or store %s locked by another process?)", o.Listen, abs)
+	}
+	return s, nil
+}
