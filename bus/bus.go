@@ -130,3 +130,13 @@ func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, trac
 func (b *Bus) Publish(ctx context.Context, ev schemas.Event, traceID string) (*jetstream.PubAck, error) {
 	return Publish(ctx, b.JS, ev, traceID)
 }
+
+// Reachable reports whether a NATS server answers at url.
+func Reachable(url string) bool {
+	nc, err := nats.Connect(url, nats.Timeout(time.Second), nats.NoReconnect())
+	if err != nil {
+		return false
+	}
+	nc.Close()
+	return true
+}

@@ -1,0 +1,187 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/workers/files"
+)
+
+func newTraceID(prefix string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// ingestReport is what ingest prints with --json.
+type ingestReport struct {
+	TraceID      string            `json:"trace_id"`
+	Files        files.SyncStats   `json:"files"`
+	FileErrors   []files.FileError `json:"file_errors,omitempty"`
+	DeadLettered []deadLetterView  `json:"dead_lettered,omitempty"`
+	Documents    int               `json:"documents"`
+	Chunks       int               `json:"chunks"`
+	Seconds      float64           `json:"seconds"`
+}
+
+func cmdIngest(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	var c common
+	c.register(fs, "warn")
+	force := fs.Bool("force", false, "republish every document, even unchanged ones")
+	asJSON := fs.Bool("json", false, "print a JSON report")
+	quiet := fs.Bool("quiet", false, "no progress lines")
+	paths, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(paths) == 0 {
+		return errors.New("give one or more files or folders (Markdown, SiYuan notebooks)")
+	}
+	log := c.logger()
+	start := time.Now()
+	b, local, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: log}, true)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	if !local && !*quiet {
+		fmt.Fprintf(os.Stderr, "ingest: feeding the running system at %s\n", b.URL())
+	}
+	state, err := b.KV(ctx, bus.BucketSources)
+	if err != nil {
+		return err
+	}
+	rep := ingestReport{TraceID: newTraceID("ingest")}
+	pr := newProgress(*quiet)
+	publish := func(ctx context.Context, ev *schemas.DocChanged) error {
+		_, err := b.Publish(ctx, ev, rep.TraceID)
+		return err
+	}
+	stats, ferrs, err := files.Sync(ctx, paths, state, publish, files.SyncOptions{
+		Force: *force,
+		Progress: func(s files.SyncStats) {
+			pr.line(fmt.Sprintf("scanned %d documents: %d sent, %d unchanged, %d deleted, %d failed", s.Seen, s.Sent, s.Unchanged, s.Deleted, s.Failed))
+		},
+	})
+	rep.Files, rep.FileErrors = stats, ferrs
+	for _, fe := range ferrs {
+		log.Warn().Str("path", fe.Path).Str("error", fe.Err).Str("trace_id", rep.TraceID).Msg("file skipped")
+		if !*asJSON {
+			fmt.Fprintf(os.Stderr, "ingest: skipped %s: %s\n", fe.Path, fe.Err)
+		}
+	}
+	if err != nil {
+		return err
+	}
+	stages := bus.Stages()
+	err = pipeline.WaitIdle(ctx, b, stages, 250*time.Millisecond, func(states []bus.StageState) {
+		var parts []string
+		for _, s := range states {
+			parts = append(parts, fmt.Sprintf("%s %d pending", s.Stage, s.Pending+uint64(s.AckPending)))
+		}
+		pr.line(fmt.Sprintf("sent %d documents; %s", stats.Sent+stats.Deleted, strings.Join(parts, ", ")))
+	})
+	pr.done()
+	if err != nil {
+		return fmt.Errorf("waiting for the pipeline: %w", err)
+	}
+	letters, err := b.DeadLetters(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, dl := range letters {
+		if dl.TraceID == rep.TraceID {
+			rep.DeadLettered = append(rep.DeadLettered, viewDeadLetter(dl))
+		}
+	}
+	rep.Documents, rep.Chunks = countIndexed(ctx, c.data)
+	rep.Seconds = time.Since(start).Seconds()
+	if *asJSON {
+		return printJSON(rep)
+	}
+	fmt.Printf("ingested %d documents (%d unchanged, %d deleted, %d failed) in %.1fs; index holds %d documents, %d chunks\n",
+		stats.Sent, stats.Unchanged, stats.Deleted, stats.Failed, rep.Seconds, rep.Documents, rep.Chunks)
+	if n := len(rep.DeadLettered); n > 0 {
+		fmt.Printf("%d messages were dead-lettered (see 'exocortex dlq list'):\n", n)
+		for _, dl := range rep.DeadLettered {
+			fmt.Printf("  [%s] %s: %s\n", dl.Stage, dl.Subject, dl.Reason)
+		}
+	}
+	return nil
+}
+
+// countIndexed reads the document and chunk counts (read-only, so it works
+// while another process writes).
+func countIndexed(ctx context.Context, dataDir string) (docs, chunks int) {
+	st, err := store.OpenReadOnly(pipeline.DBPath(dataDir))
+	if err != nil {
+		return 0, 0
+	}
+	defer st.Close()
+	docs, chunks, _ = st.Counts(ctx)
+	return docs, chunks
+}
+
+func printJSON(v any) error {
+	enc := json.NewEncoder(os.Stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	return enc.Encode(v)
+}
+
+// progress prints a status line at most every half second, on one line when
+// stderr is a terminal.
+type progress struct {
+	mu    sync.Mutex
+	quiet bool
+	tty   bool
+	last  time.Time
+	text  string
+}
+
+func newProgress(quiet bool) *progress {
+	fi, err := os.Stderr.Stat()
+	return &progress{quiet: quiet, tty: err == nil && fi.Mode()&os.ModeCharDevice != 0}
+}
+
+func (p *progress) line(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.quiet || s == p.text || time.Since(p.last) < 500*time.Millisecond {
+		p.text = s
+		return
+	}
+	p.text, p.last = s, time.Now()
+	if p.tty {
+		fmt.Fprintf(os.Stderr, "\r\033[Kingest: %s", s)
+	} else {
+		fmt.Fprintf(os.Stderr, "ingest: %s\n", s)
+	}
+}
+
+func (p *progress) done() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.quiet {
+		return
+	}
+	if p.tty {
+		fmt.Fprintf(os.Stderr, "\r\033[Kingest: %s\n", p.text)
+	} else if p.text != "" {
+		fmt.Fprintf(os.Stderr, "ingest: %s\n", p.text)
+	}
+}

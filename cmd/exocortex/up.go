@@ -1,0 +1,64 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"strings"
+
+	"github.com/exocortex/exocortex/internal/pipeline"
+)
+
+func cmdUp(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	var c common
+	c.register(fs, "info")
+	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one)")
+	workers := fs.Int("workers", 1, "workers per stage (the index stage always has one writer)")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	log := c.logger()
+	if url, ok := pipeline.Running(c.data); ok && c.nats == "" {
+		return fmt.Errorf("a system is already running on %s (NATS %s)", c.data, url)
+	}
+	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers, Log: log})
+	if err != nil {
+		return err
+	}
+	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
+	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s (Ctrl-C stops)\n", c.data, sys.Bus.URL())
+	<-ctx.Done()
+	log.Info().Msg("shutting down: draining in-flight work")
+	return sys.Stop()
+}
+
+func cmdWorker(ctx context.Context, args []string) error {
+	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	var c common
+	c.register(fs, "info")
+	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", "))
+	workers := fs.Int("workers", 1, "workers in this stage's pool")
+	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if *stage == "" {
+		return fmt.Errorf("--stage is required (one of %s)", strings.Join(pipeline.StageNames(), ", "))
+	}
+	if c.nats == "" {
+		url, ok := pipeline.Running(c.data)
+		if !ok {
+			return fmt.Errorf("no NATS server: give --nats URL, or start 'exocortex up' on %s", c.data)
+		}
+		c.nats = url
+	}
+	log := c.logger()
+	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers, Log: log})
+	if err != nil {
+		return err
+	}
+	log.Info().Str("stage", *stage).Str("nats", c.nats).Msg("worker started")
+	<-ctx.Done()
+	return sys.Stop()
+}

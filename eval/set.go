@@ -1,0 +1,161 @@
+// Package eval runs golden sets against the retriever and reports Recall@k,
+// MRR and latency. It reads SQuAD-format files (v1.1 and v2.0) directly and
+// JSONL golden sets (question, lang, gold ids, answers).
+package eval
+
+import (
+	"bufio"
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/chunk"
+)
+
+// Question is one golden question. Gold holds document or block ids; a hit
+// counts when its document or any of its blocks is in Gold.
+type Question struct {
+	ID       string   `json:"id"`
+	Question string   `json:"question"`
+	Lang     string   `json:"lang,omitempty"`
+	Gold     []string `json:"gold"`
+	Answers  []string `json:"answers,omitempty"`
+	// Unanswerable marks SQuAD v2.0 questions with no answer.
+	Unanswerable bool `json:"unanswerable,omitempty"`
+}
+
+// Set is a named golden set and, for SQuAD files, the documents it needs.
+type Set struct {
+	Name      string
+	Docs      []*schemas.DocChanged
+	Questions []Question
+}
+
+// Load reads a SQuAD JSON file or a JSONL golden set, by content.
+func Load(path string) (*Set, error) {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("read golden set: %w", err)
+	}
+	name := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	trimmed := bytes.TrimSpace(raw)
+	if bytes.HasPrefix(trimmed, []byte("{")) && bytes.Contains(trimmed[:min(len(trimmed), 4096)], []byte(`"data"`)) {
+		set, err := ParseSQuAD(raw, name)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", path, err)
+		}
+		return set, nil
+	}
+	set, err := ParseJSONL(raw, name)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return set, nil
+}
+
+type squadFile struct {
+	Version string `json:"version"`
+	Data    []struct {
+		Title      string `json:"title"`
+		Paragraphs []struct {
+			Context string `json:"context"`
+			QAs     []struct {
+				ID           string `json:"id"`
+				Question     string `json:"question"`
+				IsImpossible bool   `json:"is_impossible"`
+				Answers      []struct {
+					Text string `json:"text"`
+				} `json:"answers"`
+			} `json:"qas"`
+		} `json:"paragraphs"`
+	} `json:"data"`
+}
+
+// ParseSQuAD imports a SQuAD v1.1 or v2.0 file: each paragraph becomes one
+// document (gold of its questions); answers may be empty (v2.0).
+func ParseSQuAD(raw []byte, name string) (*Set, error) {
+	var f squadFile
+	if err := json.Unmarshal(raw, &f); err != nil {
+		return nil, fmt.Errorf("parse SQuAD json: %w", err)
+	}
+	if len(f.Data) == 0 {
+		return nil, fmt.Errorf("SQuAD file has no data")
+	}
+	set := &Set{Name: name}
+	version := time.Date(2020, 1, 1, 0, 0, 0, 0, time.UTC).UnixNano()
+	for ai, art := range f.Data {
+		title := strings.ReplaceAll(art.Title, "_", " ")
+		for pi, p := range art.Paragraphs {
+			text := strings.TrimSpace(strings.ReplaceAll(p.Context, "\ufeff", ""))
+			if text == "" {
+				continue
+			}
+			sum := sha256.Sum256([]byte(art.Title + "\x00" + text))
+			h := hex.EncodeToString(sum[:])
+			docID := "squad-" + h[:16]
+			set.Docs = append(set.Docs, &schemas.DocChanged{
+				DocID:     docID,
+				Source:    "squad",
+				Path:      fmt.Sprintf("%s/%s/%d", name, art.Title, pi),
+				Notebook:  name,
+				Title:     title,
+				TitlePath: []string{title},
+				Hash:      h,
+				Version:   version,
+				Meta:      map[string]string{"article": fmt.Sprint(ai), "paragraph": fmt.Sprint(pi)},
+				Blocks:    []schemas.Block{{ID: docID + "-p", Type: schemas.BlockParagraph, Text: text}},
+			})
+			for _, qa := range p.QAs {
+				q := Question{ID: qa.ID, Question: qa.Question, Lang: chunk.DetectLang(qa.Question), Gold: []string{docID},
+					Unanswerable: qa.IsImpossible || len(qa.Answers) == 0}
+				for _, a := range qa.Answers {
+					q.Answers = append(q.Answers, a.Text)
+				}
+				set.Questions = append(set.Questions, q)
+			}
+		}
+	}
+	return set, nil
+}
+
+// ParseJSONL reads one Question per line; blank lines and lines starting
+// with # are skipped.
+func ParseJSONL(raw []byte, name string) (*Set, error) {
+	set := &Set{Name: name}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
+	for line := 1; sc.Scan(); line++ {
+		text := strings.TrimSpace(sc.Text())
+		if text == "" || strings.HasPrefix(text, "#") {
+			continue
+		}
+		var q Question
+		if err := json.Unmarshal([]byte(text), &q); err != nil {
+			return nil, fmt.Errorf("line %d: %w", line, err)
+		}
+		if q.Question == "" {
+			return nil, fmt.Errorf("line %d: question is empty", line)
+		}
+		if q.Lang == "" {
+			q.Lang = chunk.DetectLang(q.Question)
+		}
+		if q.ID == "" {
+			q.ID = fmt.Sprintf("%s:%d", name, line)
+		}
+		set.Questions = append(set.Questions, q)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	if len(set.Questions) == 0 {
+		return nil, fmt.Errorf("golden set has no questions")
+	}
+	return set, nil
+}

@@ -1,0 +1,212 @@
+// Package pipeline wires the bus, the SQLite store and the stages into a
+// running system: every stage in-process (exocortex up, and ingest or eval
+// when nothing else runs) or one stage alone (exocortex worker).
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/workers/chunk"
+	"github.com/exocortex/exocortex/workers/index"
+)
+
+// Config locates the data and the bus.
+type Config struct {
+	// DataDir holds exocortex.db, nats/ (the embedded JetStream store) and
+	// nats.url (the address of a running system).
+	DataDir string
+	// NATSURL connects to an external NATS server instead of the embedded one.
+	NATSURL string
+	// Listen is the embedded server's host:port (default 127.0.0.1:4222;
+	// port -1 picks a free one).
+	Listen string
+	// Stages to run in-process; empty means every stage.
+	Stages []string
+	// NoStages starts the bus and topology only (status, dlq).
+	NoStages bool
+	// Workers per stage (default 1; the index stage always has one writer).
+	Workers int
+	Chunk   chunk.Config
+	Log     zerolog.Logger
+}
+
+// Validate joins every problem with the configuration.
+func (c Config) Validate() error {
+	var errs []error
+	if c.DataDir == "" {
+		errs = append(errs, errors.New("data dir is empty"))
+	}
+	for _, s := range c.Stages {
+		if _, ok := bus.LookupStage(s); !ok {
+			errs = append(errs, fmt.Errorf("unknown stage %q (known: %s)", s, strings.Join(StageNames(), ", ")))
+		}
+	}
+	if err := c.Chunk.Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("chunk: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+// StageNames lists the stages this build runs.
+func StageNames() []string {
+	var out []string
+	for _, s := range bus.Stages() {
+		out = append(out, s.Name)
+	}
+	return out
+}
+
+// DBPath is the SQLite index inside a data directory.
+func DBPath(dataDir string) string { return filepath.Join(dataDir, "exocortex.db") }
+
+// URLFile is where a running system writes its NATS address.
+func URLFile(dataDir string) string { return filepath.Join(dataDir, "nats.url") }
+
+// System is a running set of stages on one bus.
+type System struct {
+	Bus   *bus.Bus
+	Store *store.Store // nil unless the index stage runs here
+	cfg   Config
+
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	mu     sync.Mutex
+	errs   []error
+	ownURL bool
+}
+
+// Start opens the bus (embedded unless cfg.NATSURL is set), creates the
+// topology, opens the store when the index stage runs here, and starts the
+// stages. Stop it with Stop.
+func Start(ctx context.Context, cfg Config) (*System, error) {
+	if cfg.Chunk == (chunk.Config{}) {
+		cfg.Chunk = chunk.DefaultConfig()
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("pipeline config: %w", err)
+	}
+	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	b, err := bus.Open(ctx, bus.Options{
+		URL:    cfg.NATSURL,
+		Server: bus.ServerOptions{StoreDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.Listen},
+		Name:   "exocortex",
+		Log:    cfg.Log,
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := bus.EnsureTopology(ctx, b.JS, bus.Stages()); err != nil {
+		b.Close()
+		return nil, err
+	}
+	s := &System{Bus: b, cfg: cfg}
+	if b.Server != nil {
+		if err := os.WriteFile(URLFile(cfg.DataDir), []byte(b.Server.ClientURL()+"\n"), 0o644); err != nil {
+			b.Close()
+			return nil, fmt.Errorf("write %s: %w", URLFile(cfg.DataDir), err)
+		}
+		s.ownURL = true
+	}
+	stages := cfg.Stages
+	if cfg.NoStages {
+		stages = nil
+	} else if len(stages) == 0 {
+		stages = StageNames()
+	}
+	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	s.cancel = cancel
+	for _, name := range stages {
+		if err := s.startStage(runCtx, name); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func (s *System) startStage(ctx context.Context, name string) error {
+	spec, _ := bus.LookupStage(name)
+	opts := bus.RunOptions{Workers: s.cfg.Workers}
+	var h bus.Handler
+	switch name {
+	case bus.StageChunk:
+		kv, err := s.Bus.KV(ctx, bus.BucketChunks)
+		if err != nil {
+			return err
+		}
+		h = chunk.NewHandler(s.cfg.Chunk, kv)
+	case bus.StageIndex:
+		st, err := store.Open(DBPath(s.cfg.DataDir))
+		if err != nil {
+			return fmt.Errorf("stage index: %w", err)
+		}
+		s.Store = st
+		h = index.NewHandler(st)
+		opts.Workers = 1 // SQLite has one writer
+		opts.Batch = 256
+	default:
+		return fmt.Errorf("stage %q has no handler in this build", name)
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := s.Bus.RunStage(ctx, spec, h, opts); err != nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, err)
+			s.mu.Unlock()
+			s.cfg.Log.Error().Err(err).Str("stage", name).Msg("stage failed")
+		}
+	}()
+	return nil
+}
+
+// Stop stops fetching, lets every stage finish the messages in hand, closes
+// the store and the bus, and returns the stages' errors.
+func (s *System) Stop() error {
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	var errs []error
+	if s.Store != nil {
+		if err := s.Store.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if s.ownURL {
+		_ = os.Remove(URLFile(s.cfg.DataDir))
+	}
+	s.Bus.Close()
+	s.mu.Lock()
+	errs = append(errs, s.errs...)
+	s.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// Running returns the NATS URL of a system running on dataDir, if one answers.
+func Running(dataDir string) (string, bool) {
+	raw, err := os.ReadFile(URLFile(dataDir))
+	if err != nil {
+		return "", false
+	}
+	url := strings.TrimSpace(string(raw))
+	if url == "" {
+		return "", false
+	}
+	if !bus.Reachable(url) {
+		return "", false
+	}
+	return url, true
+}

@@ -1,0 +1,148 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// migrations are applied in order; PRAGMA user_version holds how many have
+// run. Append to the list, never edit an entry that has shipped.
+var migrations = []string{
+	// 1: documents, chunks with their full-text index, block skeleton, graph.
+	`
+CREATE TABLE documents (
+	doc_id        TEXT PRIMARY KEY,
+	source        TEXT NOT NULL DEFAULT '',
+	path          TEXT NOT NULL DEFAULT '',
+	notebook      TEXT NOT NULL DEFAULT '',
+	title         TEXT NOT NULL DEFAULT '',
+	title_path    TEXT NOT NULL DEFAULT '[]', -- JSON array
+	parent_doc_id TEXT NOT NULL DEFAULT '',
+	hash          TEXT NOT NULL DEFAULT '',
+	version       INTEGER NOT NULL DEFAULT 0,
+	meta          TEXT NOT NULL DEFAULT '{}', -- JSON object
+	chunk_ids     TEXT NOT NULL DEFAULT '[]', -- JSON array, the current chunks in order
+	chunk_count   INTEGER NOT NULL DEFAULT 0,
+	updated_at    TEXT NOT NULL DEFAULT ''    -- RFC 3339, when the index wrote the row
+) STRICT;
+
+-- Documents deleted at some version; a late write older than that is ignored.
+CREATE TABLE deleted_docs (
+	doc_id  TEXT PRIMARY KEY,
+	version INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+
+-- id is an alias of the rowid, so VACUUM keeps it and chunks_fts stays keyed.
+-- No foreign key to documents: a document's chunks arrive before its structure.
+CREATE TABLE chunks (
+	id           INTEGER PRIMARY KEY,
+	chunk_id     TEXT NOT NULL UNIQUE,
+	doc_id       TEXT NOT NULL,
+	ordinal      INTEGER NOT NULL DEFAULT 0,
+	hash         TEXT NOT NULL,
+	text         TEXT NOT NULL DEFAULT '',
+	section_path TEXT NOT NULL DEFAULT '[]', -- JSON array
+	lang         TEXT NOT NULL DEFAULT '',
+	block_ids    TEXT NOT NULL DEFAULT '[]', -- JSON array
+	refs         TEXT NOT NULL DEFAULT '[]', -- JSON array
+	tokens       INTEGER NOT NULL DEFAULT 0,
+	version      INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX chunks_doc ON chunks (doc_id, ordinal);
+
+CREATE TABLE blocks (
+	block_id  TEXT PRIMARY KEY,
+	doc_id    TEXT NOT NULL REFERENCES documents (doc_id) ON DELETE CASCADE,
+	type      TEXT NOT NULL DEFAULT '',
+	parent_id TEXT NOT NULL DEFAULT '',
+	chunk_id  TEXT NOT NULL DEFAULT '',
+	ordinal   INTEGER NOT NULL DEFAULT 0
+) STRICT;
+CREATE INDEX blocks_doc ON blocks (doc_id);
+CREATE INDEX blocks_chunk ON blocks (chunk_id);
+
+CREATE TABLE edges (
+	src    TEXT NOT NULL,
+	dst    TEXT NOT NULL,
+	kind   TEXT NOT NULL,
+	doc_id TEXT NOT NULL REFERENCES documents (doc_id) ON DELETE CASCADE,
+	PRIMARY KEY (src, dst, kind)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX edges_doc ON edges (doc_id);
+CREATE INDEX edges_dst ON edges (dst, kind);
+
+-- One row per chunk, rowid = chunks.id. The content is stored here (snippets
+-- need it); body, title and section are folded (ё -> е) before indexing.
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+	body, lemmas, title, section,
+	tokenize = 'unicode61 remove_diacritics 2'
+);
+
+-- Whatever deletes a chunk deletes its full-text row.
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+	DELETE FROM chunks_fts WHERE rowid = old.id;
+END;
+`,
+}
+
+// schemaVersion is the user_version of a fully migrated database.
+var schemaVersion = len(migrations)
+
+// migrate brings the database up to schemaVersion, one transaction per step.
+func migrate(ctx context.Context, db *sql.DB) error {
+	var have int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	if have > schemaVersion {
+		return fmt.Errorf("%w: database schema version %d, this binary knows %d", ErrSchema, have, schemaVersion)
+	}
+	for v := have; v < schemaVersion; v++ {
+		if err := migrateStep(ctx, db, v); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func migrateStep(ctx context.Context, db *sql.DB, v int) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("migrate to %d: %w", v+1, err)
+	}
+	defer tx.Rollback()
+	// Another process may have migrated while this one waited for the lock.
+	var have int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+		return fmt.Errorf("migrate to %d: %w", v+1, err)
+	}
+	if have > v {
+		return nil
+	}
+	if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
+		return fmt.Errorf("migrate to %d: %w", v+1, err)
+	}
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", v+1)); err != nil {
+		return fmt.Errorf("migrate to %d: %w", v+1, err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("migrate to %d: %w", v+1, err)
+	}
+	return nil
+}
+
+// checkSchema is what a read-only store does instead of migrating.
+func checkSchema(ctx context.Context, db *sql.DB) error {
+	var have int
+	if err := db.QueryRowContext(ctx, "PRAGMA user_version").Scan(&have); err != nil {
+		return fmt.Errorf("read schema version: %w", err)
+	}
+	switch {
+	case have == 0:
+		return fmt.Errorf("%w: the database has no schema yet (open it once for writing)", ErrSchema)
+	case have != schemaVersion:
+		return fmt.Errorf("%w: database schema version %d, this binary knows %d", ErrSchema, have, schemaVersion)
+	}
+	return nil
+}

@@ -1,0 +1,133 @@
+package store
+
+import (
+	"context"
+	"fmt"
+)
+
+// Weights are BM25 weights of the full-text columns; a larger weight makes a
+// match in that column count for more.
+type Weights struct {
+	Body, Lemmas, Title, Section float64
+}
+
+// DefaultWeights favour a match in the document title or section headings
+// over one in the body.
+var DefaultWeights = Weights{Body: 1.0, Lemmas: 1.0, Title: 2.0, Section: 1.5}
+
+// Search defaults and limits.
+const (
+	DefaultK             = 10
+	MaxK                 = 1000
+	DefaultSnippetTokens = 16
+	DefaultMarkStart     = "["
+	DefaultMarkEnd       = "]"
+	DefaultEllipsis      = "…"
+)
+
+// SearchOptions tune Search; the zero value gives the defaults.
+type SearchOptions struct {
+	// K is how many hits to return (DefaultK when 0, at most MaxK).
+	K int
+	// Lang, when set ("ru", "en"), keeps chunks in that language and chunks
+	// whose language is undetermined.
+	Lang string
+	// Weights override the store's Weights when not zero.
+	Weights Weights
+	// MarkStart and MarkEnd surround each matched word in the snippet
+	// (DefaultMarkStart and DefaultMarkEnd when both are empty).
+	MarkStart, MarkEnd string
+	// SnippetTokens is the snippet's length in words (DefaultSnippetTokens
+	// when 0, at most 64).
+	SnippetTokens int
+}
+
+// Hit is one matching chunk.
+type Hit struct {
+	ChunkID string
+	DocID   string
+	// Title and Path are the document's; empty until its structure arrives.
+	Title       string
+	Path        string
+	SectionPath []string
+	// BlockID is the block a citation of the chunk points at (the first of BlockIDs).
+	BlockID  string
+	BlockIDs []string
+	Lang     string
+	// Score is the negated BM25: higher is better. Scores compare within
+	// one query only.
+	Score float64
+	// Snippet is a window of the body around the best match, matched words
+	// between the marks. It shows the indexed form of the text (ё folded to е).
+	Snippet string
+	// Text is the chunk's text as stored.
+	Text string
+}
+
+// Search ranks chunks against the user's text with BM25. Any text is a valid
+// query: it is split into words, so operators and punctuation have no special
+// meaning, and any of the words may match. Text without words gives no hits.
+func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error) {
+	expr := matchExpr(query, s.Analyzer)
+	if expr == "" {
+		return nil, nil
+	}
+	k := opts.K
+	if k <= 0 {
+		k = DefaultK
+	}
+	k = min(k, MaxK)
+	w := opts.Weights
+	if w == (Weights{}) {
+		w = s.Weights
+	}
+	start, end := opts.MarkStart, opts.MarkEnd
+	if start == "" && end == "" {
+		start, end = DefaultMarkStart, DefaultMarkEnd
+	}
+	tokens := opts.SnippetTokens
+	if tokens <= 0 {
+		tokens = DefaultSnippetTokens
+	}
+	tokens = min(tokens, 64)
+
+	q := `
+SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang,
+	-f.rank, snippet(chunks_fts, 0, ?, ?, ?, ?), c.text
+FROM chunks_fts f
+JOIN chunks c ON c.id = f.rowid
+LEFT JOIN documents d ON d.doc_id = c.doc_id
+WHERE chunks_fts MATCH ? AND f.rank MATCH ?`
+	args := []any{start, end, DefaultEllipsis, tokens, expr,
+		fmt.Sprintf("bm25(%g, %g, %g, %g)", w.Body, w.Lemmas, w.Title, w.Section)}
+	if opts.Lang != "" {
+		q += ` AND c.lang IN (?, '')`
+		args = append(args, opts.Lang)
+	}
+	q += ` ORDER BY f.rank LIMIT ?`
+	args = append(args, k)
+
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var h Hit
+		var section, blocks string
+		if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang,
+			&h.Score, &h.Snippet, &h.Text); err != nil {
+			return nil, fmt.Errorf("search %q: %w", query, err)
+		}
+		h.SectionPath, h.BlockIDs = parseList(section), parseList(blocks)
+		if len(h.BlockIDs) > 0 {
+			h.BlockID = h.BlockIDs[0]
+		}
+		hits = append(hits, h)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	return hits, nil
+}

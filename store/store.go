@@ -1,0 +1,687 @@
+// Package store is the SQLite index: documents, chunks with an FTS5 index,
+// the block skeleton and the block graph.
+//
+// One process writes (the index stage, through Open); any number of others
+// read at the same time through OpenReadOnly, thanks to WAL mode. Every write
+// is an idempotent upsert in one transaction, ordered by the document version
+// the event carries, so redelivered and reordered events converge.
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"path/filepath"
+	"strings"
+	"time"
+
+	_ "modernc.org/sqlite" // registers the "sqlite" driver
+
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Errors; match them with errors.Is.
+var (
+	// ErrNotFound: no such chunk.
+	ErrNotFound = errors.New("store: not found")
+	// ErrInvalid: the event lacks what the store keys on; retrying won't help.
+	ErrInvalid = errors.New("store: invalid event")
+	// ErrReadOnly: a write on a store opened with OpenReadOnly.
+	ErrReadOnly = errors.New("store: opened read-only")
+	// ErrSchema: the database's schema version is not the one this binary knows.
+	ErrSchema = errors.New("store: schema version mismatch")
+)
+
+// Edge kinds. Edges are directed: (src, dst, EdgeParent) says dst is src's parent.
+const (
+	EdgeParent  = "parent"  // block -> its parent block, or the document id for a top-level block
+	EdgeChild   = "child"   // parent (block or document id) -> child block
+	EdgeSibling = "sibling" // between consecutive children of one parent, both directions
+	EdgePrev    = "prev"    // block -> the block before it in document order
+	EdgeNext    = "next"    // block -> the block after it in document order
+	EdgeRef     = "ref"     // block -> each target it references
+)
+
+// BusyTimeout is how long a connection waits for a lock held by another
+// connection before it fails with SQLITE_BUSY.
+const BusyTimeout = 5 * time.Second
+
+// readConns bounds the read pool; each connection has its own page cache.
+const readConns = 4
+
+// Analyzer turns text into space-separated lemmas (normal forms) for the
+// lemmas column of the full-text index, and the query into the same.
+type Analyzer interface {
+	Lemmas(text string) string
+}
+
+// Store is the SQLite index. Its methods are safe for concurrent use; set the
+// exported fields before the first call.
+type Store struct {
+	// Analyzer fills the lemmas column on write and adds the query's lemmas to
+	// every search (matched against that column only). Nil leaves lemmas
+	// empty and searches body, title and section. Rows written before an
+	// analyzer was set have no lemmas: call Reindex once.
+	Analyzer Analyzer
+	// Weights are the BM25 column weights used when SearchOptions has none.
+	Weights Weights
+
+	path string
+	w    *sql.DB // the single writer connection; nil when read-only
+	r    *sql.DB // read-only pool
+}
+
+// Open opens (creating it if needed) the database at path for writing,
+// in WAL mode, and brings its schema up to date. Only one process should
+// have it open this way; readers elsewhere use OpenReadOnly.
+func Open(path string) (*Store, error) {
+	ctx := context.Background()
+	q := url.Values{}
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Add("_pragma", "journal_mode(WAL)")
+	// FULL: a commit is on disk before the event that caused it is acked.
+	q.Add("_pragma", "synchronous(FULL)")
+	q.Add("_pragma", "foreign_keys(1)")
+	// Take the write lock at BEGIN, so a transaction never fails halfway
+	// with SQLITE_BUSY when it upgrades from reading to writing.
+	q.Set("_txlock", "immediate")
+	wdsn, err := dsn(path, q)
+	if err != nil {
+		return nil, err
+	}
+	w, err := sql.Open("sqlite", wdsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	w.SetMaxOpenConns(1)
+	w.SetMaxIdleConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r, err := openReader(ctx, path)
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	return &Store{Weights: DefaultWeights, path: path, w: w, r: r}, nil
+}
+
+// OpenReadOnly opens an existing database for reading (mode=ro). It works
+// while another process holds the database open for writing; each query sees
+// the writes committed before it started.
+func OpenReadOnly(path string) (*Store, error) {
+	r, err := openReader(context.Background(), path)
+	if err != nil {
+		return nil, err
+	}
+	return &Store{Weights: DefaultWeights, path: path, r: r}, nil
+}
+
+func openReader(ctx context.Context, path string) (*sql.DB, error) {
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
+	q.Set("_query_only", "1")
+	rdsn, err := dsn(path, q)
+	if err != nil {
+		return nil, err
+	}
+	r, err := sql.Open("sqlite", rdsn)
+	if err != nil {
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+	}
+	r.SetMaxOpenConns(readConns)
+	r.SetMaxIdleConns(readConns)
+	if err := checkSchema(ctx, r); err != nil {
+		r.Close()
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+	}
+	return r, nil
+}
+
+// dsn makes a "file:" URI, so that SQLite itself sees mode=ro, with the path
+// escaped (a '?' or '#' in a file name is not a query).
+func dsn(path string, q url.Values) (string, error) {
+	if path == "" {
+		return "", fmt.Errorf("store: empty database path")
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return "", fmt.Errorf("store: database path %s: %w", path, err)
+	}
+	p := filepath.ToSlash(abs)
+	if !strings.HasPrefix(p, "/") {
+		p = "/" + p // Windows: file:/C:/...
+	}
+	u := url.URL{Scheme: "file", OmitHost: true, Path: p, RawQuery: q.Encode()}
+	return u.String(), nil
+}
+
+// Close closes the database.
+func (s *Store) Close() error {
+	var errs []error
+	if s.w != nil {
+		errs = append(errs, s.w.Close())
+	}
+	errs = append(errs, s.r.Close())
+	return errors.Join(errs...)
+}
+
+// Path is the database file the store was opened on.
+func (s *Store) Path() string { return s.path }
+
+// write runs fn in one immediate transaction on the writer connection.
+func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	if s.w == nil {
+		return ErrReadOnly
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+// UpsertChunk stores a chunk and its full-text row, or applies a tombstone.
+// It returns applied=false when the write was ignored: the stored chunk is
+// newer (or the same version with the same hash), the document has since
+// moved past this version without the chunk, or the document was deleted at
+// this version or later. A tombstone deletes the chunk if the stored version
+// is not newer than the tombstone's.
+func (s *Store) UpsertChunk(ctx context.Context, c *schemas.ChunkCreated) (applied bool, err error) {
+	if c == nil {
+		return false, fmt.Errorf("%w: nil chunk", ErrInvalid)
+	}
+	if err := c.Validate(); err != nil {
+		return false, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var err error
+		if c.Tombstone {
+			applied, err = s.deleteChunk(ctx, tx, c)
+		} else {
+			applied, err = s.putChunk(ctx, tx, c)
+		}
+		return err
+	})
+	if err != nil {
+		return false, fmt.Errorf("upsert chunk %s: %w", c.ChunkID, err)
+	}
+	return applied, nil
+}
+
+func (s *Store) deleteChunk(ctx context.Context, tx *sql.Tx, c *schemas.ChunkCreated) (bool, error) {
+	res, err := tx.ExecContext(ctx, `DELETE FROM chunks WHERE chunk_id = ? AND version <= ?`, c.ChunkID, c.DocVersion)
+	if err != nil {
+		return false, err
+	}
+	n, err := res.RowsAffected()
+	return n > 0, err
+}
+
+func (s *Store) putChunk(ctx context.Context, tx *sql.Tx, c *schemas.ChunkCreated) (bool, error) {
+	var version int64
+	var hash string
+	err := tx.QueryRowContext(ctx, `SELECT version, hash FROM chunks WHERE chunk_id = ?`, c.ChunkID).Scan(&version, &hash)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return false, err
+	case version > c.DocVersion, version == c.DocVersion && hash == c.Hash:
+		return false, nil
+	}
+	stale, err := staleForDoc(ctx, tx, c)
+	if err != nil || stale {
+		return false, err
+	}
+
+	var id int64
+	err = tx.QueryRowContext(ctx, `
+INSERT INTO chunks (chunk_id, doc_id, ordinal, hash, text, section_path, lang, block_ids, refs, tokens, version)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (chunk_id) DO UPDATE SET
+	doc_id = excluded.doc_id, ordinal = excluded.ordinal, hash = excluded.hash, text = excluded.text,
+	section_path = excluded.section_path, lang = excluded.lang, block_ids = excluded.block_ids,
+	refs = excluded.refs, tokens = excluded.tokens, version = excluded.version
+RETURNING id`,
+		c.ChunkID, c.DocID, c.Ordinal, c.Hash, c.Text, jsonList(c.SectionPath), c.Lang,
+		jsonList(c.BlockIDs), jsonList(c.Refs), c.Tokens, c.DocVersion).Scan(&id)
+	if err != nil {
+		return false, err
+	}
+
+	var title string
+	err = tx.QueryRowContext(ctx, `SELECT title FROM documents WHERE doc_id = ?`, c.DocID).Scan(&title)
+	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+		return false, err
+	}
+	if err := s.putFTS(ctx, tx, id, c.Text, title, c.SectionPath); err != nil {
+		return false, err
+	}
+	return true, nil
+}
+
+// staleForDoc reports whether the chunk belongs to a document version that
+// has been superseded: the document was deleted at this version or later, or
+// its current structure is newer and does not list the chunk. (A chunk
+// carried over unchanged into a newer version is listed, and kept.)
+func staleForDoc(ctx context.Context, tx *sql.Tx, c *schemas.ChunkCreated) (bool, error) {
+	var deletedAt int64
+	err := tx.QueryRowContext(ctx, `SELECT version FROM deleted_docs WHERE doc_id = ?`, c.DocID).Scan(&deletedAt)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+	case err != nil:
+		return false, err
+	case deletedAt >= c.DocVersion:
+		return true, nil
+	}
+	var listed int
+	err = tx.QueryRowContext(ctx, `
+SELECT EXISTS (SELECT 1 FROM json_each(d.chunk_ids) WHERE value = ?)
+FROM documents d WHERE d.doc_id = ? AND d.version > ?`, c.ChunkID, c.DocID, c.DocVersion).Scan(&listed)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	return listed == 0, nil
+}
+
+// putFTS replaces the full-text row of chunk id.
+func (s *Store) putFTS(ctx context.Context, tx *sql.Tx, id int64, text, title string, section []string) error {
+	var lemmas string
+	if s.Analyzer != nil {
+		lemmas = fold(s.Analyzer.Lemmas(text))
+	}
+	return putFTSRow(ctx, tx, id, fold(text), lemmas, fold(title), fold(strings.Join(section, " / ")))
+}
+
+func putFTSRow(ctx context.Context, tx *sql.Tx, id int64, body, lemmas, title, section string) error {
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
+		return err
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts (rowid, body, lemmas, title, section) VALUES (?, ?, ?, ?, ?)`,
+		id, body, lemmas, title, section)
+	return err
+}
+
+// ApplyStructure stores a document's metadata, replaces its blocks and edges,
+// and deletes its chunks that the structure no longer lists (unless they are
+// newer than it). A deletion removes the document with its blocks, edges,
+// chunks and full-text rows, and remembers the version so late writes from
+// before it are ignored. It returns applied=false when the stored document
+// (or its deletion) is newer.
+func (s *Store) ApplyStructure(ctx context.Context, d *schemas.DocStructure) (applied bool, err error) {
+	if d == nil {
+		return false, fmt.Errorf("%w: nil structure", ErrInvalid)
+	}
+	if err := d.Validate(); err != nil {
+		return false, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	err = s.write(ctx, func(tx *sql.Tx) error {
+		var stored int64
+		err := tx.QueryRowContext(ctx, `
+SELECT max(coalesce((SELECT version FROM documents WHERE doc_id = ?1), -1),
+           coalesce((SELECT version FROM deleted_docs WHERE doc_id = ?1), -1))`, d.DocID).Scan(&stored)
+		if err != nil {
+			return err
+		}
+		if stored > d.Version {
+			return nil
+		}
+		applied = true
+		if d.Deleted {
+			return deleteDoc(ctx, tx, d)
+		}
+		return s.putDoc(ctx, tx, d)
+	})
+	if err != nil {
+		return false, fmt.Errorf("apply structure of doc %s: %w", d.DocID, err)
+	}
+	return applied, nil
+}
+
+func deleteDoc(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure) error {
+	stmts := []struct {
+		q    string
+		args []any
+	}{
+		{`DELETE FROM chunks WHERE doc_id = ? AND version <= ?`, []any{d.DocID, d.Version}},
+		{`DELETE FROM edges WHERE doc_id = ?`, []any{d.DocID}},
+		{`DELETE FROM blocks WHERE doc_id = ?`, []any{d.DocID}},
+		{`DELETE FROM documents WHERE doc_id = ?`, []any{d.DocID}},
+		{`INSERT INTO deleted_docs (doc_id, version) VALUES (?, ?)
+		  ON CONFLICT (doc_id) DO UPDATE SET version = max(version, excluded.version)`, []any{d.DocID, d.Version}},
+	}
+	for _, st := range stmts {
+		if _, err := tx.ExecContext(ctx, st.q, st.args...); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Store) putDoc(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure) error {
+	meta := "{}"
+	if len(d.Meta) > 0 {
+		b, err := json.Marshal(d.Meta)
+		if err != nil {
+			return err
+		}
+		meta = string(b)
+	}
+	chunkIDs := jsonList(d.ChunkIDs)
+	_, err := tx.ExecContext(ctx, `
+INSERT INTO documents (doc_id, source, path, notebook, title, title_path, parent_doc_id, hash, version, meta, chunk_ids, chunk_count, updated_at)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+ON CONFLICT (doc_id) DO UPDATE SET
+	source = excluded.source, path = excluded.path, notebook = excluded.notebook, title = excluded.title,
+	title_path = excluded.title_path, parent_doc_id = excluded.parent_doc_id, hash = excluded.hash,
+	version = excluded.version, meta = excluded.meta, chunk_ids = excluded.chunk_ids,
+	chunk_count = excluded.chunk_count, updated_at = excluded.updated_at`,
+		d.DocID, d.Source, d.Path, d.Notebook, d.Title, jsonList(d.TitlePath), d.ParentDocID, d.Hash,
+		d.Version, meta, chunkIDs, len(d.ChunkIDs), time.Now().UTC().Format(time.RFC3339Nano))
+	if err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `DELETE FROM deleted_docs WHERE doc_id = ?`, d.DocID); err != nil {
+		return err
+	}
+
+	// Blocks and edges: replace. A block id another document owned moves here.
+	for _, q := range []string{`DELETE FROM edges WHERE doc_id = ?`, `DELETE FROM blocks WHERE doc_id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, d.DocID); err != nil {
+			return err
+		}
+	}
+	insBlock, err := tx.PrepareContext(ctx, `
+INSERT INTO blocks (block_id, doc_id, type, parent_id, chunk_id, ordinal) VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (block_id) DO UPDATE SET doc_id = excluded.doc_id, type = excluded.type,
+	parent_id = excluded.parent_id, chunk_id = excluded.chunk_id, ordinal = excluded.ordinal`)
+	if err != nil {
+		return err
+	}
+	defer insBlock.Close()
+	for i, b := range d.Blocks {
+		if b.ID == "" {
+			continue
+		}
+		if _, err := insBlock.ExecContext(ctx, b.ID, d.DocID, b.Type, b.ParentID, b.ChunkID, i); err != nil {
+			return fmt.Errorf("block %s: %w", b.ID, err)
+		}
+	}
+	insEdge, err := tx.PrepareContext(ctx, `
+INSERT INTO edges (src, dst, kind, doc_id) VALUES (?, ?, ?, ?)
+ON CONFLICT (src, dst, kind) DO UPDATE SET doc_id = excluded.doc_id`)
+	if err != nil {
+		return err
+	}
+	defer insEdge.Close()
+	for _, e := range BuildEdges(d) {
+		if _, err := insEdge.ExecContext(ctx, e.Src, e.Dst, e.Kind, d.DocID); err != nil {
+			return fmt.Errorf("edge %s -%s-> %s: %w", e.Src, e.Kind, e.Dst, err)
+		}
+	}
+
+	// Chunks the structure no longer lists (missed tombstones); the trigger
+	// removes their full-text rows.
+	if _, err := tx.ExecContext(ctx, `
+DELETE FROM chunks WHERE doc_id = ? AND version <= ?
+	AND chunk_id NOT IN (SELECT value FROM json_each(?))`, d.DocID, d.Version, chunkIDs); err != nil {
+		return err
+	}
+	return retitle(ctx, tx, d.DocID, fold(d.Title))
+}
+
+// retitle rewrites the full-text rows of a document's chunks whose title
+// column is not title (chunks usually arrive before their document).
+func retitle(ctx context.Context, tx *sql.Tx, docID, title string) error {
+	type row struct {
+		id                     int64
+		body, lemmas, section string
+	}
+	rows, err := tx.QueryContext(ctx, `
+SELECT c.id, f.body, f.lemmas, f.section FROM chunks c JOIN chunks_fts f ON f.rowid = c.id
+WHERE c.doc_id = ? AND f.title IS NOT ?`, docID, title)
+	if err != nil {
+		return err
+	}
+	var todo []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.body, &r.lemmas, &r.section); err != nil {
+			rows.Close()
+			return err
+		}
+		todo = append(todo, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range todo {
+		if err := putFTSRow(ctx, tx, r.id, r.body, r.lemmas, title, r.section); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Reindex rewrites every full-text row from the chunks and documents tables
+// with the current Analyzer. Run it once after setting or changing Analyzer.
+func (s *Store) Reindex(ctx context.Context) error {
+	const page = 500
+	err := s.write(ctx, func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts`); err != nil {
+			return err
+		}
+		type row struct {
+			id                    int64
+			text, title, sections string
+		}
+		last := int64(-1 << 63)
+		for {
+			rows, err := tx.QueryContext(ctx, `
+SELECT c.id, c.text, coalesce(d.title, ''), c.section_path FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
+WHERE c.id > ? ORDER BY c.id LIMIT ?`, last, page)
+			if err != nil {
+				return err
+			}
+			var todo []row
+			for rows.Next() {
+				var r row
+				if err := rows.Scan(&r.id, &r.text, &r.title, &r.sections); err != nil {
+					rows.Close()
+					return err
+				}
+				todo = append(todo, r)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				return err
+			}
+			for _, r := range todo {
+				if err := s.putFTS(ctx, tx, r.id, r.text, r.title, parseList(r.sections)); err != nil {
+					return err
+				}
+				last = r.id
+			}
+			if len(todo) < page {
+				return nil
+			}
+		}
+	})
+	if err != nil {
+		return fmt.Errorf("reindex: %w", err)
+	}
+	return nil
+}
+
+// Edge is one directed edge of the block graph.
+type Edge struct {
+	Src, Dst, Kind string
+	// DocID is the document whose structure produced the edge.
+	DocID string
+}
+
+// BuildEdges derives a document's block-level edges from its skeleton: parent
+// and child between each block and its parent (the document id for top-level
+// blocks), sibling both ways between consecutive children of one parent,
+// prev/next between consecutive blocks in document order, and ref from a
+// block to each of its targets. A block with the document's own id (a
+// document node) takes part only as a parent.
+func BuildEdges(d *schemas.DocStructure) []Edge {
+	var out []Edge
+	add := func(src, dst, kind string) {
+		if src != "" && dst != "" {
+			out = append(out, Edge{Src: src, Dst: dst, Kind: kind, DocID: d.DocID})
+		}
+	}
+	children := map[string][]string{}
+	var parents []string // in first-seen order, for a stable result
+	var order []string
+	for _, b := range d.Blocks {
+		if b.ID == "" || b.ID == d.DocID {
+			continue
+		}
+		p := b.ParentID
+		if p == "" {
+			p = d.DocID
+		}
+		add(b.ID, p, EdgeParent)
+		add(p, b.ID, EdgeChild)
+		if _, ok := children[p]; !ok {
+			parents = append(parents, p)
+		}
+		children[p] = append(children[p], b.ID)
+		order = append(order, b.ID)
+		for _, t := range b.Refs {
+			add(b.ID, t, EdgeRef)
+		}
+	}
+	for _, p := range parents {
+		kids := children[p]
+		for i := 1; i < len(kids); i++ {
+			add(kids[i-1], kids[i], EdgeSibling)
+			add(kids[i], kids[i-1], EdgeSibling)
+		}
+	}
+	for i := 1; i < len(order); i++ {
+		add(order[i-1], order[i], EdgeNext)
+		add(order[i], order[i-1], EdgePrev)
+	}
+	return out
+}
+
+// Counts returns how many documents and chunks the index holds.
+func (s *Store) Counts(ctx context.Context) (docs, chunks int, err error) {
+	err = s.r.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM documents), (SELECT count(*) FROM chunks)`).Scan(&docs, &chunks)
+	if err != nil {
+		return 0, 0, fmt.Errorf("count: %w", err)
+	}
+	return docs, chunks, nil
+}
+
+// Chunk is a stored chunk.
+type Chunk struct {
+	ChunkID     string
+	DocID       string
+	Ordinal     int
+	Hash        string
+	Text        string
+	SectionPath []string
+	Lang        string
+	BlockIDs    []string
+	Refs        []string
+	Tokens      int
+	// Version is the document version the chunk was cut from.
+	Version int64
+}
+
+// Chunk returns the chunk with id chunkID, or ErrNotFound.
+func (s *Store) Chunk(ctx context.Context, chunkID string) (*Chunk, error) {
+	var c Chunk
+	var section, blocks, refs string
+	err := s.r.QueryRowContext(ctx, `
+SELECT chunk_id, doc_id, ordinal, hash, text, section_path, lang, block_ids, refs, tokens, version
+FROM chunks WHERE chunk_id = ?`, chunkID).Scan(&c.ChunkID, &c.DocID, &c.Ordinal, &c.Hash, &c.Text,
+		&section, &c.Lang, &blocks, &refs, &c.Tokens, &c.Version)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("chunk %s: %w", chunkID, ErrNotFound)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("chunk %s: %w", chunkID, err)
+	}
+	c.SectionPath, c.BlockIDs, c.Refs = parseList(section), parseList(blocks), parseList(refs)
+	return &c, nil
+}
+
+// Neighbors returns the edges out of blockID, of the given kinds (all kinds
+// when none are given), grouped by kind in the order the kinds were given
+// and then in document order of the target.
+func (s *Store) Neighbors(ctx context.Context, blockID string, kinds ...string) ([]Edge, error) {
+	q := `
+SELECT e.src, e.dst, e.kind, e.doc_id FROM edges e LEFT JOIN blocks b ON b.block_id = e.dst
+WHERE e.src = ?`
+	args := []any{blockID}
+	order := `e.kind`
+	if len(kinds) > 0 {
+		q += ` AND e.kind IN (` + strings.TrimSuffix(strings.Repeat("?,", len(kinds)), ",") + `)`
+		for _, k := range kinds {
+			args = append(args, k)
+		}
+		order = `CASE e.kind`
+		for i, k := range kinds {
+			order += fmt.Sprintf(" WHEN ? THEN %d", i)
+			args = append(args, k)
+		}
+		order += ` END`
+	}
+	q += ` ORDER BY ` + order + `, coalesce(b.ordinal, -1), e.dst`
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("neighbors of %s: %w", blockID, err)
+	}
+	defer rows.Close()
+	var out []Edge
+	for rows.Next() {
+		var e Edge
+		if err := rows.Scan(&e.Src, &e.Dst, &e.Kind, &e.DocID); err != nil {
+			return nil, fmt.Errorf("neighbors of %s: %w", blockID, err)
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("neighbors of %s: %w", blockID, err)
+	}
+	return out, nil
+}
+
+// jsonList encodes a string list as a JSON array ("[]" for nil).
+func jsonList(v []string) string {
+	if len(v) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(v) // a []string always marshals
+	return string(b)
+}
+
+// parseList decodes a JSON array written by jsonList; junk decodes as nil.
+func parseList(s string) []string {
+	var v []string
+	if json.Unmarshal([]byte(s), &v) != nil {
+		return nil
+	}
+	return v
+}

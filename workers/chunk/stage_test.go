@@ -1,0 +1,429 @@
+package chunk
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+func msgOf(t *testing.T, doc *schemas.DocChanged, delivered uint64) *bus.Msg {
+	t.Helper()
+	doc.Type = schemas.TypeDocChangedV1
+	data, err := json.Marshal(doc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &bus.Msg{Subject: schemas.SubjectDocChanged, Data: data, Delivered: delivered, TraceID: "trace-1"}
+}
+
+// outcome sorts a handler's events.
+type outcome struct {
+	chunks     []*schemas.ChunkCreated
+	tombstones []*schemas.ChunkCreated
+	structure  *schemas.DocStructure
+}
+
+func run(t *testing.T, h bus.Handler, doc *schemas.DocChanged, delivered uint64) outcome {
+	t.Helper()
+	events, err := h.Handle(context.Background(), msgOf(t, doc, delivered))
+	if err != nil {
+		t.Fatalf("Handle: %v", err)
+	}
+	var out outcome
+	for i, ev := range events {
+		if ev.Env().TraceID != "trace-1" {
+			t.Errorf("event %d: trace id %q", i, ev.Env().TraceID)
+		}
+		if v, ok := ev.(interface{ Validate() error }); ok {
+			if err := v.Validate(); err != nil {
+				t.Errorf("event %d: %v", i, err)
+			}
+		}
+		switch e := ev.(type) {
+		case *schemas.ChunkCreated:
+			if out.structure != nil {
+				t.Errorf("event %d: a chunk after the structure", i)
+			}
+			if e.DocVersion != doc.Version || e.DocID != doc.DocID {
+				t.Errorf("event %d: doc %s version %d", i, e.DocID, e.DocVersion)
+			}
+			if e.Tombstone {
+				out.tombstones = append(out.tombstones, e)
+			} else {
+				if len(out.tombstones) > 0 {
+					t.Errorf("event %d: a chunk after a tombstone", i)
+				}
+				out.chunks = append(out.chunks, e)
+			}
+		case *schemas.DocStructure:
+			if i != len(events)-1 {
+				t.Errorf("event %d: the structure is not last", i)
+			}
+			out.structure = e
+		default:
+			t.Errorf("event %d: unexpected %T", i, ev)
+		}
+		schemas.Stamp(ev, "") // panics for an unregistered type
+	}
+	return out
+}
+
+func cloneDoc(d *schemas.DocChanged) *schemas.DocChanged {
+	c := *d
+	c.Blocks = slices.Clone(d.Blocks)
+	return &c
+}
+
+func ids(cs []*schemas.ChunkCreated) []string {
+	out := make([]string, len(cs))
+	for i, c := range cs {
+		out[i] = c.ChunkID
+	}
+	return out
+}
+
+func TestHandlerFirstRun(t *testing.T) {
+	kv := bus.NewMemKV()
+	h := NewHandler(DefaultConfig(), kv)
+	doc := &longDoc("first", 8).doc
+	pieces := Split(doc, DefaultConfig())
+	out := run(t, h, doc, 1)
+
+	if len(out.chunks) != len(pieces) || len(out.tombstones) != 0 {
+		t.Fatalf("%d chunks and %d tombstones, want %d and 0", len(out.chunks), len(out.tombstones), len(pieces))
+	}
+	for i, c := range out.chunks {
+		p := pieces[i]
+		if c.ChunkID != p.ID || c.Hash != p.Hash || c.Text != p.Text || c.Ordinal != i || c.Lang != p.Lang ||
+			c.Tokens != p.Tokens || !slices.Equal(c.BlockIDs, p.BlockIDs) || !slices.Equal(c.SectionPath, p.SectionPath) ||
+			!slices.Equal(c.Refs, p.Refs) {
+			t.Errorf("chunk %d differs from its piece", i)
+		}
+	}
+	ds := out.structure
+	if ds == nil {
+		t.Fatal("no structure")
+	}
+	if ds.DocID != doc.DocID || ds.Title != doc.Title || ds.Hash != doc.Hash || ds.Version != doc.Version ||
+		ds.Source != doc.Source || ds.Path != doc.Path || ds.Notebook != doc.Notebook ||
+		!slices.Equal(ds.TitlePath, doc.TitlePath) || ds.Deleted {
+		t.Errorf("structure metadata %+v", ds)
+	}
+	if !slices.Equal(ds.ChunkIDs, ids(out.chunks)) {
+		t.Errorf("structure chunk ids differ from the chunks")
+	}
+	if len(ds.Blocks) != len(doc.Blocks) {
+		t.Fatalf("%d block nodes for %d blocks", len(ds.Blocks), len(doc.Blocks))
+	}
+	for i, n := range ds.Blocks {
+		b := doc.Blocks[i]
+		if n.ID != b.ID || n.Type != b.Type || n.ParentID != b.ParentID || !slices.Equal(n.Refs, b.Refs) {
+			t.Errorf("block node %d: %+v", i, n)
+		}
+		if n.ChunkID == "" {
+			t.Errorf("block %s (%s) has no chunk", b.ID, b.Type)
+			continue
+		}
+		if k := slices.Index(ds.ChunkIDs, n.ChunkID); k < 0 || (strings.TrimSpace(b.Text) != "" && !slices.Contains(out.chunks[k].BlockIDs, b.ID)) {
+			t.Errorf("block %s points at chunk %s which does not cover it", b.ID, n.ChunkID)
+		}
+	}
+	keys, _ := kv.Keys(context.Background())
+	if !slices.Equal(keys, []string{"chunks.first"}) {
+		t.Errorf("state keys %v", keys)
+	}
+}
+
+func TestHandlerChanges(t *testing.T) {
+	base := longDoc("chg", 10)
+	pieces := Split(&base.doc, DefaultConfig())
+	var all []string
+	for _, p := range pieces {
+		all = append(all, p.ID)
+	}
+	sectionOf := func(id string) []string {
+		var out []string
+		for _, p := range pieces {
+			if len(p.SectionPath) > 3 && p.SectionPath[3] == id {
+				out = append(out, p.ID)
+			}
+		}
+		return out
+	}
+
+	if len(sectionOf("Раздел 5")) < 2 || len(sectionOf("Section 2")) < 2 {
+		t.Fatalf("the fixture's sections are too small: %d and %d chunks", len(sectionOf("Раздел 5")), len(sectionOf("Section 2")))
+	}
+
+	tests := []struct {
+		name      string
+		change    func(doc *schemas.DocChanged)
+		delivered uint64
+		nothing   bool     // no events at all
+		chunks    int      // changed chunks, -1: all
+		tombs     []string // tombstoned chunk ids
+		check     func(t *testing.T, out outcome)
+	}{
+		{
+			name:   "an identical document emits only its structure",
+			change: func(*schemas.DocChanged) {},
+		},
+		{
+			name: "editing one paragraph emits one changed chunk and no tombstones",
+			change: func(doc *schemas.DocChanged) {
+				// A paragraph in the middle of a chunk, well away from the overlap.
+				for _, p := range pieces[1:] {
+					for _, id := range p.BlockIDs[:max(0, len(p.BlockIDs)-2)] {
+						i := slices.IndexFunc(doc.Blocks, func(b schemas.Block) bool { return b.ID == id })
+						if b := &doc.Blocks[i]; b.Type == schemas.BlockParagraph && b.ParentID == "" {
+							first := strings.Fields(b.Text)[0]
+							b.Text = strings.Replace(b.Text, first, strings.ToUpper(first), 1) + " Edited"
+							doc.Hash = "hash-2"
+							doc.Version++
+							return
+						}
+					}
+				}
+				panic("no paragraph to edit")
+			},
+			chunks: 1,
+			check: func(t *testing.T, out outcome) {
+				if !strings.Contains(out.chunks[0].Text, " Edited") {
+					t.Errorf("the changed chunk lacks the edit")
+				}
+			},
+		},
+		{
+			name: "deleting a section emits tombstones for its chunks only",
+			change: func(doc *schemas.DocChanged) {
+				from := slices.IndexFunc(doc.Blocks, func(b schemas.Block) bool { return b.Text == "Раздел 5" })
+				to := slices.IndexFunc(doc.Blocks, func(b schemas.Block) bool { return b.Text == "Section 6" })
+				doc.Blocks = slices.Delete(doc.Blocks, from, to)
+				doc.Hash = "hash-2"
+				doc.Version++
+			},
+			tombs: sectionOf("Раздел 5"),
+		},
+		{
+			name: "renaming a heading re-emits the chunks below it with the new section path",
+			change: func(doc *schemas.DocChanged) {
+				i := slices.IndexFunc(doc.Blocks, func(b schemas.Block) bool { return b.Text == "Section 2" })
+				doc.Blocks[i].Text = "Section two"
+				doc.Hash = "hash-2"
+				doc.Version++
+			},
+			chunks: len(sectionOf("Section 2")),
+			check: func(t *testing.T, out outcome) {
+				for _, c := range out.chunks {
+					if c.SectionPath[3] != "Section two" {
+						t.Errorf("chunk %d: section path %q", c.Ordinal, c.SectionPath)
+					}
+				}
+			},
+		},
+		{
+			name: "an older version emits nothing",
+			change: func(doc *schemas.DocChanged) {
+				doc.Blocks = doc.Blocks[:5]
+				doc.Hash = "hash-0"
+				doc.Version--
+			},
+			nothing: true,
+		},
+		{
+			name: "an equal version with another hash is processed",
+			change: func(doc *schemas.DocChanged) {
+				doc.Blocks[len(doc.Blocks)-1].Text += " Changed."
+				doc.Hash = "hash-2"
+			},
+			chunks: 1,
+		},
+		{
+			name:      "a redelivery of the last change emits every chunk again",
+			change:    func(*schemas.DocChanged) {},
+			delivered: 2,
+			chunks:    -1,
+		},
+		{
+			name: "a deleted document emits tombstones for every chunk",
+			change: func(doc *schemas.DocChanged) {
+				doc.Blocks = nil
+				doc.Deleted = true
+				doc.Hash = ""
+				doc.Version++
+			},
+			tombs: all,
+			check: func(t *testing.T, out outcome) {
+				if !out.structure.Deleted || len(out.structure.ChunkIDs) != 0 || len(out.structure.Blocks) != 0 {
+					t.Errorf("structure %+v", out.structure)
+				}
+			},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			kv := bus.NewMemKV()
+			h := NewHandler(DefaultConfig(), kv)
+			first := run(t, h, cloneDoc(&base.doc), 1)
+			before, _ := kv.Get(context.Background(), ManifestKey(base.doc.DocID))
+
+			doc := cloneDoc(&base.doc)
+			tt.change(doc)
+			delivered := max(tt.delivered, 1)
+			if tt.nothing {
+				events, err := h.Handle(context.Background(), msgOf(t, doc, delivered))
+				if err != nil || len(events) != 0 {
+					t.Errorf("Handle = %d events, %v; want none", len(events), err)
+				}
+				if after, _ := kv.Get(context.Background(), ManifestKey(doc.DocID)); string(after) != string(before) {
+					t.Error("the manifest changed")
+				}
+				return
+			}
+			out := run(t, h, doc, delivered)
+			want := tt.chunks
+			if want < 0 {
+				want = len(first.chunks)
+			}
+			if len(out.chunks) != want {
+				t.Errorf("%d changed chunks, want %d", len(out.chunks), want)
+			}
+			if got := ids(out.tombstones); !slices.Equal(got, tt.tombs) && len(got)+len(tt.tombs) > 0 {
+				t.Errorf("tombstones %v, want %v", got, tt.tombs)
+			}
+			old := map[string]string{}
+			for _, c := range first.chunks {
+				old[c.ChunkID] = c.Hash
+			}
+			for _, c := range out.tombstones {
+				if c.Hash != old[c.ChunkID] || c.Text != "" {
+					t.Errorf("tombstone %s: hash %s, want the old %s", c.ChunkID, c.Hash, old[c.ChunkID])
+				}
+			}
+			if out.structure == nil {
+				t.Fatal("no structure")
+			}
+			if tt.check != nil {
+				tt.check(t, out)
+			}
+			// The next identical delivery is quiet again.
+			if !doc.Deleted {
+				if again := run(t, h, doc, 1); len(again.chunks)+len(again.tombstones) != 0 {
+					t.Errorf("re-chunking the result emits %d chunks and %d tombstones", len(again.chunks), len(again.tombstones))
+				}
+			} else if keys, _ := kv.Keys(context.Background()); len(keys) != 0 {
+				t.Errorf("state keys %v after the delete", keys)
+			}
+		})
+	}
+}
+
+func TestHandlerDeletedUnknownDocument(t *testing.T) {
+	h := NewHandler(DefaultConfig(), bus.NewMemKV())
+	out := run(t, h, &schemas.DocChanged{DocID: "ghost", Deleted: true, Version: 3}, 1)
+	if len(out.chunks)+len(out.tombstones) != 0 || out.structure == nil || !out.structure.Deleted {
+		t.Errorf("outcome %+v", out)
+	}
+}
+
+func TestHandlerMalformedPayloadIsPermanent(t *testing.T) {
+	tests := []struct {
+		name string
+		data string
+	}{
+		{"a payload that is not JSON", "{not json"},
+		{"a payload without a type", `{"doc_id":"x"}`},
+		{"an event of another type", `{"type":"kb.chunk.created.v1","chunk_id":"c","doc_id":"d","hash":"h"}`},
+		{"a document without an id", `{"type":"kb.doc.changed.v1","hash":"h"}`},
+		{"a field nobody knows", `{"type":"kb.doc.changed.v1","doc_id":"x","hash":"h","color":"red"}`},
+	}
+	h := NewHandler(DefaultConfig(), bus.NewMemKV())
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			events, err := h.Handle(context.Background(), &bus.Msg{Subject: schemas.SubjectDocChanged, Data: []byte(tt.data)})
+			if err == nil || !bus.IsPermanent(err) || len(events) != 0 {
+				t.Errorf("Handle = %d events, %v; want a permanent error", len(events), err)
+			}
+		})
+	}
+}
+
+type brokenKV struct{ bus.KV }
+
+var errStore = errors.New("store is down")
+
+func (brokenKV) Get(context.Context, string) ([]byte, error) { return nil, errStore }
+
+func TestHandlerStateErrorIsRetried(t *testing.T) {
+	h := NewHandler(DefaultConfig(), brokenKV{bus.NewMemKV()})
+	doc := &longDoc("kv", 1).doc
+	_, err := h.Handle(context.Background(), msgOf(t, doc, 1))
+	if !errors.Is(err, errStore) || bus.IsPermanent(err) {
+		t.Errorf("Handle error %v, want a retryable store error", err)
+	}
+}
+
+func TestHandlerTreatsACorruptManifestAsMissing(t *testing.T) {
+	kv := bus.NewMemKV()
+	doc := &longDoc("bad", 1).doc
+	_ = kv.Put(context.Background(), ManifestKey(doc.DocID), []byte("{oops"))
+	out := run(t, NewHandler(DefaultConfig(), kv), doc, 1)
+	if len(out.chunks) != len(Split(doc, DefaultConfig())) {
+		t.Errorf("%d chunks", len(out.chunks))
+	}
+}
+
+func TestNewHandlerPanicsOnAnInvalidConfig(t *testing.T) {
+	defer func() {
+		if recover() == nil {
+			t.Error("no panic")
+		}
+	}()
+	NewHandler(Config{MinTokens: 10, MaxTokens: 5}, bus.NewMemKV())
+}
+
+func TestManifestKey(t *testing.T) {
+	valid := regexp.MustCompile(`^[-/_=.a-zA-Z0-9]+$`)
+	tests := []struct {
+		name  string
+		docID string
+		want  string // "" when only validity is checked
+	}{
+		{"a SiYuan id is kept", "20240101120000-abcdefg", "chunks.20240101120000-abcdefg"},
+		{"a path is made safe and hashed", "notes/My Note.md", ""},
+		{"a Cyrillic name is made safe and hashed", "заметки/Идея.md", ""},
+		{"dots cannot make empty tokens", "../..", ""},
+		{"a long id is shortened", strings.Repeat("x/", 200), ""},
+	}
+	seen := map[string]string{}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			key := ManifestKey(tt.docID)
+			if tt.want != "" && key != tt.want {
+				t.Errorf("ManifestKey(%q) = %q, want %q", tt.docID, key, tt.want)
+			}
+			if !valid.MatchString(key) || strings.Contains(key, "..") || strings.HasSuffix(key, ".") || len(key) > 100 {
+				t.Errorf("ManifestKey(%q) = %q is not a good KV key", tt.docID, key)
+			}
+			if other, ok := seen[key]; ok {
+				t.Errorf("%q and %q share the key %q", tt.docID, other, key)
+			}
+			seen[key] = tt.docID
+		})
+	}
+	t.Run("ids that differ only in unsafe runes get different keys", func(t *testing.T) {
+		if a, b := ManifestKey("a b"), ManifestKey("a_b"); a == b {
+			t.Errorf("both are %q", a)
+		}
+		if a, b := ManifestKey("a b"), ManifestKey("a.b"); a == b {
+			t.Errorf("both are %q", a)
+		}
+	})
+}

@@ -1,0 +1,208 @@
+package files
+
+import (
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// docState is what the source remembers of a document it published.
+type docState struct {
+	Hash    string `json:"hash"`
+	Version int64  `json:"version"`
+	Path    string `json:"path"`
+	Source  string `json:"source"`
+}
+
+// SyncStats counts what a Sync did.
+type SyncStats struct {
+	Seen      int `json:"seen"`
+	Sent      int `json:"sent"`
+	Unchanged int `json:"unchanged"`
+	Deleted   int `json:"deleted"`
+	Failed    int `json:"failed"`
+}
+
+// FileError is a file that could not be read or parsed; it was skipped.
+type FileError struct {
+	Path string `json:"path"`
+	Err  string `json:"error"`
+}
+
+// SyncOptions tunes Sync.
+type SyncOptions struct {
+	// Force publishes every document even when its hash is unchanged.
+	Force bool
+	// Progress is called after every document.
+	Progress func(SyncStats)
+	// OnSent is called with every document published (its message id).
+	OnSent func(ev *schemas.DocChanged)
+}
+
+// Publish sends one document change; bus.Publish fits with a closure.
+type Publish func(ctx context.Context, ev *schemas.DocChanged) error
+
+// Sync walks paths, publishes a kb.doc.changed for every new or changed
+// document (content hash differs from the one remembered in state), and a
+// deletion for every remembered document under a walked folder that is gone.
+// Unchanged documents publish nothing. A file that cannot be parsed is
+// reported and skipped, and is never taken for deleted.
+func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, opts SyncOptions) (SyncStats, []FileError, error) {
+	var st SyncStats
+	var ferrs []FileError
+	seen := map[string]bool{}
+	failed := map[string]bool{}
+	progress := func() {
+		if opts.Progress != nil {
+			opts.Progress(st)
+		}
+	}
+	err := Walk(paths, func(doc *schemas.DocChanged) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		st.Seen++
+		seen[doc.DocID] = true
+		key := stateKey(doc.DocID)
+		prev, err := loadState(ctx, state, key)
+		if err != nil {
+			return err
+		}
+		if prev != nil && prev.Hash == doc.Hash && !opts.Force {
+			st.Unchanged++
+			progress()
+			return nil
+		}
+		if prev != nil && doc.Version <= prev.Version {
+			// Keep versions increasing even when a file's mtime went backwards.
+			doc.Version = prev.Version + 1
+		}
+		if err := publish(ctx, doc); err != nil {
+			return fmt.Errorf("publish %s: %w", doc.Path, err)
+		}
+		if err := saveState(ctx, state, key, docState{Hash: doc.Hash, Version: doc.Version, Path: doc.Path, Source: doc.Source}); err != nil {
+			return err
+		}
+		st.Sent++
+		if opts.OnSent != nil {
+			opts.OnSent(doc)
+		}
+		progress()
+		return nil
+	}, func(path string, err error) {
+		st.Failed++
+		abs, _ := filepath.Abs(path)
+		failed[abs] = true
+		ferrs = append(ferrs, FileError{Path: path, Err: err.Error()})
+		progress()
+	})
+	if err != nil {
+		return st, ferrs, err
+	}
+
+	roots := folderRoots(paths)
+	if len(roots) == 0 {
+		return st, ferrs, nil
+	}
+	keys, err := state.Keys(ctx)
+	if err != nil {
+		return st, ferrs, err
+	}
+	for _, key := range keys {
+		docID, ok := docIDOfKey(key)
+		if !ok || seen[docID] {
+			continue
+		}
+		prev, err := loadState(ctx, state, key)
+		if err != nil || prev == nil || failed[prev.Path] || !underAny(prev.Path, roots) {
+			continue
+		}
+		if _, err := os.Stat(prev.Path); err == nil {
+			continue // still there (skipped as hidden, or moved between roots): not a deletion
+		}
+		version := max(time.Now().UnixNano(), prev.Version+1)
+		del := &schemas.DocChanged{DocID: docID, Source: prev.Source, Path: prev.Path, Hash: prev.Hash, Version: version, Deleted: true}
+		if err := publish(ctx, del); err != nil {
+			return st, ferrs, fmt.Errorf("publish deletion of %s: %w", prev.Path, err)
+		}
+		if err := state.Delete(ctx, key); err != nil {
+			return st, ferrs, err
+		}
+		st.Deleted++
+		if opts.OnSent != nil {
+			opts.OnSent(del)
+		}
+		progress()
+	}
+	return st, ferrs, nil
+}
+
+func loadState(ctx context.Context, kv bus.KV, key string) (*docState, error) {
+	raw, err := kv.Get(ctx, key)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	var s docState
+	if err := json.Unmarshal(raw, &s); err != nil {
+		return nil, nil // unreadable state: treat the document as new
+	}
+	return &s, nil
+}
+
+func saveState(ctx context.Context, kv bus.KV, key string, s docState) error {
+	raw, _ := json.Marshal(s)
+	return kv.Put(ctx, key, raw)
+}
+
+// stateKey makes a KV key (allowed: -/_=.a-zA-Z0-9) from a document id.
+func stateKey(docID string) string {
+	for _, r := range docID {
+		if !(r == '-' || r == '_' || r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9') {
+			return "docx." + hex.EncodeToString([]byte(docID))
+		}
+	}
+	return "doc." + docID
+}
+
+func docIDOfKey(key string) (string, bool) {
+	if id, ok := strings.CutPrefix(key, "doc."); ok {
+		return id, true
+	}
+	if h, ok := strings.CutPrefix(key, "docx."); ok {
+		raw, err := hex.DecodeString(h)
+		return string(raw), err == nil
+	}
+	return "", false
+}
+
+// folderRoots returns the absolute folders among paths.
+func folderRoots(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		fi, err := os.Stat(p)
+		if err != nil || !fi.IsDir() {
+			continue
+		}
+		if abs, err := filepath.Abs(p); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
+}
+
+func underAny(path string, roots []string) bool {
+	for _, r := range roots {
+		if strings.HasPrefix(path, r+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}

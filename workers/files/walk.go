@@ -1,0 +1,204 @@
+// Package files turns documents on disk into DocChanged events: Markdown
+// files (an Obsidian-style vault or any folder of notes) and SiYuan .sy files
+// (a notebook folder from SiYuan's data directory). It is pure Go and knows
+// nothing of the bus: the caller stamps and publishes the events.
+//
+// Block ids: SiYuan blocks keep their own ids. Markdown blocks get
+// DocID + "#" + a hash of the block's type and source, so an edit changes the
+// id of the edited block (and of the containers around it) only.
+//
+// List items: a list_item holds the text of its own first line(s) (for
+// Markdown) or is a pure container whose text lives in paragraph children (for
+// SiYuan, as SiYuan stores it). Nested lists and other blocks of an item are its
+// children in both.
+package files
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Walk visits every document under paths (each a file or folder): *.md and
+// *.markdown files, and SiYuan .sy files. It calls fn for each parsed
+// document, path by path in the order given and, inside a folder, in sorted
+// path order (a SiYuan parent document before its children). A file that
+// cannot be read or parsed is reported to onErr (which may be nil) and
+// skipped. Hidden files and folders (.git, .obsidian, .siyuan, ...) and other
+// files are skipped. Walk returns an error when a given path does not exist,
+// before visiting anything, or the first error fn returns, which stops it.
+//
+// Markdown files under a folder use that folder as their root (DocIDs are
+// relative to it and wikilinks resolve inside it); a single Markdown file uses
+// its own folder. A .sy file belongs to the notebook folder above it (see
+// LoadNotebook).
+func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
+	if onErr == nil {
+		onErr = func(string, error) {}
+	}
+	abs := make([]string, len(paths))
+	infos := make([]os.FileInfo, len(paths))
+	for i, p := range paths {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return fmt.Errorf("walk %s: %w", p, err)
+		}
+		info, err := os.Stat(a)
+		if err != nil {
+			return fmt.Errorf("walk: %w", err)
+		}
+		abs[i], infos[i] = a, info
+	}
+
+	w := &walker{fn: fn, onErr: onErr, notebooks: map[string]*Notebook{}}
+	for i, p := range abs {
+		var err error
+		if infos[i].IsDir() {
+			err = w.folder(p)
+		} else {
+			err = w.file(p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// walker carries what a walk shares across files.
+type walker struct {
+	fn        func(*schemas.DocChanged) error
+	onErr     func(string, error)
+	notebooks map[string]*Notebook // by folder
+}
+
+// isHidden reports whether a file or folder name is hidden (".git", ".siyuan").
+func isHidden(name string) bool { return strings.HasPrefix(name, ".") && name != "." && name != ".." }
+
+// file handles one path given to Walk that is not a folder.
+func (w *walker) file(p string) error {
+	switch {
+	case isMarkdown(p):
+		v, err := newVault(filepath.Dir(p))
+		if err != nil {
+			w.onErr(p, err)
+			return nil
+		}
+		return w.markdown(v, p)
+	case strings.EqualFold(filepath.Ext(p), ".sy"):
+		return w.siyuan(p)
+	}
+	w.onErr(p, fmt.Errorf("%s: not a Markdown or SiYuan .sy file", p))
+	return nil
+}
+
+// folder handles one folder given to Walk: it lists the documents, sorts them
+// and parses them one by one.
+func (w *walker) folder(root string) error {
+	var mds, all []string
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			w.onErr(p, err)
+			return nil // an unreadable folder is skipped, the walk goes on
+		}
+		if p == root {
+			return nil
+		}
+		if isHidden(d.Name()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		if isMarkdown(p) {
+			mds = append(mds, p)
+			all = append(all, p)
+		} else if strings.EqualFold(filepath.Ext(p), ".sy") {
+			all = append(all, p)
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	// Sorting whole paths puts "<id>.sy" before the "<id>/" folder of its
+	// children ('.' < '/').
+	sort.Strings(all)
+
+	v, err := newVault(root)
+	if err != nil {
+		return err
+	}
+	rels := make([]string, 0, len(mds))
+	for _, p := range mds {
+		if rel, err := filepath.Rel(root, p); err == nil {
+			rels = append(rels, rel)
+		}
+	}
+	v.setFiles(rels)
+
+	for _, p := range all {
+		if isMarkdown(p) {
+			err = w.markdown(v, p)
+		} else {
+			err = w.siyuan(p)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// markdown reads and parses one Markdown file of vault v and hands it to fn.
+func (w *walker) markdown(v *vault, p string) error {
+	content, err := os.ReadFile(p)
+	if err != nil {
+		w.onErr(p, err)
+		return nil
+	}
+	doc, err := v.parse(p, content)
+	if err != nil {
+		w.onErr(p, err)
+		return nil
+	}
+	return w.fn(doc)
+}
+
+// siyuan reads and parses one .sy file and hands it to fn.
+func (w *walker) siyuan(p string) error {
+	nb := w.notebook(notebookDir(p))
+	content, err := os.ReadFile(p)
+	if err != nil {
+		w.onErr(p, err)
+		return nil
+	}
+	doc, err := ParseSiYuan(p, content, *nb)
+	if err != nil {
+		w.onErr(p, err)
+		return nil
+	}
+	return w.fn(doc)
+}
+
+// notebook loads a notebook once per walk; a broken conf.json is reported
+// once and the notebook is used without a name.
+func (w *walker) notebook(dir string) *Notebook {
+	if nb, ok := w.notebooks[dir]; ok {
+		return nb
+	}
+	nb, err := LoadNotebook(dir)
+	if err != nil {
+		w.onErr(filepath.Join(dir, ".siyuan", "conf.json"), err)
+	}
+	w.notebooks[dir] = &nb
+	return &nb
+}
