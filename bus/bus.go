@@ -126,6 +126,39 @@ func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, trac
 	return ack, nil
 }
 
+// PublishAll publishes events asynchronously and waits until JetStream has
+// acknowledged every one of them (or ctx ends). It returns the first failure.
+func PublishAll(ctx context.Context, js jetstream.JetStream, evs []schemas.Event, traceID string) error {
+	futures := make([]jetstream.PubAckFuture, 0, len(evs))
+	for _, ev := range evs {
+		subject := schemas.Stamp(ev, traceID)
+		data, err := json.Marshal(ev)
+		if err != nil {
+			return fmt.Errorf("marshal %s: %w", ev.Env().Type, err)
+		}
+		msg := nats.NewMsg(subject)
+		msg.Data = data
+		if tid := ev.Env().TraceID; tid != "" {
+			msg.Header.Set(HeaderTraceID, tid)
+		}
+		f, err := js.PublishMsgAsync(msg, jetstream.WithMsgID(ev.MsgID()))
+		if err != nil {
+			return fmt.Errorf("publish %s %s: %w", subject, ev.MsgID(), err)
+		}
+		futures = append(futures, f)
+	}
+	for i, f := range futures {
+		select {
+		case <-f.Ok():
+		case err := <-f.Err():
+			return fmt.Errorf("publish %s: %w", evs[i].MsgID(), err)
+		case <-ctx.Done():
+			return fmt.Errorf("publish %s: %w", evs[i].MsgID(), ctx.Err())
+		}
+	}
+	return nil
+}
+
 // Publish publishes ev on this bus; see the package-level Publish.
 func (b *Bus) Publish(ctx context.Context, ev schemas.Event, traceID string) (*jetstream.PubAck, error) {
 	return Publish(ctx, b.JS, ev, traceID)

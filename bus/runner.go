@@ -181,14 +181,14 @@ func (r *stageRunner) process(ctx context.Context, jm jetstream.Msg) {
 	}()
 
 	out, err := r.handler.Handle(hctx, m)
-	if err == nil {
-		for _, ev := range out {
-			if _, perr := Publish(hctx, r.bus.JS, ev, m.TraceID); perr != nil {
-				err = fmt.Errorf("publish output: %w", perr)
-				break
-			}
-			r.counters.published.Add(1)
+	if err == nil && len(out) > 0 {
+		pctx, pcancel := context.WithTimeout(hctx, r.spec.AckWait)
+		if perr := PublishAll(pctx, r.bus.JS, out, m.TraceID); perr != nil {
+			err = fmt.Errorf("publish output: %w", perr)
+		} else {
+			r.counters.published.Add(int64(len(out)))
 		}
+		pcancel()
 	}
 	switch {
 	case err == nil:

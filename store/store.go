@@ -448,7 +448,7 @@ DELETE FROM chunks WHERE doc_id = ? AND version <= ?
 // column is not title (chunks usually arrive before their document).
 func retitle(ctx context.Context, tx *sql.Tx, docID, title string) error {
 	type row struct {
-		id                     int64
+		id                    int64
 		body, lemmas, section string
 	}
 	rows, err := tx.QueryContext(ctx, `

@@ -2,8 +2,8 @@ package store
 
 import (
 	"context"
-	"database/sql"
 	"crypto/sha256"
+	"database/sql"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -179,8 +179,8 @@ func TestApplyStructureDeletesUnlistedChunksUpToItsVersion(t *testing.T) {
 	s := openTest(t)
 	mustUpsert(t, s, chunkEv("a", "d1", 1, "alpha"), true)
 	mustUpsert(t, s, chunkEv("b", "d1", 1, "beta"), true)
-	mustUpsert(t, s, chunkEv("c", "d1", 1, "gamma"), true)     // tombstone for it was missed
-	mustUpsert(t, s, chunkEv("n", "d1", 3, "newer"), true)     // from a version after the structure
+	mustUpsert(t, s, chunkEv("c", "d1", 1, "gamma"), true)      // tombstone for it was missed
+	mustUpsert(t, s, chunkEv("n", "d1", 3, "newer"), true)      // from a version after the structure
 	mustUpsert(t, s, chunkEv("x", "other", 1, "another"), true) // another document
 	mustUpsert(t, s, chunkEv("b2", "d1", 2, "beta two"), true)
 

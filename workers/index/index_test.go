@@ -155,8 +155,12 @@ func TestHandlerRetriesWhenTheDatabaseIsLocked(t *testing.T) {
 // failing is a Store whose every write fails like a busy database.
 type failing struct{ err error }
 
-func (f failing) UpsertChunk(context.Context, *schemas.ChunkCreated) (bool, error)   { return false, f.err }
-func (f failing) ApplyStructure(context.Context, *schemas.DocStructure) (bool, error) { return false, f.err }
+func (f failing) UpsertChunk(context.Context, *schemas.ChunkCreated) (bool, error) {
+	return false, f.err
+}
+func (f failing) ApplyStructure(context.Context, *schemas.DocStructure) (bool, error) {
+	return false, f.err
+}
 
 func TestHandlerErrorsSayWhatFailed(t *testing.T) {
 	busy := errors.New("database is locked (5) (SQLITE_BUSY)")
