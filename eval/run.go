@@ -26,7 +26,6 @@ type Report struct {
 	MRRAt15      float64 `json:"mrr_at_15"`
 	LatencyP50Ms float64 `json:"latency_ms_p50"`
 	LatencyP95Ms float64 `json:"latency_ms_p95"`
-	Skipped      int     `json:"skipped_unanswerable,omitempty"`
 	// Misses lists up to 20 question ids not found in the top 15.
 	Misses []string `json:"misses,omitempty"`
 	lat    []float64
@@ -37,8 +36,6 @@ type Options struct {
 	// Fetch is how many chunks to ask for per question (default 60), enough
 	// to fill 15 distinct documents.
 	Fetch int
-	// IncludeUnanswerable scores SQuAD v2.0 questions without answers too.
-	IncludeUnanswerable bool
 }
 
 // Run asks every question and scores the ranks of its gold.
@@ -50,9 +47,8 @@ func Run(ctx context.Context, s Searcher, set *Set, opts Options) (Report, error
 	var lat []float64
 	var r1, r5, r15, mrr float64
 	for _, q := range set.Questions {
-		if q.Unanswerable && !opts.IncludeUnanswerable && len(q.Gold) == 0 {
-			rep.Skipped++
-			continue
+		if len(q.Gold) == 0 {
+			continue // nothing to retrieve (a JSONL question without gold)
 		}
 		start := time.Now()
 		hits, err := s.Search(ctx, q.Question, store.SearchOptions{K: opts.Fetch})
@@ -116,7 +112,6 @@ func Merge(name string, reps []Report) Report {
 	out := Report{Name: name}
 	for _, r := range reps {
 		out.N += r.N
-		out.Skipped += r.Skipped
 		out.lat = append(out.lat, r.lat...)
 	}
 	if out.N == 0 {
