@@ -258,4 +258,3 @@ func TestStageTotalsSumFlushedCounters(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
-

@@ -70,9 +70,9 @@ func TestCLIIngestThenSearchOnItsOwn(t *testing.T) {
 	write(t, filepath.Join(vault, "broken.md"), "bad \xff\xfe utf8")
 
 	var rep struct {
-		Files struct{ Sent, Failed int } `json:"files"`
-		Chunks    int                    `json:"chunks"`
-		Documents int                    `json:"documents"`
+		Files     struct{ Sent, Failed int } `json:"files"`
+		Chunks    int                        `json:"chunks"`
+		Documents int                        `json:"documents"`
 	}
 	out := mustExo(t, "ingest", vault, "--data", data, "--json")
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
