@@ -38,6 +38,16 @@ type Handler interface {
 	Handle(ctx context.Context, m *Msg) ([]schemas.Event, error)
 }
 
+// Batcher is implemented by a handler that can apply a fetched batch of
+// messages as one unit of work (the index stage: one SQLite transaction).
+// The bus calls Batch with a function that handles every message of the
+// batch; each message's result still decides its own ack, and the messages
+// are acked only after Batch returns nil. If Batch fails, every message of
+// the batch is retried.
+type Batcher interface {
+	Batch(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, m *Msg) ([]schemas.Event, error)
 

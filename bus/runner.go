@@ -66,7 +66,8 @@ func nakDelay(delivered uint64, base, max time.Duration) time.Duration {
 type stageRunner struct {
 	bus      *Bus
 	spec     StageSpec
-	handler  Handler
+	raw      Handler // the stage's own handler, checked for Batcher
+	handler  Handler // raw wrapped in middleware
 	opts     RunOptions
 	counters counters
 }
@@ -82,7 +83,7 @@ func (b *Bus) RunStage(ctx context.Context, spec StageSpec, h Handler, opts RunO
 		return fmt.Errorf("stage %s: consumer on %s: %w", spec.Name, spec.Stream, err)
 	}
 	mw := append([]Middleware{Recover(), Logging(b.Log, spec.Name)}, opts.Middleware...)
-	r := &stageRunner{bus: b, spec: spec, handler: Chain(h, mw...), opts: opts}
+	r := &stageRunner{bus: b, spec: spec, raw: h, handler: Chain(h, mw...), opts: opts}
 
 	adv, err := b.watchMaxDeliveries(spec)
 	if err != nil {
@@ -129,22 +130,37 @@ func (b *Bus) RunStage(ctx context.Context, spec StageSpec, h Handler, opts RunO
 
 func (r *stageRunner) work(ctx context.Context, cons jetstream.Consumer) {
 	for ctx.Err() == nil {
-		batch, err := cons.Fetch(r.opts.Batch, jetstream.FetchMaxWait(time.Second))
+		// Take what is there now (up to Batch); when nothing is, wait up to a
+		// second for one message, so a trickle is handled at once and a flood
+		// in batches.
+		msgs, err := collect(cons.FetchNoWait(r.opts.Batch))
+		if err == nil && len(msgs) == 0 {
+			msgs, err = collect(cons.Fetch(1, jetstream.FetchMaxWait(time.Second)))
+		}
+		if len(msgs) > 0 {
+			r.processBatch(ctx, msgs)
+		}
 		if err != nil {
 			if r.fatal(err) {
 				return
 			}
 			time.Sleep(200 * time.Millisecond)
-			continue
-		}
-		// Messages already in hand are finished even when ctx is cancelled.
-		for jm := range batch.Messages() {
-			r.process(ctx, jm)
-		}
-		if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && r.fatal(err) {
-			return
 		}
 	}
+}
+
+func collect(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
+	if err != nil {
+		return nil, err
+	}
+	var msgs []jetstream.Msg
+	for jm := range batch.Messages() {
+		msgs = append(msgs, jm)
+	}
+	if err := batch.Error(); err != nil && !errors.Is(err, nats.ErrTimeout) && !errors.Is(err, jetstream.ErrNoMessages) {
+		return msgs, err
+	}
+	return msgs, nil
 }
 
 func (r *stageRunner) fatal(err error) bool {
@@ -155,7 +171,15 @@ func (r *stageRunner) fatal(err error) bool {
 	return false
 }
 
-func (r *stageRunner) process(ctx context.Context, jm jetstream.Msg) {
+// result is a handled message waiting to be settled.
+type result struct {
+	jm  jetstream.Msg
+	m   *Msg
+	out []schemas.Event
+	err error
+}
+
+func toMsg(jm jetstream.Msg) *Msg {
 	m := &Msg{Subject: jm.Subject(), Data: jm.Data(), Header: jm.Headers()}
 	if md, err := jm.Metadata(); err == nil {
 		m.Delivered, m.Stream, m.StreamSeq = md.NumDelivered, md.Stream, md.Sequence.Stream
@@ -163,26 +187,74 @@ func (r *stageRunner) process(ctx context.Context, jm jetstream.Msg) {
 	if m.Header != nil {
 		m.TraceID = nats.Header(m.Header).Get(HeaderTraceID)
 	}
+	return m
+}
 
-	// Slow work keeps its lease with in-progress acks.
-	hctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	defer cancel()
+// keepAlive sends in-progress acks for msgs until the returned stop is called,
+// so slow work keeps its lease.
+func (r *stageRunner) keepAlive(ctx context.Context, msgs []jetstream.Msg) context.CancelFunc {
+	ctx, cancel := context.WithCancel(ctx)
 	go func() {
 		t := time.NewTicker(r.spec.AckWait / 3)
 		defer t.Stop()
 		for {
 			select {
-			case <-hctx.Done():
+			case <-ctx.Done():
 				return
 			case <-t.C:
-				_ = jm.InProgress()
+				for _, jm := range msgs {
+					_ = jm.InProgress()
+				}
 			}
 		}
 	}()
+	return cancel
+}
 
-	out, err := r.handler.Handle(hctx, m)
+// processBatch handles a fetched batch. With a Batcher handler the whole batch
+// runs in one unit of work; otherwise message by message. Messages in hand
+// are finished even when ctx is cancelled (drain).
+func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
+	hctx := context.WithoutCancel(ctx)
+	stop := r.keepAlive(hctx, msgs)
+	defer stop()
+	b, ok := r.raw.(Batcher)
+	if !ok || len(msgs) == 1 {
+		for _, jm := range msgs {
+			r.settle(hctx, r.handle(hctx, jm))
+		}
+		return
+	}
+	results := make([]result, 0, len(msgs))
+	err := b.Batch(hctx, func(bctx context.Context) error {
+		for _, jm := range msgs {
+			results = append(results, r.handle(bctx, jm))
+		}
+		return nil
+	})
+	if err != nil {
+		// Nothing of the batch is durable: every message is retried.
+		for i := range results {
+			results[i].out, results[i].err = nil, err
+		}
+	}
+	for _, res := range results {
+		r.settle(hctx, res)
+	}
+}
+
+func (r *stageRunner) handle(ctx context.Context, jm jetstream.Msg) result {
+	m := toMsg(jm)
+	out, err := r.handler.Handle(ctx, m)
+	return result{jm: jm, m: m, out: out, err: err}
+}
+
+// settle publishes a result's output and acks, or naks, terminates and
+// dead-letters, as its error says.
+func (r *stageRunner) settle(ctx context.Context, res result) {
+	jm, m, out, err := res.jm, res.m, res.out, res.err
 	if err == nil && len(out) > 0 {
-		pctx, pcancel := context.WithTimeout(hctx, r.spec.AckWait)
+		pctx, pcancel := context.WithTimeout(ctx, r.spec.AckWait)
 		if perr := PublishAll(pctx, r.bus.JS, out, m.TraceID); perr != nil {
 			err = fmt.Errorf("publish output: %w", perr)
 		} else {
@@ -200,7 +272,7 @@ func (r *stageRunner) process(ctx context.Context, jm jetstream.Msg) {
 		if !IsPermanent(err) {
 			reason = fmt.Sprintf("gave up after %d deliveries: %s", m.Delivered, reason)
 		}
-		if derr := r.bus.deadLetter(hctx, r.spec.Name, m, reason); derr != nil {
+		if derr := r.bus.deadLetter(ctx, r.spec.Name, m, reason); derr != nil {
 			// Could not record it: leave the message for redelivery rather than lose it.
 			r.bus.Log.Error().Err(derr).Str("stage", r.spec.Name).Msg("dead-letter failed; message will be redelivered")
 			_ = jm.NakWithDelay(r.opts.NakMax)

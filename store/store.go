@@ -176,10 +176,50 @@ func (s *Store) Close() error {
 // Path is the database file the store was opened on.
 func (s *Store) Path() string { return s.path }
 
-// write runs fn in one immediate transaction on the writer connection.
+type batchKey struct{}
+
+// Batch runs fn with a context in which every write joins one transaction,
+// committed (one fsync) when fn returns nil. Each write inside still succeeds
+// or fails on its own (a savepoint each), so one bad item does not undo the
+// others. The index stage applies a whole fetched batch of messages this way.
+func (s *Store) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if s.w == nil {
+		return ErrReadOnly
+	}
+	if _, nested := ctx.Value(batchKey{}).(*sql.Tx); nested {
+		return fn(ctx)
+	}
+	tx, err := s.w.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("begin batch: %w", err)
+	}
+	defer tx.Rollback()
+	if err := fn(context.WithValue(ctx, batchKey{}, tx)); err != nil {
+		return err
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("commit batch: %w", err)
+	}
+	return nil
+}
+
+// write runs fn in one immediate transaction on the writer connection, or,
+// inside Batch, in a savepoint of the batch's transaction.
 func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.w == nil {
 		return ErrReadOnly
+	}
+	if tx, ok := ctx.Value(batchKey{}).(*sql.Tx); ok {
+		if _, err := tx.ExecContext(ctx, `SAVEPOINT item`); err != nil {
+			return err
+		}
+		if err := fn(tx); err != nil {
+			_, _ = tx.ExecContext(context.WithoutCancel(ctx), `ROLLBACK TO item`)
+			_, _ = tx.ExecContext(context.WithoutCancel(ctx), `RELEASE item`)
+			return err
+		}
+		_, err := tx.ExecContext(ctx, `RELEASE item`)
+		return err
 	}
 	tx, err := s.w.BeginTx(ctx, nil)
 	if err != nil {

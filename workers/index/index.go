@@ -33,8 +33,29 @@ func NewHandler(st *store.Store) bus.Handler {
 // decoded or lacks its keys, or a subject the stage does not handle, is a
 // permanent error.
 func New(cfg Config, st Store) bus.Handler {
-	h := &handler{cfg: cfg, st: st}
-	return bus.HandlerFunc(h.handle)
+	return &handler{cfg: cfg, st: st}
+}
+
+// batcher is implemented by *store.Store: many writes in one transaction.
+type batcher interface {
+	Batch(ctx context.Context, fn func(ctx context.Context) error) error
+}
+
+// Handle applies one message.
+func (h *handler) Handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+	return h.handle(ctx, m)
+}
+
+// Batch lets the bus apply a fetched batch of messages in one transaction
+// (one fsync), when the store supports it.
+func (h *handler) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if b, ok := h.st.(batcher); ok {
+		if err := b.Batch(ctx, fn); err != nil {
+			return fmt.Errorf("index batch: %w", err)
+		}
+		return nil
+	}
+	return fn(ctx)
 }
 
 type handler struct {
