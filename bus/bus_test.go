@@ -258,3 +258,49 @@ func TestStageTotalsSumFlushedCounters(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// TestAMessageThatKeepsKillingItsWorkersIsDeadLetteredFromTheAdvisory covers
+// deliveries that never return a result: workers that fetched the message and
+// died. After MaxDeliver such deliveries the server's MAX_DELIVERIES advisory
+// makes a running stage copy it to the DLQ and remove it from the work stream.
+func TestAMessageThatKeepsKillingItsWorkersIsDeadLetteredFromTheAdvisory(t *testing.T) {
+	b := bustest.New(t)
+	spec := bus.StageSpec{Name: "crashy", Stream: bus.StreamQuery, Filters: []string{"kb.query.crashy"},
+		AckWait: 300 * time.Millisecond, MaxDeliver: 2}
+	if err := bus.EnsureTopology(context.Background(), b.JS, []bus.StageSpec{spec}); err != nil {
+		t.Fatal(err)
+	}
+	// Two "workers" take the message, one after the other, and die without acking.
+	cons, err := b.JS.Consumer(context.Background(), spec.Stream, spec.Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	publishRaw(t, b, "kb.query.crashy", "boom", []byte(`{"poison":true}`))
+	for dead := 0; dead < 2; {
+		batch, err := cons.Fetch(1, jetstream.FetchMaxWait(2*time.Second))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range batch.Messages() {
+			dead++ // fetched, never acked: the worker died
+		}
+	}
+	// A healthy stage is running when the last lease runs out.
+	var calls atomic.Int32
+	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		calls.Add(1)
+		return nil, nil
+	}))
+	waitFor(t, "advisory dead letter", func() bool { return len(deadLetters(t, b, "crashy")) == 1 })
+	dl := deadLetters(t, b, "crashy")[0]
+	if !strings.Contains(dl.Reason, "max deliveries (2)") || dl.Subject != "kb.query.crashy" {
+		t.Errorf("dead letter = %+v", dl)
+	}
+	if calls.Load() != 0 {
+		t.Errorf("the message was delivered past MaxDeliver (%d calls)", calls.Load())
+	}
+	st, _ := b.JS.Stream(context.Background(), spec.Stream)
+	if _, err := st.GetMsg(context.Background(), dl.StreamSeq); err == nil {
+		t.Error("the poison message is still in the work stream")
+	}
+}
