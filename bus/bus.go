@@ -109,6 +109,20 @@ func (b *Bus) shutdownServer() {
 // on its registered subject with Nats-Msg-Id = ev.MsgID(), so a republish
 // after a crash is dropped by JetStream's duplicate window. It returns the ack.
 func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, traceID string) (*jetstream.PubAck, error) {
+	msg, err := eventMsg(ev, traceID)
+	if err != nil {
+		return nil, err
+	}
+	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.MsgID()))
+	if err != nil {
+		return nil, fmt.Errorf("publish %s %s: %w", msg.Subject, ev.MsgID(), err)
+	}
+	return ack, nil
+}
+
+// eventMsg stamps ev and builds its message: the registered subject, the
+// JSON payload and the trace id header.
+func eventMsg(ev schemas.Event, traceID string) (*nats.Msg, error) {
 	subject := schemas.Stamp(ev, traceID)
 	data, err := json.Marshal(ev)
 	if err != nil {
@@ -119,11 +133,7 @@ func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, trac
 	if tid := ev.Env().TraceID; tid != "" {
 		msg.Header.Set(HeaderTraceID, tid)
 	}
-	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.MsgID()))
-	if err != nil {
-		return nil, fmt.Errorf("publish %s %s: %w", subject, ev.MsgID(), err)
-	}
-	return ack, nil
+	return msg, nil
 }
 
 // PublishAll publishes events asynchronously and waits until JetStream has
@@ -131,19 +141,13 @@ func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, trac
 func PublishAll(ctx context.Context, js jetstream.JetStream, evs []schemas.Event, traceID string) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(evs))
 	for _, ev := range evs {
-		subject := schemas.Stamp(ev, traceID)
-		data, err := json.Marshal(ev)
+		msg, err := eventMsg(ev, traceID)
 		if err != nil {
-			return fmt.Errorf("marshal %s: %w", ev.Env().Type, err)
-		}
-		msg := nats.NewMsg(subject)
-		msg.Data = data
-		if tid := ev.Env().TraceID; tid != "" {
-			msg.Header.Set(HeaderTraceID, tid)
+			return err
 		}
 		f, err := js.PublishMsgAsync(msg, jetstream.WithMsgID(ev.MsgID()))
 		if err != nil {
-			return fmt.Errorf("publish %s %s: %w", subject, ev.MsgID(), err)
+			return fmt.Errorf("publish %s %s: %w", msg.Subject, ev.MsgID(), err)
 		}
 		futures = append(futures, f)
 	}

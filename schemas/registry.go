@@ -28,13 +28,17 @@ type Spec struct {
 	New func() Event
 }
 
-var registry = map[string]Spec{}
+var (
+	registry = map[string]Spec{}
+	byGoType = map[reflect.Type]Spec{}
+)
 
 func register(s Spec) {
 	if _, dup := registry[s.Type]; dup {
 		panic("schemas: type registered twice: " + s.Type)
 	}
 	registry[s.Type] = s
+	byGoType[reflect.TypeOf(s.New())] = s
 }
 
 func init() {
@@ -136,11 +140,9 @@ func Stamp(ev Event, traceID string) string {
 }
 
 func specOf(ev Event) Spec {
-	t := reflect.TypeOf(ev)
-	for _, s := range registry {
-		if reflect.TypeOf(s.New()) == t {
-			return s
-		}
+	s, ok := byGoType[reflect.TypeOf(ev)]
+	if !ok {
+		panic(fmt.Sprintf("schemas: %T is not a registered event", ev))
 	}
-	panic(fmt.Sprintf("schemas: %T is not a registered event", ev))
+	return s
 }

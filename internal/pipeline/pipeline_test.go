@@ -20,7 +20,6 @@ import (
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
-	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
 )
@@ -313,5 +312,3 @@ func writeFile(t *testing.T, path, text string) {
 	future := time.Now().Add(time.Duration(len(text)) * time.Millisecond)
 	_ = os.Chtimes(path, future, future)
 }
-
-var _ = chunk.DefaultConfig
