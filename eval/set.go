@@ -9,6 +9,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"hash/fnv"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -158,4 +159,47 @@ func ParseJSONL(raw []byte, name string) (*Set, error) {
 		return nil, fmt.Errorf("golden set has no questions")
 	}
 	return set, nil
+}
+
+// Parts of a golden set: questions are split by the document they are about,
+// about a third into dev (for tuning) and the rest into test (for reporting),
+// so that tuning never sees a test question's paragraph or article.
+const (
+	PartAll  = "all"
+	PartDev  = "dev"
+	PartTest = "test"
+)
+
+// Split keeps the questions of one part of the set ("all" keeps every
+// question). A SQuAD question belongs to the part of its article (by title,
+// so the Russian and English XQuAD split alike); a question without a known
+// document title, by its first gold id.
+func Split(s *Set, part string) (*Set, error) {
+	switch part {
+	case "", PartAll:
+		return s, nil
+	case PartDev, PartTest:
+	default:
+		return nil, fmt.Errorf("unknown part %q (want all, dev or test)", part)
+	}
+	titles := map[string]string{}
+	for _, d := range s.Docs {
+		titles[d.DocID] = d.Title
+	}
+	out := &Set{Name: s.Name + "." + part, Docs: s.Docs}
+	for _, q := range s.Questions {
+		key := q.ID
+		if len(q.Gold) > 0 {
+			key = q.Gold[0]
+			if t, ok := titles[key]; ok && t != "" {
+				key = t
+			}
+		}
+		h := fnv.New32a()
+		h.Write([]byte(key))
+		if dev := h.Sum32()%3 == 0; dev == (part == PartDev) {
+			out.Questions = append(out.Questions, q)
+		}
+	}
+	return out, nil
 }

@@ -84,6 +84,29 @@ CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
 	DELETE FROM chunks_fts WHERE rowid = old.id;
 END;
 `,
+	// 2: the analyzer's terms. The full-text row now holds analysed words
+	// (body, title, section), the body's lemmas and the title's and section
+	// path's lemmas (heads); meta records which analyzer wrote them. The old
+	// rows are dropped: Open rebuilds them (see Store.UseAnalyzer).
+	`
+CREATE TABLE meta (
+	key   TEXT PRIMARY KEY,
+	value TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+
+DROP TRIGGER chunks_fts_delete;
+DROP TABLE chunks_fts;
+-- One row per chunk, rowid = chunks.id. Every column holds the analyzer's
+-- output (space-separated terms), never the original text.
+CREATE VIRTUAL TABLE chunks_fts USING fts5 (
+	body, lemmas, title, section, heads,
+	tokenize = 'unicode61 remove_diacritics 2'
+);
+CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
+	DELETE FROM chunks_fts WHERE rowid = old.id;
+END;
+INSERT INTO meta (key, value) VALUES ('analyzer', 'none');
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

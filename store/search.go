@@ -3,17 +3,19 @@ package store
 import (
 	"context"
 	"fmt"
+
+	"github.com/exocortex/exocortex/analysis"
 )
 
 // Weights are BM25 weights of the full-text columns; a larger weight makes a
 // match in that column count for more.
 type Weights struct {
-	Body, Lemmas, Title, Section float64
+	Body, Lemmas, Title, Section, Heads float64
 }
 
 // DefaultWeights favour a match in the document title or section headings
 // over one in the body.
-var DefaultWeights = Weights{Body: 1.0, Lemmas: 1.0, Title: 2.0, Section: 1.5}
+var DefaultWeights = Weights{Body: 1.0, Lemmas: 1.0, Title: 2.0, Section: 1.5, Heads: 1.5}
 
 // Search defaults and limits.
 const (
@@ -57,8 +59,9 @@ type Hit struct {
 	// Score is the negated BM25: higher is better. Scores compare within
 	// one query only.
 	Score float64
-	// Snippet is a window of the body around the best match, matched words
-	// between the marks. It shows the indexed form of the text (ё folded to е).
+	// Snippet is the window of the chunk's text that matches best, cut from
+	// the original text (case, ё and punctuation kept), matched words between
+	// the marks.
 	Snippet string
 	// Text is the chunk's text as stored.
 	Text string
@@ -68,7 +71,12 @@ type Hit struct {
 // query: it is split into words, so operators and punctuation have no special
 // meaning, and any of the words may match. Text without words gives no hits.
 func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([]Hit, error) {
-	expr := matchExpr(query, s.Analyzer)
+	a, err := s.queryAnalyzer(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	aq := a.Query(query)
+	expr := matchExpr(aq)
 	if expr == "" {
 		return nil, nil
 	}
@@ -93,13 +101,12 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 
 	q := `
 SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang,
-	-f.rank, snippet(chunks_fts, 0, ?, ?, ?, ?), c.text
+	-f.rank, c.text
 FROM chunks_fts f
 JOIN chunks c ON c.id = f.rowid
 LEFT JOIN documents d ON d.doc_id = c.doc_id
 WHERE chunks_fts MATCH ? AND f.rank MATCH ?`
-	args := []any{start, end, DefaultEllipsis, tokens, expr,
-		fmt.Sprintf("bm25(%g, %g, %g, %g)", w.Body, w.Lemmas, w.Title, w.Section)}
+	args := []any{expr, fmt.Sprintf("bm25(%g, %g, %g, %g, %g)", w.Body, w.Lemmas, w.Title, w.Section, w.Heads)}
 	if opts.Lang != "" {
 		q += ` AND c.lang IN (?, '')`
 		args = append(args, opts.Lang)
@@ -117,13 +124,15 @@ WHERE chunks_fts MATCH ? AND f.rank MATCH ?`
 		var h Hit
 		var section, blocks string
 		if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang,
-			&h.Score, &h.Snippet, &h.Text); err != nil {
+			&h.Score, &h.Text); err != nil {
 			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
 		h.SectionPath, h.BlockIDs = parseList(section), parseList(blocks)
 		if len(h.BlockIDs) > 0 {
 			h.BlockID = h.BlockIDs[0]
 		}
+		h.Snippet = a.Snippet(h.Text, aq, analysis.SnippetOptions{
+			Tokens: tokens, MarkStart: start, MarkEnd: end, Ellipsis: DefaultEllipsis})
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {

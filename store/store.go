@@ -16,10 +16,12 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	_ "modernc.org/sqlite" // registers the "sqlite" driver
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -52,26 +54,18 @@ const BusyTimeout = 5 * time.Second
 // readConns bounds the read pool; each connection has its own page cache.
 const readConns = 4
 
-// Analyzer turns text into space-separated lemmas (normal forms) for the
-// lemmas column of the full-text index, and the query into the same.
-type Analyzer interface {
-	Lemmas(text string) string
-}
-
 // Store is the SQLite index. Its methods are safe for concurrent use; set the
 // exported fields before the first call.
 type Store struct {
-	// Analyzer fills the lemmas column on write and adds the query's lemmas to
-	// every search (matched against that column only). Nil leaves lemmas
-	// empty and searches body, title and section. Rows written before an
-	// analyzer was set have no lemmas: call Reindex once.
-	Analyzer Analyzer
 	// Weights are the BM25 column weights used when SearchOptions has none.
 	Weights Weights
 
 	path string
 	w    *sql.DB // the single writer connection; nil when read-only
 	r    *sql.DB // read-only pool
+
+	// analyzer wrote the full-text rows and analyses queries (see UseAnalyzer).
+	analyzer atomic.Pointer[analysis.Analyzer]
 }
 
 // Open opens (creating it if needed) the database at path for writing,
@@ -109,18 +103,29 @@ func Open(path string) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	return &Store{Weights: DefaultWeights, path: path, w: w, r: r}, nil
+	s := &Store{Weights: DefaultWeights, path: path, w: w, r: r}
+	if err := s.loadAnalyzer(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	return s, nil
 }
 
 // OpenReadOnly opens an existing database for reading (mode=ro). It works
 // while another process holds the database open for writing; each query sees
 // the writes committed before it started.
 func OpenReadOnly(path string) (*Store, error) {
-	r, err := openReader(context.Background(), path)
+	ctx := context.Background()
+	r, err := openReader(ctx, path)
 	if err != nil {
 		return nil, err
 	}
-	return &Store{Weights: DefaultWeights, path: path, r: r}, nil
+	s := &Store{Weights: DefaultWeights, path: path, r: r}
+	if err := s.loadAnalyzer(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+	}
+	return s, nil
 }
 
 func openReader(ctx context.Context, path string) (*sql.DB, error) {
@@ -338,21 +343,28 @@ FROM documents d WHERE d.doc_id = ? AND d.version > ?`, c.ChunkID, c.DocID, c.Do
 	return listed == 0, nil
 }
 
-// putFTS replaces the full-text row of chunk id.
+// putFTS replaces the full-text row of chunk id, analysing its text, title
+// and section path.
 func (s *Store) putFTS(ctx context.Context, tx *sql.Tx, id int64, text, title string, section []string) error {
-	var lemmas string
-	if s.Analyzer != nil {
-		lemmas = fold(s.Analyzer.Lemmas(text))
-	}
-	return putFTSRow(ctx, tx, id, fold(text), lemmas, fold(title), fold(strings.Join(section, " / ")))
+	a := s.Analyzer()
+	sec := strings.Join(section, " / ")
+	return putFTSRow(ctx, tx, id, ftsRow{
+		body: a.Words(text), lemmas: a.Lemmas(text),
+		title: a.Words(title), section: a.Words(sec), heads: a.Lemmas(title + " / " + sec),
+	})
 }
 
-func putFTSRow(ctx context.Context, tx *sql.Tx, id int64, body, lemmas, title, section string) error {
+// ftsRow is one row of chunks_fts: analysed words and terms.
+type ftsRow struct {
+	body, lemmas, title, section, heads string
+}
+
+func putFTSRow(ctx context.Context, tx *sql.Tx, id int64, r ftsRow) error {
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
 		return err
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts (rowid, body, lemmas, title, section) VALUES (?, ?, ?, ?, ?)`,
-		id, body, lemmas, title, section)
+	_, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts (rowid, body, lemmas, title, section, heads) VALUES (?, ?, ?, ?, ?, ?)`,
+		id, r.body, r.lemmas, r.title, r.section, r.heads)
 	return err
 }
 
@@ -481,26 +493,30 @@ DELETE FROM chunks WHERE doc_id = ? AND version <= ?
 	AND chunk_id NOT IN (SELECT value FROM json_each(?))`, d.DocID, d.Version, chunkIDs); err != nil {
 		return err
 	}
-	return retitle(ctx, tx, d.DocID, fold(d.Title))
+	return s.retitle(ctx, tx, d.DocID, d.Title)
 }
 
-// retitle rewrites the full-text rows of a document's chunks whose title
-// column is not title (chunks usually arrive before their document).
-func retitle(ctx context.Context, tx *sql.Tx, docID, title string) error {
+// retitle rewrites the title and heads of a document's full-text rows
+// whose title column does not hold title's words (chunks usually arrive
+// before their document). The body's columns are kept as they are.
+func (s *Store) retitle(ctx context.Context, tx *sql.Tx, docID, title string) error {
+	a := s.Analyzer()
+	words := a.Words(title)
 	type row struct {
-		id                    int64
-		body, lemmas, section string
+		id       int64
+		r        ftsRow
+		sections string
 	}
 	rows, err := tx.QueryContext(ctx, `
-SELECT c.id, f.body, f.lemmas, f.section FROM chunks c JOIN chunks_fts f ON f.rowid = c.id
-WHERE c.doc_id = ? AND f.title IS NOT ?`, docID, title)
+SELECT c.id, f.body, f.lemmas, f.section, c.section_path FROM chunks c JOIN chunks_fts f ON f.rowid = c.id
+WHERE c.doc_id = ? AND f.title IS NOT ?`, docID, words)
 	if err != nil {
 		return err
 	}
 	var todo []row
 	for rows.Next() {
 		var r row
-		if err := rows.Scan(&r.id, &r.body, &r.lemmas, &r.section); err != nil {
+		if err := rows.Scan(&r.id, &r.r.body, &r.r.lemmas, &r.r.section, &r.sections); err != nil {
 			rows.Close()
 			return err
 		}
@@ -511,7 +527,9 @@ WHERE c.doc_id = ? AND f.title IS NOT ?`, docID, title)
 		return err
 	}
 	for _, r := range todo {
-		if err := putFTSRow(ctx, tx, r.id, r.body, r.lemmas, title, r.section); err != nil {
+		r.r.title = words
+		r.r.heads = a.Lemmas(title + " / " + strings.Join(parseList(r.sections), " / "))
+		if err := putFTSRow(ctx, tx, r.id, r.r); err != nil {
 			return err
 		}
 	}
@@ -519,53 +537,55 @@ WHERE c.doc_id = ? AND f.title IS NOT ?`, docID, title)
 }
 
 // Reindex rewrites every full-text row from the chunks and documents tables
-// with the current Analyzer. Run it once after setting or changing Analyzer.
+// with the store's analyzer (UseAnalyzer calls it when the analyzer changes).
 func (s *Store) Reindex(ctx context.Context) error {
-	const page = 500
-	err := s.write(ctx, func(tx *sql.Tx) error {
-		if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts`); err != nil {
-			return err
-		}
-		type row struct {
-			id                    int64
-			text, title, sections string
-		}
-		last := int64(-1 << 63)
-		for {
-			rows, err := tx.QueryContext(ctx, `
-SELECT c.id, c.text, coalesce(d.title, ''), c.section_path FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
-WHERE c.id > ? ORDER BY c.id LIMIT ?`, last, page)
-			if err != nil {
-				return err
-			}
-			var todo []row
-			for rows.Next() {
-				var r row
-				if err := rows.Scan(&r.id, &r.text, &r.title, &r.sections); err != nil {
-					rows.Close()
-					return err
-				}
-				todo = append(todo, r)
-			}
-			rows.Close()
-			if err := rows.Err(); err != nil {
-				return err
-			}
-			for _, r := range todo {
-				if err := s.putFTS(ctx, tx, r.id, r.text, r.title, parseList(r.sections)); err != nil {
-					return err
-				}
-				last = r.id
-			}
-			if len(todo) < page {
-				return nil
-			}
-		}
-	})
+	err := s.write(ctx, func(tx *sql.Tx) error { return s.reindex(ctx, tx) })
 	if err != nil {
 		return fmt.Errorf("reindex: %w", err)
 	}
 	return nil
+}
+
+func (s *Store) reindex(ctx context.Context, tx *sql.Tx) error {
+	const page = 500
+	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts`); err != nil {
+		return err
+	}
+	type row struct {
+		id                    int64
+		text, title, sections string
+	}
+	last := int64(-1 << 63)
+	for {
+		rows, err := tx.QueryContext(ctx, `
+SELECT c.id, c.text, coalesce(d.title, ''), c.section_path FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
+WHERE c.id > ? ORDER BY c.id LIMIT ?`, last, page)
+		if err != nil {
+			return err
+		}
+		var todo []row
+		for rows.Next() {
+			var r row
+			if err := rows.Scan(&r.id, &r.text, &r.title, &r.sections); err != nil {
+				rows.Close()
+				return err
+			}
+			todo = append(todo, r)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return err
+		}
+		for _, r := range todo {
+			if err := s.putFTS(ctx, tx, r.id, r.text, r.title, parseList(r.sections)); err != nil {
+				return err
+			}
+			last = r.id
+		}
+		if len(todo) < page {
+			return nil
+		}
+	}
 }
 
 // Edge is one directed edge of the block graph.

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -517,8 +518,10 @@ func TestSearchRanksTheRelevantChunkFirst(t *testing.T) {
 		{"хлеб на закваске", "ru-bread", "[хлеб]"},
 		{"регулярный полив помидоров", "ru-garden", "[полив]"},
 		{"квантовая запутанность частиц", "ru-physics", "[Квантовая]"},
-		{"ёжик в тумане", "ru-hedgehog", "[Ежик]"}, // ё and е are one letter
-		{"ежик", "ru-hedgehog", "[Ежик]"},
+		{"ёжик в тумане", "ru-hedgehog", "[Ёжик]"}, // ё and е are one letter; the snippet shows the original
+		{"ежик", "ru-hedgehog", "[Ёжик]"},
+		{"ежики", "ru-hedgehog", "[Ёжик]"},
+		{"лошадки и филины", "ru-hedgehog", "[лошадку]"},
 	} {
 		hits := search(t, s, tc.query, SearchOptions{})
 		if len(hits) == 0 || hits[0].ChunkID != tc.want {
@@ -612,73 +615,94 @@ func FuzzSearch(f *testing.F) {
 	})
 }
 
-func TestQueryTerms(t *testing.T) {
-	for _, tc := range []struct {
-		query string
-		want  []string
-	}{
-		{"How do I bake Bread?", []string{"bake", "bread"}},
-		{"the of and", []string{"the", "of", "and"}},
-		{`body:"x" NEAR(y) -z*`, []string{"body", "x", "near", "y", "z"}},
-		{"Ёлка и ёж", []string{"елка", "и", "еж"}},
-		{"e\u0301tude 2024", []string{"e\u0301tude", "2024"}},
-		{"bread bread BREAD", []string{"bread"}},
-		{"😀 — ...", nil},
-	} {
-		if got := queryTerms(tc.query); !slices.Equal(got, tc.want) {
-			t.Errorf("queryTerms(%q) = %q, want %q", tc.query, got, tc.want)
-		}
+func TestMatchExprQuotesEveryTermAndSplitsWordsFromLemmas(t *testing.T) {
+	plain, err := analysis.New(analysis.Plain)
+	if err != nil {
+		t.Fatal(err)
 	}
-	if got := matchExpr(`say "hi" OR not`, nil); got != `"say" OR "hi"` {
-		t.Errorf("matchExpr = %s", got)
+	if got := matchExpr(plain.Query(`say "hi" OR not`)); got != `{body title section} : ("say" OR "hi")` {
+		t.Errorf("plain: %s", got)
 	}
-	if n := len(queryTerms(randomWords(500))); n != maxTerms {
-		t.Errorf("a long query keeps %d terms, want %d", n, maxTerms)
+	full, err := analysis.New(analysis.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, want := matchExpr(full.Query("кошек NEAR(x)")),
+		`({body title section} : ("кошек" OR "near" OR "x")) OR ({lemmas heads} : ("кошка" OR "near" OR "x"))`; got != want {
+		t.Errorf("full:\n got %s\nwant %s", got, want)
+	}
+	if got := matchExpr(full.Query("?!")); got != "" {
+		t.Errorf("no words: %q", got)
 	}
 }
 
-// lemmaMap is a toy Analyzer: known word forms map to their lemma.
-type lemmaMap map[string]string
-
-func (m lemmaMap) Lemmas(text string) string {
-	var out []string
-	for _, w := range words(text) {
-		if l, ok := m[w]; ok {
-			w = l
-		}
-		out = append(out, w)
+func TestUseAnalyzerRebuildsTheIndexAndTheChoiceIsRemembered(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "exocortex.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
 	}
-	return strings.Join(out, " ")
-}
-
-func TestAnalyzerLemmasAreSearchedAndReindexFillsThem(t *testing.T) {
-	s := openTest(t)
-	an := lemmaMap{"кошки": "кошка", "кошек": "кошка", "кошкой": "кошка", "собаки": "собака"}
+	if got := s.Analyzer().Name(); !strings.HasPrefix(got, string(DefaultAnalyzer)+"/") {
+		t.Fatalf("a new index uses %s, want %s", got, DefaultAnalyzer)
+	}
 	mustUpsert(t, s, chunkEv("cat", "d1", 1, "Мы долго играли с кошкой во дворе."), true)
 	mustUpsert(t, s, chunkEv("dog", "d1", 1, "Собаки лают."), true)
-	if hits := search(t, s, "кошек", SearchOptions{}); len(hits) != 0 {
-		t.Fatalf("matched another form without an analyzer: %v", hitIDs(hits))
+	if hits := search(t, s, "кошек", SearchOptions{}); len(hits) != 1 || hits[0].ChunkID != "cat" {
+		t.Fatalf("full analyzer: another form of the word: %v", hitIDs(hits))
+	}
+	if hits := search(t, s, "кошек", SearchOptions{}); !strings.Contains(hits[0].Snippet, "[кошкой]") {
+		t.Errorf("the snippet marks the matched form: %q", hits[0].Snippet)
 	}
 
-	s.Analyzer = an
-	if hits := search(t, s, "кошек", SearchOptions{}); len(hits) != 0 {
-		t.Fatalf("lemmas present before Reindex: %v", hitIDs(hits))
-	}
-	if err := s.Reindex(context.Background()); err != nil {
+	if err := s.UseAnalyzer(ctx, analysis.Plain); err != nil {
 		t.Fatal(err)
 	}
 	wantRows(t, s, 2)
-	if hits := search(t, s, "кошек", SearchOptions{}); len(hits) != 1 || hits[0].ChunkID != "cat" {
-		t.Fatalf("after Reindex: %v", hitIDs(hits))
+	if hits := search(t, s, "кошек", SearchOptions{}); len(hits) != 0 {
+		t.Fatalf("plain analyzer matched another form: %v", hitIDs(hits))
+	}
+	if hits := search(t, s, "кошкой", SearchOptions{}); len(hits) != 1 {
+		t.Fatalf("plain analyzer, the same form: %v", hitIDs(hits))
+	}
+	s.Close()
+
+	// Reopened, for writing and for reading, the index keeps its analyzer.
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r, err := OpenReadOnly(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	for _, st := range []*Store{s, r} {
+		if st.Analyzer().Mode() != analysis.Plain {
+			t.Fatalf("reopened with %s", st.Analyzer().Name())
+		}
+	}
+	if err := s.UseAnalyzer(ctx, analysis.Stem); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search(t, s, "собака", SearchOptions{}); len(hits) != 1 || hits[0].ChunkID != "dog" {
+		t.Fatalf("stem analyzer: %v", hitIDs(hits))
 	}
 	mustUpsert(t, s, chunkEv("cats", "d1", 1, "Кошки спят."), true)
+	if err := s.UseAnalyzer(ctx, analysis.Full); err != nil {
+		t.Fatal(err)
+	}
 	if hits := search(t, s, "кошка", SearchOptions{}); len(hits) != 2 {
-		t.Fatalf("new writes get lemmas: %v", hitIDs(hits))
+		t.Fatalf("after switching back to full: %v", hitIDs(hits))
 	}
 	for _, q := range nastyQueries {
-		if _, err := s.Search(context.Background(), q, SearchOptions{}); err != nil {
-			t.Errorf("with an analyzer, %.40q: %v", q, err)
+		if _, err := s.Search(ctx, q, SearchOptions{}); err != nil {
+			t.Errorf("%.40q: %v", q, err)
 		}
+	}
+	if err := r.UseAnalyzer(ctx, analysis.Full); !errors.Is(err, ErrReadOnly) {
+		t.Errorf("UseAnalyzer on a reader: %v", err)
 	}
 }
 

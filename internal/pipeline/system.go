@@ -11,9 +11,11 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
@@ -37,7 +39,11 @@ type Config struct {
 	// Workers per stage (default 1; the index stage always has one writer).
 	Workers int
 	Chunk   chunk.Config
-	Log     zerolog.Logger
+	// Analyzer is the text analysis of the full-text index (plain, stem or
+	// full); empty keeps the index's own (full for a new index). Changing it
+	// rebuilds the full-text rows when the index stage starts.
+	Analyzer analysis.Mode
+	Log      zerolog.Logger
 }
 
 // Validate joins every problem with the configuration.
@@ -49,6 +55,11 @@ func (c Config) Validate() error {
 	for _, s := range c.Stages {
 		if _, ok := bus.LookupStage(s); !ok {
 			errs = append(errs, fmt.Errorf("unknown stage %q (known: %s)", s, strings.Join(StageNames(), ", ")))
+		}
+	}
+	if c.Analyzer != "" {
+		if _, err := analysis.ParseMode(string(c.Analyzer)); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if err := c.Chunk.Validate(); err != nil {
@@ -153,6 +164,15 @@ func (s *System) startStage(ctx context.Context, name string) error {
 			return fmt.Errorf("stage index: %w", err)
 		}
 		s.Store = st
+		if s.cfg.Analyzer != "" && s.cfg.Analyzer != st.Analyzer().Mode() {
+			t0 := time.Now()
+			s.cfg.Log.Info().Str("stage", name).Str("from", st.Analyzer().Name()).Str("to", string(s.cfg.Analyzer)).
+				Msg("rebuilding the full-text index for another analyzer")
+			if err := st.UseAnalyzer(ctx, s.cfg.Analyzer); err != nil {
+				return fmt.Errorf("stage index: %w", err)
+			}
+			s.cfg.Log.Info().Str("stage", name).Dur("took", time.Since(t0)).Msg("full-text index rebuilt")
+		}
 		h = index.NewHandler(st)
 		opts.Workers = 1 // SQLite has one writer
 		opts.Batch = 256
