@@ -35,6 +35,10 @@ var Modes = []Mode{Plain, Stem, Full}
 // indexes built by an older analyzer are rebuilt.
 const version = 1
 
+// maxCompoundParts bounds the hyphenated words looked up whole
+// ("ростов-на-дону" has 3 parts); longer chains are looked up in pieces.
+const maxCompoundParts = 4
+
 // cacheSize bounds the word -> terms cache (it is emptied when full).
 const cacheSize = 1 << 17
 
@@ -127,14 +131,14 @@ func (a *Analyzer) Lemmas(text string) string {
 func (a *Analyzer) eachTerms(toks []Token, fn func(i, n int, terms []string), scratch *[]string) {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
-		if t.Script == Cyrillic && t.Hyphen && i > 0 && toks[i-1].Script == Digits && len(t.Text) <= 6 {
-			continue // 3 letters at most: the number's case ending
+		if isNumberEnding(toks, i) {
+			continue
 		}
 		if a.mode == Full && t.Script == Cyrillic {
 			// The longest hyphenated compound starting here that the
 			// dictionary knows.
 			j := i + 1
-			for j < len(toks) && toks[j].Hyphen && toks[j].Script == Cyrillic {
+			for j < len(toks) && j-i < maxCompoundParts && toks[j].Hyphen && toks[j].Script == Cyrillic {
 				j++
 			}
 			if j-i > 1 {
@@ -154,6 +158,13 @@ func (a *Analyzer) eachTerms(toks []Token, fn func(i, n int, terms []string), sc
 			fn(i, 1, ts)
 		}
 	}
+}
+
+// isNumberEnding reports whether token i is a number's case ending: at most
+// 3 Cyrillic letters joined by a hyphen to digits ("1990-х", "5-го").
+func isNumberEnding(toks []Token, i int) bool {
+	t := toks[i]
+	return t.Script == Cyrillic && t.Hyphen && i > 0 && toks[i-1].Script == Digits && len(t.Text) <= 6
 }
 
 // compound finds the longest run of toks[0:n] (n >= 2) that the dictionary

@@ -31,6 +31,9 @@ func parseDAWG(data []byte) (*dawg, error) {
 		return nil, errors.New("dawg: file too short")
 	}
 	n := int(binary.LittleEndian.Uint32(data))
+	if n == 0 {
+		return nil, errors.New("dawg: no units")
+	}
 	if 4+4*n+4 > len(data) {
 		return nil, fmt.Errorf("dawg: %d units do not fit in %d bytes", n, len(data))
 	}

@@ -16,6 +16,10 @@ type Query struct {
 	// Terms are the distinct lemmas or stems of Words, every reading of an
 	// ambiguous word included, for the lemma column. Empty in Plain mode.
 	Terms []string
+
+	// group maps each word and term to its word's number, so a snippet
+	// counts a word matched in two forms once.
+	group map[string]int
 }
 
 // Empty reports whether the query has nothing to search for.
@@ -25,11 +29,11 @@ func (q Query) Empty() bool { return len(q.Words) == 0 && len(q.Terms) == 0 }
 // punctuation are separators like everywhere else.
 func (a *Analyzer) Query(text string) Query {
 	toks := Tokenize(text)
-	var q Query
+	q := Query{group: map[string]int{}}
 	seen := map[string]bool{}
 	var stops []string
-	for _, t := range toks {
-		if seen[t.Text] {
+	for i, t := range toks {
+		if seen[t.Text] || isNumberEnding(toks, i) {
 			continue
 		}
 		seen[t.Text] = true
@@ -50,11 +54,19 @@ func (a *Analyzer) Query(text string) Query {
 	}
 	clear(seen)
 	var scratch []string
-	a.eachTerms(toks, func(_, _ int, ts []string) {
+	a.eachTerms(toks, func(i, _ int, ts []string) {
+		g, ok := q.group[toks[i].Text]
+		if !ok {
+			g = len(q.group) + 1
+			q.group[toks[i].Text] = g
+		}
 		for _, t := range ts {
 			if !seen[t] && len(q.Terms) < MaxQueryTerms {
 				seen[t] = true
 				q.Terms = append(q.Terms, t)
+				if _, ok := q.group[t]; !ok {
+					q.group[t] = g
+				}
 			}
 		}
 	}, &scratch)
@@ -81,12 +93,12 @@ func (a *Analyzer) Snippet(text string, q Query, o SnippetOptions) string {
 	// hit[i] is the id (1-based) of a query word or term token i matches.
 	hit := make([]int, len(toks))
 	ids := map[string]int{}
-	for _, w := range q.Words {
-		ids[w] = len(ids) + 1
+	for w, g := range q.group {
+		ids[w] = g
 	}
-	for _, t := range q.Terms {
-		if _, ok := ids[t]; !ok {
-			ids[t] = len(ids) + 1
+	for _, w := range append(q.Words[:len(q.Words):len(q.Words)], q.Terms...) {
+		if _, ok := ids[w]; !ok {
+			ids[w] = len(q.group) + len(ids) + 1
 		}
 	}
 	for i, t := range toks {

@@ -122,7 +122,9 @@ func normalize(w string, start int, hyphen bool) Token {
 	}
 	t := Token{Text: w, Start: start, End: start + len(w), Hyphen: hyphen}
 	if !simple {
-		t.Text = Fold(strings.Map(dropMarks, w))
+		// й and ё may come decomposed (и or е and a combining mark); any
+		// other mark, such as a stress mark, is dropped.
+		t.Text = Fold(strings.Map(dropMarks, composeReplacer.Replace(w)))
 	}
 	switch {
 	case other > 0:
@@ -147,6 +149,8 @@ func dropMarks(r rune) rune {
 	}
 	return r
 }
+
+var composeReplacer = strings.NewReplacer("и\u0306", "й", "И\u0306", "Й", "е\u0308", "ё", "Е\u0308", "Ё")
 
 var foldReplacer = strings.NewReplacer("ё", "е")
 

@@ -40,7 +40,7 @@ type SearchOptions struct {
 	// (DefaultMarkStart and DefaultMarkEnd when both are empty).
 	MarkStart, MarkEnd string
 	// SnippetTokens is the snippet's length in words (DefaultSnippetTokens
-	// when 0, at most 64).
+	// when 0, at most 64); negative leaves Hit.Snippet empty.
 	SnippetTokens int
 }
 
@@ -94,7 +94,7 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		start, end = DefaultMarkStart, DefaultMarkEnd
 	}
 	tokens := opts.SnippetTokens
-	if tokens <= 0 {
+	if tokens == 0 {
 		tokens = DefaultSnippetTokens
 	}
 	tokens = min(tokens, 64)
@@ -131,8 +131,10 @@ WHERE chunks_fts MATCH ? AND f.rank MATCH ?`
 		if len(h.BlockIDs) > 0 {
 			h.BlockID = h.BlockIDs[0]
 		}
-		h.Snippet = a.Snippet(h.Text, aq, analysis.SnippetOptions{
-			Tokens: tokens, MarkStart: start, MarkEnd: end, Ellipsis: DefaultEllipsis})
+		if tokens > 0 {
+			h.Snippet = a.Snippet(h.Text, aq, analysis.SnippetOptions{
+				Tokens: tokens, MarkStart: start, MarkEnd: end, Ellipsis: DefaultEllipsis})
+		}
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
