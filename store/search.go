@@ -13,9 +13,22 @@ type Weights struct {
 	Body, Lemmas, Title, Section, Heads float64
 }
 
-// DefaultWeights favour a match in the document title or section headings
-// over one in the body.
-var DefaultWeights = Weights{Body: 1.0, Lemmas: 1.0, Title: 2.0, Section: 1.5, Heads: 1.5}
+// DefaultWeights are the weights of an index with lemmas (analyzers stem
+// and full), tuned on the dev part of XQuAD ru+en (eval.PartDev; see
+// eval/tune_test.go): a lemma match counts most, a title or heading match
+// more than a body word.
+var DefaultWeights = Weights{Body: 0.25, Lemmas: 3, Title: 1, Section: 0.75, Heads: 1}
+
+// PlainWeights are the weights of an index without lemmas (analyzer plain).
+var PlainWeights = Weights{Body: 1, Title: 2, Section: 1.5}
+
+// WeightsFor returns the default weights for an analysis mode.
+func WeightsFor(mode analysis.Mode) Weights {
+	if mode == analysis.Plain {
+		return PlainWeights
+	}
+	return DefaultWeights
+}
 
 // Search defaults and limits.
 const (
@@ -88,6 +101,9 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	w := opts.Weights
 	if w == (Weights{}) {
 		w = s.Weights
+	}
+	if w == (Weights{}) {
+		w = WeightsFor(a.Mode())
 	}
 	start, end := opts.MarkStart, opts.MarkEnd
 	if start == "" && end == "" {

@@ -57,7 +57,8 @@ const readConns = 4
 // Store is the SQLite index. Its methods are safe for concurrent use; set the
 // exported fields before the first call.
 type Store struct {
-	// Weights are the BM25 column weights used when SearchOptions has none.
+	// Weights are the BM25 column weights used when SearchOptions has none;
+	// zero means WeightsFor the analyzer's mode.
 	Weights Weights
 
 	path string
@@ -103,7 +104,7 @@ func Open(path string) (*Store, error) {
 		w.Close()
 		return nil, err
 	}
-	s := &Store{Weights: DefaultWeights, path: path, w: w, r: r}
+	s := &Store{path: path, w: w, r: r}
 	if err := s.loadAnalyzer(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
@@ -120,7 +121,7 @@ func OpenReadOnly(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{Weights: DefaultWeights, path: path, r: r}
+	s := &Store{path: path, r: r}
 	if err := s.loadAnalyzer(ctx); err != nil {
 		s.Close()
 		return nil, fmt.Errorf("open %s read-only: %w", path, err)

@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -790,87 +789,3 @@ func BenchmarkSearch(b *testing.B) {
 	}
 }
 
-// TestIntegrationXQuADWeights measures the BM25 column weights on XQuAD
-// (paragraphs as chunks, the article title as document title and section):
-// set EXO_XQUAD_DIR to the folder holding xquad.en.json and xquad.ru.json.
-func TestIntegrationXQuADWeights(t *testing.T) {
-	dir := os.Getenv("EXO_XQUAD_DIR")
-	if dir == "" {
-		t.Skip("EXO_XQUAD_DIR is not set (the folder with xquad.en.json and xquad.ru.json)")
-	}
-	type squad struct {
-		Data []struct {
-			Title      string
-			Paragraphs []struct {
-				Context string
-				Qas     []struct{ Question string }
-			}
-		}
-	}
-	ctx := context.Background()
-	for _, lang := range []string{"en", "ru"} {
-		raw, err := os.ReadFile(filepath.Join(dir, "xquad."+lang+".json"))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var sq squad
-		if err := json.Unmarshal(raw, &sq); err != nil {
-			t.Fatal(err)
-		}
-		s := openTest(t)
-		type question struct{ text, gold string }
-		var qs []question
-		for ai, a := range sq.Data {
-			title := strings.ReplaceAll(a.Title, "_", " ")
-			doc := fmt.Sprint("a", ai)
-			var ids []string
-			for pi, p := range a.Paragraphs {
-				id := fmt.Sprintf("%s-p%d", doc, pi)
-				ids = append(ids, id)
-				mustUpsert(t, s, &schemas.ChunkCreated{ChunkID: id, DocID: doc, DocVersion: 1, Hash: hashOf(p.Context),
-					Text: p.Context, SectionPath: []string{title}, Lang: lang, BlockIDs: []string{id}}, true)
-				for _, q := range p.Qas {
-					qs = append(qs, question{q.Question, id})
-				}
-			}
-			d := structure(doc, 1, ids...)
-			d.Title = title
-			mustApply(t, s, d, true)
-		}
-		for _, w := range []Weights{
-			{Body: 1, Lemmas: 1, Title: 1, Section: 1},
-			{Body: 1, Lemmas: 1, Title: 2, Section: 1},
-			{Body: 1, Lemmas: 1, Title: 2, Section: 1.5},
-			{Body: 1, Lemmas: 1, Title: 3, Section: 1.5},
-			{Body: 1, Lemmas: 1, Title: 1, Section: 0.5},
-			{Body: 1, Lemmas: 1, Title: 5, Section: 2},
-		} {
-			var mrr float64
-			var r1, r5, r20 int
-			for _, q := range qs {
-				hits, err := s.Search(ctx, q.text, SearchOptions{K: 20, Weights: w})
-				if err != nil {
-					t.Fatal(err)
-				}
-				for i, h := range hits {
-					if h.ChunkID == q.gold {
-						if i < 10 {
-							mrr += 1 / float64(i+1)
-						}
-						if i < 1 {
-							r1++
-						}
-						if i < 5 {
-							r5++
-						}
-						r20++
-						break
-					}
-				}
-			}
-			n := float64(len(qs))
-			t.Logf("%s %d questions, weights %+v: MRR@10 %.3f  R@1 %.3f  R@5 %.3f  R@20 %.3f",
-				lang, len(qs), w, mrr/n, float64(r1)/n, float64(r5)/n, float64(r20)/n)
-		}
-	}
-}
