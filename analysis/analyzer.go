@@ -89,10 +89,34 @@ func (a *Analyzer) Name() string { return fmt.Sprintf("%s/%d", a.mode, version) 
 
 // Words returns the text's words as the body column indexes them, space
 // separated: every word, stopwords included, in normal form.
-func (a *Analyzer) Words(text string) string {
+func (a *Analyzer) Words(text string) string { return joinWords(Tokenize(text)) }
+
+// Lemmas returns the text's terms for the lemma column, space separated:
+// for each word that is not a stopword, its lemmas or stem (none in Plain
+// mode).
+func (a *Analyzer) Lemmas(text string) string {
+	if a.mode == Plain {
+		return ""
+	}
+	return a.joinTerms(Tokenize(text))
+}
+
+// Index returns both Words and Lemmas of text, tokenising it once.
+func (a *Analyzer) Index(text string) (words, lemmas string) {
 	toks := Tokenize(text)
+	if a.mode != Plain {
+		lemmas = a.joinTerms(toks)
+	}
+	return joinWords(toks), lemmas
+}
+
+func joinWords(toks []Token) string {
+	n := 0
+	for _, t := range toks {
+		n += len(t.Text) + 1
+	}
 	var b strings.Builder
-	b.Grow(len(text))
+	b.Grow(n)
 	for i, t := range toks {
 		if i > 0 {
 			b.WriteByte(' ')
@@ -102,17 +126,10 @@ func (a *Analyzer) Words(text string) string {
 	return b.String()
 }
 
-// Lemmas returns the text's terms for the lemma column, space separated:
-// for each word that is not a stopword, its lemmas or stem (none in Plain
-// mode).
-func (a *Analyzer) Lemmas(text string) string {
-	if a.mode == Plain {
-		return ""
-	}
-	toks := Tokenize(text)
+func (a *Analyzer) joinTerms(toks []Token) string {
 	var b strings.Builder
-	b.Grow(len(text))
-	var terms []string
+	b.Grow(8 * len(toks))
+	var scratch []string
 	a.eachTerms(toks, func(_, _ int, ts []string) {
 		for _, t := range ts {
 			if b.Len() > 0 {
@@ -120,7 +137,7 @@ func (a *Analyzer) Lemmas(text string) string {
 			}
 			b.WriteString(t)
 		}
-	}, &terms)
+	}, &scratch)
 	return b.String()
 }
 

@@ -349,10 +349,9 @@ FROM documents d WHERE d.doc_id = ? AND d.version > ?`, c.ChunkID, c.DocID, c.Do
 func (s *Store) putFTS(ctx context.Context, tx *sql.Tx, id int64, text, title string, section []string) error {
 	a := s.Analyzer()
 	sec := strings.Join(section, " / ")
-	return putFTSRow(ctx, tx, id, ftsRow{
-		body: a.Words(text), lemmas: a.Lemmas(text),
-		title: a.Words(title), section: a.Words(sec), heads: a.Lemmas(title + " / " + sec),
-	})
+	r := ftsRow{title: a.Words(title), section: a.Words(sec), heads: a.Lemmas(title + " / " + sec)}
+	r.body, r.lemmas = a.Index(text)
+	return putFTSRow(ctx, tx, id, r)
 }
 
 // ftsRow is one row of chunks_fts: analysed words and terms.

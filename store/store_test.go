@@ -788,4 +788,3 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
-

@@ -7,6 +7,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/internal/pipeline"
 )
 
@@ -16,6 +17,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	c.register(fs, "info")
 	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one)")
 	workers := fs.Int("workers", 1, "workers per stage (the index stage always has one writer)")
+	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -23,7 +25,8 @@ func cmdUp(ctx context.Context, args []string) error {
 	if url, ok := pipeline.Running(c.data); ok && c.nats == "" {
 		return fmt.Errorf("a system is already running on %s (NATS %s)", c.data, url)
 	}
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers, Log: log})
+	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
+		Analyzer: analysis.Mode(*analyzer), Log: log})
 	if err != nil {
 		return err
 	}
@@ -40,6 +43,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 	c.register(fs, "info")
 	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", "))
 	workers := fs.Int("workers", 1, "workers in this stage's pool")
+	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -54,7 +58,8 @@ func cmdWorker(ctx context.Context, args []string) error {
 		c.nats = url
 	}
 	log := c.logger()
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers, Log: log})
+	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers,
+		Analyzer: analysis.Mode(*analyzer), Log: log})
 	if err != nil {
 		return err
 	}
