@@ -129,7 +129,6 @@ func joinWords(toks []Token) string {
 func (a *Analyzer) joinTerms(toks []Token) string {
 	var b strings.Builder
 	b.Grow(8 * len(toks))
-	var scratch []string
 	a.eachTerms(toks, func(_, _ int, ts []string) {
 		for _, t := range ts {
 			if b.Len() > 0 {
@@ -137,7 +136,7 @@ func (a *Analyzer) joinTerms(toks []Token) string {
 			}
 			b.WriteString(t)
 		}
-	}, &scratch)
+	})
 	return b.String()
 }
 
@@ -145,7 +144,7 @@ func (a *Analyzer) joinTerms(toks []Token) string {
 // index of its first token, how many tokens it spans, and the terms. Words joined by hyphens are looked up whole first
 // ("санкт-петербурга" -> санкт петербург); a short Russian ending after a
 // number ("1990-х", "5-го") is dropped.
-func (a *Analyzer) eachTerms(toks []Token, fn func(i, n int, terms []string), scratch *[]string) {
+func (a *Analyzer) eachTerms(toks []Token, fn func(i, n int, terms []string)) {
 	for i := 0; i < len(toks); i++ {
 		t := toks[i]
 		if isNumberEnding(toks, i) {
@@ -159,7 +158,7 @@ func (a *Analyzer) eachTerms(toks []Token, fn func(i, n int, terms []string), sc
 				j++
 			}
 			if j-i > 1 {
-				if n, terms := a.compound(toks[i:j], scratch); n > 0 {
+				if n, terms := a.compound(toks[i:j]); n > 0 {
 					if len(terms) > 0 {
 						fn(i, n, terms)
 					}
@@ -186,7 +185,8 @@ func isNumberEnding(toks []Token, i int) bool {
 
 // compound finds the longest run of toks[0:n] (n >= 2) that the dictionary
 // knows as one hyphenated word, and returns n and the parts of its lemmas.
-func (a *Analyzer) compound(toks []Token, scratch *[]string) (int, []string) {
+func (a *Analyzer) compound(toks []Token) (int, []string) {
+	var lemmas []string
 	for n := len(toks); n >= 2; n-- {
 		var b strings.Builder
 		for k, t := range toks[:n] {
@@ -195,8 +195,7 @@ func (a *Analyzer) compound(toks []Token, scratch *[]string) (int, []string) {
 			}
 			b.WriteString(t.Text)
 		}
-		lemmas := a.dict.Lemmas((*scratch)[:0], b.String())
-		*scratch = lemmas
+		lemmas = a.dict.Lemmas(lemmas[:0], b.String())
 		if len(lemmas) == 0 {
 			continue
 		}

@@ -53,7 +53,6 @@ func (a *Analyzer) Query(text string) Query {
 		return q
 	}
 	clear(seen)
-	var scratch []string
 	a.eachTerms(toks, func(i, _ int, ts []string) {
 		g, ok := q.group[toks[i].Text]
 		if !ok {
@@ -69,7 +68,7 @@ func (a *Analyzer) Query(text string) Query {
 				}
 			}
 		}
-	}, &scratch)
+	})
 	return q
 }
 
@@ -105,7 +104,6 @@ func (a *Analyzer) Snippet(text string, q Query, o SnippetOptions) string {
 		hit[i] = ids[t.Text]
 	}
 	if len(q.Terms) > 0 {
-		var scratch []string
 		a.eachTerms(toks, func(i, n int, ts []string) {
 			for _, term := range ts {
 				if id := ids[term]; id > 0 {
@@ -117,7 +115,7 @@ func (a *Analyzer) Snippet(text string, q Query, o SnippetOptions) string {
 					return
 				}
 			}
-		}, &scratch)
+		})
 	}
 
 	size := max(o.Tokens, 1)

@@ -51,7 +51,7 @@ func Run(ctx context.Context, s Searcher, set *Set, opts Options) (Report, error
 			continue // nothing to retrieve (a JSONL question without gold)
 		}
 		start := time.Now()
-		hits, err := s.Search(ctx, q.Question, store.SearchOptions{K: opts.Fetch})
+		hits, err := s.Search(ctx, q.Question, store.SearchOptions{K: opts.Fetch, SnippetTokens: -1}) // ranks only: no snippets
 		if err != nil {
 			return rep, fmt.Errorf("question %s: %w", q.ID, err)
 		}

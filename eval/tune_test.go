@@ -25,7 +25,6 @@ type weighted struct {
 
 func (s weighted) Search(ctx context.Context, q string, o store.SearchOptions) ([]store.Hit, error) {
 	o.Weights = s.w
-	o.SnippetTokens = -1
 	return s.st.Search(ctx, q, o)
 }
 

@@ -58,9 +58,9 @@ func (s *Store) queryAnalyzer(ctx context.Context) (*analysis.Analyzer, error) {
 	if s.w != nil {
 		return a, nil
 	}
-	var name string
-	if err := s.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'analyzer'`).Scan(&name); err != nil {
-		return nil, fmt.Errorf("read the analyzer's name: %w", err)
+	name, err := s.recordedAnalyzer(ctx)
+	if err != nil {
+		return nil, err
 	}
 	if name == a.Name() || name == "none" {
 		return a, nil
@@ -75,10 +75,9 @@ func (s *Store) queryAnalyzer(ctx context.Context) (*analysis.Analyzer, error) {
 // rebuilds the full-text rows when none is recorded or the recorded one is
 // another version than this binary's; a reader cannot, and says so.
 func (s *Store) loadAnalyzer(ctx context.Context) error {
-	var name string
-	err := s.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'analyzer'`).Scan(&name)
+	name, err := s.recordedAnalyzer(ctx)
 	if err != nil {
-		return fmt.Errorf("read the analyzer's name: %w", err)
+		return err
 	}
 	mode, ver, known := parseAnalyzerName(name)
 	if !known {
@@ -101,6 +100,16 @@ func (s *Store) loadAnalyzer(ctx context.Context) error {
 			"run the index stage (exocortex up) once to rebuild it", ErrSchema, name, ver, a.Name())
 	}
 	return s.switchAnalyzer(ctx, a)
+}
+
+// recordedAnalyzer is the name of the analyzer that built the full-text rows
+// ("none" before the first build).
+func (s *Store) recordedAnalyzer(ctx context.Context) (string, error) {
+	var name string
+	if err := s.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'analyzer'`).Scan(&name); err != nil {
+		return "", fmt.Errorf("read the analyzer's name: %w", err)
+	}
+	return name, nil
 }
 
 // parseAnalyzerName splits "full/1" into its mode and version.

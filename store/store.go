@@ -348,10 +348,14 @@ FROM documents d WHERE d.doc_id = ? AND d.version > ?`, c.ChunkID, c.DocID, c.Do
 // and section path.
 func (s *Store) putFTS(ctx context.Context, tx *sql.Tx, id int64, text, title string, section []string) error {
 	a := s.Analyzer()
-	sec := strings.Join(section, " / ")
-	r := ftsRow{title: a.Words(title), section: a.Words(sec), heads: a.Lemmas(title + " / " + sec)}
+	r := ftsRow{title: a.Words(title), section: a.Words(strings.Join(section, " / ")), heads: heads(a, title, section)}
 	r.body, r.lemmas = a.Index(text)
 	return putFTSRow(ctx, tx, id, r)
+}
+
+// heads is the heads column: the lemmas of the title and the section path.
+func heads(a *analysis.Analyzer, title string, section []string) string {
+	return a.Lemmas(title + " / " + strings.Join(section, " / "))
 }
 
 // ftsRow is one row of chunks_fts: analysed words and terms.
@@ -528,7 +532,7 @@ WHERE c.doc_id = ? AND f.title IS NOT ?`, docID, words)
 	}
 	for _, r := range todo {
 		r.r.title = words
-		r.r.heads = a.Lemmas(title + " / " + strings.Join(parseList(r.sections), " / "))
+		r.r.heads = heads(a, title, parseList(r.sections))
 		if err := putFTSRow(ctx, tx, r.id, r.r); err != nil {
 			return err
 		}
