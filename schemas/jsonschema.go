@@ -31,11 +31,18 @@ func JSONSchema(typ string) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
-var timeType = reflect.TypeOf(time.Time{})
+var (
+	timeType   = reflect.TypeOf(time.Time{})
+	vectorType = reflect.TypeOf(Vector(nil))
+)
 
 func schemaOf(t reflect.Type) map[string]any {
 	if t == timeType {
 		return map[string]any{"type": "string", "format": "date-time"}
+	}
+	if t == vectorType {
+		return map[string]any{"type": "string", "contentEncoding": "base64",
+			"description": "little-endian float32 values"}
 	}
 	switch t.Kind() {
 	case reflect.Pointer:

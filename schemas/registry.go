@@ -15,6 +15,10 @@ const (
 	SubjectDocChanged   = "kb.doc.changed"
 	SubjectDocStructure = "kb.doc.structure"
 	SubjectChunkCreated = "kb.chunk.created"
+	SubjectEmbedDone    = "kb.embed.done"
+	SubjectQuery        = "kb.query.submitted"
+	SubjectRetrieved    = "kb.query.retrieved"
+	SubjectReranked     = "kb.query.reranked"
 	// SubjectDLQPrefix + stage is where the bus copies poison messages.
 	SubjectDLQPrefix = "kb.dlq."
 )
@@ -51,6 +55,18 @@ func init() {
 	register(Spec{Type: TypeDocStructureV1, Subject: SubjectDocStructure,
 		Description: "A document's metadata, chunk list and block skeleton (graph), or its deletion.",
 		New:         func() Event { return new(DocStructure) }})
+	register(Spec{Type: TypeEmbedDoneV1, Subject: SubjectEmbedDone,
+		Description: "Vectors of chunks, each tied to the content hash it was computed from.",
+		New:         func() Event { return new(EmbedDone) }})
+	register(Spec{Type: TypeQuerySubmittedV1, Subject: SubjectQuery,
+		Description: "A question from a client: text, language, chat history and retrieval options.",
+		New:         func() Event { return new(QuerySubmitted) }})
+	register(Spec{Type: TypeQueryRetrievedV1, Subject: SubjectRetrieved,
+		Description: "Fused retrieval candidates with each retriever's rank and score.",
+		New:         func() Event { return new(QueryRetrieved) }})
+	register(Spec{Type: TypeQueryRerankedV1, Subject: SubjectReranked,
+		Description: "Final contexts for the answer: reranked passages plus graph neighbours.",
+		New:         func() Event { return new(QueryReranked) }})
 }
 
 // Lookup returns the spec of a registered type.

@@ -51,6 +51,42 @@ func samples() []schemas.Event {
 		&schemas.ChunkCreated{ChunkID: "c1", DocID: "d1", Hash: "h", Text: "x", BlockIDs: []string{"b1"}, SectionPath: []string{"T"}, Lang: "en"},
 		&schemas.ChunkCreated{ChunkID: "c1", DocID: "d1", Hash: "h", Tombstone: true},
 		&schemas.DocStructure{DocID: "d1", Hash: "h", ChunkIDs: []string{"c1"}, Blocks: []schemas.BlockNode{{ID: "b1", Type: "heading", ChunkID: "c1"}}},
+		&schemas.EmbedDone{Model: "e5@abc", Dim: 2, Items: []schemas.EmbeddedChunk{{ChunkID: "c1", DocID: "d1", Hash: "h", Vector: schemas.Vector{0.6, -0.8}}}},
+		&schemas.QuerySubmitted{QueryID: "q1", Question: "где живут вороны?", Lang: "ru",
+			History: []schemas.Turn{{Role: "user", Text: "hi"}}, Options: schemas.QueryOptions{Mode: schemas.ModeHybrid, K: 5}},
+		&schemas.QueryRetrieved{QueryID: "q1", Question: "q", Query: "q", Mode: schemas.ModeHybrid,
+			Candidates: []schemas.Candidate{{Passage: schemas.Passage{ChunkID: "c1", DocID: "d1", Text: "x"},
+				Lexical: &schemas.RetrieverHit{Rank: 1, Score: 3.2}, Fused: 1.0 / 61, FusedRank: 1}},
+			TimingsMS: map[string]float64{"lexical": 1.5}},
+		&schemas.QueryReranked{QueryID: "q1", Question: "q", Query: "q", Mode: schemas.ModeRerank,
+			Contexts: []schemas.Context{{Passage: schemas.Passage{ChunkID: "c1", DocID: "d1", Text: "x"}, Rank: 1, Score: 4.2, Source: "rerank"}}},
+	}
+}
+
+func TestAVectorTravelsExactlyAsBase64(t *testing.T) {
+	in := &schemas.EmbedDone{Model: "m", Dim: 3, Items: []schemas.EmbeddedChunk{{ChunkID: "c", DocID: "d", Hash: "h",
+		Vector: schemas.Vector{0.1, -1.5e-7, 3.4028235e38}}}}
+	schemas.Stamp(in, "t")
+	raw, err := json.Marshal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(raw), `"vector":"`) {
+		t.Fatalf("vector is not a base64 string: %s", raw)
+	}
+	out, err := schemas.DecodeAs[*schemas.EmbedDone](raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := out.Items[0].Vector
+	for i, x := range in.Items[0].Vector {
+		if got[i] != x {
+			t.Fatalf("component %d: %v != %v", i, got[i], x)
+		}
+	}
+	bad := strings.Replace(string(raw), `"dim":3`, `"dim":4`, 1)
+	if _, err := schemas.Decode([]byte(bad)); !errors.Is(err, schemas.ErrInvalid) || !strings.Contains(err.Error(), "3 dimensions, want 4") {
+		t.Errorf("a vector of the wrong dimension decoded: %v", err)
 	}
 }
 
@@ -105,6 +141,9 @@ func TestDecodeRejectsBadInputWithAClearError(t *testing.T) {
 		{"a document without id is invalid", `{"type":"kb.doc.changed.v1","hash":"h"}`, schemas.ErrInvalid, "doc_id is empty"},
 		{"repeated block ids are invalid", `{"type":"kb.doc.changed.v1","doc_id":"d","hash":"h","blocks":[{"id":"a","type":"paragraph"},{"id":"a","type":"paragraph"}]}`, schemas.ErrInvalid, "repeats"},
 		{"a chunk without hash is invalid", `{"type":"kb.chunk.created.v1","chunk_id":"c","doc_id":"d"}`, schemas.ErrInvalid, "hash"},
+		{"a query id with a dot is invalid", `{"type":"kb.query.submitted.v1","query_id":"a.b","question":"q"}`, schemas.ErrInvalid, "subject token"},
+		{"an unknown mode is invalid", `{"type":"kb.query.submitted.v1","query_id":"a","question":"q","options":{"mode":"magic"}}`, schemas.ErrInvalid, "magic"},
+		{"a vector that is not base64 is malformed", `{"type":"kb.embed.done.v1","model":"m","dim":1,"items":[{"chunk_id":"c","doc_id":"d","hash":"h","vector":"%%"}]}`, schemas.ErrMalformed, "vector"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

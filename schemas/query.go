@@ -1,0 +1,181 @@
+package schemas
+
+import (
+	"fmt"
+	"strings"
+)
+
+// Query event types.
+const (
+	TypeQuerySubmittedV1 = "kb.query.submitted.v1"
+	TypeQueryRetrievedV1 = "kb.query.retrieved.v1"
+	TypeQueryRerankedV1  = "kb.query.reranked.v1"
+)
+
+// Retrieval modes, from the cheapest to the fullest.
+const (
+	ModeLexical = "lexical" // BM25 over the lemmatized full-text index
+	ModeVector  = "vector"  // the embedding model and the vector store
+	ModeHybrid  = "hybrid"  // both, fused by Reciprocal Rank Fusion
+	ModeRerank  = "rerank"  // hybrid, then the cross-encoder
+)
+
+// ValidMode reports whether m is a retrieval mode ("" means the fullest available).
+func ValidMode(m string) bool {
+	switch m {
+	case "", ModeLexical, ModeVector, ModeHybrid, ModeRerank:
+		return true
+	}
+	return false
+}
+
+// Turn is one message of a conversation.
+type Turn struct {
+	Role string `json:"role"` // "user" or "assistant"
+	Text string `json:"text"`
+}
+
+// QueryOptions tune one query.
+type QueryOptions struct {
+	// Mode is the retrieval mode; "" asks for the fullest the system has.
+	Mode string `json:"mode,omitempty"`
+	// K is how many reranked contexts to keep (default 12).
+	K int `json:"k,omitempty"`
+	// Lang restricts retrieval to chunks of one language ("ru", "en").
+	Lang string `json:"lang,omitempty"`
+	// Expand is how many graph neighbours may be added (default 4; -1 for none).
+	Expand int `json:"expand,omitempty"`
+}
+
+// QuerySubmitted is a question from a client.
+type QuerySubmitted struct {
+	Envelope
+	QueryID  string       `json:"query_id"`
+	Question string       `json:"question"`
+	Lang     string       `json:"lang,omitempty"`
+	History  []Turn       `json:"history,omitempty"`
+	Options  QueryOptions `json:"options,omitempty"`
+}
+
+// MsgID is "query:<query_id>".
+func (e *QuerySubmitted) MsgID() string { return "query:" + e.QueryID }
+
+// Validate checks the fields the retrieve stage relies on.
+func (e *QuerySubmitted) Validate() error {
+	if e.QueryID == "" {
+		return fmt.Errorf("query_id is required")
+	}
+	if strings.ContainsAny(e.QueryID, ".*> \t\r\n") {
+		return fmt.Errorf("query_id %q may not contain '.', '*', '>' or whitespace (it becomes a subject token)", e.QueryID)
+	}
+	if strings.TrimSpace(e.Question) == "" {
+		return fmt.Errorf("question is empty")
+	}
+	if !ValidMode(e.Options.Mode) {
+		return fmt.Errorf("options.mode %q: want lexical, vector, hybrid or rerank", e.Options.Mode)
+	}
+	return nil
+}
+
+// RetrieverHit is where one retriever placed a candidate.
+type RetrieverHit struct {
+	Rank  int     `json:"rank"` // 1-based
+	Score float64 `json:"score"`
+}
+
+// Passage is a chunk as retrieval returns it: enough to rerank, cite and show.
+type Passage struct {
+	ChunkID     string   `json:"chunk_id"`
+	DocID       string   `json:"doc_id"`
+	Title       string   `json:"title,omitempty"`
+	Path        string   `json:"path,omitempty"`
+	SectionPath []string `json:"section_path,omitempty"`
+	BlockID     string   `json:"block_id,omitempty"`
+	BlockIDs    []string `json:"block_ids,omitempty"`
+	Lang        string   `json:"lang,omitempty"`
+	Text        string   `json:"text"`
+}
+
+// Candidate is one fused candidate with each retriever's rank and score.
+type Candidate struct {
+	Passage
+	// Lexical and Vector are nil when that retriever did not return the chunk.
+	Lexical *RetrieverHit `json:"lexical,omitempty"`
+	Vector  *RetrieverHit `json:"vector,omitempty"`
+	// Fused is the RRF score (sum of 1/(k+rank)); FusedRank is 1-based.
+	Fused     float64 `json:"fused"`
+	FusedRank int     `json:"fused_rank"`
+}
+
+// QueryRetrieved carries the fused candidates from the retrieve stage to the
+// rerank stage.
+type QueryRetrieved struct {
+	Envelope
+	QueryID  string `json:"query_id"`
+	Question string `json:"question"`
+	// Query is what was searched: the question, or its standalone reformulation.
+	Query   string       `json:"query"`
+	Lang    string       `json:"lang,omitempty"`
+	History []Turn       `json:"history,omitempty"`
+	Options QueryOptions `json:"options,omitempty"`
+	// Mode is the mode actually used (lower than asked when a model is missing).
+	Mode       string      `json:"mode"`
+	Candidates []Candidate `json:"candidates"`
+	// Reasons explain a lower mode or a widened search ("no_embedding_model: ...").
+	Reasons []string `json:"reasons,omitempty"`
+	// TimingsMS holds milliseconds per step (embed, vector, lexical, fuse).
+	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+}
+
+// MsgID is "retrieved:<query_id>".
+func (e *QueryRetrieved) MsgID() string { return "retrieved:" + e.QueryID }
+
+// Validate checks the fields the rerank stage relies on.
+func (e *QueryRetrieved) Validate() error {
+	if e.QueryID == "" || e.Mode == "" {
+		return fmt.Errorf("query_id and mode are required")
+	}
+	return nil
+}
+
+// Context is one passage handed to the answer stage.
+type Context struct {
+	Passage
+	// Rank is 1-based in the final list.
+	Rank int `json:"rank"`
+	// Score is the cross-encoder score (rerank), else the fused score.
+	Score float64 `json:"score"`
+	// Source is "rerank", "fused", or "graph:<edge kind>" for a neighbour
+	// added by graph expansion (then Of names the context it neighbours).
+	Source string `json:"source"`
+	Of     string `json:"of,omitempty"`
+	// FusedRank is the candidate's place before reranking (0 for neighbours).
+	FusedRank int `json:"fused_rank,omitempty"`
+}
+
+// QueryReranked carries the final contexts from the rerank stage to the
+// answer stage.
+type QueryReranked struct {
+	Envelope
+	QueryID   string             `json:"query_id"`
+	Question  string             `json:"question"`
+	Query     string             `json:"query"`
+	Lang      string             `json:"lang,omitempty"`
+	History   []Turn             `json:"history,omitempty"`
+	Options   QueryOptions       `json:"options,omitempty"`
+	Mode      string             `json:"mode"`
+	Contexts  []Context          `json:"contexts"`
+	Reasons   []string           `json:"reasons,omitempty"`
+	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+}
+
+// MsgID is "reranked:<query_id>".
+func (e *QueryReranked) MsgID() string { return "reranked:" + e.QueryID }
+
+// Validate checks the fields the answer stage relies on.
+func (e *QueryReranked) Validate() error {
+	if e.QueryID == "" || e.Mode == "" {
+		return fmt.Errorf("query_id and mode are required")
+	}
+	return nil
+}
