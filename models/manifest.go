@@ -1,0 +1,212 @@
+// Package models holds the local neural models: the manifest of defaults
+// (pinned revisions and sha256 digests), their download and verification
+// (exocortex models fetch), and the embedding, reranking and extractive-QA
+// models on ONNX Runtime.
+package models
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+)
+
+// Roles a model can fill.
+const (
+	RoleEmbed  = "embed"
+	RoleRerank = "rerank"
+	RoleQA     = "qa"
+)
+
+// File is one file of a model, pinned by digest.
+type File struct {
+	// Path is where the file lives inside the model's directory, and its
+	// path in the repository at Revision.
+	Path string `json:"path"`
+	// SHA256 is the hex digest the download must have. Empty means no digest
+	// is pinned: fetch refuses the file unless told to trust its first
+	// download, and then records the digest it got in the lock file.
+	SHA256 string `json:"sha256,omitempty"`
+	Size   int64  `json:"size,omitempty"`
+}
+
+// Spec describes one model: where it comes from and how it is used.
+type Spec struct {
+	// Name is the model's directory under the models directory.
+	Name string `json:"name"`
+	Role string `json:"role"`
+	// Repo and Revision locate it on the hub (a commit, so the files never move).
+	Repo     string `json:"repo"`
+	Revision string `json:"revision"`
+	License  string `json:"license,omitempty"`
+	// ONNX and Tokenizer are the Paths of the model graph and tokenizer.json.
+	ONNX      string `json:"onnx"`
+	Tokenizer string `json:"tokenizer"`
+	Files     []File `json:"files"`
+	// Dim is the embedding size (embed role).
+	Dim int `json:"dim,omitempty"`
+	// QueryPrefix and PassagePrefix are prepended before embedding (e5: "query: ", "passage: ").
+	QueryPrefix   string `json:"query_prefix,omitempty"`
+	PassagePrefix string `json:"passage_prefix,omitempty"`
+	// MaxLength is the longest input in tokens, specials included.
+	MaxLength int `json:"max_length,omitempty"`
+}
+
+// Manifest lists the models the system uses, one per role.
+type Manifest struct {
+	// BaseURL is the hub's address; a file's URL is
+	// BaseURL/<repo>/resolve/<revision>/<path>.
+	BaseURL string `json:"base_url"`
+	Models  []Spec `json:"models"`
+}
+
+// DefaultBaseURL is the Hugging Face hub.
+const DefaultBaseURL = "https://huggingface.co"
+
+// DefaultManifest returns the built-in defaults. The digests of the embedding
+// and reranking files are the hub's LFS sha256 values at the pinned commits;
+// the QA model has no ONNX export with a digest we could pin offline, so its
+// files must be trusted on first download (models fetch --trust-new) or
+// replaced by a manifest of the user's own.
+func DefaultManifest() Manifest {
+	return Manifest{BaseURL: DefaultBaseURL, Models: []Spec{
+		{
+			Name: "multilingual-e5-small", Role: RoleEmbed, License: "MIT",
+			Repo: "intfloat/multilingual-e5-small", Revision: "614241f622f53c4eeff9890bdc4f31cfecc418b3",
+			ONNX: "onnx/model_qint8_avx512_vnni.onnx", Tokenizer: "tokenizer.json",
+			Files: []File{
+				{Path: "onnx/model_qint8_avx512_vnni.onnx", Size: 118346824, SHA256: "dd476dd0c2514e9b9be83aeb3853fac0763e0bdf4a71645407587d77c48a2d88"},
+				{Path: "tokenizer.json", Size: 17082730, SHA256: "0b44a9d7b51c3c62626640cda0e2c2f70fdacdc25bbbd68038369d14ebdf4c39"},
+			},
+			Dim: 384, QueryPrefix: "query: ", PassagePrefix: "passage: ", MaxLength: 512,
+		},
+		{
+			Name: "mmarco-mMiniLMv2-L12-H384-v1", Role: RoleRerank, License: "Apache-2.0",
+			Repo: "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1", Revision: "1427fd652930e4ba29e8149678df786c240d8825",
+			ONNX: "onnx/model_quint8_avx2.onnx", Tokenizer: "tokenizer.json",
+			Files: []File{
+				{Path: "onnx/model_quint8_avx2.onnx", Size: 118620016, SHA256: "6c2513767fb63d008a4377bef7a7a3555433d9436342bb53e35a3a72ffc52d4b"},
+				{Path: "tokenizer.json", Size: 17082660, SHA256: "62c24cdc13d4c9952d63718d6c9fa4c287974249e16b7ade6d5a85e7bbb75626"},
+			},
+			MaxLength: 512,
+		},
+		{
+			Name: "xlm-roberta-base-squad2", Role: RoleQA, License: "CC-BY-4.0",
+			Repo: "deepset/xlm-roberta-base-squad2", Revision: "main",
+			ONNX: "onnx/model.onnx", Tokenizer: "tokenizer.json",
+			Files:     []File{{Path: "onnx/model.onnx"}, {Path: "tokenizer.json"}},
+			MaxLength: 384,
+		},
+	}}
+}
+
+var (
+	hexDigest = regexp.MustCompile(`^[0-9a-f]{64}$`)
+	safeName  = regexp.MustCompile(`^[A-Za-z0-9._-]+$`)
+)
+
+// Validate reports every problem with m at once.
+func (m Manifest) Validate() error {
+	var errs []error
+	if m.BaseURL == "" {
+		errs = append(errs, errors.New("manifest: base_url is empty"))
+	}
+	roles := map[string]string{}
+	for i, s := range m.Models {
+		where := fmt.Sprintf("manifest: models[%d] (%s)", i, s.Name)
+		if !safeName.MatchString(s.Name) {
+			errs = append(errs, fmt.Errorf("%s: name must be letters, digits, '.', '_' or '-'", where))
+		}
+		switch s.Role {
+		case RoleEmbed, RoleRerank, RoleQA:
+		default:
+			errs = append(errs, fmt.Errorf("%s: role %q: want embed, rerank or qa", where, s.Role))
+		}
+		if prev, dup := roles[s.Role]; dup && s.Role != "" {
+			errs = append(errs, fmt.Errorf("%s: role %s is already filled by %s", where, s.Role, prev))
+		}
+		roles[s.Role] = s.Name
+		if s.Repo == "" || s.Revision == "" {
+			errs = append(errs, fmt.Errorf("%s: repo and revision are required", where))
+		}
+		if s.Role == RoleEmbed && s.Dim <= 0 {
+			errs = append(errs, fmt.Errorf("%s: an embedding model needs dim", where))
+		}
+		paths := map[string]bool{}
+		for _, f := range s.Files {
+			if f.Path == "" || filepath.IsAbs(f.Path) || strings.Contains(f.Path, "..") || strings.Contains(f.Path, "\\") {
+				errs = append(errs, fmt.Errorf("%s: file path %q must be relative, without '..'", where, f.Path))
+			}
+			if f.SHA256 != "" && !hexDigest.MatchString(f.SHA256) {
+				errs = append(errs, fmt.Errorf("%s: %s: sha256 %q is not 64 lower-case hex digits", where, f.Path, f.SHA256))
+			}
+			paths[f.Path] = true
+		}
+		for _, p := range []string{s.ONNX, s.Tokenizer} {
+			if !paths[p] {
+				errs = append(errs, fmt.Errorf("%s: %q is not among its files", where, p))
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// Spec returns the model of a role.
+func (m Manifest) Spec(role string) (Spec, bool) {
+	for _, s := range m.Models {
+		if s.Role == role {
+			return s, true
+		}
+	}
+	return Spec{}, false
+}
+
+// ManifestFile is the name of a user's manifest inside the models directory;
+// when present it replaces the defaults.
+const ManifestFile = "manifest.json"
+
+// LoadManifest reads path, or returns the defaults when path is "".
+func LoadManifest(path string) (Manifest, error) {
+	if path == "" {
+		return DefaultManifest(), nil
+	}
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return Manifest{}, fmt.Errorf("models manifest: %w", err)
+	}
+	m := Manifest{BaseURL: DefaultBaseURL}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&m); err != nil {
+		return Manifest{}, fmt.Errorf("models manifest %s: %w", path, err)
+	}
+	if err := m.Validate(); err != nil {
+		return Manifest{}, fmt.Errorf("models manifest %s: %w", path, err)
+	}
+	return m, nil
+}
+
+// ManifestFor returns the manifest a models directory uses: its own
+// manifest.json when present, else the defaults.
+func ManifestFor(dir string) (Manifest, error) {
+	p := filepath.Join(dir, ManifestFile)
+	if _, err := os.Stat(p); err == nil {
+		return LoadManifest(p)
+	}
+	return DefaultManifest(), nil
+}
+
+// DirFromEnv is the models directory: explicit (the --models flag), else
+// $EXOCORTEX_MODELS, else models/ under the data directory.
+func DirFromEnv(explicit, dataDir string) string {
+	if explicit != "" {
+		return explicit
+	}
+	if d := os.Getenv("EXOCORTEX_MODELS"); d != "" {
+		return d
+	}
+	return filepath.Join(dataDir, "models")
+}
