@@ -3,7 +3,9 @@ package bus_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -302,5 +304,70 @@ func TestAMessageThatKeepsKillingItsWorkersIsDeadLetteredFromTheAdvisory(t *test
 	st, _ := b.JS.Stream(context.Background(), spec.Stream)
 	if _, err := st.GetMsg(context.Background(), dl.StreamSeq); err == nil {
 		t.Error("the poison message is still in the work stream")
+	}
+}
+
+// batchOf is a BatchHandler that records batch sizes; a message whose data is
+// "bad" fails permanently, "flaky" fails the first time.
+type batchOf struct {
+	mu      sync.Mutex
+	sizes   []int
+	handled map[string]int
+}
+
+func (h *batchOf) Handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+	o := h.HandleBatch(ctx, []*bus.Msg{m})[0]
+	return o.Out, o.Err
+}
+
+func (h *batchOf) HandleBatch(ctx context.Context, msgs []*bus.Msg) []bus.Outcome {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(msgs) == 0 {
+		return nil
+	}
+	h.sizes = append(h.sizes, len(msgs))
+	out := make([]bus.Outcome, len(msgs))
+	for i, m := range msgs {
+		key := string(m.Data)
+		h.handled[key]++
+		switch {
+		case key == `"bad"`:
+			out[i].Err = bus.Permanent(errors.New("bad input"))
+		case key == `"flaky"` && h.handled[key] == 1:
+			out[i].Err = errors.New("try again")
+		}
+	}
+	return out
+}
+
+func TestABatchHandlerSeesWholeBatchesAndEachOutcomeSettlesItsOwnMessage(t *testing.T) {
+	b := bustest.New(t)
+	spec := testStage(t, b, "batchy")
+	for i := 0; i < 20; i++ {
+		publishRaw(t, b, "kb.query.batchy", fmt.Sprintf("m%d", i), []byte(fmt.Sprintf(`"ok-%d"`, i)))
+	}
+	publishRaw(t, b, "kb.query.batchy", "bad", []byte(`"bad"`))
+	publishRaw(t, b, "kb.query.batchy", "flaky", []byte(`"flaky"`))
+	h := &batchOf{handled: map[string]int{}}
+	run(t, b, spec, h)
+	waitFor(t, "the flaky message's retry", func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.handled[`"flaky"`] >= 2
+	})
+	waitFor(t, "the bad message's dead letter", func() bool { return len(deadLetters(t, b, "batchy")) == 1 })
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if len(h.sizes) == 0 || h.sizes[0] < 2 {
+		t.Errorf("batch sizes %v: the first fetch should have come as one batch", h.sizes)
+	}
+	for i := 0; i < 20; i++ {
+		if n := h.handled[fmt.Sprintf(`"ok-%d"`, i)]; n != 1 {
+			t.Errorf("ok-%d handled %d times, want once", i, n)
+		}
+	}
+	if n := h.handled[`"bad"`]; n != 1 {
+		t.Errorf("the permanently bad message was handled %d times", n)
 	}
 }

@@ -48,6 +48,22 @@ type Batcher interface {
 	Batch(ctx context.Context, fn func(ctx context.Context) error) error
 }
 
+// BatchHandler is implemented by a handler that does one unit of work for a
+// whole fetched batch (the embed stage: one model run for many chunks). The
+// bus calls HandleBatch instead of Handle when it has more than one message;
+// it must return one Outcome per message, in order, and each outcome decides
+// that message's ack exactly as Handle's results would.
+type BatchHandler interface {
+	Handler
+	HandleBatch(ctx context.Context, msgs []*Msg) []Outcome
+}
+
+// Outcome is the result of one message of a batch.
+type Outcome struct {
+	Out []schemas.Event
+	Err error
+}
+
 // HandlerFunc adapts a function to Handler.
 type HandlerFunc func(ctx context.Context, m *Msg) ([]schemas.Event, error)
 

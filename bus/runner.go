@@ -218,6 +218,12 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 	hctx := context.WithoutCancel(ctx)
 	stop := r.keepAlive(hctx, msgs)
 	defer stop()
+	if bh, ok := r.raw.(BatchHandler); ok && len(msgs) > 1 {
+		for _, res := range r.handleBatch(hctx, bh, msgs) {
+			r.settle(hctx, res)
+		}
+		return
+	}
 	b, ok := r.raw.(Batcher)
 	if !ok || len(msgs) == 1 {
 		for _, jm := range msgs {
@@ -241,6 +247,38 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 	for _, res := range results {
 		r.settle(hctx, res)
 	}
+}
+
+// handleBatch runs a BatchHandler over the batch. A panic or a wrong number
+// of outcomes fails every message of the batch (they are retried).
+func (r *stageRunner) handleBatch(ctx context.Context, bh BatchHandler, jms []jetstream.Msg) (results []result) {
+	msgs := make([]*Msg, len(jms))
+	results = make([]result, len(jms))
+	for i, jm := range jms {
+		msgs[i] = toMsg(jm)
+		results[i] = result{jm: jm, m: msgs[i]}
+	}
+	fail := func(err error) {
+		for i := range results {
+			results[i].out, results[i].err = nil, err
+		}
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			r.bus.Log.Error().Str("stage", r.spec.Name).Interface("panic", p).Int("batch", len(jms)).Msg("batch handler panicked")
+			fail(fmt.Errorf("stage %s: batch handler panicked: %v", r.spec.Name, p))
+		}
+	}()
+	ctx = r.bus.Log.With().Str("stage", r.spec.Name).Int("batch", len(msgs)).Logger().WithContext(ctx)
+	outs := bh.HandleBatch(ctx, msgs)
+	if len(outs) != len(msgs) {
+		fail(fmt.Errorf("stage %s: batch handler returned %d outcomes for %d messages", r.spec.Name, len(outs), len(msgs)))
+		return results
+	}
+	for i, o := range outs {
+		results[i].out, results[i].err = o.Out, o.Err
+	}
+	return results
 }
 
 func (r *stageRunner) handle(ctx context.Context, jm jetstream.Msg) result {

@@ -1,0 +1,129 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Passages returns the chunks with the given ids, with their documents'
+// titles and paths, in the order of ids; ids not in the index are left out
+// (a vector store can briefly hold a chunk the index has just removed).
+func (s *Store) Passages(ctx context.Context, ids []string) ([]Hit, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	byID := make(map[string]Hit, len(ids))
+	// SQLite allows 32766 variables; stay far below in slices.
+	const slice = 500
+	for lo := 0; lo < len(ids); lo += slice {
+		part := ids[lo:min(lo+slice, len(ids))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		rows, err := s.r.QueryContext(ctx, `
+SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang, c.text
+FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
+WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+`)`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("passages: %w", err)
+		}
+		for rows.Next() {
+			var h Hit
+			var section, blocks string
+			if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang, &h.Text); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("passages: %w", err)
+			}
+			h.SectionPath, h.BlockIDs = parseList(section), parseList(blocks)
+			if len(h.BlockIDs) > 0 {
+				h.BlockID = h.BlockIDs[0]
+			}
+			byID[h.ChunkID] = h
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("passages: %w", err)
+		}
+	}
+	out := make([]Hit, 0, len(byID))
+	for _, id := range ids {
+		if h, ok := byID[id]; ok {
+			out = append(out, h)
+			delete(byID, id) // a repeated id comes out once
+		}
+	}
+	return out, nil
+}
+
+// ChunksOfBlocks maps block ids to the chunks that hold them (blocks the
+// index does not know are left out).
+func (s *Store) ChunksOfBlocks(ctx context.Context, blockIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(blockIDs))
+	if len(blockIDs) == 0 {
+		return out, nil
+	}
+	args := make([]any, len(blockIDs))
+	for i, id := range blockIDs {
+		args[i] = id
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT block_id, chunk_id FROM blocks WHERE chunk_id != '' AND block_id IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(blockIDs)), ",")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("chunks of blocks: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var b, c string
+		if err := rows.Scan(&b, &c); err != nil {
+			return nil, fmt.Errorf("chunks of blocks: %w", err)
+		}
+		out[b] = c
+	}
+	return out, rows.Err()
+}
+
+// DocChunkIDs lists the chunk ids the index holds for a document.
+func (s *Store) DocChunkIDs(ctx context.Context, docID string) ([]string, error) {
+	q := s.r.QueryContext
+	if tx, ok := ctx.Value(batchKey{}).(*sql.Tx); ok {
+		q = tx.QueryContext
+	}
+	rows, err := q(ctx, `SELECT chunk_id FROM chunks WHERE doc_id = ? ORDER BY ordinal`, docID)
+	if err != nil {
+		return nil, fmt.Errorf("chunks of doc %s: %w", docID, err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("chunks of doc %s: %w", docID, err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
+}
+
+// ChunkHash returns the content hash the index holds for a chunk, or
+// ErrNotFound. Inside Batch it reads through the batch's transaction, so it
+// sees chunks written earlier in the same batch.
+func (s *Store) ChunkHash(ctx context.Context, chunkID string) (string, error) {
+	row := s.r.QueryRowContext
+	if tx, ok := ctx.Value(batchKey{}).(*sql.Tx); ok {
+		row = tx.QueryRowContext
+	}
+	var h string
+	err := row(ctx, `SELECT hash FROM chunks WHERE chunk_id = ?`, chunkID).Scan(&h)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("chunk %s: %w", chunkID, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("chunk %s: %w", chunkID, err)
+	}
+	return h, nil
+}
