@@ -24,6 +24,7 @@ const (
 	BucketSources = "KB_SOURCES" // source state: document hashes per source path
 	BucketChunks  = "KB_CHUNKS"  // chunk manifests per document (the chunk stage's state)
 	BucketStats   = "KB_STATS"   // per-stage counters, flushed by running stages
+	BucketEmbeds  = "KB_EMBEDS"  // vectors by model and content hash (the embed stage's cache)
 )
 
 // Streams returns the configuration of every stream the system uses.
@@ -84,15 +85,23 @@ type StageSpec struct {
 
 // Stage names.
 const (
-	StageChunk = "chunk"
-	StageIndex = "index"
+	StageChunk    = "chunk"
+	StageIndex    = "index"
+	StageEmbed    = "embed"
+	StageRetrieve = "retrieve"
+	StageRerank   = "rerank"
 )
 
 // Stages returns the specs of the stages this build knows.
 func Stages() []StageSpec {
 	return []StageSpec{
 		{Name: StageChunk, Stream: StreamIngest, Filters: []string{schemas.SubjectDocChanged}},
-		{Name: StageIndex, Stream: StreamIngest, Filters: []string{schemas.SubjectChunkCreated, schemas.SubjectDocStructure}},
+		{Name: StageIndex, Stream: StreamIngest, Filters: []string{schemas.SubjectChunkCreated, schemas.SubjectDocStructure, schemas.SubjectEmbedDone}},
+		// A model run over a batch of passages can take a while on two cores.
+		{Name: StageEmbed, Stream: StreamIngest, Filters: []string{schemas.SubjectChunkCreated, schemas.SubjectEmbedRequest},
+			AckWait: 2 * time.Minute, MaxAckPending: 256},
+		{Name: StageRetrieve, Stream: StreamQuery, Filters: []string{schemas.SubjectQuery}, AckWait: 30 * time.Second},
+		{Name: StageRerank, Stream: StreamQuery, Filters: []string{schemas.SubjectRetrieved}, AckWait: time.Minute},
 	}
 }
 
@@ -157,8 +166,14 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, stages []StageS
 			errs = append(errs, fmt.Errorf("consumer %s on %s: %w", st.Name, st.Stream, err))
 		}
 	}
-	for _, b := range []string{BucketSources, BucketChunks, BucketStats} {
-		if _, err := js.CreateOrUpdateKeyValue(ctx, jetstream.KeyValueConfig{Bucket: b, Storage: jetstream.FileStorage}); err != nil {
+	for _, b := range []string{BucketSources, BucketChunks, BucketStats, BucketEmbeds} {
+		cfg := jetstream.KeyValueConfig{Bucket: b, Storage: jetstream.FileStorage}
+		if b == BucketEmbeds {
+			// A cache, bounded: when full, new vectors are simply not cached.
+			cfg.MaxBytes = 1 << 30
+			cfg.Description = "embedding cache: vectors by model and content hash"
+		}
+		if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
 			errs = append(errs, fmt.Errorf("kv bucket %s: %w", b, err))
 		}
 	}

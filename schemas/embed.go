@@ -114,3 +114,30 @@ func VectorFromBytes(b []byte) (Vector, error) {
 	}
 	return v, nil
 }
+
+// TypeEmbedRequestV1 asks the embed stage to embed a chunk again (a backfill
+// after a model was installed or changed), on SubjectEmbedRequest.
+const TypeEmbedRequestV1 = "kb.embed.request.v1"
+
+// EmbedRequest carries a chunk the index holds without a vector.
+type EmbedRequest struct {
+	Envelope
+	Chunk ChunkCreated `json:"chunk"`
+	// Model is the model the vector is wanted from; Pass tells backfill
+	// passes apart, so a later pass is not dropped as a duplicate.
+	Model string `json:"model"`
+	Pass  string `json:"pass"`
+}
+
+// MsgID is "embedreq:<model>:<chunk>@<hash>:<pass>".
+func (e *EmbedRequest) MsgID() string {
+	return fmt.Sprintf("embedreq:%s:%s@%s:%s", e.Model, e.Chunk.ChunkID, e.Chunk.Hash, e.Pass)
+}
+
+// Validate checks the chunk.
+func (e *EmbedRequest) Validate() error {
+	if e.Chunk.Tombstone {
+		return fmt.Errorf("chunk %s: a tombstone has nothing to embed", e.Chunk.ChunkID)
+	}
+	return e.Chunk.Validate()
+}

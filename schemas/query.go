@@ -149,8 +149,11 @@ type Context struct {
 	// added by graph expansion (then Of names the context it neighbours).
 	Source string `json:"source"`
 	Of     string `json:"of,omitempty"`
-	// FusedRank is the candidate's place before reranking (0 for neighbours).
-	FusedRank int `json:"fused_rank,omitempty"`
+	// FusedRank is the candidate's place before reranking (0 for neighbours);
+	// Lexical and Vector are the retrievers' ranks and scores.
+	FusedRank int           `json:"fused_rank,omitempty"`
+	Lexical   *RetrieverHit `json:"lexical,omitempty"`
+	Vector    *RetrieverHit `json:"vector,omitempty"`
 }
 
 // QueryReranked carries the final contexts from the rerank stage to the

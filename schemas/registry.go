@@ -16,6 +16,7 @@ const (
 	SubjectDocStructure = "kb.doc.structure"
 	SubjectChunkCreated = "kb.chunk.created"
 	SubjectEmbedDone    = "kb.embed.done"
+	SubjectEmbedRequest = "kb.embed.request"
 	SubjectQuery        = "kb.query.submitted"
 	SubjectRetrieved    = "kb.query.retrieved"
 	SubjectReranked     = "kb.query.reranked"
@@ -58,6 +59,9 @@ func init() {
 	register(Spec{Type: TypeEmbedDoneV1, Subject: SubjectEmbedDone,
 		Description: "Vectors of chunks, each tied to the content hash it was computed from.",
 		New:         func() Event { return new(EmbedDone) }})
+	register(Spec{Type: TypeEmbedRequestV1, Subject: SubjectEmbedRequest,
+		Description: "A chunk the index holds without a vector, to embed again (backfill).",
+		New:         func() Event { return new(EmbedRequest) }})
 	register(Spec{Type: TypeQuerySubmittedV1, Subject: SubjectQuery,
 		Description: "A question from a client: text, language, chat history and retrieval options.",
 		New:         func() Event { return new(QuerySubmitted) }})

@@ -52,6 +52,7 @@ func samples() []schemas.Event {
 		&schemas.ChunkCreated{ChunkID: "c1", DocID: "d1", Hash: "h", Tombstone: true},
 		&schemas.DocStructure{DocID: "d1", Hash: "h", ChunkIDs: []string{"c1"}, Blocks: []schemas.BlockNode{{ID: "b1", Type: "heading", ChunkID: "c1"}}},
 		&schemas.EmbedDone{Model: "e5@abc", Dim: 2, Items: []schemas.EmbeddedChunk{{ChunkID: "c1", DocID: "d1", Hash: "h", Vector: schemas.Vector{0.6, -0.8}}}},
+		&schemas.EmbedRequest{Model: "e5@abc", Pass: "p1", Chunk: schemas.ChunkCreated{ChunkID: "c1", DocID: "d1", Hash: "h", Text: "x"}},
 		&schemas.QuerySubmitted{QueryID: "q1", Question: "где живут вороны?", Lang: "ru",
 			History: []schemas.Turn{{Role: "user", Text: "hi"}}, Options: schemas.QueryOptions{Mode: schemas.ModeHybrid, K: 5}},
 		&schemas.QueryRetrieved{QueryID: "q1", Question: "q", Query: "q", Mode: schemas.ModeHybrid,

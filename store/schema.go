@@ -107,6 +107,19 @@ CREATE TRIGGER chunks_fts_delete AFTER DELETE ON chunks BEGIN
 END;
 INSERT INTO meta (key, value) VALUES ('analyzer', 'none');
 `,
+	// 3: which content of each chunk has a vector in the vector store, and
+	// from which embedding model. A chunk's row goes with the chunk; a new
+	// hash or model makes the chunk due for embedding again.
+	`
+CREATE TABLE chunk_vectors (
+	chunk_id TEXT PRIMARY KEY,
+	hash     TEXT NOT NULL,
+	model    TEXT NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE TRIGGER chunk_vectors_delete AFTER DELETE ON chunks BEGIN
+	DELETE FROM chunk_vectors WHERE chunk_id = old.chunk_id;
+END;
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

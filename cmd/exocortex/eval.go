@@ -13,8 +13,8 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/files"
 )
 
@@ -30,7 +30,9 @@ type evalReport struct {
 	Part         string        `json:"part"`
 	Documents    int           `json:"documents"`
 	Chunks       int           `json:"chunks"`
+	Embedded     int           `json:"embedded,omitempty"`
 	IndexSeconds float64       `json:"index_seconds"`
+	Reasons      []string      `json:"reasons,omitempty"`
 	Sets         []eval.Report `json:"sets,omitempty"`
 }
 
@@ -45,6 +47,9 @@ func cmdEval(ctx context.Context, args []string) error {
 	fetch := fs.Int("fetch", 60, "chunks retrieved per question")
 	analyzers := fs.String("analyzer", "", "text analysis: plain, stem or full; a comma-separated list runs each on its own index "+
 		"(default: the index's own, full for a new index)")
+	modeList := fs.String("mode", "", "retrieval modes to score, comma-separated: lexical, vector, hybrid, rerank (default: every mode the installed models allow)")
+	var n neural
+	n.register(fs)
 	part := fs.String("split", eval.PartAll, "questions to score: all, dev (a third of the articles, for tuning) or test (the rest)")
 	dataSet := false
 	if _, err := parse(fs, args); err != nil {
@@ -91,91 +96,190 @@ func cmdEval(ctx context.Context, args []string) error {
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		out, err := evalOnce(ctx, c, dir, mode, loaded, extra, *part, *fetch)
+		res, err := evalOnce(ctx, c, n, dir, mode, splitList(*modeList), loaded, extra, *part, *fetch)
 		if err != nil {
 			return err
 		}
-		outs = append(outs, out)
+		outs = append(outs, res...)
 	}
 	if *asJSON {
 		if len(outs) == 1 {
 			return printJSON(outs[0])
 		}
-		return printJSON(outs)
+		return printJSON(struct {
+			Runs       []evalReport `json:"runs"`
+			FusionGain []fusionGain `json:"fusion_gain,omitempty"`
+		}{outs, gains(outs)})
 	}
 	for _, out := range outs {
 		printEval(out)
 	}
+	printGain(outs)
 	return nil
 }
 
-// evalOnce indexes the sets (and extra folders) into dir with the analyzer
-// mode and scores the part's questions.
-func evalOnce(ctx context.Context, c common, dir string, mode analysis.Mode, loaded []*eval.Set, extra []string,
-	part string, fetch int) (evalReport, error) {
-	c.data = dir
-	start := time.Now()
-	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Analyzer: mode, Log: c.logger()}, true)
-	if err != nil {
-		return evalReport{}, err
+func splitList(s string) []string {
+	var out []string
+	for _, x := range strings.Split(s, ",") {
+		if x = strings.TrimSpace(x); x != "" {
+			out = append(out, x)
+		}
 	}
-	defer closeFn()
+	return out
+}
+
+// fusionGain is hybrid minus the better single retriever, at R@1, R@5 and MRR.
+type fusionGain struct {
+	Analyzer  string  `json:"analyzer"`
+	RecallAt1 float64 `json:"recall_at_1"`
+	RecallAt5 float64 `json:"recall_at_5"`
+	MRRAt15   float64 `json:"mrr_at_15"`
+}
+
+func gains(outs []evalReport) []fusionGain {
+	by := map[string]map[string]eval.Report{}
+	var order []string
+	for _, o := range outs {
+		if by[o.Analyzer] == nil {
+			by[o.Analyzer] = map[string]eval.Report{}
+			order = append(order, o.Analyzer)
+		}
+		by[o.Analyzer][o.Mode] = o.Report
+	}
+	var out []fusionGain
+	for _, a := range order {
+		m := by[a]
+		l, okL := m[schemas.ModeLexical]
+		v, okV := m[schemas.ModeVector]
+		h, okH := m[schemas.ModeHybrid]
+		if !okL || !okV || !okH {
+			continue
+		}
+		out = append(out, fusionGain{Analyzer: a, RecallAt1: round4(h.RecallAt1 - max(l.RecallAt1, v.RecallAt1)),
+			RecallAt5: round4(h.RecallAt5 - max(l.RecallAt5, v.RecallAt5)), MRRAt15: round4(h.MRRAt15 - max(l.MRRAt15, v.MRRAt15))})
+	}
+	return out
+}
+
+func round4(x float64) float64 { return float64(int64(x*10000+0.5*sign(x))) / 10000 }
+
+func sign(x float64) float64 {
+	if x < 0 {
+		return -1
+	}
+	return 1
+}
+
+func printGain(outs []evalReport) {
+	for _, g := range gains(outs) {
+		fmt.Printf("fusion gain (hybrid minus the better single retriever, analyzer %s): R@1 %+.4f  R@5 %+.4f  MRR@15 %+.4f\n",
+			g.Analyzer, g.RecallAt1, g.RecallAt5, g.MRRAt15)
+	}
+}
+
+// evalOnce indexes the sets (and extra folders) into dir with the analyzer
+// mode and scores the part's questions in each retrieval mode.
+func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis.Mode, modes []string, loaded []*eval.Set,
+	extra []string, part string, fetch int) ([]evalReport, error) {
+	c.data = dir
+	for _, m := range modes {
+		if !schemas.ValidMode(m) || m == "" {
+			return nil, fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", m)
+		}
+	}
+	if _, running := pipeline.Running(c.data); running || c.nats != "" {
+		return nil, fmt.Errorf("eval builds and reads its own index: stop the system running on %s, or leave out --data", c.data)
+	}
+	start := time.Now()
+	cfg := pipeline.Config{DataDir: c.data, Listen: "127.0.0.1:-1", Analyzer: mode, Log: c.logger()}
+	n.apply(&cfg)
+	sys, err := pipeline.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer sys.Stop()
+	for _, note := range sys.ModelNotes {
+		fmt.Fprintf(os.Stderr, "note: %s\n", note)
+	}
+	b := sys.Bus
 	trace := newTraceID("eval")
 	for _, s := range loaded {
 		for _, d := range s.Docs {
 			if _, err := b.Publish(ctx, d, trace); err != nil {
-				return evalReport{}, err
+				return nil, err
 			}
 		}
 	}
 	if len(extra) > 0 {
 		state, err := b.KV(ctx, bus.BucketSources)
 		if err != nil {
-			return evalReport{}, err
+			return nil, err
 		}
 		if _, _, err := files.Sync(ctx, extra, state, func(ctx context.Context, ev *schemas.DocChanged) error {
 			_, err := b.Publish(ctx, ev, trace)
 			return err
 		}, files.SyncOptions{}); err != nil {
-			return evalReport{}, err
+			return nil, err
 		}
 	}
 	if err := pipeline.WaitIdle(ctx, b, bus.Stages(), 100*time.Millisecond, nil); err != nil {
-		return evalReport{}, fmt.Errorf("waiting for indexing: %w", err)
+		return nil, fmt.Errorf("waiting for indexing: %w", err)
 	}
 	indexSecs := time.Since(start).Seconds()
-
-	st, err := store.OpenReadOnly(pipeline.DBPath(c.data))
-	if err != nil {
-		return evalReport{}, err
-	}
-	defer st.Close()
-	var reps []eval.Report
-	for _, s := range loaded {
-		s, err := eval.Split(s, part)
-		if err != nil {
-			return evalReport{}, err
+	st := sys.Store
+	if len(modes) == 0 {
+		modes = []string{schemas.ModeLexical}
+		switch sys.Retriever.Modes() {
+		case schemas.ModeRerank:
+			modes = append(modes, schemas.ModeVector, schemas.ModeHybrid, schemas.ModeRerank)
+		case schemas.ModeHybrid:
+			modes = append(modes, schemas.ModeVector, schemas.ModeHybrid)
 		}
-		r, err := eval.Run(ctx, st, s, eval.Options{Fetch: fetch})
-		if err != nil {
-			return evalReport{}, err
+	}
+	var outs []evalReport
+	for _, m := range modes {
+		var searcher eval.Searcher = st
+		srch := &retrieval.Searcher{R: sys.Retriever, Mode: m}
+		if m != schemas.ModeLexical {
+			searcher = srch
 		}
-		reps = append(reps, r)
+		var reps []eval.Report
+		for _, s := range loaded {
+			s, err := eval.Split(s, part)
+			if err != nil {
+				return nil, err
+			}
+			r, err := eval.Run(ctx, searcher, s, eval.Options{Fetch: fetch})
+			if err != nil {
+				return nil, fmt.Errorf("mode %s: %w", m, err)
+			}
+			reps = append(reps, r)
+		}
+		out := evalReport{Mode: m, Analyzer: st.Analyzer().Name(), Part: part, IndexSeconds: indexSecs, Reasons: srch.LastReasons}
+		if srch.LastMode != "" && srch.LastMode != m {
+			out.Mode = srch.LastMode + " (asked " + m + ")"
+		}
+		out.Documents, out.Chunks, _ = st.Counts(ctx)
+		if sys.Embedder != nil {
+			out.Embedded, _, _ = st.EmbedCounts(ctx, sys.Embedder.Name())
+		}
+		if len(reps) == 1 {
+			out.Report = reps[0]
+		} else {
+			out.Report = eval.Merge("all", reps)
+			out.Sets = reps
+		}
+		outs = append(outs, out)
 	}
-	out := evalReport{Mode: "lexical", Analyzer: st.Analyzer().Name(), Part: part, IndexSeconds: indexSecs}
-	out.Documents, out.Chunks, _ = st.Counts(ctx)
-	if len(reps) == 1 {
-		out.Report = reps[0]
-	} else {
-		out.Report = eval.Merge("all", reps)
-		out.Sets = reps
-	}
-	return out, nil
+	return outs, nil
 }
 
 func printEval(out evalReport) {
-	fmt.Printf("indexed %d documents, %d chunks in %.1fs (mode %s, analyzer %s, questions: %s)\n",
-		out.Documents, out.Chunks, out.IndexSeconds, out.Mode, out.Analyzer, out.Part)
+	fmt.Printf("indexed %d documents, %d chunks (%d embedded) in %.1fs (mode %s, analyzer %s, questions: %s)\n",
+		out.Documents, out.Chunks, out.Embedded, out.IndexSeconds, out.Mode, out.Analyzer, out.Part)
+	for _, r := range out.Reasons {
+		fmt.Printf("  note: %s\n", r)
+	}
 	fmt.Printf("%-20s %6s %8s %8s %8s %8s %8s %8s\n", "set", "n", "R@1", "R@5", "R@15", "MRR@15", "p50 ms", "p95 ms")
 	rows := append(append([]eval.Report{}, out.Sets...), out.Report)
 	if len(out.Sets) == 0 {

@@ -44,6 +44,8 @@ func cmdIngest(ctx context.Context, args []string) error {
 	force := fs.Bool("force", false, "republish every document, even unchanged ones")
 	asJSON := fs.Bool("json", false, "print a JSON report")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	var n neural
+	n.register(fs)
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -53,7 +55,9 @@ func cmdIngest(ctx context.Context, args []string) error {
 	}
 	log := c.logger()
 	start := time.Now()
-	b, local, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: log}, true)
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: log}
+	n.apply(&cfg)
+	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}

@@ -27,10 +27,11 @@ var commands = map[string]command{
 	"up":     {"run every stage in-process with an embedded NATS server", cmdUp},
 	"worker": {"run one stage against a NATS server (--stage NAME)", cmdWorker},
 	"ingest": {"index Markdown folders and SiYuan notebooks, wait until indexed", cmdIngest},
-	"search": {"BM25 search with highlighted snippets and block ids", cmdSearch},
+	"search": {"search the notes (--mode lexical|vector|hybrid|rerank) with snippets and block ids", cmdSearch},
 	"status": {"per-stage pending, acked and dead-lettered counts; documents and chunks", cmdStatus},
 	"dlq":    {"list or replay dead-lettered messages (dlq list | dlq replay)", cmdDLQ},
-	"eval":   {"run a golden set (SQuAD json or JSONL) and report recall, MRR, latency", cmdEval},
+	"eval":   {"run a golden set (SQuAD json or JSONL) and report recall, MRR, latency per retrieval mode", cmdEval},
+	"models": {"fetch, verify or list the neural models (models fetch|verify|list)", cmdModels},
 }
 
 func usage(w io.Writer) {

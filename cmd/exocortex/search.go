@@ -9,7 +9,9 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 )
 
@@ -27,6 +29,11 @@ type searchResult struct {
 	Snippet     string   `json:"snippet"`
 	Path        string   `json:"path,omitempty"`
 	Link        string   `json:"link,omitempty"`
+	// Source is rerank, fused or graph:<edge>; Lexical and Vector are the
+	// retrievers' ranks and scores when known.
+	Source  string                `json:"source,omitempty"`
+	Lexical *schemas.RetrieverHit `json:"lexical,omitempty"`
+	Vector  *schemas.RetrieverHit `json:"vector,omitempty"`
 }
 
 var siyuanID = regexp.MustCompile(`^\d{14}-[0-9a-z]+$`)
@@ -47,8 +54,13 @@ func cmdSearch(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("search", flag.ContinueOnError)
 	var c common
 	c.register(fs, "warn")
+	var n neural
+	n.register(fs)
 	k := fs.Int("k", 10, "number of results")
 	lang := fs.String("lang", "", "only chunks in this language (ru, en)")
+	mode := fs.String("mode", "", "retrieval mode: lexical, vector, hybrid or rerank (default: the fullest the installed models allow)")
+	expand := fs.Bool("expand", false, "add graph neighbours (parent, ref, sibling, next) after the results, as an answer's contexts would")
+	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for the result")
 	asJSON := fs.Bool("json", false, "print results as JSON")
 	words, err := parse(fs, args)
 	if err != nil {
@@ -58,36 +70,62 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if strings.TrimSpace(query) == "" {
 		return errors.New(`give a query: exocortex search "database view"`)
 	}
-	path := pipeline.DBPath(c.data)
-	if _, err := os.Stat(path); err != nil {
-		return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", path, c.data)
+	if !schemas.ValidMode(*mode) {
+		return fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", *mode)
 	}
-	st, err := store.OpenReadOnly(path)
+	if _, err := os.Stat(pipeline.DBPath(c.data)); err != nil && c.nats == "" {
+		return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
+	}
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
+	n.apply(&cfg)
+	b, _, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}
-	defer st.Close()
-	hits, err := st.Search(ctx, query, store.SearchOptions{K: *k, Lang: *lang})
+	defer closeFn()
+	ex := -1
+	if *expand {
+		ex = 0
+	}
+	q := &schemas.QuerySubmitted{QueryID: newTraceID("q"), Question: query, Lang: *lang,
+		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex}}
+	res, err := pipeline.Ask(ctx, b, q, *timeout)
 	if err != nil {
 		return err
 	}
-	results := make([]searchResult, 0, len(hits))
-	for i, h := range hits {
-		results = append(results, searchResult{
-			Rank: i + 1, Score: h.Score, Title: h.Title, SectionPath: h.SectionPath, BlockID: h.BlockID,
-			BlockIDs: h.BlockIDs, DocID: h.DocID, ChunkID: h.ChunkID, Lang: h.Lang, Snippet: h.Snippet,
-			Path: h.Path, Link: deepLink(h),
-		})
+	an, err := analysis.New(analysis.Full)
+	if err != nil {
+		return err
+	}
+	aq := an.Query(query)
+	results := make([]searchResult, 0, len(res.Contexts))
+	for _, cx := range res.Contexts {
+		h := store.Hit{BlockID: cx.BlockID, Path: cx.Path}
+		r := searchResult{
+			Rank: cx.Rank, Score: cx.Score, Title: cx.Title, SectionPath: cx.SectionPath, BlockID: cx.BlockID,
+			BlockIDs: cx.BlockIDs, DocID: cx.DocID, ChunkID: cx.ChunkID, Lang: cx.Lang, Path: cx.Path, Link: deepLink(h),
+			Snippet: an.Snippet(cx.Text, aq, analysis.SnippetOptions{Tokens: 32, MarkStart: "[", MarkEnd: "]", Ellipsis: "…"}),
+			Source:  cx.Source,
+		}
+		if cx.Lexical != nil || cx.Vector != nil {
+			r.Lexical, r.Vector = cx.Lexical, cx.Vector
+		}
+		results = append(results, r)
 	}
 	if *asJSON {
-		return printJSON(results)
+		return printJSON(searchOutput{Mode: res.Mode, Reasons: res.Reasons, TimingsMS: res.TimingsMS, Results: results})
 	}
+	fmt.Printf("mode %s", res.Mode)
+	for _, r := range res.Reasons {
+		fmt.Printf("  (%s)", r)
+	}
+	fmt.Println()
 	if len(results) == 0 {
 		fmt.Println("no results")
 		return nil
 	}
 	for _, r := range results {
-		fmt.Printf("%2d. %s  (score %.2f)\n", r.Rank, strings.Join(r.SectionPath, " > "), r.Score)
+		fmt.Printf("%2d. %s  (score %.3f%s)\n", r.Rank, strings.Join(r.SectionPath, " > "), r.Score, sourceNote(r.Source))
 		fmt.Printf("    %s\n", oneLine(r.Snippet))
 		fmt.Printf("    block %s", r.BlockID)
 		if r.Link != "" {
@@ -98,4 +136,17 @@ func cmdSearch(ctx context.Context, args []string) error {
 	return nil
 }
 
+type searchOutput struct {
+	Mode      string             `json:"mode"`
+	Reasons   []string           `json:"reasons,omitempty"`
+	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+	Results   []searchResult     `json:"results"`
+}
+
+func sourceNote(src string) string {
+	if strings.HasPrefix(src, "graph:") {
+		return ", neighbour by " + strings.TrimPrefix(src, "graph:")
+	}
+	return ""
+}
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }

@@ -4,9 +4,15 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/ort"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
 )
 
 type stageStatus struct {
@@ -24,6 +30,19 @@ type statusReport struct {
 	Stages    []stageStatus `json:"stages"`
 	Documents int           `json:"documents"`
 	Chunks    int           `json:"chunks"`
+	Models    []modelStatus `json:"models"`
+	// Embedded counts chunks with a vector of their current content from the
+	// installed embedding model.
+	Embedded int `json:"embedded"`
+	// Search is the fullest retrieval mode the installed models allow.
+	Search string `json:"search"`
+}
+
+type modelStatus struct {
+	Role      string `json:"role"`
+	Name      string `json:"name"`
+	ID        string `json:"id,omitempty"`
+	Installed bool   `json:"installed"`
 }
 
 func cmdStatus(ctx context.Context, args []string) error {
@@ -31,6 +50,8 @@ func cmdStatus(ctx context.Context, args []string) error {
 	var c common
 	c.register(fs, "warn")
 	asJSON := fs.Bool("json", false, "print JSON")
+	var n neural
+	n.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -66,6 +87,7 @@ func cmdStatus(ctx context.Context, args []string) error {
 			Acked: t.Acked, Retried: t.Retried, DeadLettered: dead[s.Stage]})
 	}
 	rep.Documents, rep.Chunks = countIndexed(ctx, c.data)
+	rep.Models, rep.Embedded, rep.Search = modelState(ctx, c.data, n.models)
 	if *asJSON {
 		return printJSON(rep)
 	}
@@ -78,6 +100,52 @@ func cmdStatus(ctx context.Context, args []string) error {
 	for _, s := range rep.Stages {
 		fmt.Printf("%-8s %10d %12d %10d %10d %14d\n", s.Stage, s.Pending, s.AckPending, s.Acked, s.Retried, s.DeadLettered)
 	}
-	fmt.Printf("indexed: %d documents, %d chunks\n", rep.Documents, rep.Chunks)
+	fmt.Printf("indexed: %d documents, %d chunks, %d with vectors\n", rep.Documents, rep.Chunks, rep.Embedded)
+	for _, m := range rep.Models {
+		state := "missing (exocortex models fetch)"
+		if m.Installed {
+			state = "installed " + m.ID
+		}
+		fmt.Printf("model %-7s %-32s %s\n", m.Role, m.Name, state)
+	}
+	fmt.Printf("search: %s\n", rep.Search)
 	return nil
+}
+
+// modelState lists the models, counts the chunks embedded by the installed
+// embedding model, and names the fullest search mode.
+func modelState(ctx context.Context, dataDir, modelsFlag string) ([]modelStatus, int, string) {
+	dir := models.DirFromEnv(modelsFlag, dataDir)
+	m, err := models.ManifestFor(dir)
+	if err != nil {
+		return nil, 0, schemas.ModeLexical
+	}
+	var out []modelStatus
+	have := map[string]bool{}
+	embedded := 0
+	for _, s := range m.Models {
+		ms := modelStatus{Role: s.Role, Name: s.Name}
+		if _, err := os.Stat(filepath.Join(dir, s.Name, filepath.FromSlash(s.ONNX))); err == nil {
+			ms.Installed, ms.ID = true, models.ID(dir, s)
+			have[s.Role] = true
+			if s.Role == models.RoleEmbed {
+				if st, err := store.OpenReadOnly(pipeline.DBPath(dataDir)); err == nil {
+					embedded, _, _ = st.EmbedCounts(ctx, ms.ID)
+					st.Close()
+				}
+			}
+		}
+		out = append(out, ms)
+	}
+	mode := schemas.ModeLexical + " (no embedding model)"
+	if have[models.RoleEmbed] {
+		mode = schemas.ModeHybrid + " (no reranker)"
+		if have[models.RoleRerank] {
+			mode = schemas.ModeRerank
+		}
+	}
+	if _, err := ort.Find(); err != nil && have[models.RoleEmbed] {
+		mode = schemas.ModeLexical + " (ONNX Runtime missing: run ./task setup)"
+	}
+	return out, embedded, mode
 }

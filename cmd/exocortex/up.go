@@ -18,6 +18,8 @@ func cmdUp(ctx context.Context, args []string) error {
 	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one)")
 	workers := fs.Int("workers", 1, "workers per stage (the index stage always has one writer)")
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
+	var n neural
+	n.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -25,10 +27,15 @@ func cmdUp(ctx context.Context, args []string) error {
 	if url, ok := pipeline.Running(c.data); ok && c.nats == "" {
 		return fmt.Errorf("a system is already running on %s (NATS %s)", c.data, url)
 	}
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
-		Analyzer: analysis.Mode(*analyzer), Log: log})
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
+		Analyzer: analysis.Mode(*analyzer), Log: log}
+	n.apply(&cfg)
+	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
 		return err
+	}
+	for _, note := range sys.ModelNotes {
+		fmt.Fprintf(os.Stderr, "note: %s\n", note)
 	}
 	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
 	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s (Ctrl-C stops)\n", c.data, sys.Bus.URL())
@@ -44,6 +51,8 @@ func cmdWorker(ctx context.Context, args []string) error {
 	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", "))
 	workers := fs.Int("workers", 1, "workers in this stage's pool")
 	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
+	var n neural
+	n.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -58,8 +67,10 @@ func cmdWorker(ctx context.Context, args []string) error {
 		c.nats = url
 	}
 	log := c.logger()
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers,
-		Analyzer: analysis.Mode(*analyzer), Log: log})
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers,
+		Analyzer: analysis.Mode(*analyzer), Log: log}
+	n.apply(&cfg)
+	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -17,9 +18,14 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/workers/chunk"
+	"github.com/exocortex/exocortex/workers/embed"
 	"github.com/exocortex/exocortex/workers/index"
+	"github.com/exocortex/exocortex/workers/retrieve"
 )
 
 // Config locates the data and the bus.
@@ -43,7 +49,20 @@ type Config struct {
 	// full); empty keeps the index's own (full for a new index). Changing it
 	// rebuilds the full-text rows when the index stage starts.
 	Analyzer analysis.Mode
-	Log      zerolog.Logger
+	// ModelsDir holds the neural models (default <data>/models); NoModels
+	// runs lexical-only without looking.
+	ModelsDir string
+	NoModels  bool
+	// Models tunes how the models run (ONNX Runtime threads, batch budget).
+	Models models.Options
+	// Vectors chooses the vector store (embedded under <data>/vectors by
+	// default, or Qdrant); Dim comes from the embedding model's manifest.
+	Vectors vectors.Config
+	// Retrieval sizes the query stages (defaults: the design's 200/200/80/12/4).
+	Retrieval retrieval.Config
+	// RerankIdle unloads the reranker after this long unused (default 10m).
+	RerankIdle time.Duration
+	Log        zerolog.Logger
 }
 
 // Validate joins every problem with the configuration.
@@ -86,8 +105,17 @@ func URLFile(dataDir string) string { return filepath.Join(dataDir, "nats.url") 
 // System is a running set of stages on one bus.
 type System struct {
 	Bus   *bus.Bus
-	Store *store.Store // nil unless the index stage runs here
-	cfg   Config
+	Store *store.Store // nil unless the index, retrieve or rerank stage runs here
+	// Neural parts, nil when absent: the system then runs lexical-only and
+	// every query says so in its reasons.
+	Vectors   vectors.Store
+	Embedder  *models.Embedder
+	Reranker  *models.LazyCrossEncoder
+	Retriever *retrieval.Retriever
+	// ModelNotes say which models are missing and what that changes.
+	ModelNotes []string
+	embedSpec  models.Spec
+	cfg        Config
 
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
@@ -136,6 +164,10 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	} else if len(stages) == 0 {
 		stages = StageNames()
 	}
+	if err := s.openParts(ctx, stages); err != nil {
+		s.Stop()
+		return nil, err
+	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	for _, name := range stages {
@@ -143,6 +175,15 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			s.Stop()
 			return nil, err
 		}
+	}
+	if slices.Contains(stages, bus.StageIndex) && slices.Contains(stages, bus.StageEmbed) && s.Embedder != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			if _, err := s.Backfill(runCtx); err != nil && runCtx.Err() == nil {
+				s.cfg.Log.Error().Err(err).Msg("backfill failed; it runs again at the next start")
+			}
+		}()
 	}
 	return s, nil
 }
@@ -159,11 +200,7 @@ func (s *System) startStage(ctx context.Context, name string) error {
 		}
 		h = chunk.NewHandler(s.cfg.Chunk, kv)
 	case bus.StageIndex:
-		st, err := store.Open(DBPath(s.cfg.DataDir))
-		if err != nil {
-			return fmt.Errorf("stage index: %w", err)
-		}
-		s.Store = st
+		st := s.Store
 		if s.cfg.Analyzer != "" && s.cfg.Analyzer != st.Analyzer().Mode() {
 			t0 := time.Now()
 			s.cfg.Log.Info().Str("stage", name).Str("from", st.Analyzer().Name()).Str("to", string(s.cfg.Analyzer)).
@@ -174,8 +211,29 @@ func (s *System) startStage(ctx context.Context, name string) error {
 			s.cfg.Log.Info().Str("stage", name).Dur("took", time.Since(t0)).Msg("full-text index rebuilt")
 		}
 		h = index.NewHandler(st)
+		if s.Vectors != nil {
+			var err error
+			if h, err = index.NewWithVectors(index.DefaultConfig(), st, s.Vectors); err != nil {
+				return err
+			}
+		}
 		opts.Workers = 1 // SQLite has one writer
 		opts.Batch = 256
+	case bus.StageEmbed:
+		if s.Embedder == nil {
+			h = embedDrain()
+			break
+		}
+		kv, err := s.Bus.KV(ctx, bus.BucketEmbeds)
+		if err != nil {
+			return err
+		}
+		h = embed.New(embed.DefaultConfig(), s.Embedder, kv)
+		opts.Batch = embed.DefaultConfig().MaxBatch
+	case bus.StageRetrieve:
+		h = retrieve.NewRetrieve(s.Retriever)
+	case bus.StageRerank:
+		h = retrieve.NewRerank(s.Retriever)
 	default:
 		return fmt.Errorf("stage %q has no handler in this build", name)
 	}
@@ -200,6 +258,17 @@ func (s *System) Stop() error {
 	}
 	s.wg.Wait()
 	var errs []error
+	if s.Reranker != nil {
+		_ = s.Reranker.Close()
+	}
+	if s.Embedder != nil {
+		_ = s.Embedder.Close()
+	}
+	if s.Vectors != nil {
+		if err := s.Vectors.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if s.Store != nil {
 		if err := s.Store.Close(); err != nil {
 			errs = append(errs, err)

@@ -8,12 +8,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
 )
 
 // Store is what the stage needs of the store (*store.Store implements it).
@@ -34,6 +36,31 @@ func NewHandler(st *store.Store) bus.Handler {
 // permanent error.
 func New(cfg Config, st Store) bus.Handler {
 	return &handler{cfg: cfg, st: st}
+}
+
+// Vectors is what the stage writes to the vector store.
+type Vectors interface {
+	Upsert(ctx context.Context, pts []vectors.Point) error
+	Delete(ctx context.Context, ids []string) error
+}
+
+// VectorBook is what the stage needs of the store to keep the vector store in
+// step (*store.Store implements it).
+type VectorBook interface {
+	ChunkHash(ctx context.Context, chunkID string) (string, error)
+	MarkEmbedded(ctx context.Context, chunkID, hash, model string) (store.EmbedState, error)
+	DocChunkIDs(ctx context.Context, docID string) ([]string, error)
+}
+
+// NewWithVectors returns the handler that also applies kb.embed.done: a
+// vector is stored when the index still holds the content it was computed
+// from; tombstones and deleted documents take their vectors with them.
+func NewWithVectors(cfg Config, st Store, vs Vectors) (bus.Handler, error) {
+	book, ok := st.(VectorBook)
+	if !ok {
+		return nil, fmt.Errorf("index: the store %T cannot track vectors", st)
+	}
+	return &handler{cfg: cfg, st: st, vs: vs, book: book}, nil
 }
 
 // batcher is implemented by *store.Store: many writes in one transaction.
@@ -59,8 +86,10 @@ func (h *handler) Batch(ctx context.Context, fn func(ctx context.Context) error)
 }
 
 type handler struct {
-	cfg Config
-	st  Store
+	cfg  Config
+	st   Store
+	vs   Vectors    // nil without a vector store
+	book VectorBook // set with vs
 }
 
 func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
@@ -79,6 +108,11 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		if err != nil {
 			return nil, classify(fmt.Errorf("index chunk %s of doc %s: %w", c.ChunkID, c.DocID, err))
 		}
+		if c.Tombstone && applied && h.vs != nil {
+			if err := h.vs.Delete(ctx, []string{c.ChunkID}); err != nil {
+				return nil, fmt.Errorf("index: delete vector of chunk %s: %w", c.ChunkID, err)
+			}
+		}
 		zerolog.Ctx(ctx).Debug().Str("chunk_id", c.ChunkID).Str("doc_id", c.DocID).Int64("doc_version", c.DocVersion).
 			Bool("tombstone", c.Tombstone).Bool("applied", applied).Msg("index chunk")
 		return nil, nil
@@ -87,13 +121,33 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		if err != nil {
 			return nil, err
 		}
+		var gone []string
+		if d.Deleted && h.vs != nil {
+			if gone, err = h.book.DocChunkIDs(ctx, d.DocID); err != nil {
+				return nil, err
+			}
+		}
 		applied, err := h.st.ApplyStructure(ctx, d)
 		if err != nil {
 			return nil, classify(fmt.Errorf("index structure of doc %s: %w", d.DocID, err))
 		}
+		if applied && len(gone) > 0 {
+			if err := h.vs.Delete(ctx, gone); err != nil {
+				return nil, fmt.Errorf("index: delete vectors of doc %s: %w", d.DocID, err)
+			}
+		}
 		zerolog.Ctx(ctx).Debug().Str("doc_id", d.DocID).Int64("doc_version", d.Version).
 			Bool("deleted", d.Deleted).Int("blocks", len(d.Blocks)).Bool("applied", applied).Msg("index structure")
 		return nil, nil
+	case schemas.SubjectEmbedDone:
+		if h.vs == nil {
+			return nil, bus.Permanent(fmt.Errorf("index: %s arrived but this index has no vector store", m.Subject))
+		}
+		e, err := bus.Decode[*schemas.EmbedDone](m)
+		if err != nil {
+			return nil, err
+		}
+		return nil, h.applyVectors(ctx, m, e)
 	default:
 		return nil, bus.Permanent(fmt.Errorf("index: unexpected subject %q", m.Subject))
 	}
@@ -106,4 +160,49 @@ func classify(err error) error {
 		return bus.Permanent(err)
 	}
 	return err
+}
+
+// applyVectors stores the vectors whose content the index still holds. A
+// vector for a chunk the index does not hold yet (its chunk event is being
+// retried) is retried a few times; after that the chunk is taken as deleted.
+func (h *handler) applyVectors(ctx context.Context, m *bus.Msg, e *schemas.EmbedDone) error {
+	var pts []vectors.Point
+	missing := 0
+	for _, it := range e.Items {
+		have, err := h.book.ChunkHash(ctx, it.ChunkID)
+		switch {
+		case errors.Is(err, store.ErrNotFound):
+			missing++
+		case err != nil:
+			return classify(err)
+		case have == it.Hash:
+			pts = append(pts, vectors.Point{ID: it.ChunkID, DocID: it.DocID, Lang: it.Lang, Vector: it.Vector})
+		}
+	}
+	if len(pts) > 0 {
+		// The vector goes in before the index records it, so a record never
+		// claims a vector the store lacks.
+		if err := h.vs.Upsert(ctx, pts); err != nil {
+			return fmt.Errorf("index: upsert %d vectors (first %s): %w", len(pts), pts[0].ID, err)
+		}
+		for _, p := range pts {
+			if _, err := h.book.MarkEmbedded(ctx, p.ID, hashOf(e, p.ID), e.Model); err != nil {
+				return classify(err)
+			}
+		}
+	}
+	if missing > 0 && m.Delivered < 3 {
+		return bus.RetryAfter(fmt.Errorf("index: %d of %d vectors are for chunks not indexed yet", missing, len(e.Items)), 2*time.Second)
+	}
+	zerolog.Ctx(ctx).Debug().Str("model", e.Model).Int("items", len(e.Items)).Int("stored", len(pts)).Int("missing", missing).Msg("index vectors")
+	return nil
+}
+
+func hashOf(e *schemas.EmbedDone, chunkID string) string {
+	for _, it := range e.Items {
+		if it.ChunkID == chunkID {
+			return it.Hash
+		}
+	}
+	return ""
 }

@@ -1,0 +1,43 @@
+package bus
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/nats-io/nats.go"
+
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Await subscribes to subject (core NATS: every message published there,
+// stream or not), then calls publish, and returns the first event on subject
+// that match accepts. Events that do not decode are skipped. It is how a
+// client waits for the answer to its own query.
+func (b *Bus) Await(ctx context.Context, subject string, publish func() error, match func(schemas.Event) bool) (schemas.Event, error) {
+	ch := make(chan *nats.Msg, 64)
+	sub, err := b.NC.ChanSubscribe(subject, ch)
+	if err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
+	}
+	defer sub.Unsubscribe()
+	if err := b.NC.FlushWithContext(ctx); err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
+	}
+	if err := publish(); err != nil {
+		return nil, err
+	}
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("waiting on %s: %w", subject, ctx.Err())
+		case m := <-ch:
+			ev, err := schemas.Decode(m.Data)
+			if err != nil {
+				continue
+			}
+			if match(ev) {
+				return ev, nil
+			}
+		}
+	}
+}

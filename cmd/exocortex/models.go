@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/ort"
+)
+
+func cmdModels(ctx context.Context, args []string) error {
+	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
+		return errors.New("usage: exocortex models fetch|verify|list [--models DIR] [--role embed,rerank,qa] [--trust-new]")
+	}
+	sub := args[0]
+	fs := flag.NewFlagSet("models "+sub, flag.ContinueOnError)
+	var c common
+	c.register(fs, "warn")
+	var n neural
+	n.register(fs)
+	roles := fs.String("role", "", "only these roles (comma-separated: embed, rerank, qa)")
+	trust := fs.Bool("trust-new", false, "fetch: accept files without a pinned sha256 and record the digest they came with")
+	if _, err := parse(fs, args[1:]); err != nil {
+		return err
+	}
+	dir := models.DirFromEnv(n.models, c.data)
+	m, err := models.ManifestFor(dir)
+	if err != nil {
+		return err
+	}
+	var only []string
+	for _, r := range strings.Split(*roles, ",") {
+		if r = strings.TrimSpace(r); r != "" {
+			only = append(only, r)
+		}
+	}
+	if len(only) > 0 {
+		var kept []models.Spec
+		for _, s := range m.Models {
+			for _, r := range only {
+				if s.Role == r {
+					kept = append(kept, s)
+				}
+			}
+		}
+		m.Models = kept
+	}
+	switch sub {
+	case "fetch":
+		fmt.Fprintf(os.Stderr, "fetching %d models into %s from %s\n", len(m.Models), dir, m.BaseURL)
+		res, err := models.Fetch(ctx, dir, m, models.FetchOptions{TrustNew: *trust, Progress: func(model, file string, done, total int64) {
+			if total > 0 {
+				fmt.Fprintf(os.Stderr, "\r  %s/%s: %5.1f%% of %d MB", model, file, 100*float64(done)/float64(total), total>>20)
+			} else {
+				fmt.Fprintf(os.Stderr, "\r  %s/%s: %d MB", model, file, done>>20)
+			}
+		}})
+		fmt.Fprintln(os.Stderr)
+		printFileResults(res)
+		if err != nil {
+			return fmt.Errorf("%w\n(without these models Exocortex runs lexical-only: BM25 search, no reranking, no extractive answers)", err)
+		}
+		return nil
+	case "verify":
+		res, err := models.Verify(dir, m)
+		printFileResults(res)
+		return err
+	case "list":
+		for _, s := range m.Models {
+			state := "installed"
+			if _, err := os.Stat(filepath.Join(dir, s.Name, filepath.FromSlash(s.ONNX))); err != nil {
+				state = "missing"
+			}
+			fmt.Printf("%-7s %-32s %-9s %s@%s\n", s.Role, s.Name, state, s.Repo, short(s.Revision))
+		}
+		if lib, err := ort.Find(); err != nil {
+			fmt.Printf("onnx runtime: missing: %v\n", err)
+		} else {
+			fmt.Printf("onnx runtime: %s\n", lib)
+		}
+		return nil
+	}
+	return fmt.Errorf("unknown models command %q: want fetch, verify or list", sub)
+}
+
+func short(rev string) string {
+	if len(rev) > 12 {
+		return rev[:12]
+	}
+	return rev
+}
+
+func printFileResults(res []models.FileResult) {
+	for _, r := range res {
+		line := fmt.Sprintf("%-10s %s/%s", r.Action, r.Model, r.Path)
+		if r.SHA256 != "" {
+			line += "  sha256 " + r.SHA256[:16] + "…"
+		}
+		if r.Err != nil {
+			line += "\n           " + r.Err.Error()
+		}
+		fmt.Println(line)
+	}
+}

@@ -1,0 +1,28 @@
+package pipeline
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Ask publishes a query and waits for its contexts on kb.query.reranked: the
+// whole query path through the retrieve and rerank stages.
+func Ask(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ev, err := b.Await(ctx, schemas.SubjectReranked, func() error {
+		_, err := b.Publish(ctx, q, q.QueryID)
+		return err
+	}, func(ev schemas.Event) bool {
+		r, ok := ev.(*schemas.QueryReranked)
+		return ok && r.QueryID == q.QueryID
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w (is the retrieve stage running?)", q.QueryID, err)
+	}
+	return ev.(*schemas.QueryReranked), nil
+}

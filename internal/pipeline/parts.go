@@ -1,0 +1,173 @@
+package pipeline
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"time"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
+)
+
+// VectorsDir is where the embedded vector store of a model lives: one
+// directory per embedding model, so a model swap starts a fresh index.
+func VectorsDir(dataDir, model string) string { return filepath.Join(dataDir, "vectors", model) }
+
+// openParts opens what the stages that run here need: the SQLite store, the
+// embedding model, the vector store, the reranker.
+func (s *System) openParts(ctx context.Context, stages []string) error {
+	has := func(names ...string) bool {
+		for _, n := range names {
+			if slices.Contains(stages, n) {
+				return true
+			}
+		}
+		return false
+	}
+	var err error
+	switch {
+	case has(bus.StageIndex):
+		s.Store, err = store.Open(DBPath(s.cfg.DataDir))
+	case has(bus.StageRetrieve, bus.StageRerank):
+		s.Store, err = store.OpenReadOnly(DBPath(s.cfg.DataDir))
+	}
+	if err != nil {
+		return fmt.Errorf("open index: %w", err)
+	}
+	if !has(bus.StageIndex, bus.StageEmbed, bus.StageRetrieve, bus.StageRerank) {
+		return nil
+	}
+	log := s.cfg.Log
+	if s.cfg.NoModels {
+		s.ModelNotes = append(s.ModelNotes, "models disabled: lexical search only")
+	} else {
+		if err := s.openModels(has(bus.StageEmbed, bus.StageRetrieve), has(bus.StageRerank)); err != nil {
+			return err
+		}
+	}
+	for _, n := range s.ModelNotes {
+		log.Warn().Str("models", s.modelsDir()).Msg(n)
+	}
+	if s.vectorDim() > 0 && has(bus.StageIndex, bus.StageRetrieve) {
+		vc := s.cfg.Vectors
+		vc.Dim = s.vectorDim()
+		if vc.Kind == "" || vc.Kind == vectors.KindEmbedded {
+			vc.Dir = VectorsDir(s.cfg.DataDir, s.embedSpec.Name)
+		}
+		t := time.Now()
+		if s.Vectors, err = vectors.Open(ctx, vc); err != nil {
+			return fmt.Errorf("open vector store: %w", err)
+		}
+		n, _ := s.Vectors.Count(ctx)
+		log.Info().Str("kind", s.Vectors.Name()).Int("vectors", n).Dur("took", time.Since(t)).Msg("vector store open")
+	}
+	r := &retrieval.Retriever{Config: s.cfg.Retrieval}
+	if s.Store != nil {
+		r.Index = s.Store
+	}
+	if s.Vectors != nil && s.Embedder != nil {
+		r.Vectors, r.Embedder = s.Vectors, s.Embedder
+	}
+	if s.Reranker != nil {
+		r.Reranker = s.Reranker
+	}
+	s.Retriever = r
+	return nil
+}
+
+func (s *System) modelsDir() string { return models.DirFromEnv(s.cfg.ModelsDir, s.cfg.DataDir) }
+
+func (s *System) vectorDim() int { return s.embedSpec.Dim }
+
+// openModels loads the embedding model (when a stage here embeds) and
+// prepares the lazy reranker (when the rerank stage runs here). A missing
+// model or runtime is not an error: it is noted, and the system runs with
+// what it has.
+func (s *System) openModels(wantEmbed, wantRerank bool) error {
+	dir := s.modelsDir()
+	m, err := models.ManifestFor(dir)
+	if err != nil {
+		return err
+	}
+	if spec, ok := m.Spec(models.RoleEmbed); ok {
+		s.embedSpec = spec
+	}
+	if wantEmbed && s.embedSpec.Name != "" {
+		e, err := models.OpenEmbedder(dir, s.embedSpec, s.cfg.Models)
+		switch {
+		case err == nil:
+			s.Embedder = e
+		case errors.Is(err, models.ErrNotInstalled):
+			s.ModelNotes = append(s.ModelNotes, "no embedding model ("+s.embedSpec.Name+"): chunks are not embedded and search is lexical only; run exocortex models fetch")
+		default:
+			s.ModelNotes = append(s.ModelNotes, "embedding model unavailable: "+err.Error()+"; search is lexical only")
+		}
+	}
+	if spec, ok := m.Spec(models.RoleRerank); ok && wantRerank {
+		if _, err := os.Stat(filepath.Join(dir, spec.Name, filepath.FromSlash(spec.ONNX))); err == nil {
+			idle := s.cfg.RerankIdle
+			if idle == 0 {
+				idle = 10 * time.Minute
+			}
+			s.Reranker = models.NewLazyCrossEncoder(dir, spec, s.cfg.Models, idle)
+		} else {
+			s.ModelNotes = append(s.ModelNotes, "no reranker model ("+spec.Name+"): results keep the fused order; run exocortex models fetch")
+		}
+	}
+	return nil
+}
+
+// embedDrain is the embed stage without a model: it acknowledges chunks so
+// they do not pile up; when a model is installed later, Backfill embeds
+// what the index holds.
+func embedDrain() bus.Handler {
+	return bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		return nil, nil
+	})
+}
+
+// Backfill asks the embed stage to embed every chunk the index holds without
+// a vector of its current content from the loaded model (after the model was
+// installed or changed), logging progress. It returns how many it asked for.
+func (s *System) Backfill(ctx context.Context) (int, error) {
+	if s.Store == nil || s.Embedder == nil {
+		return 0, nil
+	}
+	model := s.Embedder.Name()
+	done, total, err := s.Store.EmbedCounts(ctx, model)
+	if err != nil || done == total {
+		return 0, err
+	}
+	log := s.cfg.Log.With().Str("model", model).Logger()
+	log.Info().Int("embedded", done).Int("chunks", total).Msg("backfill: embedding the chunks that have no vector")
+	pass := time.Now().UTC().Format("20060102T150405.000")
+	after, sent := "", 0
+	for {
+		page, err := s.Store.Unembedded(ctx, model, after, 500)
+		if err != nil {
+			return sent, err
+		}
+		if len(page) == 0 {
+			break
+		}
+		evs := make([]schemas.Event, len(page))
+		for i, c := range page {
+			evs[i] = &schemas.EmbedRequest{Chunk: *c, Model: model, Pass: pass}
+		}
+		if err := bus.PublishAll(ctx, s.Bus.JS, evs, "backfill-"+pass); err != nil {
+			return sent, fmt.Errorf("backfill: %w", err)
+		}
+		sent += len(page)
+		after = page[len(page)-1].ChunkID
+		log.Info().Int("requested", sent).Int("missing", total-done).Msg("backfill progress")
+	}
+	return sent, nil
+}

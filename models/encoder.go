@@ -1,0 +1,462 @@
+package models
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/models/ort"
+	"github.com/exocortex/exocortex/models/tokenizer"
+)
+
+// ErrNotInstalled is returned (wrapped) when a model's files are absent.
+var ErrNotInstalled = errors.New("model not installed")
+
+// Options tune how models run.
+type Options struct {
+	// Session options of ONNX Runtime (one intra-op thread, no spinning by default).
+	Session ort.SessionOptions
+	// MaxTokens caps one model run's batch × sequence length (default 8192),
+	// which bounds memory and keeps padding waste low.
+	MaxTokens int
+}
+
+func (o Options) maxTokens() int {
+	if o.MaxTokens <= 0 {
+		return 8192
+	}
+	return o.MaxTokens
+}
+
+// encoder is a transformer encoder with its tokenizer.
+type encoder struct {
+	spec   Spec
+	name   string
+	tok    *tokenizer.Tokenizer
+	sess   *ort.Session
+	types  bool // the model takes token_type_ids
+	maxLen int
+	opts   Options
+}
+
+func openEncoder(dir string, spec Spec, opts Options) (*encoder, error) {
+	mdir := filepath.Join(dir, spec.Name)
+	onnxPath := filepath.Join(mdir, filepath.FromSlash(spec.ONNX))
+	tokPath := filepath.Join(mdir, filepath.FromSlash(spec.Tokenizer))
+	for _, p := range []string{onnxPath, tokPath} {
+		if _, err := os.Stat(p); err != nil {
+			return nil, fmt.Errorf("%s model %s: %w: %s is missing (run exocortex models fetch, or set --models)", spec.Role, spec.Name, ErrNotInstalled, p)
+		}
+	}
+	tok, err := tokenizer.Load(tokPath)
+	if err != nil {
+		return nil, fmt.Errorf("%s model %s: tokenizer: %w", spec.Role, spec.Name, err)
+	}
+	sess, err := ort.Open(onnxPath, opts.Session)
+	if err != nil {
+		return nil, fmt.Errorf("%s model %s: %w", spec.Role, spec.Name, err)
+	}
+	for _, in := range []string{"input_ids", "attention_mask"} {
+		if !sess.HasInput(in) {
+			sess.Close()
+			return nil, fmt.Errorf("%s model %s: %s has no %q input (inputs: %v)", spec.Role, spec.Name, onnxPath, in, sess.Inputs())
+		}
+	}
+	maxLen := spec.MaxLength
+	if maxLen <= 0 {
+		maxLen = 512
+	}
+	return &encoder{spec: spec, name: ID(dir, spec), tok: tok, sess: sess,
+		types: sess.HasInput("token_type_ids"), maxLen: maxLen, opts: opts}, nil
+}
+
+// ID names a model and its weights ("multilingual-e5-small@dd476dd0c251"):
+// what vectors and caches are keyed by.
+func ID(dir string, spec Spec) string { return spec.Name + "@" + fingerprint(spec, dir) }
+
+// fingerprint names the weights: the pinned (or locked) digest of the ONNX
+// file, so vectors cached by one machine are valid on another with the same
+// model, and a model swap changes the name.
+func fingerprint(spec Spec, dir string) string {
+	for _, f := range spec.Files {
+		if f.Path == spec.ONNX && f.SHA256 != "" {
+			return f.SHA256[:12]
+		}
+	}
+	if d := readLock(filepath.Join(dir, spec.Name)).Files[spec.ONNX]; d != "" {
+		return d[:12]
+	}
+	// Neither pinned nor locked (a hand-placed model): the file's own digest.
+	if d, _, err := fileDigest(filepath.Join(dir, spec.Name, filepath.FromSlash(spec.ONNX))); err == nil {
+		return d[:12]
+	}
+	sum := sha256.Sum256([]byte(spec.Repo + "@" + spec.Revision))
+	return hex.EncodeToString(sum[:6])
+}
+
+// run feeds a batch of encodings (already padded to one length) to the model.
+func (e *encoder) run(encs []tokenizer.Encoding, outputs ...string) (map[string]ort.Float32Tensor, int, error) {
+	b, s := len(encs), len(encs[0].IDs)
+	ids := make([]int64, 0, b*s)
+	mask := make([]int64, 0, b*s)
+	var types []int64
+	for _, enc := range encs {
+		ids = append(ids, enc.IDs...)
+		mask = append(mask, enc.AttentionMask...)
+		if e.types {
+			types = append(types, enc.TypeIDs...)
+		}
+	}
+	shape := []int64{int64(b), int64(s)}
+	in := map[string]ort.Int64Tensor{"input_ids": {Shape: shape, Data: ids}, "attention_mask": {Shape: shape, Data: mask}}
+	if e.types {
+		in["token_type_ids"] = ort.Int64Tensor{Shape: shape, Data: types}
+	}
+	out, err := e.sess.Run(in, outputs...)
+	return out, s, err
+}
+
+// batches groups item indices by token length so each run pads little and
+// stays within the token budget; longest first.
+func (e *encoder) batches(lengths []int) [][]int {
+	idx := make([]int, len(lengths))
+	for i := range idx {
+		idx[i] = i
+	}
+	sort.SliceStable(idx, func(a, b int) bool { return lengths[idx[a]] > lengths[idx[b]] })
+	var out [][]int
+	budget := e.opts.maxTokens()
+	for lo := 0; lo < len(idx); {
+		n := max(1, budget/max(1, lengths[idx[lo]]))
+		hi := min(len(idx), lo+n)
+		out = append(out, idx[lo:hi])
+		lo = hi
+	}
+	return out
+}
+
+func (e *encoder) close() error { return e.sess.Close() }
+
+// Embedder is a sentence-embedding model (e5 and its kind): mean pooling
+// over the attention mask of last_hidden_state, then L2 normalisation.
+type Embedder struct {
+	*encoder
+	dim int
+}
+
+// OpenEmbedder loads the embedding model of spec from the models directory.
+func OpenEmbedder(dir string, spec Spec, opts Options) (*Embedder, error) {
+	enc, err := openEncoder(dir, spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	if !enc.sess.HasOutput("last_hidden_state") {
+		enc.close()
+		return nil, fmt.Errorf("embed model %s: no last_hidden_state output (outputs: %v)", spec.Name, enc.sess.Outputs())
+	}
+	return &Embedder{encoder: enc, dim: spec.Dim}, nil
+}
+
+// Name is the model's name and weights fingerprint.
+func (e *Embedder) Name() string { return e.name }
+
+// Dim is the vector size.
+func (e *Embedder) Dim() int { return e.dim }
+
+// Close releases the session.
+func (e *Embedder) Close() error { return e.close() }
+
+// EmbedQuery embeds one query with the model's query prefix.
+func (e *Embedder) EmbedQuery(ctx context.Context, text string) ([]float32, error) {
+	v, err := e.embed(ctx, []string{e.spec.QueryPrefix + text})
+	if err != nil {
+		return nil, err
+	}
+	return v[0], nil
+}
+
+// EmbedPassages embeds passages with the model's passage prefix.
+func (e *Embedder) EmbedPassages(ctx context.Context, texts []string) ([][]float32, error) {
+	in := make([]string, len(texts))
+	for i, t := range texts {
+		in[i] = e.spec.PassagePrefix + t
+	}
+	return e.embed(ctx, in)
+}
+
+func (e *Embedder) embed(ctx context.Context, texts []string) ([][]float32, error) {
+	tr := tokenizer.Truncation{MaxLength: e.maxLen}
+	encs := make([]tokenizer.Encoding, len(texts))
+	lengths := make([]int, len(texts))
+	for i, t := range texts {
+		encs[i] = e.tok.Encode(t, tr)
+		lengths[i] = len(encs[i].IDs)
+	}
+	out := make([][]float32, len(texts))
+	for _, group := range e.batches(lengths) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		batch := pad(encs, group, e.tok)
+		res, seq, err := e.run(batch, "last_hidden_state")
+		if err != nil {
+			return nil, fmt.Errorf("embed model %s: %w", e.spec.Name, err)
+		}
+		h := res["last_hidden_state"]
+		if len(h.Shape) != 3 || int(h.Shape[2]) != e.dim {
+			return nil, fmt.Errorf("embed model %s: last_hidden_state has shape %v, want [%d %d %d]", e.spec.Name, h.Shape, len(group), seq, e.dim)
+		}
+		for k, i := range group {
+			out[i] = meanPool(h.Data[k*seq*e.dim:(k+1)*seq*e.dim], batch[k].AttentionMask, e.dim)
+		}
+	}
+	return out, nil
+}
+
+// pad copies the encodings of group, padded to the longest with mask 0.
+func pad(encs []tokenizer.Encoding, group []int, tok *tokenizer.Tokenizer) []tokenizer.Encoding {
+	longest := 0
+	for _, i := range group {
+		longest = max(longest, len(encs[i].IDs))
+	}
+	padID := padID(tok)
+	out := make([]tokenizer.Encoding, len(group))
+	for k, i := range group {
+		e := encs[i]
+		n := len(e.IDs)
+		ids := make([]int64, longest)
+		mask := make([]int64, longest)
+		types := make([]int64, longest)
+		copy(ids, e.IDs)
+		copy(mask, e.AttentionMask)
+		copy(types, e.TypeIDs)
+		for j := n; j < longest; j++ {
+			ids[j] = padID
+		}
+		out[k] = tokenizer.Encoding{IDs: ids, AttentionMask: mask, TypeIDs: types}
+	}
+	return out
+}
+
+// padID is the tokenizer's padding token (<pad> for XLM-R, [PAD] for BERT).
+func padID(tok *tokenizer.Tokenizer) int64 {
+	for _, p := range []string{"<pad>", "[PAD]"} {
+		if id, ok := tok.TokenID(p); ok {
+			return id
+		}
+	}
+	return 0
+}
+
+// meanPool averages the hidden states of the tokens the mask keeps and
+// normalises the result to unit length.
+func meanPool(h []float32, mask []int64, dim int) []float32 {
+	v := make([]float32, dim)
+	n := 0
+	for t, m := range mask {
+		if m == 0 {
+			continue
+		}
+		n++
+		row := h[t*dim : (t+1)*dim]
+		for j, x := range row {
+			v[j] += x
+		}
+	}
+	var norm float64
+	for j := range v {
+		v[j] /= float32(max(n, 1))
+		norm += float64(v[j]) * float64(v[j])
+	}
+	if norm > 0 {
+		inv := float32(1 / math.Sqrt(norm))
+		for j := range v {
+			v[j] *= inv
+		}
+	}
+	return v
+}
+
+// CrossEncoder scores (query, passage) pairs with a sequence-classification
+// model (output "logits", one relevance logit per pair).
+type CrossEncoder struct {
+	*encoder
+}
+
+// OpenCrossEncoder loads the reranking model of spec from the models directory.
+func OpenCrossEncoder(dir string, spec Spec, opts Options) (*CrossEncoder, error) {
+	enc, err := openEncoder(dir, spec, opts)
+	if err != nil {
+		return nil, err
+	}
+	if !enc.sess.HasOutput("logits") {
+		enc.close()
+		return nil, fmt.Errorf("rerank model %s: no logits output (outputs: %v)", spec.Name, enc.sess.Outputs())
+	}
+	return &CrossEncoder{encoder: enc}, nil
+}
+
+// Name is the model's name and weights fingerprint.
+func (c *CrossEncoder) Name() string { return c.name }
+
+// Close releases the session.
+func (c *CrossEncoder) Close() error { return c.close() }
+
+// Score returns one relevance score per passage (the model's logit: higher
+// is more relevant). The passage is truncated to fit, never the query.
+func (c *CrossEncoder) Score(ctx context.Context, query string, passages []string) ([]float32, error) {
+	if len(passages) == 0 {
+		return nil, nil
+	}
+	encs := c.tok.EncodePairBatch(query, passages, tokenizer.Truncation{MaxLength: c.maxLen, Strategy: "only_second"})
+	lengths := make([]int, len(encs))
+	for i, e := range encs {
+		lengths[i] = int(sum(e.AttentionMask))
+		// EncodePairBatch pads to the longest; cut back to the real length.
+		encs[i] = trim(e, lengths[i])
+	}
+	out := make([]float32, len(passages))
+	for _, group := range c.batches(lengths) {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		res, _, err := c.run(pad(encs, group, c.tok), "logits")
+		if err != nil {
+			return nil, fmt.Errorf("rerank model %s: %w", c.spec.Name, err)
+		}
+		l := res["logits"]
+		per := 1
+		if len(l.Shape) == 2 {
+			per = int(l.Shape[1])
+		}
+		if len(l.Data) != per*len(group) {
+			return nil, fmt.Errorf("rerank model %s: logits of shape %v for %d pairs", c.spec.Name, l.Shape, len(group))
+		}
+		for k, i := range group {
+			// One logit: the relevance. Two (not relevant, relevant): their difference.
+			if per == 1 {
+				out[i] = l.Data[k]
+			} else {
+				out[i] = l.Data[k*per+per-1] - l.Data[k*per]
+			}
+		}
+	}
+	return out, nil
+}
+
+func sum(xs []int64) int64 {
+	var s int64
+	for _, x := range xs {
+		s += x
+	}
+	return s
+}
+
+func trim(e tokenizer.Encoding, n int) tokenizer.Encoding {
+	if n >= len(e.IDs) {
+		return e
+	}
+	e.IDs, e.AttentionMask, e.TypeIDs = e.IDs[:n], e.AttentionMask[:n], e.TypeIDs[:n]
+	return e
+}
+
+// LazyCrossEncoder opens the reranker on first use and closes it after it
+// has been idle for a while, so a machine that rarely reranks does not keep
+// the model in memory.
+type LazyCrossEncoder struct {
+	open func() (*CrossEncoder, error)
+	idle time.Duration
+	name string
+
+	mu    sync.Mutex
+	ce    *CrossEncoder
+	users int
+	last  time.Time
+	timer *time.Timer
+	loads int
+}
+
+// NewLazyCrossEncoder returns a reranker that loads spec from dir when first
+// asked and unloads it after idle without use (0 means never).
+func NewLazyCrossEncoder(dir string, spec Spec, opts Options, idle time.Duration) *LazyCrossEncoder {
+	return &LazyCrossEncoder{
+		open: func() (*CrossEncoder, error) { return OpenCrossEncoder(dir, spec, opts) },
+		idle: idle, name: ID(dir, spec),
+	}
+}
+
+// Name is the model's name and weights fingerprint.
+func (l *LazyCrossEncoder) Name() string { return l.name }
+
+// Loaded reports whether the model is in memory, and how many times it was loaded.
+func (l *LazyCrossEncoder) Loaded() (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ce != nil, l.loads
+}
+
+// Score loads the model if needed and scores the pairs.
+func (l *LazyCrossEncoder) Score(ctx context.Context, query string, passages []string) ([]float32, error) {
+	l.mu.Lock()
+	if l.ce == nil {
+		ce, err := l.open()
+		if err != nil {
+			l.mu.Unlock()
+			return nil, err
+		}
+		l.ce = ce
+		l.loads++
+	}
+	ce := l.ce
+	l.users++
+	l.mu.Unlock()
+	defer l.release()
+	return ce.Score(ctx, query, passages)
+}
+
+func (l *LazyCrossEncoder) release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.users--
+	l.last = time.Now()
+	if l.idle <= 0 || l.users > 0 {
+		return
+	}
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	l.timer = time.AfterFunc(l.idle, l.unloadIfIdle)
+}
+
+func (l *LazyCrossEncoder) unloadIfIdle() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ce == nil || l.users > 0 || time.Since(l.last) < l.idle {
+		return
+	}
+	_ = l.ce.Close()
+	l.ce = nil
+}
+
+// Close unloads the model.
+func (l *LazyCrossEncoder) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+	if l.ce == nil {
+		return nil
+	}
+	err := l.ce.Close()
+	l.ce = nil
+	return err
+}

@@ -1,0 +1,159 @@
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+)
+
+// ExpansionOrder is the priority of graph edges when neighbours are added:
+// the enclosing block first, then referenced blocks, siblings, the next block.
+var ExpansionOrder = []string{store.EdgeParent, store.EdgeRef, store.EdgeSibling, store.EdgeNext}
+
+// Rerank runs the second half of a query: the cross-encoder over the fused
+// candidates (mode rerank) or their fused order (other modes), the top K, and
+// then up to Expand graph neighbours of those contexts.
+func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*schemas.QueryReranked, error) {
+	cfg := r.Config.withDefaults()
+	out := &schemas.QueryReranked{QueryID: rq.QueryID, Question: rq.Question, Query: rq.Query, Lang: rq.Lang,
+		History: rq.History, Options: rq.Options, Mode: rq.Mode, Reasons: append([]string(nil), rq.Reasons...),
+		TimingsMS: map[string]float64{}}
+	for k, v := range rq.TimingsMS {
+		out.TimingsMS[k] = v
+	}
+	k := cfg.RerankK
+	if rq.Options.K > 0 {
+		k = rq.Options.K
+	}
+	ctxs := make([]schemas.Context, 0, len(rq.Candidates))
+	for _, c := range rq.Candidates {
+		ctxs = append(ctxs, schemas.Context{Passage: c.Passage, Score: c.Fused, Source: "fused", FusedRank: c.FusedRank,
+			Lexical: c.Lexical, Vector: c.Vector})
+	}
+	if rq.Mode == schemas.ModeRerank && len(ctxs) > 0 {
+		if r.Reranker == nil {
+			out.Mode = schemas.ModeHybrid
+			out.Reasons = append(out.Reasons, ReasonNoReranker+": this worker has no reranker model; fused order kept")
+		} else {
+			t := time.Now()
+			texts := make([]string, len(ctxs))
+			for i, c := range ctxs {
+				texts[i] = c.Text
+			}
+			scores, err := r.Reranker.Score(ctx, rq.Query, texts)
+			if err != nil {
+				return nil, fmt.Errorf("query %s: rerank %d candidates with %s: %w", rq.QueryID, len(texts), r.Reranker.Name(), err)
+			}
+			for i := range ctxs {
+				ctxs[i].Score, ctxs[i].Source = float64(scores[i]), "rerank"
+			}
+			sort.SliceStable(ctxs, func(i, j int) bool {
+				if ctxs[i].Score != ctxs[j].Score {
+					return ctxs[i].Score > ctxs[j].Score
+				}
+				return ctxs[i].FusedRank < ctxs[j].FusedRank
+			})
+			out.TimingsMS["rerank"] = ms(time.Since(t))
+		}
+	}
+	if len(ctxs) > k {
+		ctxs = ctxs[:k]
+	}
+	expand := cfg.Expand
+	if rq.Options.Expand != 0 {
+		expand = rq.Options.Expand
+	}
+	if expand > 0 && len(ctxs) > 0 && r.Index != nil {
+		t := time.Now()
+		more, err := r.expand(ctx, ctxs, expand)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: graph expansion: %w", rq.QueryID, err)
+		}
+		ctxs = append(ctxs, more...)
+		out.TimingsMS["expand"] = ms(time.Since(t))
+	}
+	for i := range ctxs {
+		ctxs[i].Rank = i + 1
+	}
+	out.Contexts = ctxs
+	return out, nil
+}
+
+// expand adds up to n chunks that neighbour the contexts' blocks, edge kind
+// by edge kind in ExpansionOrder, and within a kind by the rank of the
+// context they neighbour. A chunk already among the contexts is not added
+// again.
+func (r *Retriever) expand(ctx context.Context, ctxs []schemas.Context, n int) ([]schemas.Context, error) {
+	have := map[string]bool{}
+	for _, c := range ctxs {
+		have[c.ChunkID] = true
+	}
+	type cand struct {
+		block, kind, of string
+	}
+	var order []cand
+	for _, kind := range ExpansionOrder {
+		for _, c := range ctxs {
+			blocks := c.BlockIDs
+			if len(blocks) == 0 && c.BlockID != "" {
+				blocks = []string{c.BlockID}
+			}
+			// The chunk's first block stands for it: its parent is the
+			// enclosing section; refs and the next block come from any block.
+			from := blocks
+			if kind == store.EdgeParent || kind == store.EdgeSibling {
+				from = blocks[:min(1, len(blocks))]
+			} else if kind == store.EdgeNext && len(blocks) > 0 {
+				from = blocks[len(blocks)-1:]
+			}
+			for _, b := range from {
+				edges, err := r.Index.Neighbors(ctx, b, kind)
+				if err != nil {
+					return nil, err
+				}
+				for _, e := range edges {
+					order = append(order, cand{block: e.Dst, kind: kind, of: c.ChunkID})
+				}
+			}
+		}
+	}
+	if len(order) == 0 {
+		return nil, nil
+	}
+	blocks := make([]string, 0, len(order))
+	for _, c := range order {
+		blocks = append(blocks, c.block)
+	}
+	chunkOf, err := r.Index.ChunksOfBlocks(ctx, blocks)
+	if err != nil {
+		return nil, err
+	}
+	var pick []string
+	src := map[string]cand{}
+	for _, c := range order {
+		id, ok := chunkOf[c.block]
+		if !ok || have[id] {
+			continue
+		}
+		have[id] = true
+		pick = append(pick, id)
+		src[id] = c
+		if len(pick) == n {
+			break
+		}
+	}
+	hits, err := r.Index.Passages(ctx, pick)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]schemas.Context, 0, len(hits))
+	for _, h := range hits {
+		c := src[h.ChunkID]
+		out = append(out, schemas.Context{Passage: passage(h), Source: "graph:" + c.kind, Of: c.of})
+	}
+	return out, nil
+}

@@ -1,0 +1,322 @@
+// Package retrieval is the query side of search: BM25 and vector retrieval
+// fused by Reciprocal Rank Fusion, the cross-encoder rerank and the 1-hop
+// graph expansion. The retrieve and rerank stages wrap it for the bus; the
+// CLI's search and eval call it directly.
+package retrieval
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
+)
+
+// QueryEmbedder turns a query into a vector (the embedding model with its
+// "query: " prefix).
+type QueryEmbedder interface {
+	EmbedQuery(ctx context.Context, text string) ([]float32, error)
+	Name() string
+}
+
+// CrossEncoder scores (query, passage) pairs; higher is more relevant.
+type CrossEncoder interface {
+	Score(ctx context.Context, query string, passages []string) ([]float32, error)
+	Name() string
+}
+
+// Index is what retrieval reads of the SQLite store (*store.Store).
+type Index interface {
+	Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error)
+	Passages(ctx context.Context, ids []string) ([]store.Hit, error)
+	Neighbors(ctx context.Context, blockID string, kinds ...string) ([]store.Edge, error)
+	ChunksOfBlocks(ctx context.Context, blockIDs []string) (map[string]string, error)
+}
+
+// Config sizes each step.
+type Config struct {
+	LexicalK int     // BM25 candidates (200)
+	VectorK  int     // vector candidates (200)
+	FusedK   int     // candidates kept after fusion (80)
+	RRFK     float64 // the k of Reciprocal Rank Fusion (60)
+	RerankK  int     // contexts kept after reranking (12)
+	Expand   int     // graph neighbours added at most (4)
+	// EfLadder is the HNSW ef of the first vector search and of each
+	// widening; WeakScore is the best cosine below which the search widens.
+	EfLadder  []int
+	WeakScore float32
+}
+
+// DefaultConfig is the pipeline of the design: vector top-200 and BM25
+// top-200, RRF (k=60) to top-80, rerank to top-12, up to 4 neighbours.
+func DefaultConfig() Config {
+	return Config{LexicalK: 200, VectorK: 200, FusedK: 80, RRFK: 60, RerankK: 12, Expand: 4,
+		EfLadder: []int{64, 96, 128}, WeakScore: 0.80}
+}
+
+// Retriever runs queries. Vectors, Embedder and Reranker may be nil: the
+// retriever then uses the best mode it has and says why in Reasons.
+type Retriever struct {
+	Index    Index
+	Vectors  vectors.Store
+	Embedder QueryEmbedder
+	Reranker CrossEncoder
+	Config   Config
+}
+
+// Reasons given when a mode is lowered or a search widened.
+const (
+	ReasonNoEmbedder = "no_embedding_model"
+	ReasonNoVectors  = "no_vector_store"
+	ReasonNoReranker = "no_reranker_model"
+	ReasonWidened    = "widened"
+	ReasonEmbedError = "embedding_failed"
+)
+
+// Modes reports the fullest mode the retriever can run.
+func (r *Retriever) Modes() string {
+	switch {
+	case r.Embedder != nil && r.Vectors != nil && r.Reranker != nil:
+		return schemas.ModeRerank
+	case r.Embedder != nil && r.Vectors != nil:
+		return schemas.ModeHybrid
+	}
+	return schemas.ModeLexical
+}
+
+// resolve picks the mode to run for the one asked, and why it is lower.
+func (r *Retriever) resolve(asked string) (mode string, reasons []string) {
+	if asked == "" {
+		asked = schemas.ModeRerank
+	}
+	vec := r.Embedder != nil && r.Vectors != nil
+	if !vec && asked != schemas.ModeLexical {
+		if r.Embedder == nil {
+			reasons = append(reasons, ReasonNoEmbedder+": no embedding model is installed (exocortex models fetch); lexical search only")
+		} else {
+			reasons = append(reasons, ReasonNoVectors+": no vector store is open; lexical search only")
+		}
+		return schemas.ModeLexical, reasons
+	}
+	if asked == schemas.ModeRerank && r.Reranker == nil {
+		reasons = append(reasons, ReasonNoReranker+": no reranker model is installed (exocortex models fetch); fused order kept")
+		return schemas.ModeHybrid, reasons
+	}
+	return asked, nil
+}
+
+func (c Config) withDefaults() Config {
+	d := DefaultConfig()
+	if c.LexicalK <= 0 {
+		c.LexicalK = d.LexicalK
+	}
+	if c.VectorK <= 0 {
+		c.VectorK = d.VectorK
+	}
+	if c.FusedK <= 0 {
+		c.FusedK = d.FusedK
+	}
+	if c.RRFK <= 0 {
+		c.RRFK = d.RRFK
+	}
+	if c.RerankK <= 0 {
+		c.RerankK = d.RerankK
+	}
+	if c.Expand == 0 {
+		c.Expand = d.Expand
+	}
+	if len(c.EfLadder) == 0 {
+		c.EfLadder = d.EfLadder
+	}
+	if c.WeakScore == 0 {
+		c.WeakScore = d.WeakScore
+	}
+	return c
+}
+
+func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
+
+// Retrieve runs the first half of a query: BM25 and vector search, fused.
+func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.QueryRetrieved, error) {
+	cfg := r.Config.withDefaults()
+	mode, reasons := r.resolve(q.Options.Mode)
+	out := &schemas.QueryRetrieved{QueryID: q.QueryID, Question: q.Question, Query: q.Question, Lang: q.Lang,
+		History: q.History, Options: q.Options, Mode: mode, Reasons: reasons, TimingsMS: map[string]float64{}}
+
+	var lex []store.Hit
+	if mode != schemas.ModeVector {
+		t := time.Now()
+		var err error
+		lex, err = r.Index.Search(ctx, out.Query, store.SearchOptions{K: cfg.LexicalK, Lang: q.Options.Lang, SnippetTokens: -1})
+		if err != nil {
+			return nil, fmt.Errorf("query %s: lexical search: %w", q.QueryID, err)
+		}
+		out.TimingsMS["lexical"] = ms(time.Since(t))
+	}
+	var vec []vectors.Result
+	if mode != schemas.ModeLexical {
+		var err error
+		vec, err = r.vectorSearch(ctx, out, cfg)
+		if err != nil {
+			if mode == schemas.ModeVector || ctx.Err() != nil {
+				return nil, err
+			}
+			// A failing model or store lowers the query to lexical; it is not lost.
+			out.Mode = schemas.ModeLexical
+			out.Reasons = append(out.Reasons, ReasonEmbedError+": "+err.Error())
+			vec = nil
+		}
+	}
+	t := time.Now()
+	cands, err := r.fuse(ctx, lex, vec, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+	}
+	out.Candidates = cands
+	out.TimingsMS["fuse"] = ms(time.Since(t))
+	return out, nil
+}
+
+func (r *Retriever) vectorSearch(ctx context.Context, out *schemas.QueryRetrieved, cfg Config) ([]vectors.Result, error) {
+	t := time.Now()
+	qv, err := r.Embedder.EmbedQuery(ctx, out.Query)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: embed with %s: %w", out.QueryID, r.Embedder.Name(), err)
+	}
+	out.TimingsMS["embed"] = ms(time.Since(t))
+	t = time.Now()
+	var res []vectors.Result
+	for i, ef := range cfg.EfLadder {
+		res, err = r.Vectors.Search(ctx, qv, vectors.SearchOptions{K: cfg.VectorK, Ef: ef,
+			Filter: vectors.Filter{Lang: out.Options.Lang}})
+		if err != nil {
+			return nil, fmt.Errorf("query %s: vector search (%s, ef %d): %w", out.QueryID, r.Vectors.Name(), ef, err)
+		}
+		if len(res) > 0 && res[0].Score >= cfg.WeakScore || i == len(cfg.EfLadder)-1 {
+			break
+		}
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: best cosine %.3f under %.2f, ef %d -> %d",
+			ReasonWidened, bestScore(res), cfg.WeakScore, ef, cfg.EfLadder[i+1]))
+	}
+	out.TimingsMS["vector"] = ms(time.Since(t))
+	return res, nil
+}
+
+func bestScore(res []vectors.Result) float32 {
+	if len(res) == 0 {
+		return 0
+	}
+	return res[0].Score
+}
+
+// fuse merges the two ranked lists by Reciprocal Rank Fusion: each chunk
+// scores the sum of 1/(k+rank) over the lists that hold it. Ties keep the
+// better single rank first, then the chunk id, so the order is stable.
+func (r *Retriever) fuse(ctx context.Context, lex []store.Hit, vec []vectors.Result, cfg Config) ([]schemas.Candidate, error) {
+	byID := map[string]*schemas.Candidate{}
+	var order []string
+	get := func(id string) *schemas.Candidate {
+		c, ok := byID[id]
+		if !ok {
+			c = &schemas.Candidate{}
+			c.ChunkID = id
+			byID[id] = c
+			order = append(order, id)
+		}
+		return c
+	}
+	for i, h := range lex {
+		c := get(h.ChunkID)
+		if c.Lexical != nil {
+			continue
+		}
+		c.Passage = passage(h)
+		c.Lexical = &schemas.RetrieverHit{Rank: i + 1, Score: h.Score}
+		c.Fused += 1 / (cfg.RRFK + float64(i+1))
+	}
+	var missing []string
+	for i, v := range vec {
+		c := get(v.ID)
+		if c.Vector != nil {
+			continue
+		}
+		c.Vector = &schemas.RetrieverHit{Rank: i + 1, Score: float64(v.Score)}
+		c.Fused += 1 / (cfg.RRFK + float64(i+1))
+		if c.Lexical == nil {
+			missing = append(missing, v.ID)
+		}
+	}
+	cands := make([]schemas.Candidate, 0, len(order))
+	for _, id := range order {
+		cands = append(cands, *byID[id])
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if a.Fused != b.Fused {
+			return a.Fused > b.Fused
+		}
+		if ba, bb := bestRank(a), bestRank(b); ba != bb {
+			return ba < bb
+		}
+		return a.ChunkID < b.ChunkID
+	})
+	if len(cands) > cfg.FusedK {
+		cands = cands[:cfg.FusedK]
+	}
+	// Vector-only candidates need their text; one query for all that survived.
+	need := map[string]bool{}
+	for _, id := range missing {
+		need[id] = true
+	}
+	var ids []string
+	for _, c := range cands {
+		if need[c.ChunkID] {
+			ids = append(ids, c.ChunkID)
+		}
+	}
+	if len(ids) > 0 {
+		hits, err := r.Index.Passages(ctx, ids)
+		if err != nil {
+			return nil, err
+		}
+		found := make(map[string]store.Hit, len(hits))
+		for _, h := range hits {
+			found[h.ChunkID] = h
+		}
+		kept := cands[:0]
+		for _, c := range cands {
+			if need[c.ChunkID] {
+				h, ok := found[c.ChunkID]
+				if !ok {
+					continue // the vector outlived its chunk
+				}
+				c.Passage = passage(h)
+			}
+			kept = append(kept, c)
+		}
+		cands = kept
+	}
+	for i := range cands {
+		cands[i].FusedRank = i + 1
+	}
+	return cands, nil
+}
+
+func bestRank(c schemas.Candidate) int {
+	best := 1 << 30
+	if c.Lexical != nil {
+		best = c.Lexical.Rank
+	}
+	if c.Vector != nil && c.Vector.Rank < best {
+		best = c.Vector.Rank
+	}
+	return best
+}
+
+func passage(h store.Hit) schemas.Passage {
+	return schemas.Passage{ChunkID: h.ChunkID, DocID: h.DocID, Title: h.Title, Path: h.Path,
+		SectionPath: h.SectionPath, BlockID: h.BlockID, BlockIDs: h.BlockIDs, Lang: h.Lang, Text: h.Text}
+}
