@@ -82,10 +82,18 @@ func TestCLIIngestThenSearchOnItsOwn(t *testing.T) {
 		t.Fatalf("ingest report = %+v (a bad file is skipped, the rest indexed)", rep)
 	}
 
-	var hits []hit
+	var res struct {
+		Mode    string   `json:"mode"`
+		Reasons []string `json:"reasons"`
+		Results []hit    `json:"results"`
+	}
 	out = mustExo(t, "search", "aphids leaves", "--data", data, "--json")
-	if err := json.Unmarshal([]byte(out), &hits); err != nil || len(hits) == 0 {
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Results) == 0 {
 		t.Fatalf("search: %v %s", err, out)
+	}
+	hits := res.Results
+	if res.Mode != "lexical" || len(res.Reasons) == 0 || !strings.Contains(res.Reasons[0], "no_embedding_model") {
+		t.Errorf("without models search is lexical and says why: mode %q, reasons %q", res.Mode, res.Reasons)
 	}
 	if hits[0].Title != "Garden notes" || strings.Join(hits[0].SectionPath, " > ") != "Garden notes > Tomatoes" ||
 		!strings.Contains(hits[0].Snippet, "[Aphids]") || hits[0].BlockID == "" {
@@ -169,12 +177,12 @@ func TestCLICommandsWorkWhileUpIsRunning(t *testing.T) {
 		if err := json.Unmarshal([]byte(out), &st); err != nil {
 			t.Fatalf("status --json: %v\n%s", err, out)
 		}
-		if len(st.Stages) == 2 && st.Stages[1].Acked >= 2 || i > 50 {
+		if len(st.Stages) >= 2 && st.Stages[1].Acked >= 2 || i > 50 {
 			break
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if !st.Running || st.Documents != 1 || st.Chunks != 1 || len(st.Stages) != 2 || st.Stages[0].Acked != 1 || st.Stages[1].Acked < 2 {
+	if !st.Running || st.Documents != 1 || st.Chunks != 1 || len(st.Stages) != 5 || st.Stages[0].Acked != 1 || st.Stages[1].Acked < 2 {
 		t.Errorf("status = %+v\n%s", st, out)
 	}
 	if out := mustExo(t, "dlq", "list", "--data", data); !strings.Contains(out, "no dead letters") {

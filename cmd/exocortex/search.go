@@ -8,6 +8,7 @@ import (
 	"os"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/internal/pipeline"

@@ -61,6 +61,9 @@ func (s *System) openParts(ctx context.Context, stages []string) error {
 		vc.Dim = s.vectorDim()
 		if vc.Kind == "" || vc.Kind == vectors.KindEmbedded {
 			vc.Dir = VectorsDir(s.cfg.DataDir, s.embedSpec.Name)
+			// The index stage flushes the op log once per batch, before it
+			// commits the records of the batch's vectors.
+			vc.Embedded.NoSync = true
 		}
 		t := time.Now()
 		if s.Vectors, err = vectors.Open(ctx, vc); err != nil {

@@ -223,7 +223,7 @@ func TestKillingTheIndexStageMidIngestIndexesEveryChunkExactlyOnce(t *testing.T)
 	}
 
 	dir := t.TempDir()
-	main, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Stages: []string{bus.StageChunk}, Log: testLog(t)})
+	main, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Stages: []string{bus.StageChunk, bus.StageEmbed}, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -68,14 +68,43 @@ type batcher interface {
 	Batch(ctx context.Context, fn func(ctx context.Context) error) error
 }
 
+// flusher is implemented by a vector store that batches its syncs.
+type flusher interface {
+	Flush(ctx context.Context) error
+}
+
 // Handle applies one message.
 func (h *handler) Handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
-	return h.handle(ctx, m)
+	out, err := h.handle(ctx, m)
+	if f, ok := h.vs.(flusher); ok && err == nil && ctx.Value(inBatch{}) == nil {
+		if err := f.Flush(ctx); err != nil {
+			return nil, fmt.Errorf("flush vectors: %w", err)
+		}
+	}
+	return out, err
 }
+
+// inBatch marks the context of a message handled inside Batch, whose end
+// flushes the vectors once for all.
+type inBatch struct{}
 
 // Batch lets the bus apply a fetched batch of messages in one transaction
 // (one fsync), when the store supports it.
 func (h *handler) Batch(ctx context.Context, fn func(ctx context.Context) error) error {
+	if f, ok := h.vs.(flusher); ok {
+		// The vectors of the batch are made durable before the index commits
+		// the records that claim them.
+		inner := fn
+		fn = func(ctx context.Context) error {
+			if err := inner(context.WithValue(ctx, inBatch{}, true)); err != nil {
+				return err
+			}
+			if err := f.Flush(ctx); err != nil {
+				return fmt.Errorf("flush vectors: %w", err)
+			}
+			return nil
+		}
+	}
 	if b, ok := h.st.(batcher); ok {
 		if err := b.Batch(ctx, fn); err != nil {
 			return fmt.Errorf("index batch: %w", err)
