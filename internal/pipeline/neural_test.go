@@ -14,8 +14,8 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
-	"github.com/exocortex/exocortex/workers/embed"
 	"github.com/exocortex/exocortex/vectors/qdrantfake"
+	"github.com/exocortex/exocortex/workers/embed"
 )
 
 // startNeural starts every stage with the generated models and the given
