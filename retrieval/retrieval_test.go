@@ -1,0 +1,205 @@
+package retrieval_test
+
+import (
+	"context"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
+)
+
+// fixedQuery is a query embedder that returns a chosen vector, so a test
+// decides exactly what the vector retriever ranks first.
+type fixedQuery []float32
+
+func (f fixedQuery) EmbedQuery(context.Context, string) ([]float32, error) { return f, nil }
+func (fixedQuery) Name() string                                           { return "fixed" }
+
+func unit(dim, axis int) []float32 {
+	v := make([]float32, dim)
+	v[axis] = 1
+	return v
+}
+
+// corpus indexes two documents: d1 is a heading h with paragraphs a, b, c
+// (b references x), d2 holds x. Each block is its own chunk.
+func corpus(t *testing.T) (*store.Store, vectors.Store) {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "exocortex.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	texts := map[string]string{
+		"h": "Corvids", "a": "Ravens are large black birds.", "b": "Crows use tools to get food.",
+		"c": "Magpies like shiny things.", "x": "Tool use in animals is rare.",
+	}
+	doc := map[string]string{"h": "d1", "a": "d1", "b": "d1", "c": "d1", "x": "d2"}
+	for i, id := range []string{"h", "a", "b", "c", "x"} {
+		c := &schemas.ChunkCreated{ChunkID: "ch-" + id, DocID: doc[id], DocVersion: 1, Ordinal: i, Hash: "h-" + id,
+			Text: texts[id], BlockIDs: []string{id}, Lang: "en"}
+		if id == "b" {
+			c.Refs = []string{"x"}
+		}
+		if _, err := st.UpsertChunk(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []*schemas.DocStructure{
+		{DocID: "d1", Title: "Birds", Path: "birds.md", Hash: "d1", Version: 1, ChunkIDs: []string{"ch-h", "ch-a", "ch-b", "ch-c"},
+			Blocks: []schemas.BlockNode{{ID: "h", Type: schemas.BlockHeading, ChunkID: "ch-h"},
+				{ID: "a", Type: schemas.BlockParagraph, ParentID: "h", ChunkID: "ch-a"},
+				{ID: "b", Type: schemas.BlockParagraph, ParentID: "h", ChunkID: "ch-b", Refs: []string{"x"}},
+				{ID: "c", Type: schemas.BlockParagraph, ParentID: "h", ChunkID: "ch-c"}}},
+		{DocID: "d2", Title: "Animals", Path: "animals.md", Hash: "d2", Version: 1, ChunkIDs: []string{"ch-x"},
+			Blocks: []schemas.BlockNode{{ID: "x", Type: schemas.BlockParagraph, ChunkID: "ch-x"}}},
+	} {
+		if _, err := st.ApplyStructure(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	vs, err := vectors.Open(ctx, vectors.Config{Dir: t.TempDir(), Dim: 8})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vs.Close() })
+	var pts []vectors.Point
+	for i, id := range []string{"h", "a", "b", "c", "x"} {
+		pts = append(pts, vectors.Point{ID: "ch-" + id, DocID: doc[id], Lang: "en", Vector: unit(8, i)})
+	}
+	if err := vs.Upsert(ctx, pts); err != nil {
+		t.Fatal(err)
+	}
+	return st, vs
+}
+
+func TestReciprocalRankFusionScoresAndOrdersByBothLists(t *testing.T) {
+	st, vs := corpus(t)
+	// The query vector points at "a" (axis 1), then leans towards "c" (axis 3).
+	q := unit(8, 1)
+	q[3] = 0.5
+	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(q), Config: retrieval.Config{WeakScore: 0.1}}
+	out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{QueryID: "q", Question: "crows tools"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Mode != schemas.ModeHybrid {
+		t.Fatalf("mode %s (%v), want hybrid without a reranker", out.Mode, out.Reasons)
+	}
+	const k = 60
+	for _, c := range out.Candidates {
+		want := 0.0
+		if c.Lexical != nil {
+			want += 1 / (k + float64(c.Lexical.Rank))
+		}
+		if c.Vector != nil {
+			want += 1 / (k + float64(c.Vector.Rank))
+		}
+		if math.Abs(c.Fused-want) > 1e-12 {
+			t.Errorf("%s: fused %v, want %v", c.ChunkID, c.Fused, want)
+		}
+		if c.Text == "" {
+			t.Errorf("%s has no text (vector-only candidates are looked up)", c.ChunkID)
+		}
+	}
+	for i := 1; i < len(out.Candidates); i++ {
+		if out.Candidates[i].Fused > out.Candidates[i-1].Fused || out.Candidates[i].FusedRank != i+1 {
+			t.Fatalf("candidates out of order at %d: %+v", i, out.Candidates)
+		}
+	}
+	// "b" is BM25's best ("crows", "tools") and "a" the vectors' best: a
+	// chunk both lists hold ranks above one only a single list holds high.
+	first := out.Candidates[0]
+	if first.Lexical == nil || first.Vector == nil {
+		t.Errorf("top candidate %s was not found by both retrievers: %+v", first.ChunkID, first)
+	}
+	if first.Vector.Rank == 1 && first.Lexical.Rank == 1 {
+		t.Logf("top candidate is first in both lists")
+	}
+}
+
+func TestModesAreLoweredWhenModelsAreMissingAndSaySo(t *testing.T) {
+	st, vs := corpus(t)
+	ctx := context.Background()
+	lex := &retrieval.Retriever{Index: st}
+	out, err := lex.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "crows", Options: schemas.QueryOptions{Mode: schemas.ModeVector}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Mode != schemas.ModeLexical || len(out.Reasons) != 1 || !strings.HasPrefix(out.Reasons[0], retrieval.ReasonNoEmbedder) {
+		t.Fatalf("vector asked without an embedder: %s %v", out.Mode, out.Reasons)
+	}
+	vec := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(unit(8, 4)), Config: retrieval.Config{WeakScore: 0.1}}
+	out, err = vec.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "zzz", Options: schemas.QueryOptions{Mode: schemas.ModeVector}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Mode != schemas.ModeVector || out.Candidates[0].ChunkID != "ch-x" || out.Candidates[0].Lexical != nil {
+		t.Fatalf("vector mode: %+v", out.Candidates)
+	}
+	rr, err := vec.Rerank(ctx, &schemas.QueryRetrieved{QueryID: "q", Query: "zzz", Mode: schemas.ModeRerank, Candidates: out.Candidates})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rr.Mode != schemas.ModeHybrid || !strings.Contains(strings.Join(rr.Reasons, " "), retrieval.ReasonNoReranker) {
+		t.Errorf("rerank without a reranker: %s %v", rr.Mode, rr.Reasons)
+	}
+}
+
+func TestAWeakBestScoreWidensTheSearch(t *testing.T) {
+	st, vs := corpus(t)
+	q := unit(8, 7) // no stored vector points there: the best cosine is 0
+	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(q)}
+	out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{QueryID: "q", Question: "nothing"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(out.Reasons, "\n")
+	if !strings.Contains(got, "ef 64 -> 96") || !strings.Contains(got, "ef 96 -> 128") {
+		t.Errorf("reasons %q, want widening 64 -> 96 -> 128", got)
+	}
+}
+
+func TestGraphExpansionAddsParentThenRefThenSiblingsThenNext(t *testing.T) {
+	st, _ := corpus(t)
+	r := &retrieval.Retriever{Index: st}
+	cand := schemas.Candidate{Passage: schemas.Passage{ChunkID: "ch-b", DocID: "d1", BlockID: "b", BlockIDs: []string{"b"}, Text: "Crows use tools"},
+		Fused: 1.0 / 61, FusedRank: 1}
+	for _, tc := range []struct {
+		expand int
+		want   string
+	}{
+		{4, "ch-b ch-h:graph:parent ch-x:graph:ref ch-a:graph:sibling ch-c:graph:sibling"},
+		{2, "ch-b ch-h:graph:parent ch-x:graph:ref"},
+		{-1, "ch-b"},
+	} {
+		out, err := r.Rerank(context.Background(), &schemas.QueryRetrieved{QueryID: "q", Mode: schemas.ModeHybrid,
+			Options: schemas.QueryOptions{Expand: tc.expand}, Candidates: []schemas.Candidate{cand}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for i, c := range out.Contexts {
+			s := c.ChunkID
+			if c.Source != "fused" {
+				s += ":" + c.Source
+				if c.Of != "ch-b" || c.Text == "" {
+					t.Errorf("neighbour %+v", c)
+				}
+			}
+			if c.Rank != i+1 {
+				t.Errorf("rank %d at %d", c.Rank, i)
+			}
+			got = append(got, s)
+		}
+		if strings.Join(got, " ") != tc.want {
+			t.Errorf("expand %d: %s\nwant %s", tc.expand, strings.Join(got, " "), tc.want)
+		}
+	}
+}
