@@ -27,6 +27,19 @@ type Options struct {
 	// MaxTokens caps one model run's batch × sequence length (default 8192),
 	// which bounds memory and keeps padding waste low.
 	MaxTokens int
+	// MaxLength, when set, caps the input length below the model's own.
+	MaxLength int
+}
+
+// RerankMaxLength is the reranker's default input length in tokens (query
+// and passage, specials included): the passage is cut to fit. It keeps a
+// rerank of 80 candidates within its latency budget on two cores.
+const RerankMaxLength = 192
+
+// RerankOptions are the defaults for the reranker: two intra-op threads
+// (a query waits on it), and the shorter input.
+func RerankOptions() Options {
+	return Options{Session: ort.SessionOptions{IntraOpThreads: 2}, MaxLength: RerankMaxLength}
 }
 
 func (o Options) maxTokens() int {
@@ -73,6 +86,9 @@ func openEncoder(dir string, spec Spec, opts Options) (*encoder, error) {
 	maxLen := spec.MaxLength
 	if maxLen <= 0 {
 		maxLen = 512
+	}
+	if opts.MaxLength > 0 && opts.MaxLength < maxLen {
+		maxLen = opts.MaxLength
 	}
 	return &encoder{spec: spec, name: ID(dir, spec), tok: tok, sess: sess,
 		types: sess.HasInput("token_type_ids"), maxLen: maxLen, opts: opts}, nil

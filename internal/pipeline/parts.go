@@ -120,7 +120,11 @@ func (s *System) openModels(wantEmbed, wantRerank bool) error {
 			if idle == 0 {
 				idle = 10 * time.Minute
 			}
-			s.Reranker = models.NewLazyCrossEncoder(dir, spec, s.cfg.Models, idle)
+			ropts := s.cfg.Rerank
+			if ropts == (models.Options{}) {
+				ropts = models.RerankOptions()
+			}
+			s.Reranker = models.NewLazyCrossEncoder(dir, spec, ropts, idle)
 		} else {
 			s.ModelNotes = append(s.ModelNotes, "no reranker model ("+spec.Name+"): results keep the fused order; run exocortex models fetch")
 		}

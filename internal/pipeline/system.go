@@ -53,8 +53,10 @@ type Config struct {
 	// runs lexical-only without looking.
 	ModelsDir string
 	NoModels  bool
-	// Models tunes how the models run (ONNX Runtime threads, batch budget).
+	// Models tunes how the embedding model runs (ONNX Runtime threads, batch
+	// budget); Rerank the reranker (zero: models.RerankOptions()).
 	Models models.Options
+	Rerank models.Options
 	// Vectors chooses the vector store (embedded under <data>/vectors by
 	// default, or Qdrant); Dim comes from the embedding model's manifest.
 	Vectors vectors.Config

@@ -27,6 +27,11 @@ type Options struct {
 	NoQA       bool
 	// Seed varies the random weights.
 	Seed int64
+	// RealShapes generates the default models' architectures (e5-small int8,
+	// mMiniLMv2-L12-H384 int8, XLM-R base QA) instead of tiny ones, for
+	// benchmarks: random weights, real speed. The vocabulary is the test
+	// tokenizer's (the embedding lookup costs the same whatever its size).
+	RealShapes bool
 }
 
 // TokenizerPath is the test tokenizer (an XLM-R-style unigram tokenizer.json,
@@ -36,7 +41,8 @@ func TokenizerPath() string {
 	return filepath.Join(filepath.Dir(file), "..", "tokenizer", "testdata", "xlmr-mini.json.gz")
 }
 
-// Dim is the embedding size of the generated embedding model.
+// Dim is the embedding size of the generated tiny embedding model (the
+// real-shape one has 384).
 const Dim = 32
 
 // Dir generates the models into a fresh directory and returns it. It needs
@@ -51,6 +57,17 @@ func Dir(tb testing.TB, o Options) string {
 	m := models.Manifest{BaseURL: "http://127.0.0.1:1"}
 	add := func(name, role string, head onnxgen.Head, maxLen int) {
 		cfg := onnxgen.Tiny(head, vocab)
+		if o.RealShapes {
+			switch head {
+			case onnxgen.HeadHidden:
+				cfg = onnxgen.E5Small().WithVocab(vocab)
+			case onnxgen.HeadClassifier:
+				cfg = onnxgen.MiniLMReranker().WithVocab(vocab)
+				cfg.Quantized = true // the default file is the int8 (quint8_avx2) export
+			case onnxgen.HeadQA:
+				cfg = onnxgen.XLMRBaseQA().WithVocab(vocab)
+			}
+		}
 		cfg.Seed = o.Seed + int64(len(m.Models))
 		mdir := filepath.Join(dir, name)
 		if err := os.MkdirAll(filepath.Join(mdir, "onnx"), 0o755); err != nil {
@@ -68,7 +85,7 @@ func Dir(tb testing.TB, o Options) string {
 			spec.Files = append(spec.Files, models.File{Path: p, SHA256: digest(tb, filepath.Join(mdir, p))})
 		}
 		if role == models.RoleEmbed {
-			spec.Dim, spec.QueryPrefix, spec.PassagePrefix = Dim, "query: ", "passage: "
+			spec.Dim, spec.QueryPrefix, spec.PassagePrefix = cfg.Hidden, "query: ", "passage: "
 		}
 		m.Models = append(m.Models, spec)
 	}

@@ -1,0 +1,163 @@
+package models_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/models/ort"
+)
+
+// xquad returns real paragraphs and questions (Russian and English) from the
+// shared evaluation data.
+func xquad(b *testing.B) (paras, questions []string) {
+	b.Helper()
+	for _, f := range []string{"../../shared/eval/xquad.ru.json", "../../shared/eval/xquad.en.json"} {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			b.Skipf("eval data not found: %v", err)
+		}
+		var sq struct {
+			Data []struct {
+				Paragraphs []struct {
+					Context string `json:"context"`
+					QAs     []struct {
+						Question string `json:"question"`
+					} `json:"qas"`
+				} `json:"paragraphs"`
+			} `json:"data"`
+		}
+		if err := json.Unmarshal(raw, &sq); err != nil {
+			b.Fatal(err)
+		}
+		for _, d := range sq.Data {
+			for _, p := range d.Paragraphs {
+				paras = append(paras, p.Context)
+				for _, q := range p.QAs {
+					questions = append(questions, q.Question)
+				}
+			}
+		}
+	}
+	return paras, questions
+}
+
+var realDir string
+
+// realModels generates the real-shape models once per benchmark binary.
+func realModels(b *testing.B) string {
+	b.Helper()
+	if realDir == "" {
+		realDir = modeltest.Dir(b, modeltest.Options{RealShapes: true, NoQA: true})
+	}
+	return realDir
+}
+
+func percentiles(ds []time.Duration) (p50, p95 float64) {
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	at := func(p float64) float64 {
+		return float64(ds[min(len(ds)-1, int(p*float64(len(ds))))].Microseconds()) / 1000
+	}
+	return at(0.50), at(0.95)
+}
+
+// BenchmarkEmbedPassages embeds real XQuAD paragraphs (about 150-250 tokens)
+// with the e5-small architecture (int8, random weights), 32 per call, one
+// intra-op thread: the embed stage's throughput per worker.
+func BenchmarkEmbedPassages(b *testing.B) {
+	paras, _ := xquad(b)
+	dir := realModels(b)
+	e, err := models.OpenEmbedder(dir, specFor(b, dir, models.RoleEmbed), models.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	const batch = 32
+	b.ResetTimer()
+	start := time.Now()
+	n := 0
+	for i := 0; i < b.N; i++ {
+		lo := (i * batch) % (len(paras) - batch)
+		if _, err := e.EmbedPassages(ctx, paras[lo:lo+batch]); err != nil {
+			b.Fatal(err)
+		}
+		n += batch
+	}
+	b.ReportMetric(float64(n)/time.Since(start).Seconds(), "chunks/s")
+}
+
+// BenchmarkEmbedQuery embeds real questions one at a time: the query side's
+// first step.
+func BenchmarkEmbedQuery(b *testing.B) {
+	_, qs := xquad(b)
+	dir := realModels(b)
+	e, err := models.OpenEmbedder(dir, specFor(b, dir, models.RoleEmbed), models.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	var ds []time.Duration
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		t := time.Now()
+		if _, err := e.EmbedQuery(ctx, qs[i%len(qs)]); err != nil {
+			b.Fatal(err)
+		}
+		ds = append(ds, time.Since(t))
+	}
+	p50, p95 := percentiles(ds)
+	b.ReportMetric(p50, "p50-ms")
+	b.ReportMetric(p95, "p95-ms")
+}
+
+// BenchmarkRerank scores 20, 40 and 80 real (question, paragraph) pairs with
+// the mMiniLMv2-L12-H384 architecture (int8, random weights) at the
+// reranker's default settings.
+func BenchmarkRerank(b *testing.B) {
+	paras, qs := xquad(b)
+	dir := realModels(b)
+	spec := specFor(b, dir, models.RoleRerank)
+	for _, threads := range []int{1, 2} {
+		opts := models.RerankOptions()
+		opts.Session = ort.SessionOptions{IntraOpThreads: threads}
+		ce, err := models.OpenCrossEncoder(dir, spec, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for _, n := range []int{20, 40, 80} {
+			b.Run(fmt.Sprintf("threads=%d/candidates=%d", threads, n), func(b *testing.B) {
+				ctx := context.Background()
+				var ds []time.Duration
+				for i := 0; i < b.N; i++ {
+					lo := (i * 7) % (len(paras) - n)
+					t := time.Now()
+					if _, err := ce.Score(ctx, qs[i%len(qs)], paras[lo:lo+n]); err != nil {
+						b.Fatal(err)
+					}
+					ds = append(ds, time.Since(t))
+				}
+				p50, p95 := percentiles(ds)
+				b.ReportMetric(p50, "p50-ms")
+				b.ReportMetric(p95, "p95-ms")
+			})
+		}
+		ce.Close()
+	}
+}
+
+func specFor(b *testing.B, dir, role string) models.Spec {
+	m, err := models.ManifestFor(dir)
+	if err != nil {
+		b.Fatal(err)
+	}
+	s, _ := m.Spec(role)
+	return s
+}

@@ -1,0 +1,296 @@
+package vectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/google/uuid"
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// Collection parameters the Qdrant store creates its collection with.
+const (
+	qdrantM           = 16
+	qdrantEfConstruct = 100
+	qdrantQuantile    = 0.99
+)
+
+// Payload keys of a Qdrant point.
+const (
+	payloadChunkID = "chunk_id"
+	payloadDocID   = "doc_id"
+	payloadLang    = "lang"
+)
+
+// pointNamespace derives Qdrant point ids (which must be UUIDs or integers)
+// from chunk ids: uuid.NewSHA1(pointNamespace, chunkID). Never change it: the
+// ids of every stored point depend on it.
+var pointNamespace = uuid.MustParse("5f1d6c1e-8a44-4f0e-9d53-0e3c1a7b2f60")
+
+// PointUUID is the Qdrant point id of a chunk.
+func PointUUID(chunkID string) string {
+	return uuid.NewSHA1(pointNamespace, []byte(chunkID)).String()
+}
+
+// Qdrant is the store backed by a Qdrant collection.
+type Qdrant struct {
+	client *qdrant.Client
+	cfg    QdrantConfig
+	dim    int
+}
+
+// OpenQdrant connects to Qdrant, checks it answers, and creates the
+// collection (cosine distance, int8 scalar quantisation, HNSW m=16
+// ef_construct=100, keyword indexes on lang and doc_id) if it is missing. An
+// existing collection must have dimension dim and cosine distance.
+func OpenQdrant(ctx context.Context, dim int, cfg QdrantConfig) (*Qdrant, error) {
+	cfg = cfg.withDefaults()
+	if err := errors.Join(cfg.Validate(), Config{Kind: KindQdrant, Dim: dim}.Validate()); err != nil {
+		return nil, err
+	}
+	host, port, _ := splitAddr(cfg.Addr)
+	client, err := qdrant.NewClient(&qdrant.Config{
+		Host:   host,
+		Port:   port,
+		APIKey: cfg.APIKey,
+		UseTLS: cfg.UseTLS,
+		// The check runs on a background context and only logs; Open does
+		// its own health check on ctx below.
+		SkipCompatibilityCheck: true,
+	})
+	if err != nil {
+		return nil, fmt.Errorf("vectors: qdrant %s: connect: %w", cfg.Addr, err)
+	}
+	q := &Qdrant{client: client, cfg: cfg, dim: dim}
+	if _, err := client.HealthCheck(ctx); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("vectors: qdrant %s: health check: %w", cfg.Addr, err)
+	}
+	if err := q.ensureCollection(ctx); err != nil {
+		client.Close()
+		return nil, err
+	}
+	return q, nil
+}
+
+func (q *Qdrant) errorf(format string, args ...any) error {
+	return fmt.Errorf("vectors: qdrant %s/%s: "+format, append([]any{q.cfg.Addr, q.cfg.Collection}, args...)...)
+}
+
+func (q *Qdrant) ensureCollection(ctx context.Context) error {
+	coll := q.cfg.Collection
+	exists, err := q.client.CollectionExists(ctx, coll)
+	if err != nil {
+		return q.errorf("check collection: %w", err)
+	}
+	if !exists {
+		err := q.client.CreateCollection(ctx, &qdrant.CreateCollection{
+			CollectionName: coll,
+			VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{
+				Size:     uint64(q.dim),
+				Distance: qdrant.Distance_Cosine,
+			}),
+			HnswConfig: &qdrant.HnswConfigDiff{
+				M:           qdrant.PtrOf(uint64(qdrantM)),
+				EfConstruct: qdrant.PtrOf(uint64(qdrantEfConstruct)),
+			},
+			QuantizationConfig: qdrant.NewQuantizationScalar(&qdrant.ScalarQuantization{
+				Type:      qdrant.QuantizationType_Int8,
+				Quantile:  qdrant.PtrOf(float32(qdrantQuantile)),
+				AlwaysRam: qdrant.PtrOf(true),
+			}),
+		})
+		// Another process may have created it meanwhile; the check below
+		// decides.
+		if err != nil && status.Code(err) != codes.AlreadyExists {
+			return q.errorf("create collection: %w", err)
+		}
+	}
+	info, err := q.client.GetCollectionInfo(ctx, coll)
+	if err != nil {
+		return q.errorf("get collection: %w", err)
+	}
+	params := info.GetConfig().GetParams().GetVectorsConfig().GetParams()
+	switch {
+	case params == nil:
+		return q.errorf("collection has named vectors; expected one unnamed vector of size %d: %w", q.dim, ErrInvalid)
+	case params.GetSize() != uint64(q.dim):
+		return q.errorf("collection has vector size %d, store has %d: %w", params.GetSize(), q.dim, ErrDimMismatch)
+	case params.GetDistance() != qdrant.Distance_Cosine:
+		return q.errorf("collection uses %s distance, expected Cosine: %w", params.GetDistance(), ErrInvalid)
+	}
+	for _, field := range []string{payloadLang, payloadDocID} {
+		if _, ok := info.GetPayloadSchema()[field]; ok {
+			continue
+		}
+		_, err := q.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
+			CollectionName: coll,
+			Wait:           qdrant.PtrOf(true),
+			FieldName:      field,
+			FieldType:      qdrant.FieldType_FieldTypeKeyword.Enum(),
+		})
+		if err != nil {
+			return q.errorf("create payload index on %s: %w", field, err)
+		}
+	}
+	return nil
+}
+
+// Name implements Store.
+func (q *Qdrant) Name() string { return KindQdrant }
+
+// Dim implements Store.
+func (q *Qdrant) Dim() int { return q.dim }
+
+// Upsert implements Store: the points' ids are PointUUID(ID); with Wait, so
+// the points are searchable when it returns.
+func (q *Qdrant) Upsert(ctx context.Context, pts []Point) error {
+	if len(pts) == 0 {
+		return nil
+	}
+	out := make([]*qdrant.PointStruct, 0, len(pts))
+	for i, p := range pts {
+		if p.ID == "" {
+			return q.errorf("upsert point %d: empty id: %w", i, ErrInvalid)
+		}
+		if len(p.Vector) != q.dim {
+			return q.errorf("upsert %q: vector has %d dimensions, store has %d: %w", p.ID, len(p.Vector), q.dim, ErrDimMismatch)
+		}
+		if err := checkFinite(p.Vector); err != nil {
+			return q.errorf("upsert %q: %w", p.ID, err)
+		}
+		out = append(out, &qdrant.PointStruct{
+			Id:      qdrant.NewID(PointUUID(p.ID)),
+			Vectors: qdrant.NewVectorsDense(p.Vector),
+			Payload: map[string]*qdrant.Value{
+				payloadChunkID: qdrant.NewValueString(p.ID),
+				payloadDocID:   qdrant.NewValueString(p.DocID),
+				payloadLang:    qdrant.NewValueString(p.Lang),
+			},
+		})
+	}
+	_, err := q.client.Upsert(ctx, &qdrant.UpsertPoints{
+		CollectionName: q.cfg.Collection,
+		Wait:           qdrant.PtrOf(true),
+		Points:         out,
+	})
+	if err != nil {
+		return q.errorf("upsert %d points (first %q): %w", len(pts), pts[0].ID, err)
+	}
+	return nil
+}
+
+// Delete implements Store.
+func (q *Qdrant) Delete(ctx context.Context, ids []string) error {
+	if len(ids) == 0 {
+		return nil
+	}
+	pids := make([]*qdrant.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = qdrant.NewID(PointUUID(id))
+	}
+	_, err := q.client.Delete(ctx, &qdrant.DeletePoints{
+		CollectionName: q.cfg.Collection,
+		Wait:           qdrant.PtrOf(true),
+		Points:         qdrant.NewPointsSelectorIDs(pids),
+	})
+	if err != nil {
+		return q.errorf("delete %d points (first %q): %w", len(ids), ids[0], err)
+	}
+	return nil
+}
+
+// qdrantFilter translates a Filter: must-match on lang, and on doc_id being
+// any of DocIDs.
+func qdrantFilter(f Filter) *qdrant.Filter {
+	var must []*qdrant.Condition
+	if f.Lang != "" {
+		must = append(must, qdrant.NewMatchKeyword(payloadLang, f.Lang))
+	}
+	if len(f.DocIDs) > 0 {
+		must = append(must, qdrant.NewMatchKeywords(payloadDocID, f.DocIDs...))
+	}
+	if must == nil {
+		return nil
+	}
+	return &qdrant.Filter{Must: must}
+}
+
+// Search implements Store through the Query API, with hnsw_ef = opts.Ef when
+// set.
+func (q *Qdrant) Search(ctx context.Context, vec []float32, opts SearchOptions) ([]Result, error) {
+	k, err := searchK(opts)
+	if err != nil {
+		return nil, q.errorf("%w", err)
+	}
+	if len(vec) != q.dim {
+		return nil, q.errorf("search: query has %d dimensions, store has %d: %w", len(vec), q.dim, ErrDimMismatch)
+	}
+	if err := checkFinite(vec); err != nil {
+		return nil, q.errorf("search: query: %w", err)
+	}
+	req := &qdrant.QueryPoints{
+		CollectionName: q.cfg.Collection,
+		Query:          qdrant.NewQueryDense(vec),
+		Filter:         qdrantFilter(opts.Filter),
+		Limit:          qdrant.PtrOf(uint64(k)),
+		WithPayload:    qdrant.NewWithPayloadInclude(payloadChunkID, payloadDocID),
+	}
+	if opts.Ef > 0 {
+		req.Params = &qdrant.SearchParams{HnswEf: qdrant.PtrOf(uint64(max(opts.Ef, k)))}
+	}
+	hits, err := q.client.Query(ctx, req)
+	if err != nil {
+		return nil, q.errorf("search: %w", err)
+	}
+	out := make([]Result, 0, len(hits))
+	for _, h := range hits {
+		pl := h.GetPayload()
+		out = append(out, Result{
+			ID:    pl[payloadChunkID].GetStringValue(),
+			DocID: pl[payloadDocID].GetStringValue(),
+			Score: h.GetScore(),
+		})
+	}
+	return out, nil
+}
+
+// Count implements Store (an exact count).
+func (q *Qdrant) Count(ctx context.Context) (int, error) {
+	n, err := q.client.Count(ctx, &qdrant.CountPoints{
+		CollectionName: q.cfg.Collection,
+		Exact:          qdrant.PtrOf(true),
+	})
+	if err != nil {
+		return 0, q.errorf("count: %w", err)
+	}
+	return int(n), nil
+}
+
+// Close implements Store.
+func (q *Qdrant) Close() error {
+	if err := q.client.Close(); err != nil {
+		return q.errorf("close: %w", err)
+	}
+	return nil
+}
+
+// checkFinite rejects zero and non-finite vectors, which cosine cannot score.
+func checkFinite(v []float32) error {
+	var ss float64
+	for _, x := range v {
+		f := float64(x)
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("vector has a non-finite component: %w", ErrInvalid)
+		}
+		ss += f * f
+	}
+	if ss == 0 {
+		return fmt.Errorf("vector is all zeros: %w", ErrInvalid)
+	}
+	return nil
+}

@@ -1,0 +1,193 @@
+package vectors
+
+import (
+	"context"
+	"math"
+)
+
+// exactFactor scales the point where a filtered search scans the matching
+// points exactly instead of walking the graph. A graph walk that accepts a
+// fraction s of the nodes it visits computes about ef·M0/s distances before
+// it has ef results; a scan computes one per match m = s·n. The scan wins
+// when m² < ef·M0·n; the factor leans toward the scan, which is exact.
+const exactFactor = 4
+
+// filterPlan is how one search applies its filter.
+type filterPlan struct {
+	none    bool     // nothing can match
+	exact   bool     // scan the matches instead of walking the graph
+	docs    []uint32 // doc indexes when the filter names documents
+	lang    int      // lang index, -1 for any
+	matches int      // points that can match (an upper bound with both filters)
+}
+
+func (e *Embedded) planFilter(f Filter, ef int) filterPlan {
+	p := filterPlan{lang: -1, matches: e.live}
+	if f.Lang != "" {
+		li, ok := e.langIdx[f.Lang]
+		if !ok || e.langLive[li] == 0 {
+			return filterPlan{none: true}
+		}
+		p.lang = int(li)
+		p.matches = e.langLive[li]
+	}
+	if len(f.DocIDs) > 0 {
+		p.matches = 0
+		for _, d := range f.DocIDs {
+			if i, ok := e.docIdx[d]; ok && len(e.docs[i].members) > 0 {
+				p.docs = append(p.docs, i)
+				p.matches += len(e.docs[i].members)
+			}
+		}
+		if len(p.docs) == 0 {
+			return filterPlan{none: true}
+		}
+	}
+	filtered := p.lang >= 0 || p.docs != nil
+	m := float64(p.matches)
+	p.exact = filtered && m*m <= exactFactor*float64(ef)*float64(e.g.m0)*float64(e.live)
+	return p
+}
+
+// accept returns the graph-walk predicate of a plan.
+func (e *Embedded) accept(p filterPlan) func(uint32) bool {
+	state, langOf, docOf := e.g.state, e.langOf, e.docOf
+	lang := uint8(max(p.lang, 0))
+	inDocs := func(n uint32) bool { return true }
+	switch {
+	case len(p.docs) == 1:
+		d := p.docs[0]
+		inDocs = func(n uint32) bool { return docOf[n] == d }
+	case len(p.docs) > 1:
+		set := make(map[uint32]struct{}, len(p.docs))
+		for _, d := range p.docs {
+			set[d] = struct{}{}
+		}
+		inDocs = func(n uint32) bool { _, ok := set[docOf[n]]; return ok }
+	}
+	switch {
+	case p.lang < 0 && p.docs == nil:
+		return func(n uint32) bool { return state[n] == stateLive }
+	case p.docs == nil:
+		return func(n uint32) bool { return state[n] == stateLive && langOf[n] == lang }
+	case p.lang < 0:
+		return func(n uint32) bool { return state[n] == stateLive && inDocs(n) }
+	}
+	return func(n uint32) bool { return state[n] == stateLive && langOf[n] == lang && inDocs(n) }
+}
+
+// exactScan scores every point the plan matches on its codes and keeps the
+// best k for rescoring.
+func (e *Embedded) exactScan(sc *scratch, q []float32, k int, p filterPlan) []candidate {
+	g := e.g
+	sc.res = sc.res[:0]
+	consider := func(n uint32) {
+		s := g.simQ(q, n)
+		if len(sc.res) < k {
+			sc.res.push(candidate{s, n})
+		} else if s > sc.res[0].sim {
+			sc.res.pop()
+			sc.res.push(candidate{s, n})
+		}
+	}
+	if p.docs != nil {
+		for _, d := range p.docs {
+			for _, n := range e.docs[d].members {
+				if p.lang < 0 || int(e.langOf[n]) == p.lang {
+					consider(n)
+				}
+			}
+		}
+	} else {
+		lang := uint8(p.lang)
+		for n := range g.n {
+			if g.state[n] == stateLive && e.langOf[n] == lang {
+				consider(uint32(n))
+			}
+		}
+	}
+	return sc.drainSorted()
+}
+
+// Search implements Store: an HNSW search with ef = max(opts.Ef or the
+// default, K) over the int8 codes, or, for a filter that leaves few points,
+// a scan of them; then the best ef candidates are rescored with their
+// float32 vectors, so the order and the scores (cosine similarity) are
+// exact.
+func (e *Embedded) Search(ctx context.Context, q []float32, opts SearchOptions) ([]Result, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, e.errorf("search: %w", err)
+	}
+	k, err := searchK(opts)
+	if err != nil {
+		return nil, e.errorf("%w", err)
+	}
+	if len(q) != e.dim {
+		return nil, e.errorf("search: query has %d dimensions, store has %d: %w", len(q), e.dim, ErrDimMismatch)
+	}
+	qn, err := normalize(q)
+	if err != nil {
+		return nil, e.errorf("search: query: %w", err)
+	}
+	ef := opts.Ef
+	if ef <= 0 {
+		ef = e.cfg.EfSearch
+	}
+	ef = max(ef, k)
+
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	if e.closed {
+		return nil, e.errorf("search: %w", ErrClosed)
+	}
+	out := []Result{}
+	if e.live == 0 {
+		return out, nil
+	}
+	plan := e.planFilter(opts.Filter, ef)
+	if plan.none {
+		return out, nil
+	}
+	g := e.g
+	sc := g.getScratch()
+	defer g.putScratch(sc)
+	var cands []candidate
+	if plan.exact {
+		cands = e.exactScan(sc, qn, ef, plan)
+	} else {
+		cands = g.search(sc, qn, ef, e.accept(plan))
+	}
+	if err := e.rescore(sc, qn, cands); err != nil {
+		return nil, e.errorf("search: %w", err)
+	}
+	cands = cands[:min(len(cands), k)]
+	out = make([]Result, len(cands))
+	for i, c := range cands {
+		out[i] = Result{ID: e.ids[c.id], DocID: e.docs[e.docOf[c.id]].name, Score: clampScore(c.sim)}
+	}
+	return out, nil
+}
+
+func clampScore(s float32) float32 {
+	if math.IsNaN(float64(s)) {
+		return 0
+	}
+	return min(max(s, -1), 1)
+}
+
+// rescore replaces the similarities of cands with exact ones from the raw
+// vectors and sorts them again.
+func (e *Embedded) rescore(sc *scratch, q []float32, cands []candidate) error {
+	if len(sc.rawBuf) < e.raw.size {
+		sc.rawBuf = make([]byte, e.raw.size)
+	}
+	v := sc.query[:e.dim]
+	for i := range cands {
+		if err := e.raw.read(cands[i].id, v, sc.rawBuf); err != nil {
+			return err
+		}
+		cands[i].sim = dotF32(q, v)
+	}
+	sortBySimDesc(cands)
+	return nil
+}
