@@ -2,13 +2,14 @@ package models_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/models/ort"
@@ -19,44 +20,26 @@ import (
 func xquad(b *testing.B) (paras, questions []string) {
 	b.Helper()
 	for _, f := range []string{"../../shared/eval/xquad.ru.json", "../../shared/eval/xquad.en.json"} {
-		raw, err := os.ReadFile(f)
+		set, err := eval.Load(f)
 		if err != nil {
 			b.Skipf("eval data not found: %v", err)
 		}
-		var sq struct {
-			Data []struct {
-				Paragraphs []struct {
-					Context string `json:"context"`
-					QAs     []struct {
-						Question string `json:"question"`
-					} `json:"qas"`
-				} `json:"paragraphs"`
-			} `json:"data"`
+		for _, d := range set.Docs {
+			paras = append(paras, d.Blocks[0].Text)
 		}
-		if err := json.Unmarshal(raw, &sq); err != nil {
-			b.Fatal(err)
-		}
-		for _, d := range sq.Data {
-			for _, p := range d.Paragraphs {
-				paras = append(paras, p.Context)
-				for _, q := range p.QAs {
-					questions = append(questions, q.Question)
-				}
-			}
+		for _, q := range set.Questions {
+			questions = append(questions, q.Question)
 		}
 	}
 	return paras, questions
 }
 
-var realDir string
-
-// realModels generates the real-shape models once per benchmark binary.
+// realModels generates the real-shape models once, into the temp dir, and
+// reuses them on later runs.
 func realModels(b *testing.B) string {
 	b.Helper()
-	if realDir == "" {
-		realDir = modeltest.Dir(b, modeltest.Options{RealShapes: true, NoQA: true})
-	}
-	return realDir
+	return modeltest.Dir(b, modeltest.Options{RealShapes: true, NoQA: true,
+		Into: filepath.Join(os.TempDir(), "exocortex-bench-models-v1")})
 }
 
 func percentiles(ds []time.Duration) (p50, p95 float64) {

@@ -2,7 +2,6 @@ package retrieval_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/retrieval"
@@ -44,7 +44,8 @@ func BenchmarkRetrieve100k(b *testing.B) {
 	st, vs := build100k(b, dir, n, sents)
 	defer st.Close()
 	defer vs.Close()
-	mdir := modeltest.Dir(b, modeltest.Options{RealShapes: true, NoReranker: true, NoQA: true})
+	mdir := modeltest.Dir(b, modeltest.Options{RealShapes: true, NoQA: true,
+		Into: filepath.Join(os.TempDir(), "exocortex-bench-models-v1")})
 	m, _ := models.ManifestFor(mdir)
 	spec, _ := m.Spec(models.RoleEmbed)
 	emb, err := models.OpenEmbedder(mdir, spec, models.Options{})
@@ -96,34 +97,19 @@ var sentenceEnd = regexp.MustCompile(`([.!?])\s+`)
 
 func xquadSentences(b *testing.B) (sents, questions []string) {
 	for _, f := range []string{"../../shared/eval/xquad.ru.json", "../../shared/eval/xquad.en.json"} {
-		raw, err := os.ReadFile(f)
+		set, err := eval.Load(f)
 		if err != nil {
 			b.Skipf("eval data not found: %v", err)
 		}
-		var sq struct {
-			Data []struct {
-				Paragraphs []struct {
-					Context string `json:"context"`
-					QAs     []struct {
-						Question string `json:"question"`
-					} `json:"qas"`
-				} `json:"paragraphs"`
-			} `json:"data"`
-		}
-		if err := json.Unmarshal(raw, &sq); err != nil {
-			b.Fatal(err)
-		}
-		for _, d := range sq.Data {
-			for _, p := range d.Paragraphs {
-				for _, s := range strings.Split(sentenceEnd.ReplaceAllString(p.Context, "$1\n"), "\n") {
-					if s = strings.TrimSpace(s); s != "" {
-						sents = append(sents, s)
-					}
-				}
-				for _, q := range p.QAs {
-					questions = append(questions, q.Question)
+		for _, d := range set.Docs {
+			for _, s := range strings.Split(sentenceEnd.ReplaceAllString(d.Blocks[0].Text, "$1\n"), "\n") {
+				if s = strings.TrimSpace(s); s != "" {
+					sents = append(sents, s)
 				}
 			}
+		}
+		for _, q := range set.Questions {
+			questions = append(questions, q.Question)
 		}
 	}
 	return sents, questions

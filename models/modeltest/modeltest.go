@@ -32,6 +32,10 @@ type Options struct {
 	// benchmarks: random weights, real speed. The vocabulary is the test
 	// tokenizer's (the embedding lookup costs the same whatever its size).
 	RealShapes bool
+	// Into generates into this directory instead of a test's temporary one,
+	// and reuses what an earlier run left there (benchmarks, whose B is new
+	// for every round, keep their models this way).
+	Into string
 }
 
 // TokenizerPath is the test tokenizer (an XLM-R-style unigram tokenizer.json,
@@ -51,7 +55,12 @@ const Dim = 32
 func Dir(tb testing.TB, o Options) string {
 	tb.Helper()
 	orttest.Require(tb)
-	dir := tb.TempDir()
+	dir := o.Into
+	if dir == "" {
+		dir = tb.TempDir()
+	} else if _, err := os.Stat(filepath.Join(dir, models.ManifestFile)); err == nil {
+		return dir
+	}
 	tok := readTokenizer(tb)
 	vocab := vocabSize(tb, tok)
 	m := models.Manifest{BaseURL: "http://127.0.0.1:1"}
