@@ -18,7 +18,7 @@ import (
 type fixedQuery []float32
 
 func (f fixedQuery) EmbedQuery(context.Context, string) ([]float32, error) { return f, nil }
-func (fixedQuery) Name() string                                           { return "fixed" }
+func (fixedQuery) Name() string                                            { return "fixed" }
 
 func unit(dim, axis int) []float32 {
 	v := make([]float32, dim)
