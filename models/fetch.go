@@ -209,6 +209,10 @@ func downloadOnce(ctx context.Context, opts FetchOptions, u, dst, want string, s
 	req.Header.Set("User-Agent", "exocortex-models-fetch")
 	resp, err := opts.Client.Do(req)
 	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err // the URL is named once, below
+		}
 		return "", 0, fmt.Errorf("%s/%s: download %s: %w (models fetch needs to reach that host; without it, copy the files into place and run exocortex models verify)", model, file, u, err), true
 	}
 	defer resp.Body.Close()

@@ -63,13 +63,23 @@ func cmdModels(ctx context.Context, args []string) error {
 		fmt.Fprintln(os.Stderr)
 		printFileResults(res)
 		if err != nil {
-			return fmt.Errorf("%w\n(without these models Exocortex runs lexical-only: BM25 search, no reranking, no extractive answers)", err)
+			failed := 0
+			for _, r := range res {
+				if r.Err != nil {
+					failed++
+				}
+			}
+			return fmt.Errorf("%d of %d files failed (above); nothing unverified was installed. "+
+				"Without the models Exocortex runs lexical-only: BM25 search, no reranking, no extractive answers", failed, len(res))
 		}
 		return nil
 	case "verify":
 		res, err := models.Verify(dir, m)
 		printFileResults(res)
-		return err
+		if err != nil {
+			return errors.New("some files are missing or corrupted (above): run exocortex models fetch")
+		}
+		return nil
 	case "list":
 		for _, s := range m.Models {
 			state := "installed"
