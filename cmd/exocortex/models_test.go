@@ -3,12 +3,15 @@ package main_test
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/exocortex/exocortex/models/modeltest"
 )
 
 func TestModelsFetchInstallsVerifiedFilesAndRefusesACorruptedOne(t *testing.T) {
@@ -53,4 +56,77 @@ func TestModelsFetchInstallsVerifiedFilesAndRefusesACorruptedOne(t *testing.T) {
 	if out := mustExo(t, "models", "list", "--models", dir); !strings.Contains(out, "installed") || !strings.Contains(out, "onnx runtime:") {
 		t.Errorf("models list = %s", out)
 	}
+}
+
+func TestSearchRunsEachModeWithModelsAndEvalReportsThem(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	data := t.TempDir()
+	vault := t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n\n## Owls\n\nOwls hunt at night.\n")
+	write(t, filepath.Join(vault, "garden.md"), "# Garden\n\nTomatoes need sun and water.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--models", modelsDir, "--quiet")
+	type result struct {
+		Source  string          `json:"source"`
+		Lexical json.RawMessage `json:"lexical"`
+		Vector  json.RawMessage `json:"vector"`
+	}
+	for _, mode := range []string{"lexical", "vector", "hybrid", "rerank"} {
+		var res struct {
+			Mode    string   `json:"mode"`
+			Results []result `json:"results"`
+		}
+		out := mustExo(t, "search", "crows tools", "--mode", mode, "--data", data, "--models", modelsDir, "--json")
+		if err := json.Unmarshal([]byte(out), &res); err != nil {
+			t.Fatalf("search --mode %s: %v\n%s", mode, err, out)
+		}
+		if res.Mode != mode || len(res.Results) == 0 {
+			t.Fatalf("search --mode %s ran %s with %d results", mode, res.Mode, len(res.Results))
+		}
+		r := res.Results[0]
+		switch mode {
+		case "lexical":
+			if r.Lexical == nil || r.Vector != nil {
+				t.Errorf("lexical result %+v", r)
+			}
+		case "vector":
+			if r.Vector == nil || r.Lexical != nil {
+				t.Errorf("vector result %+v", r)
+			}
+		case "rerank":
+			if r.Source != "rerank" {
+				t.Errorf("rerank result %+v", r)
+			}
+		}
+	}
+	var ev struct {
+		Runs []struct {
+			Mode     string `json:"mode"`
+			N        int    `json:"n"`
+			Embedded int    `json:"embedded"`
+		} `json:"runs"`
+		FusionGain []json.RawMessage `json:"fusion_gain"`
+	}
+	set := filepath.Join(t.TempDir(), "gold.jsonl")
+	write(t, set, `{"question":"who uses tools","gold":["`+docID(t, data, "crows")+`"]}`+"\n")
+	out := mustExo(t, "eval", "--set", set, "--ingest", vault, "--models", modelsDir, "--mode", "lexical,vector,hybrid,rerank", "--json")
+	if err := json.Unmarshal([]byte(out), &ev); err != nil {
+		t.Fatalf("eval: %v\n%s", err, out)
+	}
+	if len(ev.Runs) != 4 || len(ev.FusionGain) != 1 || ev.Runs[1].Mode != "vector" || ev.Runs[1].Embedded == 0 {
+		t.Errorf("eval runs = %+v, gain %d\n%s", ev.Runs, len(ev.FusionGain), out)
+	}
+}
+
+// docID finds the document holding a word through lexical search.
+func docID(t *testing.T, data, word string) string {
+	var res struct {
+		Results []struct {
+			DocID string `json:"doc_id"`
+		} `json:"results"`
+	}
+	out := mustExo(t, "search", word, "--mode", "lexical", "--data", data, "--no-models", "--json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || len(res.Results) == 0 {
+		t.Fatalf("search %s: %v %s", word, err, out)
+	}
+	return res.Results[0].DocID
 }
