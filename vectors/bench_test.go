@@ -221,7 +221,6 @@ func runQueries(b *testing.B, e *Embedded, qs [][]float32, exact [][]synth.Neigh
 	lat := make([]time.Duration, 0, len(qs))
 	got := make([][]int, len(qs))
 	for b.Loop() {
-		lat = lat[:0]
 		for qi, q := range qs {
 			t0 := time.Now()
 			res, err := e.Search(ctx, q, opts)

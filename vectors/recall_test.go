@@ -83,6 +83,36 @@ func TestRecallSynthetic(t *testing.T) {
 	checkGraph(t, s)
 	qs := queriesOf(nq, dim, func(j int, dst []float32) { gen.Query(j, dst) })
 	exact := synth.ExactTopK(n, dim, func(i int, dst []float32) { gen.Vector(i, dst) }, qs, 10)
+	// Filtered: the en two thirds of the points (i%3 != 0), which the graph
+	// walk serves (a rarer language would be scanned exactly).
+	enPoint := func(j int) int { return 3*(j/2) + 1 + j%2 }
+	if p := s.planFilter(Filter{Lang: "en"}, DefaultEfSearch); p.exact && !raceEnabled {
+		t.Fatal("the en filter is planned as a scan; the test wants the graph walk")
+	}
+	exactEn := synth.ExactTopK(n-(n+2)/3, dim, func(j int, dst []float32) { gen.Vector(enPoint(j), dst) }, qs, 10)
+	for qi := range exactEn {
+		for i := range exactEn[qi] {
+			exactEn[qi][i].ID = enPoint(exactEn[qi][i].ID)
+		}
+	}
+	got := make([][]int, nq)
+	for qi, q := range qs {
+		res, err := s.Search(context.Background(), q, SearchOptions{K: 10, Filter: Filter{Lang: "en"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, r := range res {
+			if pointIndex(r.ID)%3 == 0 {
+				t.Fatalf("lang filter returned %s", r.ID)
+			}
+			got[qi] = append(got[qi], pointIndex(r.ID))
+		}
+	}
+	if r := synth.Recall(exactEn, got, 10); r < 0.98 {
+		t.Errorf("recall@10 with a lang filter = %.4f, want >= 0.98", r)
+	} else {
+		t.Logf("lang filter recall@10=%.4f", r)
+	}
 	for _, ef := range []int{0, 96, 128} {
 		r := measureRecall(t, s, qs, exact, 10, ef)
 		t.Logf("n=%d built in %v (%.0f/s); ef=%d recall@10=%.4f", n, took, float64(n)/took.Seconds(), ef, r)

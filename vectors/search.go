@@ -3,6 +3,7 @@ package vectors
 import (
 	"context"
 	"math"
+	"slices"
 )
 
 // exactFactor scales the point where a filtered search scans the matching
@@ -34,7 +35,7 @@ func (e *Embedded) planFilter(f Filter, ef int) filterPlan {
 	if len(f.DocIDs) > 0 {
 		p.matches = 0
 		for _, d := range f.DocIDs {
-			if i, ok := e.docIdx[d]; ok && len(e.docs[i].members) > 0 {
+			if i, ok := e.docIdx[d]; ok && len(e.docs[i].members) > 0 && !slices.Contains(p.docs, i) {
 				p.docs = append(p.docs, i)
 				p.matches += len(e.docs[i].members)
 			}

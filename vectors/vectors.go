@@ -2,9 +2,10 @@
 // implementations.
 //
 //   - "embedded" (the default): an HNSW graph over int8-quantised vectors kept
-//     in this process and persisted in the data directory (an append-only op
-//     log plus periodic snapshots). No server to run; 1M × 384-d chunks fit in
-//     well under 1 GiB.
+//     in this process, whose candidates are rescored with the float32 vectors
+//     on disk, persisted in the data directory (an append-only op log plus
+//     periodic snapshots). No server to run; 1M × 384-d chunks take about
+//     700 MiB of RAM. See README.md for the design and the measurements.
 //   - "qdrant": a Qdrant collection reached over gRPC through
 //     github.com/qdrant/go-client, for deployments that already run Qdrant.
 //

@@ -129,6 +129,13 @@ func search(t *testing.T, s vectors.Store, q []float32, opts vectors.SearchOptio
 	if err != nil {
 		t.Fatalf("Search: %v", err)
 	}
+	seen := map[string]bool{}
+	for _, r := range res {
+		if seen[r.ID] {
+			t.Fatalf("Search returned %s twice: %v", r.ID, res)
+		}
+		seen[r.ID] = true
+	}
 	return res
 }
 
@@ -383,6 +390,10 @@ func testFilterDocs(t *testing.T, s vectors.Store) {
 				t.Fatalf("doc filter %v returned %s of %s", docs, r.ID, r.DocID)
 			}
 		}
+	}
+	dup := []string{docs[0], docs[0], docs[1]}
+	if res := search(t, s, pts[40].Vector, vectors.SearchOptions{K: 20, Filter: vectors.Filter{DocIDs: dup}}); len(res) != 8 {
+		t.Fatalf("a filter naming a document twice gave %d results, want its 8 points", len(res))
 	}
 	if res := search(t, s, pts[0].Vector, vectors.SearchOptions{Filter: vectors.Filter{DocIDs: []string{"nope.md"}}}); len(res) != 0 {
 		t.Fatalf("an unknown document matched %v", res)
