@@ -120,6 +120,11 @@ CREATE TRIGGER chunk_vectors_delete AFTER DELETE ON chunks BEGIN
 	DELETE FROM chunk_vectors WHERE chunk_id = old.chunk_id;
 END;
 `,
+	// 4: the full-text index's vocabulary (term -> rows holding it), so a
+	// query can leave out terms common enough to make ranking slow.
+	`
+CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab('chunks_fts', 'row');
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

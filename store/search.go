@@ -3,6 +3,8 @@ package store
 import (
 	"context"
 	"fmt"
+	"strings"
+	"time"
 
 	"github.com/exocortex/exocortex/analysis"
 )
@@ -89,6 +91,9 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
 	aq := a.Query(query)
+	if aq, err = s.dropCommon(ctx, aq); err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
 	expr := matchExpr(aq)
 	if expr == "" {
 		return nil, nil
@@ -115,20 +120,24 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	}
 	tokens = min(tokens, 64)
 
+	// Rank in the full-text index alone, then join the top k: the join and
+	// the text are paid for k rows, not for every row that matches.
+	rank := fmt.Sprintf("bm25(%g, %g, %g, %g, %g)", w.Body, w.Lemmas, w.Title, w.Section, w.Heads)
+	inner := `SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?`
+	args := []any{expr, rank, k}
+	if opts.Lang != "" {
+		// A language filter needs the chunk's row; rank over the join then.
+		inner = `SELECT f.rowid, f.rank FROM chunks_fts f JOIN chunks c ON c.id = f.rowid
+WHERE chunks_fts MATCH ? AND f.rank MATCH ? AND c.lang IN (?, '') ORDER BY f.rank LIMIT ?`
+		args = []any{expr, rank, opts.Lang, k}
+	}
 	q := `
 SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang,
 	-f.rank, c.text
-FROM chunks_fts f
+FROM (` + inner + `) f
 JOIN chunks c ON c.id = f.rowid
 LEFT JOIN documents d ON d.doc_id = c.doc_id
-WHERE chunks_fts MATCH ? AND f.rank MATCH ?`
-	args := []any{expr, fmt.Sprintf("bm25(%g, %g, %g, %g, %g)", w.Body, w.Lemmas, w.Title, w.Section, w.Heads)}
-	if opts.Lang != "" {
-		q += ` AND c.lang IN (?, '')`
-		args = append(args, opts.Lang)
-	}
-	q += ` ORDER BY f.rank LIMIT ?`
-	args = append(args, k)
+ORDER BY f.rank`
 
 	rows, err := s.r.QueryContext(ctx, q, args...)
 	if err != nil {
@@ -157,4 +166,85 @@ WHERE chunks_fts MATCH ? AND f.rank MATCH ?`
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
 	return hits, nil
+}
+
+// CommonFraction and CommonMin decide when a query term is too common to
+// match on: it occurs in more than CommonFraction of the chunks and in more
+// than CommonMin of them. Ranking cost grows with the rows that match, and
+// such a term matches a large part of the index while adding little to BM25
+// (its IDF is low); it is left out when the query has rarer terms. Small
+// indexes (under CommonMin/CommonFraction chunks) are never affected.
+var (
+	CommonFraction = 0.05
+	CommonMin      = 2000.0
+)
+
+// dropCommon removes the query's common terms (see CommonFraction), unless
+// that would leave nothing to match.
+func (s *Store) dropCommon(ctx context.Context, q analysis.Query) (analysis.Query, error) {
+	n, err := s.chunkCount(ctx)
+	if err != nil || float64(n)*CommonFraction <= CommonMin || CommonFraction <= 0 {
+		return q, err
+	}
+	limit := int(float64(n) * CommonFraction)
+	all := append(append([]string(nil), q.Words...), q.Terms...)
+	if len(all) < 2 {
+		return q, nil
+	}
+	args := make([]any, len(all))
+	for i, t := range all {
+		args[i] = t
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT term, doc FROM chunks_vocab WHERE term IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(all)), ",")+`)`, args...)
+	if err != nil {
+		return q, err
+	}
+	defer rows.Close()
+	common := map[string]bool{}
+	for rows.Next() {
+		var term string
+		var docs int
+		if err := rows.Scan(&term, &docs); err != nil {
+			return q, err
+		}
+		if docs > limit {
+			common[term] = true
+		}
+	}
+	if err := rows.Err(); err != nil || len(common) == 0 {
+		return q, err
+	}
+	keep := func(ts []string) []string {
+		var out []string
+		for _, t := range ts {
+			if !common[t] {
+				out = append(out, t)
+			}
+		}
+		return out
+	}
+	out := analysis.Query{Words: keep(q.Words), Terms: keep(q.Terms)}
+	if out.Empty() {
+		return q, nil
+	}
+	return out, nil
+}
+
+// chunkCount is the number of chunks, re-read at most every 10 seconds.
+func (s *Store) chunkCount(ctx context.Context) (int, error) {
+	if c := s.count.Load(); c != nil && time.Since(c.at) < 10*time.Second {
+		return c.n, nil
+	}
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count chunks: %w", err)
+	}
+	s.count.Store(&countAt{n: n, at: time.Now()})
+	return n, nil
+}
+
+type countAt struct {
+	n  int
+	at time.Time
 }

@@ -67,6 +67,8 @@ type Store struct {
 
 	// analyzer wrote the full-text rows and analyses queries (see UseAnalyzer).
 	analyzer atomic.Pointer[analysis.Analyzer]
+	// count caches the number of chunks for search (see dropCommon).
+	count atomic.Pointer[countAt]
 }
 
 // Open opens (creating it if needed) the database at path for writing,

@@ -788,3 +788,34 @@ func BenchmarkSearch(b *testing.B) {
 		})
 	}
 }
+
+func TestCommonTermsAreLeftOutWhenRarerOnesRemain(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	frac, minimum := CommonFraction, CommonMin
+	CommonFraction, CommonMin = 0.3, 1
+	defer func() { CommonFraction, CommonMin = frac, minimum }()
+	for i := 0; i < 10; i++ {
+		text := fmt.Sprintf("garden plot number %d grows beans", i)
+		if i == 7 {
+			text = "garden plot with a raven"
+		}
+		c := &schemas.ChunkCreated{ChunkID: fmt.Sprintf("c%d", i), DocID: "d", DocVersion: 1, Ordinal: i, Hash: fmt.Sprint(i), Text: text}
+		if _, err := s.UpsertChunk(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	hits, err := s.Search(ctx, "garden raven", SearchOptions{K: 20})
+	if err != nil || len(hits) != 1 || hits[0].ChunkID != "c7" {
+		t.Fatalf("garden (in every chunk) was not left out: %d hits %v", len(hits), err)
+	}
+	if hits, err := s.Search(ctx, "garden", SearchOptions{K: 20}); err != nil || len(hits) != 10 {
+		t.Fatalf("a query of common terms only still matches: %d hits %v", len(hits), err)
+	}
+	CommonFraction = 0.05
+	CommonMin = 2000
+	s.count.Store(nil)
+	if hits, err := s.Search(ctx, "garden raven", SearchOptions{K: 20}); err != nil || len(hits) != 10 {
+		t.Fatalf("a small index keeps every term: %d hits %v", len(hits), err)
+	}
+}
