@@ -151,10 +151,18 @@ func TestTheNeuralPathRunsThroughTheBusOnBothVectorStores(t *testing.T) {
 			}
 			// The stored vector is the new content's: searching with a fresh
 			// embedding of the chunk's passage finds exactly that chunk.
-			hits, err := sys.Store.Search(ctx, "magpies", store.SearchOptions{K: 1})
+			var hits []store.Hit
+			for deadline := time.Now().Add(15 * time.Second); ; {
+				hits, err = sys.Store.Search(ctx, "magpies", store.SearchOptions{K: 1})
+				if err != nil || len(hits) == 1 || time.Now().After(deadline) {
+					break
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
 			if err != nil || len(hits) != 1 {
 				t.Fatalf("the edited chunk is not indexed: %+v %v", hits, err)
 			}
+			embeddedAll(t, sys)
 			ch, err := sys.Store.Chunk(ctx, hits[0].ChunkID)
 			if err != nil {
 				t.Fatal(err)
