@@ -166,3 +166,36 @@ func TestAMissingModelSaysWhatIsMissingAndHowToGetIt(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+func TestExtractiveQAReturnsASpanOfEachContext(t *testing.T) {
+	dir := modeltest.Dir(t, modeltest.Options{NoReranker: true})
+	qa, err := models.OpenQA(dir, specOf(t, dir, models.RoleQA), models.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qa.Close()
+	ctx := context.Background()
+	contexts := append([]string{strings.Repeat("Вороны используют инструменты. ", 300)}, texts...)
+	spans, err := qa.Answer(ctx, "Who uses tools?", contexts, 10)
+	if err != nil || len(spans) != len(contexts) {
+		t.Fatalf("spans %v, %v", spans, err)
+	}
+	for i, s := range spans {
+		if s.Context != i || s.NoAnswer <= 0 || s.NoAnswer > 1 {
+			t.Errorf("context %d: %+v", i, s)
+		}
+		if contexts[i] == "" {
+			if s.Text != "" {
+				t.Errorf("an empty context gave %q", s.Text)
+			}
+			continue
+		}
+		if s.Text == "" || contexts[i][s.Start:s.End] != s.Text || s.Score <= 0 || s.Score > 1 {
+			t.Errorf("context %d: span %+v is not a piece of its context", i, s)
+		}
+		one, err := qa.Answer(ctx, "Who uses tools?", contexts[i:i+1], 10)
+		if err != nil || one[0].Start != s.Start || one[0].End != s.End || math.Abs(one[0].Score-s.Score) > 1e-4 {
+			t.Errorf("context %d alone: %+v, in a batch %+v (%v)", i, one, s, err)
+		}
+	}
+}
