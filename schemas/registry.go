@@ -20,6 +20,7 @@ const (
 	SubjectQuery        = "kb.query.submitted"
 	SubjectRetrieved    = "kb.query.retrieved"
 	SubjectReranked     = "kb.query.reranked"
+	SubjectAnswerDone   = "kb.answer.done"
 	// SubjectDLQPrefix + stage is where the bus copies poison messages.
 	SubjectDLQPrefix = "kb.dlq."
 )
@@ -71,6 +72,13 @@ func init() {
 	register(Spec{Type: TypeQueryRerankedV1, Subject: SubjectReranked,
 		Description: "Final contexts for the answer: reranked passages plus graph neighbours.",
 		New:         func() Event { return new(QueryReranked) }})
+	register(Spec{Type: TypeAnswerDoneV1, Subject: SubjectAnswerDone,
+		Description: "A finished answer: mode, text, verified citations, confidence, reasons, timings.",
+		New:         func() Event { return new(AnswerDone) }})
+	// Tokens go to kb.answer.tokens.<query_id>; the registry names the prefix.
+	register(Spec{Type: TypeAnswerTokenV1, Subject: SubjectAnswerTokensPrefix + "*",
+		Description: "One streamed piece of an answer (core NATS, not a stream), with a sequence number; the last is final.",
+		New:         func() Event { return new(AnswerToken) }})
 }
 
 // Lookup returns the spec of a registered type.
@@ -156,8 +164,15 @@ func Stamp(ev Event, traceID string) string {
 	if env.TraceID == "" {
 		env.TraceID = traceID
 	}
+	if sub, ok := ev.(subjecter); ok {
+		return sub.Subject()
+	}
 	return spec.Subject
 }
+
+// subjecter is an event whose subject depends on its content (an answer's
+// tokens go to kb.answer.tokens.<query_id>).
+type subjecter interface{ Subject() string }
 
 func specOf(ev Event) Spec {
 	s, ok := byGoType[reflect.TypeOf(ev)]

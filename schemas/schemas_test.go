@@ -59,8 +59,20 @@ func samples() []schemas.Event {
 			Candidates: []schemas.Candidate{{Passage: schemas.Passage{ChunkID: "c1", DocID: "d1", Text: "x"},
 				Lexical: &schemas.RetrieverHit{Rank: 1, Score: 3.2}, Fused: 1.0 / 61, FusedRank: 1}},
 			TimingsMS: map[string]float64{"lexical": 1.5}},
+		&schemas.AnswerDone{QueryID: "q1", Question: "q", Mode: schemas.AnswerExtractive, Answer: "a", Confidence: 0.5,
+			Citations: []schemas.Citation{{BlockID: "20210808180117-abc", Quote: "a", Link: "siyuan://blocks/20210808180117-abc"}}},
+		&schemas.AnswerToken{QueryID: "q1", Seq: 1, Text: "Hel"},
 		&schemas.QueryReranked{QueryID: "q1", Question: "q", Query: "q", Mode: schemas.ModeRerank,
 			Contexts: []schemas.Context{{Passage: schemas.Passage{ChunkID: "c1", DocID: "d1", Text: "x"}, Rank: 1, Score: 4.2, Source: "rerank"}}},
+	}
+}
+
+func TestAnswerTokensGoToTheirQuerysSubject(t *testing.T) {
+	if got := schemas.Stamp(&schemas.AnswerToken{QueryID: "q42", Seq: 3, Text: "x"}, "t"); got != "kb.answer.tokens.q42" {
+		t.Errorf("token subject = %q", got)
+	}
+	if got := schemas.Stamp(&schemas.AnswerDone{QueryID: "q42", Mode: schemas.AnswerLLM}, "t"); got != schemas.SubjectAnswerDone {
+		t.Errorf("done subject = %q", got)
 	}
 }
 

@@ -1,0 +1,93 @@
+package schemas
+
+import "fmt"
+
+// Answer event types.
+const (
+	TypeAnswerTokenV1 = "kb.answer.token.v1"
+	TypeAnswerDoneV1  = "kb.answer.done.v1"
+)
+
+// SubjectAnswerTokensPrefix + query id is the core NATS subject (not a
+// stream) of an answer's streamed tokens.
+const SubjectAnswerTokensPrefix = "kb.answer.tokens."
+
+// Answer modes, from the fullest to the last resort.
+const (
+	AnswerLLM        = "llm"         // a language model wrote it; citations verified
+	AnswerCache      = "cache"       // a cached answer to a close question, its blocks unchanged
+	AnswerExtractive = "extractive"  // a span of a note, found by the local QA model
+	AnswerSearchOnly = "search_only" // the best passages with highlighted snippets
+)
+
+// AnswerToken is one piece of a streamed answer. Seq starts at 1 and has no
+// gaps; the last message has Final set (and may carry no text).
+type AnswerToken struct {
+	Envelope
+	QueryID string `json:"query_id"`
+	Seq     int    `json:"seq"`
+	Text    string `json:"text,omitempty"`
+	Final   bool   `json:"final,omitempty"`
+	// Restart tells the client to discard the tokens so far: a provider
+	// failed mid-stream and the answer starts again from another.
+	Restart bool `json:"restart,omitempty"`
+}
+
+// Subject is kb.answer.tokens.<query_id>.
+func (e *AnswerToken) Subject() string { return SubjectAnswerTokensPrefix + e.QueryID }
+
+// MsgID is "token:<query_id>:<seq>".
+func (e *AnswerToken) MsgID() string { return fmt.Sprintf("token:%s:%d", e.QueryID, e.Seq) }
+
+// Citation ties a claim of an answer to the note block it came from.
+type Citation struct {
+	BlockID     string   `json:"block_id"`
+	ChunkID     string   `json:"chunk_id,omitempty"`
+	DocID       string   `json:"doc_id,omitempty"`
+	Title       string   `json:"title,omitempty"`
+	SectionPath []string `json:"section_path,omitempty"`
+	// Quote is the cited text as found in the block.
+	Quote string `json:"quote,omitempty"`
+	// Link opens the block: siyuan://blocks/<id> for SiYuan notes, a file
+	// URL otherwise.
+	Link string `json:"link,omitempty"`
+}
+
+// AnswerDone is a finished answer.
+type AnswerDone struct {
+	Envelope
+	QueryID    string     `json:"query_id"`
+	Question   string     `json:"question"`
+	Lang       string     `json:"lang,omitempty"`
+	Mode       string     `json:"mode"`
+	Answer     string     `json:"answer"`
+	Citations  []Citation `json:"citations"`
+	Confidence float64    `json:"confidence"`
+	// Reasons explain a lower mode, an abstention (low_coverage,
+	// low_agreement) or dropped citations.
+	Reasons   []string           `json:"reasons,omitempty"`
+	FollowUps []string           `json:"follow_ups,omitempty"`
+	Provider  string             `json:"provider,omitempty"`
+	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+}
+
+// MsgID is "answer:<query_id>".
+func (e *AnswerDone) MsgID() string { return "answer:" + e.QueryID }
+
+// Validate checks the fields clients rely on.
+func (e *AnswerDone) Validate() error {
+	if e.QueryID == "" {
+		return fmt.Errorf("query_id is required")
+	}
+	switch e.Mode {
+	case AnswerLLM, AnswerCache, AnswerExtractive, AnswerSearchOnly:
+	default:
+		return fmt.Errorf("mode %q: want llm, cache, extractive or search_only", e.Mode)
+	}
+	for i, c := range e.Citations {
+		if c.BlockID == "" {
+			return fmt.Errorf("citation %d has no block_id", i)
+		}
+	}
+	return nil
+}
