@@ -11,6 +11,7 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
+	"github.com/exocortex/exocortex/vectors/qdrantfake"
 )
 
 // fixedQuery is a query embedder that returns a chosen vector, so a test
@@ -201,5 +202,30 @@ func TestGraphExpansionAddsParentThenRefThenSiblingsThenNext(t *testing.T) {
 		if strings.Join(got, " ") != tc.want {
 			t.Errorf("expand %d: %s\nwant %s", tc.expand, strings.Join(got, " "), tc.want)
 		}
+	}
+}
+
+func TestQdrantIsAskedWithAWiderEfEachTime(t *testing.T) {
+	st, _ := corpus(t)
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fake.Close()
+	ctx := context.Background()
+	vs, err := vectors.Open(ctx, vectors.Config{Kind: vectors.KindQdrant, Dim: 8, Qdrant: vectors.QdrantConfig{Addr: fake.Addr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer vs.Close()
+	if err := vs.Upsert(ctx, []vectors.Point{{ID: "ch-a", DocID: "d1", Lang: "en", Vector: unit(8, 1)}}); err != nil {
+		t.Fatal(err)
+	}
+	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(unit(8, 7))}
+	if _, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "nothing"}); err != nil {
+		t.Fatal(err)
+	}
+	if efs := fake.QueryEfs(); len(efs) != 3 || efs[0] != 64 || efs[1] != 96 || efs[2] != 128 {
+		t.Errorf("hnsw_ef sent to Qdrant: %v, want [64 96 128]", efs)
 	}
 }

@@ -221,7 +221,8 @@ func qdrantFilter(f Filter) *qdrant.Filter {
 }
 
 // Search implements Store through the Query API, with hnsw_ef = opts.Ef when
-// set.
+// set, as given: Qdrant itself searches with the larger of hnsw_ef and the
+// limit, so the widening ladder (64, 96, 128) reaches it unchanged.
 func (q *Qdrant) Search(ctx context.Context, vec []float32, opts SearchOptions) ([]Result, error) {
 	k, err := searchK(opts)
 	if err != nil {
@@ -241,7 +242,7 @@ func (q *Qdrant) Search(ctx context.Context, vec []float32, opts SearchOptions) 
 		WithPayload:    qdrant.NewWithPayloadInclude(payloadChunkID, payloadDocID),
 	}
 	if opts.Ef > 0 {
-		req.Params = &qdrant.SearchParams{HnswEf: qdrant.PtrOf(uint64(max(opts.Ef, k)))}
+		req.Params = &qdrant.SearchParams{HnswEf: qdrant.PtrOf(uint64(opts.Ef))}
 	}
 	hits, err := q.client.Query(ctx, req)
 	if err != nil {

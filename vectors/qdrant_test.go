@@ -165,8 +165,8 @@ func TestQdrantSendsTheQueryEf(t *testing.T) {
 	if _, err := s.Search(ctx, q, vectors.SearchOptions{K: 50, Ef: 20}); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := fmt.Sprint(srv.QueryEfs()), "[0 64 96 128 50]"; got != want {
-		t.Fatalf("hnsw_ef sent = %s, want %s (0 = unset; ef is raised to K)", got, want)
+	if got, want := fmt.Sprint(srv.QueryEfs()), "[0 64 96 128 20]"; got != want {
+		t.Fatalf("hnsw_ef sent = %s, want %s (0 = unset; Qdrant itself searches with max(ef, limit))", got, want)
 	}
 }
 
