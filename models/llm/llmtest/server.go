@@ -1,0 +1,183 @@
+// Package llmtest is an in-process fake OpenAI-compatible provider for tests:
+// it streams a scripted answer token by token as server-sent events and can
+// inject one fault per request.
+package llmtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// FaultKind says what a request gets instead of a normal answer.
+type FaultKind int
+
+const (
+	OK        FaultKind = iota // normal answer
+	Status                     // an HTTP error status (Fault.Status)
+	RateLimit                  // 429 with Retry-After: Fault.RetryAfter
+	Slow                       // wait Fault.Delay before answering
+	Cut                        // stream Fault.After tokens, then close without [DONE]
+	BadJSON                    // stream Fault.After tokens, then an invalid chunk
+)
+
+// Fault is one scripted behaviour.
+type Fault struct {
+	Kind       FaultKind
+	Status     int
+	RetryAfter string
+	Delay      time.Duration
+	After      int
+}
+
+// Constructors for the usual faults.
+func Fail(status int) Fault           { return Fault{Kind: Status, Status: status} }
+func Unauthorized() Fault             { return Fail(http.StatusUnauthorized) }
+func TooMany(retryAfter string) Fault { return Fault{Kind: RateLimit, RetryAfter: retryAfter} }
+func Delay(d time.Duration) Fault     { return Fault{Kind: Slow, Delay: d} }
+func CutAfter(tokens int) Fault       { return Fault{Kind: Cut, After: tokens} }
+func BadJSONAfter(tokens int) Fault   { return Fault{Kind: BadJSON, After: tokens} }
+func Answer() Fault                   { return Fault{Kind: OK} }
+
+// ChatBody is the decoded request body.
+type ChatBody struct {
+	Model    string `json:"model"`
+	Messages []struct {
+		Role    string `json:"role"`
+		Content string `json:"content"`
+	} `json:"messages"`
+	Stream      bool     `json:"stream"`
+	Temperature *float64 `json:"temperature"`
+	MaxTokens   int      `json:"max_tokens"`
+}
+
+// Request is one recorded request.
+type Request struct {
+	Header http.Header
+	Body   ChatBody
+	Raw    string
+}
+
+// Server is the fake provider.
+type Server struct {
+	srv *httptest.Server
+
+	mu       sync.Mutex
+	answer   string
+	json     bool
+	script   []Fault
+	always   *Fault
+	requests []Request
+}
+
+// New starts a fake provider on 127.0.0.1, closed when the test ends.
+func New(t testing.TB) *Server {
+	t.Helper()
+	s := &Server{answer: "Hello from the fake provider."}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
+	t.Cleanup(s.srv.Close)
+	return s
+}
+
+// URL is the base URL to configure, ending in /v1.
+func (s *Server) URL() string { return s.srv.URL + "/v1" }
+
+// Addr is the host:port the server listens on.
+func (s *Server) Addr() string { return s.srv.Listener.Addr().String() }
+
+// SetAnswer sets the text streamed (split after spaces into tokens).
+func (s *Server) SetAnswer(text string) { s.mu.Lock(); s.answer = text; s.mu.Unlock() }
+
+// SetJSON makes the server answer with application/json instead of a stream.
+func (s *Server) SetJSON(on bool) { s.mu.Lock(); s.json = on; s.mu.Unlock() }
+
+// Script queues faults, one per request; later requests are answered normally.
+func (s *Server) Script(faults ...Fault) {
+	s.mu.Lock()
+	s.script = append(s.script, faults...)
+	s.mu.Unlock()
+}
+
+// Always applies f to every request once the script is used up.
+func (s *Server) Always(f Fault) { s.mu.Lock(); s.always = &f; s.mu.Unlock() }
+
+// Requests returns the recorded requests.
+func (s *Server) Requests() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.requests...)
+}
+
+// Tokens splits text the way the server streams it.
+func Tokens(text string) []string { return strings.SplitAfter(text, " ") }
+
+func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	raw, _ := io.ReadAll(r.Body)
+	var body ChatBody
+	_ = json.Unmarshal(raw, &body)
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Header: r.Header.Clone(), Body: body, Raw: string(raw)})
+	f := Fault{Kind: OK}
+	if len(s.script) > 0 {
+		f, s.script = s.script[0], s.script[1:]
+	} else if s.always != nil {
+		f = *s.always
+	}
+	answer, asJSON := s.answer, s.json
+	s.mu.Unlock()
+
+	if r.URL.Path != "/v1/chat/completions" {
+		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+		return
+	}
+	switch f.Kind {
+	case Status:
+		http.Error(w, fmt.Sprintf(`{"error":{"message":"fake status %d"}}`, f.Status), f.Status)
+		return
+	case RateLimit:
+		w.Header().Set("Retry-After", f.RetryAfter)
+		http.Error(w, `{"error":{"message":"slow down"}}`, http.StatusTooManyRequests)
+		return
+	case Slow:
+		select {
+		case <-time.After(f.Delay):
+		case <-r.Context().Done():
+			return
+		}
+	}
+	finish := "stop"
+	if asJSON {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": finish}},
+			"usage":   map[string]int{"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8},
+		})
+		return
+	}
+	w.Header().Set("Content-Type", "text/event-stream")
+	fl, _ := w.(http.Flusher)
+	send := func(data string) {
+		fmt.Fprintf(w, "data: %s\n\n", data)
+		if fl != nil {
+			fl.Flush()
+		}
+	}
+	for i, tok := range Tokens(answer) {
+		if (f.Kind == Cut || f.Kind == BadJSON) && i == f.After {
+			if f.Kind == BadJSON {
+				send(`{"choices":[{"delta":{"content":`)
+			}
+			return
+		}
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"delta": map[string]string{"content": tok}}}})
+		send(string(b))
+	}
+	send(fmt.Sprintf(`{"choices":[{"delta":{},"finish_reason":%q}],"usage":{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8}}`, finish))
+	send("[DONE]")
+}

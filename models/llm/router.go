@@ -1,0 +1,478 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net/http"
+	"os"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/failsafe-go/failsafe-go"
+	"github.com/failsafe-go/failsafe-go/circuitbreaker"
+	"github.com/failsafe-go/failsafe-go/retrypolicy"
+	"github.com/rs/zerolog"
+)
+
+// Request is one chat request routed to a provider by role.
+type Request struct {
+	Role        string
+	Messages    []Message
+	Temperature *float64
+	MaxTokens   int
+}
+
+// Result is the answer and the story of how it was obtained.
+type Result struct {
+	Text         string
+	Provider     string
+	Model        string
+	FinishReason string
+	Usage        *Usage
+	Attempts     []Attempt
+}
+
+// Attempt is one request to one provider. Restarted marks an attempt whose
+// tokens had already reached the caller when it failed: OnRestart was called
+// before the next attempt.
+type Attempt struct {
+	Provider  string
+	Err       string // "" on success
+	Duration  time.Duration
+	Tokens    int
+	Restarted bool
+}
+
+// RouterOptions tunes the router; zero values take the defaults.
+type RouterOptions struct {
+	HTTP             *http.Client     // default http.DefaultClient
+	Now              func() time.Time // clock for rate windows and error decay; default time.Now
+	BreakerThreshold uint             // consecutive failures that open a breaker; default 3
+	BreakerDelay     time.Duration    // how long a breaker stays open; default 60s
+	Retries          int              // retries per provider for retryable errors; default 2; negative = none
+	BackoffBase      time.Duration    // default 500ms
+	BackoffMax       time.Duration    // cap on backoff and on honoured Retry-After; default 10s
+	ErrorHalfLife    time.Duration    // half-life of the recent-error score; default 5m
+	Logger           *zerolog.Logger  // used when the context carries none; default disabled
+
+	// OnRestart is called with the failed provider's name when an attempt
+	// fails after some of its tokens were delivered to onToken and another
+	// attempt (on the same or another provider) is about to start. The
+	// caller should discard the output it has shown so far: the next attempt
+	// streams the answer from the beginning. Nothing is buffered. When
+	// OnRestart is nil, a failure after tokens were delivered is not retried
+	// at all: Stream returns the error rather than duplicate tokens.
+	OnRestart func(provider string)
+}
+
+// ProviderHealth is a snapshot of one provider's standing.
+type ProviderHealth struct {
+	Name           string
+	State          string // "closed", "open", "half-open"
+	ErrorScore     float64
+	LatencyEWMA    time.Duration
+	Free           bool
+	RateLimit      string
+	WindowRequests int // requests in the current rate window
+}
+
+// Router sends requests to the healthiest provider that can serve the role,
+// falling over to the next one on failure.
+type Router struct {
+	opts      RouterOptions
+	maskPII   bool
+	providers []*provider
+}
+
+type provider struct {
+	cfg     Provider
+	client  *Client
+	local   bool
+	breaker circuitbreaker.CircuitBreaker[Completion]
+	limitN  int
+	limitP  time.Duration
+
+	mu         sync.Mutex
+	errScore   float64
+	errAt      time.Time
+	latency    time.Duration
+	requestsAt []time.Time
+}
+
+const latencyAlpha = 0.3
+
+// NewRouter validates cfg and builds a router. API keys are read from the
+// providers' environment variables now.
+func NewRouter(cfg Config, opts RouterOptions) (*Router, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, fmt.Errorf("new llm router: %w", err)
+	}
+	if opts.HTTP == nil {
+		opts.HTTP = http.DefaultClient
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.BreakerThreshold == 0 {
+		opts.BreakerThreshold = 3
+	}
+	if opts.BreakerDelay <= 0 {
+		opts.BreakerDelay = 60 * time.Second
+	}
+	if opts.Retries == 0 {
+		opts.Retries = 2
+	} else if opts.Retries < 0 {
+		opts.Retries = 0
+	}
+	if opts.BackoffBase <= 0 {
+		opts.BackoffBase = 500 * time.Millisecond
+	}
+	if opts.BackoffMax <= 0 {
+		opts.BackoffMax = 10 * time.Second
+	}
+	if opts.ErrorHalfLife <= 0 {
+		opts.ErrorHalfLife = 5 * time.Minute
+	}
+	if opts.Logger == nil {
+		l := zerolog.Nop()
+		opts.Logger = &l
+	}
+	r := &Router{opts: opts, maskPII: cfg.MaskPII}
+	for _, pc := range cfg.Providers {
+		p := &provider{cfg: pc, local: IsLocal(pc.BaseURL)}
+		if pc.RateLimit != "" {
+			p.limitN, p.limitP, _ = ParseRateLimit(pc.RateLimit) // validated above
+		}
+		var key string
+		if pc.APIKeyEnv != "" {
+			key = os.Getenv(pc.APIKeyEnv)
+		}
+		p.client = &Client{Name: pc.Name, BaseURL: pc.BaseURL, APIKey: key, KeyEnv: pc.APIKeyEnv,
+			HTTP: opts.HTTP, Timeout: pc.Timeout, Now: opts.Now}
+		name := pc.Name
+		p.breaker = circuitbreaker.NewBuilder[Completion]().
+			HandleIf(func(_ Completion, err error) bool {
+				var pe *ProviderError
+				return errors.As(err, &pe)
+			}).
+			WithFailureThreshold(opts.BreakerThreshold).
+			WithDelay(opts.BreakerDelay).
+			OnStateChanged(func(e circuitbreaker.StateChangedEvent) {
+				r.logger(e.Context()).Warn().Str("provider", name).
+					Str("from", stateName(e.OldState)).Str("to", stateName(e.NewState)).
+					Msg("llm breaker state changed")
+			}).
+			Build()
+		r.providers = append(r.providers, p)
+	}
+	return r, nil
+}
+
+func (r *Router) logger(ctx context.Context) *zerolog.Logger {
+	if ctx != nil {
+		if l := zerolog.Ctx(ctx); l != nil && l.GetLevel() != zerolog.Disabled {
+			return l
+		}
+	}
+	return r.opts.Logger
+}
+
+func stateName(s circuitbreaker.State) string {
+	switch s {
+	case circuitbreaker.OpenState:
+		return "open"
+	case circuitbreaker.HalfOpenState:
+		return "half-open"
+	default:
+		return "closed"
+	}
+}
+
+// state reports the breaker state, counting an open breaker whose delay has
+// elapsed as half-open (failsafe moves it there lazily on the next permit).
+func (p *provider) state() string {
+	s := p.breaker.State()
+	if s == circuitbreaker.OpenState && p.breaker.RemainingDelay() <= 0 {
+		return "half-open"
+	}
+	return stateName(s)
+}
+
+func (p *provider) scoreAt(now time.Time, halfLife time.Duration) float64 {
+	if p.errScore == 0 {
+		return 0
+	}
+	dt := now.Sub(p.errAt)
+	return p.errScore * math.Pow(0.5, float64(dt)/float64(halfLife))
+}
+
+// window drops old timestamps and returns the requests in the current window
+// and, when the limit is reached, when the next slot frees.
+func (p *provider) window(now time.Time) (n int, next time.Time) {
+	if p.limitN == 0 {
+		return len(p.requestsAt), time.Time{}
+	}
+	cut := now.Add(-p.limitP)
+	i := 0
+	for i < len(p.requestsAt) && !p.requestsAt[i].After(cut) {
+		i++
+	}
+	p.requestsAt = p.requestsAt[i:]
+	if len(p.requestsAt) >= p.limitN {
+		return len(p.requestsAt), p.requestsAt[0].Add(p.limitP)
+	}
+	return len(p.requestsAt), time.Time{}
+}
+
+// Health reports every provider's standing, in configuration order.
+func (r *Router) Health() []ProviderHealth {
+	now := r.opts.Now()
+	out := make([]ProviderHealth, 0, len(r.providers))
+	for _, p := range r.providers {
+		p.mu.Lock()
+		n, _ := p.window(now)
+		h := ProviderHealth{Name: p.cfg.Name, State: p.state(), ErrorScore: p.scoreAt(now, r.opts.ErrorHalfLife),
+			LatencyEWMA: p.latency, Free: p.cfg.Free, RateLimit: p.cfg.RateLimit, WindowRequests: n}
+		p.mu.Unlock()
+		out = append(out, h)
+	}
+	return out
+}
+
+type candidate struct {
+	p     *provider
+	model string
+	state string
+	score float64
+	lat   time.Duration
+}
+
+// plan orders the providers that can serve role and explains the skipped ones.
+func (r *Router) plan(role string) (cands []candidate, skipped []string, limited []string, nextSlot time.Time) {
+	now := r.opts.Now()
+	for _, p := range r.providers {
+		model := p.cfg.Models[role]
+		if model == "" {
+			continue
+		}
+		st := p.state()
+		if st == "open" {
+			skipped = append(skipped, fmt.Sprintf("%s: breaker open for %s", p.cfg.Name, p.breaker.RemainingDelay().Round(time.Millisecond)))
+			continue
+		}
+		p.mu.Lock()
+		n, next := p.window(now)
+		score, lat := p.scoreAt(now, r.opts.ErrorHalfLife), p.latency
+		p.mu.Unlock()
+		if !next.IsZero() {
+			limited = append(limited, fmt.Sprintf("%s: %d/%d requests per %s used, next slot in %s",
+				p.cfg.Name, n, p.limitN, p.limitP, next.Sub(now).Round(time.Second)))
+			if nextSlot.IsZero() || next.Before(nextSlot) {
+				nextSlot = next
+			}
+			continue
+		}
+		cands = append(cands, candidate{p: p, model: model, state: st, score: score, lat: lat})
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := cands[i], cands[j]
+		if (a.state == "closed") != (b.state == "closed") {
+			return a.state == "closed"
+		}
+		if a.p.cfg.Free != b.p.cfg.Free {
+			return a.p.cfg.Free
+		}
+		if math.Abs(a.score-b.score) > 1e-9 {
+			return a.score < b.score
+		}
+		return a.lat < b.lat
+	})
+	return cands, skipped, limited, nextSlot
+}
+
+// errStreamed marks a failure after tokens reached the caller when no
+// OnRestart hook is set: it must not be retried anywhere.
+type errStreamed struct{ err error }
+
+func (e *errStreamed) Error() string {
+	return e.err.Error() + " (after tokens were delivered; not retried)"
+}
+func (e *errStreamed) Unwrap() error { return e.err }
+
+var errOverLimit = errors.New("rate limit reached")
+
+// Stream sends req to the best provider for req.Role, delivering tokens to
+// onToken as they arrive, retrying and falling over as configured. See
+// RouterOptions.OnRestart for what happens when a stream fails midway.
+func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) error) (Result, error) {
+	if onToken == nil {
+		onToken = func(string) error { return nil }
+	}
+	cands, skipped, limited, nextSlot := r.plan(req.Role)
+	var res Result
+	if len(cands) == 0 {
+		switch {
+		case len(limited) > 0 && len(skipped) == 0:
+			return res, fmt.Errorf("%w for role %s: %s; next slot frees at %s", ErrRateLimited, req.Role,
+				strings.Join(limited, "; "), nextSlot.Format(time.RFC3339))
+		case len(limited) > 0 || len(skipped) > 0:
+			return res, fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, req.Role,
+				strings.Join(append(skipped, limited...), "; "))
+		default:
+			return res, fmt.Errorf("%w %q", ErrNoProvider, req.Role)
+		}
+	}
+
+	var (
+		pending     string // provider whose failed attempt delivered tokens
+		pendingIdx  = -1
+		attemptNo   int
+		lastErrs    []string
+		streamedErr error
+	)
+	for _, c := range cands {
+		if ctx.Err() != nil {
+			break
+		}
+		p := c.p
+		msgs := req.Messages
+		if r.maskPII && !p.local {
+			msgs = make([]Message, len(req.Messages))
+			for i, m := range req.Messages {
+				msgs[i] = Message{Role: m.Role, Content: MaskPII(m.Content)}
+			}
+		}
+		creq := ChatRequest{Model: c.model, Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
+
+		attempt := func() (Completion, error) {
+			if pending != "" {
+				r.opts.OnRestart(pending)
+				res.Attempts[pendingIdx].Restarted = true
+				pending, pendingIdx = "", -1
+			}
+			now := r.opts.Now()
+			p.mu.Lock()
+			if _, next := p.window(now); !next.IsZero() {
+				p.mu.Unlock()
+				return Completion{}, errOverLimit
+			}
+			p.requestsAt = append(p.requestsAt, now)
+			p.mu.Unlock()
+
+			attemptNo++
+			log := r.logger(ctx).With().Str("provider", p.cfg.Name).Str("model", c.model).
+				Int("attempt", attemptNo).Logger()
+			start := time.Now()
+			comp, err := p.client.Chat(ctx, creq, onToken)
+			dur := time.Since(start)
+			r.record(p, err, dur)
+			a := Attempt{Provider: p.cfg.Name, Duration: dur, Tokens: comp.Tokens}
+			ev := log.Info()
+			if err != nil {
+				a.Err = err.Error()
+				ev = log.Warn().Str("error", a.Err)
+			}
+			var pe *ProviderError
+			if errors.As(err, &pe) && pe.Status != 0 {
+				ev = ev.Int("status", pe.Status)
+			}
+			ev.Dur("duration", dur).Int("tokens", comp.Tokens).Str("breaker", p.state()).Msg("llm attempt")
+			res.Attempts = append(res.Attempts, a)
+			if err != nil && comp.Tokens > 0 {
+				if r.opts.OnRestart == nil {
+					return comp, &errStreamed{err: err}
+				}
+				pending, pendingIdx = p.cfg.Name, len(res.Attempts)-1
+			}
+			return comp, err
+		}
+
+		retry := retrypolicy.NewBuilder[Completion]().
+			HandleIf(func(_ Completion, err error) bool {
+				var s *errStreamed
+				return err != nil && IsRetryable(err) && !errors.As(err, &s)
+			}).
+			WithMaxRetries(r.opts.Retries).
+			WithDelayFunc(r.delay).
+			ReturnLastFailure().
+			Build()
+		comp, err := failsafe.With[Completion](retry, p.breaker).WithContext(ctx).Get(attempt)
+		if err == nil {
+			res.Text, res.Provider, res.Model = comp.Text, p.cfg.Name, c.model
+			res.FinishReason, res.Usage = comp.FinishReason, comp.Usage
+			return res, nil
+		}
+		if ctx.Err() != nil {
+			return res, fmt.Errorf("llm stream for role %s: %w", req.Role, ctx.Err())
+		}
+		var s *errStreamed
+		if errors.As(err, &s) {
+			streamedErr = err
+			break
+		}
+		var pe *ProviderError
+		switch {
+		case errors.Is(err, circuitbreaker.ErrOpen):
+			lastErrs = append(lastErrs, p.cfg.Name+": breaker open")
+		case errors.Is(err, errOverLimit):
+			lastErrs = append(lastErrs, p.cfg.Name+": rate limit reached")
+		case errors.As(err, &pe):
+			// recorded in Attempts
+		default:
+			// The caller's token sink failed: stop, nothing to fall over for.
+			return res, fmt.Errorf("llm stream from %s: %w", p.cfg.Name, err)
+		}
+	}
+	if ctx.Err() != nil {
+		return res, fmt.Errorf("llm stream for role %s: %w", req.Role, ctx.Err())
+	}
+	var parts []string
+	for _, a := range res.Attempts {
+		if a.Err != "" {
+			parts = append(parts, a.Provider+": "+a.Err)
+		}
+	}
+	parts = append(parts, lastErrs...)
+	parts = append(parts, skipped...)
+	parts = append(parts, limited...)
+	if streamedErr != nil {
+		return res, fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, req.Role, streamedErr)
+	}
+	return res, fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, req.Role, strings.Join(parts, "; "))
+}
+
+// delay is exponential backoff from BackoffBase, raised to the provider's
+// Retry-After when larger, and capped by BackoffMax.
+func (r *Router) delay(exec failsafe.ExecutionAttempt[Completion]) time.Duration {
+	n := max(exec.Attempts()-1, 0)
+	d := r.opts.BackoffBase << min(n, 20)
+	var pe *ProviderError
+	if errors.As(exec.LastError(), &pe) && pe.RetryAfter > d {
+		d = pe.RetryAfter
+	}
+	return min(d, r.opts.BackoffMax)
+}
+
+func (r *Router) record(p *provider, err error, dur time.Duration) {
+	now := r.opts.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	var pe *ProviderError
+	if errors.As(err, &pe) {
+		p.errScore = p.scoreAt(now, r.opts.ErrorHalfLife) + 1
+		p.errAt = now
+		return
+	}
+	if err != nil {
+		return
+	}
+	if p.latency == 0 {
+		p.latency = dur
+	} else {
+		p.latency = time.Duration(latencyAlpha*float64(dur) + (1-latencyAlpha)*float64(p.latency))
+	}
+}
