@@ -24,6 +24,10 @@ type Request struct {
 	Messages    []Message
 	Temperature *float64
 	MaxTokens   int
+	// OnRestart, when set, replaces RouterOptions.OnRestart for this
+	// request (a caller that streams several requests at once needs to know
+	// which one restarted).
+	OnRestart func(provider string)
 }
 
 // Result is the answer and the story of how it was obtained.
@@ -309,6 +313,10 @@ var errOverLimit = errors.New("rate limit reached")
 // onToken as they arrive, retrying and falling over as configured. See
 // RouterOptions.OnRestart for what happens when a stream fails midway.
 func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) error) (Result, error) {
+	onRestart := req.OnRestart
+	if onRestart == nil {
+		onRestart = r.opts.OnRestart
+	}
 	if onToken == nil {
 		onToken = func(string) error { return nil }
 	}
@@ -350,7 +358,7 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 
 		attempt := func() (Completion, error) {
 			if pending != "" {
-				r.opts.OnRestart(pending)
+				onRestart(pending)
 				res.Attempts[pendingIdx].Restarted = true
 				pending, pendingIdx = "", -1
 			}
@@ -383,7 +391,7 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 			ev.Dur("duration", dur).Int("tokens", comp.Tokens).Str("breaker", p.state()).Msg("llm attempt")
 			res.Attempts = append(res.Attempts, a)
 			if err != nil && comp.Tokens > 0 {
-				if r.opts.OnRestart == nil {
+				if onRestart == nil {
 					return comp, &errStreamed{err: err}
 				}
 				pending, pendingIdx = p.cfg.Name, len(res.Attempts)-1
