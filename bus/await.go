@@ -41,3 +41,36 @@ func (b *Bus) Await(ctx context.Context, subject string, publish func() error, m
 		}
 	}
 }
+
+// PublishCore sends an event on core NATS (not a stream): answer tokens,
+// which only matter to a client listening now. The subject comes from the
+// event, the trace id travels in the header.
+func (b *Bus) PublishCore(ev schemas.Event, traceID string) error {
+	m, err := eventMsg(ev, traceID)
+	if err != nil {
+		return err
+	}
+	m.Header.Del("Nats-Msg-Id")
+	if err := b.NC.PublishMsg(m); err != nil {
+		return fmt.Errorf("publish %s: %w", m.Subject, err)
+	}
+	return nil
+}
+
+// Subscribe delivers every event on subject (core NATS) to fn until the
+// returned stop function is called; events that do not decode are skipped.
+func (b *Bus) Subscribe(subject string, fn func(schemas.Event)) (stop func(), err error) {
+	sub, err := b.NC.Subscribe(subject, func(m *nats.Msg) {
+		if ev, err := schemas.Decode(m.Data); err == nil {
+			fn(ev)
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
+	}
+	if err := b.NC.Flush(); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
+	}
+	return func() { _ = sub.Unsubscribe() }, nil
+}

@@ -90,6 +90,7 @@ const (
 	StageEmbed    = "embed"
 	StageRetrieve = "retrieve"
 	StageRerank   = "rerank"
+	StageAnswer   = "answer"
 )
 
 // Stages returns the specs of the stages this build knows.
@@ -102,6 +103,8 @@ func Stages() []StageSpec {
 			AckWait: 2 * time.Minute, MaxAckPending: 256},
 		{Name: StageRetrieve, Stream: StreamQuery, Filters: []string{schemas.SubjectQuery}, AckWait: 30 * time.Second},
 		{Name: StageRerank, Stream: StreamQuery, Filters: []string{schemas.SubjectRetrieved}, AckWait: time.Minute},
+		// An answer waits on a language model: minutes at worst, with retries.
+		{Name: StageAnswer, Stream: StreamQuery, Filters: []string{schemas.SubjectReranked}, AckWait: 3 * time.Minute, MaxDeliver: 2},
 	}
 }
 

@@ -31,6 +31,7 @@ var commands = map[string]command{
 	"status": {"per-stage pending, acked and dead-lettered counts; documents and chunks", cmdStatus},
 	"dlq":    {"list or replay dead-lettered messages (dlq list | dlq replay)", cmdDLQ},
 	"eval":   {"run a golden set (SQuAD json or JSONL) and report recall, MRR, latency per retrieval mode", cmdEval},
+	"ask":    {"ask a question: the answer streams, with citations checked against your notes", cmdAsk},
 	"models": {"fetch, verify or list the neural models (models fetch|verify|list)", cmdModels},
 }
 

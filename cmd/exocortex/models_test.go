@@ -130,3 +130,31 @@ func docID(t *testing.T, data, word string) string {
 	}
 	return res.Results[0].DocID
 }
+
+func TestAskWithoutAProviderAnswersFromThePassagesAndSaysSo(t *testing.T) {
+	data := t.TempDir()
+	vault := t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	var done struct {
+		Mode      string   `json:"mode"`
+		Answer    string   `json:"answer"`
+		Reasons   []string `json:"reasons"`
+		Citations []struct {
+			BlockID string `json:"block_id"`
+		} `json:"citations"`
+		Confidence float64 `json:"confidence"`
+	}
+	out := mustExo(t, "ask", "what do crows use?", "--data", data, "--no-models", "--json")
+	if err := json.Unmarshal([]byte(out), &done); err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, out)
+	}
+	if done.Mode != "search_only" || len(done.Citations) == 0 || done.Citations[0].BlockID == "" ||
+		!strings.Contains(strings.Join(done.Reasons, " "), "no_llm_provider") {
+		t.Errorf("ask without a provider = %+v", done)
+	}
+	out = mustExo(t, "ask", "what do crows use?", "--data", data, "--no-models")
+	if !strings.Contains(out, "mode: search_only") || !strings.Contains(out, "**Crows**") {
+		t.Errorf("ask output:\n%s", out)
+	}
+}

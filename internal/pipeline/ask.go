@@ -26,3 +26,31 @@ func Ask(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout tim
 	}
 	return ev.(*schemas.QueryReranked), nil
 }
+
+// AskAnswer publishes a question and streams its answer: onToken gets every
+// token of kb.answer.tokens.<query_id> as it comes (restart markers
+// included), and the finished kb.answer.done is returned.
+func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	stop, err := b.Subscribe(schemas.SubjectAnswerTokensPrefix+q.QueryID, func(ev schemas.Event) {
+		if t, ok := ev.(*schemas.AnswerToken); ok && onToken != nil {
+			onToken(t)
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	ev, err := b.Await(ctx, schemas.SubjectAnswerDone, func() error {
+		_, err := b.Publish(ctx, q, q.QueryID)
+		return err
+	}, func(ev schemas.Event) bool {
+		d, ok := ev.(*schemas.AnswerDone)
+		return ok && d.QueryID == q.QueryID
+	})
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w (is the answer stage running?)", q.QueryID, err)
+	}
+	return ev.(*schemas.AnswerDone), nil
+}

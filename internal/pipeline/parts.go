@@ -9,8 +9,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
@@ -41,6 +44,11 @@ func (s *System) openParts(ctx context.Context, stages []string) error {
 	}
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
+	}
+	if has(bus.StageAnswer) {
+		if err := s.openAnswer(); err != nil {
+			return err
+		}
 	}
 	if !has(bus.StageIndex, bus.StageEmbed, bus.StageRetrieve, bus.StageRerank) {
 		return nil
@@ -177,4 +185,53 @@ func (s *System) Backfill(ctx context.Context) (int, error) {
 		log.Info().Int("requested", sent).Int("missing", total-done).Msg("backfill progress")
 	}
 	return sent, nil
+}
+
+// openAnswer prepares the answer stage: the language-model router when
+// providers are configured, the extractive model when installed.
+func (s *System) openAnswer() error {
+	an, err := analysis.New(analysis.Full)
+	if err != nil {
+		return err
+	}
+	s.Answerer = &answer.Answerer{Analyzer: an}
+	cfg := s.cfg.LLM
+	if cfg == nil {
+		if c, ok := llm.FromEnv(); ok {
+			cfg = &c
+		}
+	}
+	if cfg != nil && len(cfg.Providers) > 0 {
+		opts := s.cfg.LLMOptions
+		if opts.Logger == nil {
+			l := s.cfg.Log
+			opts.Logger = &l
+		}
+		if s.Router, err = llm.NewRouter(*cfg, opts); err != nil {
+			return err
+		}
+		s.Answerer.Router = s.Router
+	} else {
+		s.ModelNotes = append(s.ModelNotes, "no language-model provider (EXOCORTEX_LLM_BASE_URL): answers are extractive or search-only")
+	}
+	if s.cfg.NoModels {
+		return nil
+	}
+	dir := s.modelsDir()
+	m, err := models.ManifestFor(dir)
+	if err != nil {
+		return err
+	}
+	if spec, ok := m.Spec(models.RoleQA); ok {
+		qa, err := models.OpenQA(dir, spec, s.cfg.Models)
+		switch {
+		case err == nil:
+			s.QA, s.Answerer.QA = qa, qa
+		case errors.Is(err, models.ErrNotInstalled):
+			s.ModelNotes = append(s.ModelNotes, "no extractive QA model ("+spec.Name+"): without a provider, answers are search-only")
+		default:
+			s.ModelNotes = append(s.ModelNotes, "extractive QA model unavailable: "+err.Error())
+		}
+	}
+	return nil
 }

@@ -18,11 +18,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
+	answerstage "github.com/exocortex/exocortex/workers/answer"
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/embed"
 	"github.com/exocortex/exocortex/workers/index"
@@ -65,6 +68,12 @@ type Config struct {
 	Retrieval retrieval.Config
 	// RerankIdle unloads the reranker after this long unused (default 10m).
 	RerankIdle time.Duration
+	// LLM lists the language-model providers of the answer stage; nil reads
+	// EXOCORTEX_LLM_BASE_URL/_API_KEY/_MODEL, and without them answers are
+	// extractive or search-only.
+	LLM *llm.Config
+	// LLMOptions tune the router (breaker, retries, backoff).
+	LLMOptions llm.RouterOptions
 	Log        zerolog.Logger
 }
 
@@ -115,6 +124,10 @@ type System struct {
 	Embedder  *models.Embedder
 	Reranker  *models.LazyCrossEncoder
 	Retriever *retrieval.Retriever
+	// Router and Answerer serve the answer stage (Router nil without providers).
+	Router   *llm.Router
+	Answerer *answer.Answerer
+	QA       *models.QA
 	// ModelNotes say which models are missing and what that changes.
 	ModelNotes []string
 	embedSpec  models.Spec
@@ -240,6 +253,8 @@ func (s *System) startStage(ctx context.Context, name string) error {
 		h = retrieve.NewRetrieve(s.Retriever)
 	case bus.StageRerank:
 		h = retrieve.NewRerank(s.Retriever)
+	case bus.StageAnswer:
+		h = answerstage.New(s.Answerer, s.Bus.PublishCore)
 	default:
 		return fmt.Errorf("stage %q has no handler in this build", name)
 	}
@@ -266,6 +281,9 @@ func (s *System) Stop() error {
 	var errs []error
 	if s.Reranker != nil {
 		_ = s.Reranker.Close()
+	}
+	if s.QA != nil {
+		_ = s.QA.Close()
 	}
 	if s.Embedder != nil {
 		_ = s.Embedder.Close()

@@ -1,0 +1,32 @@
+// Package answer is the answer stage: kb.query.reranked -> streamed tokens on
+// kb.answer.tokens.<query_id> (core NATS) and the finished answer on
+// kb.answer.done.
+package answer
+
+import (
+	"context"
+
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// New returns the stage's handler. Tokens go out as they come through
+// publish (the bus's core publish); the answer is the handler's output, so
+// it is published on the stream before the query is acked.
+func New(a *answer.Answerer, publish func(ev schemas.Event, traceID string) error) bus.Handler {
+	return bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		rq, err := bus.Decode[*schemas.QueryReranked](m)
+		if err != nil {
+			return nil, err
+		}
+		ans := *a
+		ans.Emit = func(_ context.Context, t *schemas.AnswerToken) error { return publish(t, m.TraceID) }
+		done := ans.Answer(ctx, rq)
+		zerolog.Ctx(ctx).Info().Str("query_id", rq.QueryID).Str("mode", done.Mode).Int("citations", len(done.Citations)).
+			Float64("confidence", done.Confidence).Strs("reasons", done.Reasons).Msg("answered")
+		return []schemas.Event{done}, nil
+	})
+}
