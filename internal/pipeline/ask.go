@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"sync"
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
@@ -33,9 +34,18 @@ func Ask(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout tim
 func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	final := make(chan struct{})
+	var once sync.Once
 	stop, err := b.Subscribe(schemas.SubjectAnswerTokensPrefix+q.QueryID, func(ev schemas.Event) {
-		if t, ok := ev.(*schemas.AnswerToken); ok && onToken != nil {
+		t, ok := ev.(*schemas.AnswerToken)
+		if !ok {
+			return
+		}
+		if onToken != nil {
 			onToken(t)
+		}
+		if t.Final {
+			once.Do(func() { close(final) })
 		}
 	})
 	if err != nil {
@@ -51,6 +61,13 @@ func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 	})
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w (is the answer stage running?)", q.QueryID, err)
+	}
+	// The tokens went out before the answer, but they are dispatched on
+	// their own subscription: let the last of them arrive before leaving.
+	select {
+	case <-final:
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
 	}
 	return ev.(*schemas.AnswerDone), nil
 }

@@ -23,7 +23,13 @@ func New(a *answer.Answerer, publish func(ev schemas.Event, traceID string) erro
 			return nil, err
 		}
 		ans := *a
-		ans.Emit = func(_ context.Context, t *schemas.AnswerToken) error { return publish(t, m.TraceID) }
+		ans.Emit = func(ctx context.Context, t *schemas.AnswerToken) error {
+			if err := publish(t, m.TraceID); err != nil {
+				zerolog.Ctx(ctx).Warn().Err(err).Str("query_id", rq.QueryID).Int("seq", t.Seq).Msg("answer token not sent; the stream to the client stops")
+				return err
+			}
+			return nil
+		}
 		done := ans.Answer(ctx, rq)
 		zerolog.Ctx(ctx).Info().Str("query_id", rq.QueryID).Str("mode", done.Mode).Int("citations", len(done.Citations)).
 			Float64("confidence", done.Confidence).Strs("reasons", done.Reasons).Msg("answered")
