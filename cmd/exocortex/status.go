@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/ort"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
@@ -36,6 +38,9 @@ type statusReport struct {
 	Embedded int `json:"embedded"`
 	// Search is the fullest retrieval mode the installed models allow.
 	Search string `json:"search"`
+	// Providers is the language-model providers' health as the running
+	// answer stage last reported it (breaker state, recent errors, latency).
+	Providers []llm.ProviderHealth `json:"providers,omitempty"`
 }
 
 type modelStatus struct {
@@ -88,6 +93,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 	}
 	rep.Documents, rep.Chunks = countIndexed(ctx, c.data)
 	rep.Models, rep.Embedded, rep.Search = modelState(ctx, c.data, n.models)
+	if rep.Running || c.nats != "" {
+		rep.Providers, _ = pipeline.ProviderHealth(ctx, b)
+	}
 	if *asJSON {
 		return printJSON(rep)
 	}
@@ -109,6 +117,10 @@ func cmdStatus(ctx context.Context, args []string) error {
 		fmt.Printf("model %-7s %-32s %s\n", m.Role, m.Name, state)
 	}
 	fmt.Printf("search: %s\n", rep.Search)
+	for _, p := range rep.Providers {
+		fmt.Printf("llm %-16s breaker %-9s errors %.2f  latency %s  free %v  requests in window %d\n",
+			p.Name, p.State, p.ErrorScore, p.LatencyEWMA.Round(time.Millisecond), p.Free, p.WindowRequests)
+	}
 	return nil
 }
 

@@ -77,6 +77,16 @@ func TestAQuestionOnTheBusGetsStreamedTokensAndAVerifiedAnswer(t *testing.T) {
 	if h[0].Name != "down" || h[0].State != "open" {
 		t.Errorf("the failing provider's breaker: %+v", h)
 	}
+	// status reads the same from the bus.
+	var seen []llm.ProviderHealth
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if seen, err = pipeline.ProviderHealth(ctx, sys.Bus); err == nil && len(seen) == 2 && seen[0].State == "open" {
+			break
+		}
+	}
+	if len(seen) != 2 || seen[0].Name != "down" || seen[0].State != "open" {
+		t.Errorf("provider health on the bus: %+v (%v)", seen, err)
+	}
 
 	// Without a provider the same question is answered from the passages.
 	down.Always(llmtest.Fail(503))

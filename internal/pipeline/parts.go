@@ -2,6 +2,7 @@ package pipeline
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -234,4 +235,47 @@ func (s *System) openAnswer() error {
 		}
 	}
 	return nil
+}
+
+// HealthKey is the KB_STATS key where a running answer stage keeps its
+// providers' health (breaker state, error score, latency) for status.
+const HealthKey = "llm_health"
+
+// publishHealth writes the router's provider health every two seconds (the
+// router itself logs each breaker state change).
+func (s *System) publishHealth(ctx context.Context) {
+	kv, err := s.Bus.KV(ctx, bus.BucketStats)
+	if err != nil {
+		return
+	}
+	t := time.NewTicker(2 * time.Second)
+	defer t.Stop()
+	for {
+		raw, _ := json.Marshal(s.Router.Health())
+		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+		_ = kv.Put(pctx, HealthKey, raw)
+		cancel()
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// ProviderHealth reads the providers' health a running system last wrote.
+func ProviderHealth(ctx context.Context, b *bus.Bus) ([]llm.ProviderHealth, error) {
+	kv, err := b.KV(ctx, bus.BucketStats)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := kv.Get(ctx, HealthKey)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	var out []llm.ProviderHealth
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, fmt.Errorf("provider health: %w", err)
+	}
+	return out, nil
 }

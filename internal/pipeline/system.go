@@ -192,6 +192,13 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			return nil, err
 		}
 	}
+	if s.Router != nil {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.publishHealth(runCtx)
+		}()
+	}
 	if slices.Contains(stages, bus.StageIndex) && slices.Contains(stages, bus.StageEmbed) && s.Embedder != nil {
 		s.wg.Add(1)
 		go func() {

@@ -75,13 +75,13 @@ type RouterOptions struct {
 
 // ProviderHealth is a snapshot of one provider's standing.
 type ProviderHealth struct {
-	Name           string
-	State          string // "closed", "open", "half-open"
-	ErrorScore     float64
-	LatencyEWMA    time.Duration
-	Free           bool
-	RateLimit      string
-	WindowRequests int // requests in the current rate window
+	Name           string        `json:"name"`
+	State          string        `json:"breaker"` // "closed", "open", "half-open"
+	ErrorScore     float64       `json:"error_score"`
+	LatencyEWMA    time.Duration `json:"latency_ns"`
+	Free           bool          `json:"free"`
+	RateLimit      string        `json:"rate_limit,omitempty"`
+	WindowRequests int           `json:"window_requests"` // requests in the current rate window
 }
 
 // Router sends requests to the healthiest provider that can serve the role,
