@@ -44,7 +44,9 @@ func cmdAsk(ctx context.Context, args []string) error {
 		}
 	}
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
-	n.apply(&cfg)
+	if err := n.apply(&cfg); err != nil {
+		return err
+	}
 	b, _, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err

@@ -192,7 +192,9 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 	}
 	start := time.Now()
 	cfg := pipeline.Config{DataDir: c.data, Listen: "127.0.0.1:-1", Analyzer: mode, Log: c.logger()}
-	n.apply(&cfg)
+	if err := n.apply(&cfg); err != nil {
+		return nil, err
+	}
 	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
 		return nil, err

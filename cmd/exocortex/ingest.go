@@ -56,7 +56,9 @@ func cmdIngest(ctx context.Context, args []string) error {
 	log := c.logger()
 	start := time.Now()
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: log}
-	n.apply(&cfg)
+	if err := n.apply(&cfg); err != nil {
+		return err
+	}
 	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err

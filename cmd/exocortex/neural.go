@@ -5,6 +5,7 @@ import (
 	"os"
 
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/vectors"
 )
 
@@ -16,6 +17,7 @@ type neural struct {
 	store     string
 	qdrant    string
 	qdrantKey string
+	llmConfig string
 }
 
 func (n *neural) register(fs *flag.FlagSet) {
@@ -28,11 +30,21 @@ func (n *neural) register(fs *flag.FlagSet) {
 	fs.StringVar(&n.store, "vectors", def, "vector store: embedded (under <data>/vectors) or qdrant (env EXOCORTEX_VECTORS)")
 	fs.StringVar(&n.qdrant, "qdrant", os.Getenv("EXOCORTEX_QDRANT"), "Qdrant gRPC address host:port (env EXOCORTEX_QDRANT; default localhost:6334)")
 	n.qdrantKey = os.Getenv("EXOCORTEX_QDRANT_API_KEY")
+	fs.StringVar(&n.llmConfig, "llm-config", os.Getenv("EXOCORTEX_LLM_CONFIG"), "language-model providers: a JSON file (env EXOCORTEX_LLM_CONFIG); "+
+		"default: EXOCORTEX_LLM_BASE_URL, EXOCORTEX_LLM_API_KEY and EXOCORTEX_LLM_MODEL for one provider")
 }
 
-func (n *neural) apply(cfg *pipeline.Config) {
+func (n *neural) apply(cfg *pipeline.Config) error {
 	cfg.ModelsDir, cfg.NoModels = n.models, n.noModels
 	cfg.Vectors.Kind = n.store
 	cfg.Vectors.Qdrant.Addr = n.qdrant
 	cfg.Vectors.Qdrant.APIKey = n.qdrantKey
+	if n.llmConfig != "" {
+		c, err := llm.LoadConfig(n.llmConfig)
+		if err != nil {
+			return err
+		}
+		cfg.LLM = &c
+	}
+	return nil
 }

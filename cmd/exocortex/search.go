@@ -78,7 +78,9 @@ func cmdSearch(ctx context.Context, args []string) error {
 		return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
 	}
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
-	n.apply(&cfg)
+	if err := n.apply(&cfg); err != nil {
+		return err
+	}
 	b, _, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err

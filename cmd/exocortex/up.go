@@ -29,7 +29,9 @@ func cmdUp(ctx context.Context, args []string) error {
 	}
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
-	n.apply(&cfg)
+	if err := n.apply(&cfg); err != nil {
+		return err
+	}
 	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
 		return err
@@ -69,7 +71,9 @@ func cmdWorker(ctx context.Context, args []string) error {
 	log := c.logger()
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
-	n.apply(&cfg)
+	if err := n.apply(&cfg); err != nil {
+		return err
+	}
 	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
 		return err
