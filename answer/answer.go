@@ -68,17 +68,40 @@ type Answerer struct {
 	// Emit receives the streamed tokens in order (sequence from 1), a
 	// restart marker when a provider failed midway, and a final token.
 	Emit func(ctx context.Context, t *schemas.AnswerToken) error
+	// Cache, when set, answers a question close to one answered before
+	// (mode cache) and keeps the llm and extractive answers.
+	Cache *Cache
 }
 
 // Answer answers rq. Token emission errors end the stream but not the answer.
 func (a *Answerer) Answer(ctx context.Context, rq *schemas.QueryReranked) *schemas.AnswerDone {
+	em := &emitter{emit: a.Emit, queryID: rq.QueryID}
+	defer func() { em.send(ctx, &schemas.AnswerToken{Final: true}) }()
+	if a.Cache != nil && len(rq.QueryVector) > 0 {
+		t := time.Now()
+		hit, err := a.Cache.Lookup(ctx, rq.QueryVector, rq.Lang)
+		if err == nil && hit != nil {
+			out := &schemas.AnswerDone{QueryID: rq.QueryID, Question: rq.Question, Lang: rq.Lang, Mode: schemas.AnswerCache,
+				Answer: hit.Answer, Citations: hit.Citations, Confidence: hit.Confidence, FollowUps: hit.FollowUps,
+				Reasons:   []string{fmt.Sprintf("cache: answered before as %q (%s); its notes have not changed", hit.Question, hit.Mode)},
+				TimingsMS: map[string]float64{"cache": msSince(t)}}
+			em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
+			return out
+		}
+	}
+	out := a.answer(ctx, rq, em)
+	if a.Cache != nil {
+		_ = a.Cache.Put(ctx, rq.QueryVector, out)
+	}
+	return out
+}
+
+func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *emitter) *schemas.AnswerDone {
 	cfg := a.Config.withDefaults()
 	out := &schemas.AnswerDone{QueryID: rq.QueryID, Question: rq.Question, Lang: rq.Lang, TimingsMS: map[string]float64{}}
 	for k, v := range rq.TimingsMS {
 		out.TimingsMS[k] = v
 	}
-	em := &emitter{emit: a.Emit, queryID: rq.QueryID}
-	defer func() { em.send(ctx, &schemas.AnswerToken{Final: true}) }()
 	if len(rq.Contexts) == 0 {
 		out.Mode, out.Reasons = schemas.AnswerSearchOnly, []string{ReasonNoContexts}
 		out.Answer = noNotes(rq.Lang)

@@ -187,6 +187,7 @@ func (r *Retriever) vectorSearch(ctx context.Context, out *schemas.QueryRetrieve
 		return nil, fmt.Errorf("query %s: embed with %s: %w", out.QueryID, r.Embedder.Name(), err)
 	}
 	out.TimingsMS["embed"] = ms(time.Since(t))
+	out.QueryVector = qv
 	t = time.Now()
 	var res []vectors.Result
 	for i, ef := range cfg.EfLadder {

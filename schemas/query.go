@@ -125,6 +125,9 @@ type QueryRetrieved struct {
 	Reasons []string `json:"reasons,omitempty"`
 	// TimingsMS holds milliseconds per step (embed, vector, lexical, fuse).
 	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+	// QueryVector is the query's embedding when one was made (the answer
+	// stage's semantic cache looks answers up by it).
+	QueryVector Vector `json:"query_vector,omitempty"`
 }
 
 // MsgID is "retrieved:<query_id>".
@@ -160,16 +163,17 @@ type Context struct {
 // answer stage.
 type QueryReranked struct {
 	Envelope
-	QueryID   string             `json:"query_id"`
-	Question  string             `json:"question"`
-	Query     string             `json:"query"`
-	Lang      string             `json:"lang,omitempty"`
-	History   []Turn             `json:"history,omitempty"`
-	Options   QueryOptions       `json:"options,omitempty"`
-	Mode      string             `json:"mode"`
-	Contexts  []Context          `json:"contexts"`
-	Reasons   []string           `json:"reasons,omitempty"`
-	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+	QueryID     string             `json:"query_id"`
+	Question    string             `json:"question"`
+	Query       string             `json:"query"`
+	Lang        string             `json:"lang,omitempty"`
+	History     []Turn             `json:"history,omitempty"`
+	Options     QueryOptions       `json:"options,omitempty"`
+	Mode        string             `json:"mode"`
+	Contexts    []Context          `json:"contexts"`
+	Reasons     []string           `json:"reasons,omitempty"`
+	TimingsMS   map[string]float64 `json:"timings_ms,omitempty"`
+	QueryVector Vector             `json:"query_vector,omitempty"`
 }
 
 // MsgID is "reranked:<query_id>".

@@ -215,6 +215,28 @@ func (s *System) openAnswer() error {
 	} else {
 		s.ModelNotes = append(s.ModelNotes, "no language-model provider (EXOCORTEX_LLM_BASE_URL): answers are extractive or search-only")
 	}
+	if s.Store != nil {
+		st := s.Store
+		cache, err := answer.OpenCache(filepath.Join(s.cfg.DataDir, "answers.db"), answer.CacheConfig{},
+			func(ctx context.Context, ids []string) (map[string]string, error) {
+				out := make(map[string]string, len(ids))
+				for _, id := range ids {
+					h, err := st.ChunkHash(ctx, id)
+					if errors.Is(err, store.ErrNotFound) {
+						continue
+					}
+					if err != nil {
+						return nil, err
+					}
+					out[id] = h
+				}
+				return out, nil
+			})
+		if err != nil {
+			return err
+		}
+		s.Cache, s.Answerer.Cache = cache, cache
+	}
 	if s.cfg.NoModels {
 		return nil
 	}

@@ -128,6 +128,7 @@ type System struct {
 	Router   *llm.Router
 	Answerer *answer.Answerer
 	QA       *models.QA
+	Cache    *answer.Cache
 	// ModelNotes say which models are missing and what that changes.
 	ModelNotes []string
 	embedSpec  models.Spec
@@ -291,6 +292,9 @@ func (s *System) Stop() error {
 	}
 	if s.QA != nil {
 		_ = s.QA.Close()
+	}
+	if s.Cache != nil {
+		_ = s.Cache.Close()
 	}
 	if s.Embedder != nil {
 		_ = s.Embedder.Close()
