@@ -143,6 +143,9 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 		return false
 	}
 	out.Mode, out.Answer, out.Citations, out.Confidence, out.Provider = schemas.AnswerLLM, v.Text, v.Citations, v.Coverage, res.Provider
+	t = time.Now()
+	out.FollowUps = FollowUps(ctx, a.Router, rq.Question, v.Text, rq.Lang)
+	out.TimingsMS["follow_ups"] = msSince(t)
 	if v.Text != res.Text {
 		// The streamed text had citations that did not survive: the client
 		// gets the verified text in full.

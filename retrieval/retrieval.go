@@ -65,6 +65,9 @@ type Retriever struct {
 	Embedder QueryEmbedder
 	Reranker CrossEncoder
 	Config   Config
+	// Reformulate, when set, turns a question with chat history into a
+	// standalone query before retrieval (a language model's strategic role).
+	Reformulate func(ctx context.Context, question string, history []schemas.Turn) (string, error)
 }
 
 // Reasons given when a mode is lowered or a search widened.
@@ -145,6 +148,16 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 	mode, reasons := r.resolve(q.Options.Mode)
 	out := &schemas.QueryRetrieved{QueryID: q.QueryID, Question: q.Question, Query: q.Question, Lang: q.Lang,
 		History: q.History, Options: q.Options, Mode: mode, Reasons: reasons, TimingsMS: map[string]float64{}}
+	if r.Reformulate != nil && len(q.History) > 0 {
+		t := time.Now()
+		query, err := r.Reformulate(ctx, q.Question, q.History)
+		if err != nil {
+			out.Reasons = append(out.Reasons, "reformulation_failed: "+err.Error())
+		} else {
+			out.Query = query
+		}
+		out.TimingsMS["reformulate"] = ms(time.Since(t))
+	}
 
 	var lex []store.Hit
 	if mode != schemas.ModeVector {

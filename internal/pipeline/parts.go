@@ -82,6 +82,12 @@ func (s *System) openParts(ctx context.Context, stages []string) error {
 		log.Info().Str("kind", s.Vectors.Name()).Int("vectors", n).Dur("took", time.Since(t)).Msg("vector store open")
 	}
 	r := &retrieval.Retriever{Config: s.cfg.Retrieval}
+	if s.Router != nil {
+		router := s.Router
+		r.Reformulate = func(ctx context.Context, q string, h []schemas.Turn) (string, error) {
+			return answer.Reformulate(ctx, router, q, h)
+		}
+	}
 	if s.Store != nil {
 		r.Index = s.Store
 	}
