@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sort"
 	"sync"
 	"testing"
 	"time"
@@ -43,12 +42,13 @@ func realModels(b *testing.B) string {
 		Into: filepath.Join(os.TempDir(), "exocortex-bench-models-v1")})
 }
 
+// percentiles are the p50 and p95 of ds in milliseconds.
 func percentiles(ds []time.Duration) (p50, p95 float64) {
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	at := func(p float64) float64 {
-		return float64(ds[min(len(ds)-1, int(p*float64(len(ds))))].Microseconds()) / 1000
+	ms := make([]float64, len(ds))
+	for i, d := range ds {
+		ms[i] = float64(d.Microseconds()) / 1000
 	}
-	return at(0.50), at(0.95)
+	return eval.Percentile(ms, 50), eval.Percentile(ms, 95)
 }
 
 // BenchmarkEmbedPassages embeds real XQuAD paragraphs (about 150-250 tokens)

@@ -332,13 +332,7 @@ func (c *CrossEncoder) Score(ctx context.Context, query string, passages []strin
 	if len(passages) == 0 {
 		return nil, nil
 	}
-	encs := c.tok.EncodePairBatch(query, passages, tokenizer.Truncation{MaxLength: c.maxLen, Strategy: "only_second"})
-	lengths := make([]int, len(encs))
-	for i, e := range encs {
-		lengths[i] = int(sum(e.AttentionMask))
-		// EncodePairBatch pads to the longest; cut back to the real length.
-		encs[i] = trim(e, lengths[i])
-	}
+	encs, lengths := c.encodePairs(query, passages)
 	out := make([]float32, len(passages))
 	for _, group := range c.batches(lengths) {
 		if err := ctx.Err(); err != nil {
@@ -368,20 +362,17 @@ func (c *CrossEncoder) Score(ctx context.Context, query string, passages []strin
 	return out, nil
 }
 
-func sum(xs []int64) int64 {
-	var s int64
-	for _, x := range xs {
-		s += x
+// encodePairs encodes (query, passage) pairs unpadded (batches pad them to
+// their own longest), the passage truncated to fit, never the query.
+func (e *encoder) encodePairs(query string, passages []string) ([]tokenizer.Encoding, []int) {
+	tr := tokenizer.Truncation{MaxLength: e.maxLen, Strategy: tokenizer.OnlySecond}
+	encs := make([]tokenizer.Encoding, len(passages))
+	lengths := make([]int, len(passages))
+	for i, p := range passages {
+		encs[i] = e.tok.EncodePair(query, p, tr)
+		lengths[i] = len(encs[i].IDs)
 	}
-	return s
-}
-
-func trim(e tokenizer.Encoding, n int) tokenizer.Encoding {
-	if n >= len(e.IDs) {
-		return e
-	}
-	e.IDs, e.AttentionMask, e.TypeIDs = e.IDs[:n], e.AttentionMask[:n], e.TypeIDs[:n]
-	return e
+	return encs, lengths
 }
 
 // LazyCrossEncoder opens the reranker on first use and closes it after it

@@ -59,12 +59,7 @@ func (q *QA) Answer(ctx context.Context, question string, contexts []string, max
 	if len(contexts) == 0 {
 		return nil, nil
 	}
-	encs := q.tok.EncodePairBatch(question, contexts, tokenizer.Truncation{MaxLength: q.maxLen, Strategy: tokenizer.OnlySecond})
-	lengths := make([]int, len(encs))
-	for i, e := range encs {
-		lengths[i] = int(sum(e.AttentionMask))
-		encs[i] = trimAll(e, lengths[i])
-	}
+	encs, lengths := q.encodePairs(question, contexts)
 	out := make([]Span, len(contexts))
 	for _, group := range q.batches(lengths) {
 		if err := ctx.Err(); err != nil {
@@ -132,17 +127,4 @@ func softmaxAt(logits []float32, at []int) []float64 {
 		out[i] /= z
 	}
 	return out
-}
-
-// trimAll cuts an encoding (offsets and sequence ids too) to its first n tokens.
-func trimAll(e tokenizer.Encoding, n int) tokenizer.Encoding {
-	if n >= len(e.IDs) {
-		return e
-	}
-	e = trim(e, n)
-	e.Offsets, e.SequenceIDs = e.Offsets[:n], e.SequenceIDs[:n]
-	if len(e.Tokens) > n {
-		e.Tokens = e.Tokens[:n]
-	}
-	return e
 }

@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -84,13 +83,7 @@ func BenchmarkRetrieve100k(b *testing.B) {
 }
 
 func pct(xs []float64) (p50, p95 float64) {
-	if len(xs) == 0 {
-		return 0, 0
-	}
-	s := append([]float64(nil), xs...)
-	sort.Float64s(s)
-	at := func(p float64) float64 { return s[min(len(s)-1, int(p*float64(len(s))))] }
-	return at(0.5), at(0.95)
+	return eval.Percentile(xs, 50), eval.Percentile(xs, 95)
 }
 
 var sentenceEnd = regexp.MustCompile(`([.!?])\s+`)

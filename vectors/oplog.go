@@ -65,6 +65,9 @@ type opLog struct {
 	size   int64
 	noSync bool
 	buf    []byte
+	// dirty: records were written without a sync since the last one (or the
+	// log was just opened), so sync has something to do.
+	dirty bool
 }
 
 // openLog opens (creating it if needed) the log at path, calls replay for
@@ -75,7 +78,7 @@ func openLog(path string, dim int, noSync bool, log zerolog.Logger, replay func(
 	if err != nil {
 		return nil, err
 	}
-	l := &opLog{f: f, path: path, dim: dim, noSync: noSync}
+	l := &opLog{f: f, path: path, dim: dim, noSync: noSync, dirty: true}
 	if err := l.load(log, replay); err != nil {
 		f.Close()
 		return nil, err
@@ -172,7 +175,7 @@ func (l *opLog) reset() error {
 	if err := syncDir(filepath.Dir(l.path)); err != nil {
 		return err
 	}
-	l.size = logHeaderSize
+	l.size, l.dirty = logHeaderSize, false
 	_, err := l.f.Seek(logHeaderSize, io.SeekStart)
 	return err
 }
@@ -223,6 +226,7 @@ func (l *opLog) commit(b []byte) error {
 		}
 	}
 	l.size += int64(len(b))
+	l.dirty = l.noSync
 	return nil
 }
 
@@ -236,7 +240,19 @@ func (l *opLog) undo(cause error) error {
 	return cause
 }
 
-func (l *opLog) sync() error { return l.f.Sync() }
+// sync makes the written records durable; with nothing written since the
+// last sync it does no I/O (the index stage flushes after every batch,
+// most of which carry no vectors).
+func (l *opLog) sync() error {
+	if !l.dirty {
+		return nil
+	}
+	if err := l.f.Sync(); err != nil {
+		return err
+	}
+	l.dirty = false
+	return nil
+}
 
 func (l *opLog) close() error { return l.f.Close() }
 

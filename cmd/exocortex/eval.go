@@ -5,6 +5,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"math"
 	"os"
 	"strings"
 	"time"
@@ -161,14 +162,7 @@ func gains(outs []evalReport) []fusionGain {
 	return out
 }
 
-func round4(x float64) float64 { return float64(int64(x*10000+0.5*sign(x))) / 10000 }
-
-func sign(x float64) float64 {
-	if x < 0 {
-		return -1
-	}
-	return 1
-}
+func round4(x float64) float64 { return math.Round(x*10000) / 10000 }
 
 func printGain(outs []evalReport) {
 	for _, g := range gains(outs) {

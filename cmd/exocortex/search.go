@@ -6,14 +6,13 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"regexp"
 	"strings"
 	"time"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/store"
 )
 
 // searchResult is one hit as search prints it.
@@ -35,20 +34,6 @@ type searchResult struct {
 	Source  string                `json:"source,omitempty"`
 	Lexical *schemas.RetrieverHit `json:"lexical,omitempty"`
 	Vector  *schemas.RetrieverHit `json:"vector,omitempty"`
-}
-
-var siyuanID = regexp.MustCompile(`^\d{14}-[0-9a-z]+$`)
-
-// deepLink points at the cited block: siyuan://blocks/<id> for SiYuan
-// blocks, the file path otherwise.
-func deepLink(h store.Hit) string {
-	if siyuanID.MatchString(h.BlockID) {
-		return "siyuan://blocks/" + h.BlockID
-	}
-	if h.Path != "" && !strings.HasPrefix(h.Path, "squad") {
-		return "file://" + h.Path
-	}
-	return ""
 }
 
 func cmdSearch(ctx context.Context, args []string) error {
@@ -103,10 +88,9 @@ func cmdSearch(ctx context.Context, args []string) error {
 	aq := an.Query(query)
 	results := make([]searchResult, 0, len(res.Contexts))
 	for _, cx := range res.Contexts {
-		h := store.Hit{BlockID: cx.BlockID, Path: cx.Path}
 		r := searchResult{
 			Rank: cx.Rank, Score: cx.Score, Title: cx.Title, SectionPath: cx.SectionPath, BlockID: cx.BlockID,
-			BlockIDs: cx.BlockIDs, DocID: cx.DocID, ChunkID: cx.ChunkID, Lang: cx.Lang, Path: cx.Path, Link: deepLink(h),
+			BlockIDs: cx.BlockIDs, DocID: cx.DocID, ChunkID: cx.ChunkID, Lang: cx.Lang, Path: cx.Path, Link: answer.Link(cx.BlockID, cx.Path),
 			Snippet: an.Snippet(cx.Text, aq, analysis.SnippetOptions{Tokens: 32, MarkStart: "[", MarkEnd: "]", Ellipsis: "…"}),
 			Source:  cx.Source,
 		}
