@@ -195,7 +195,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 func (a *Answerer) searchOnly(rq *schemas.QueryReranked, cfg Config, out *schemas.AnswerDone) {
 	q := a.Analyzer.Query(rq.Question)
 	var b strings.Builder
-	b.WriteString(searchOnlyLead(rq.Lang))
+	b.WriteString(searchOnlyLead(rq.Lang, out.Reasons))
 	for i, c := range rq.Contexts[:min(len(rq.Contexts), cfg.SearchOnly)] {
 		snip := a.Analyzer.Snippet(c.Text, q, analysis.SnippetOptions{Tokens: 40, MarkStart: "**", MarkEnd: "**", Ellipsis: "…"})
 		fmt.Fprintf(&b, "\n%d. %s — %s [%d]", i+1, strings.Join(c.SectionPath, " > "), strings.Join(strings.Fields(snip), " "), i+1)
@@ -230,8 +230,19 @@ func noNotes(lang string) string {
 	return "Nothing in your notes matches this question."
 }
 
-func searchOnlyLead(lang string) string {
-	if isRussian(lang) {
+// searchOnlyLead says why the answer is passages: the model's answer was
+// not supported by the notes, or no model could answer.
+func searchOnlyLead(lang string, reasons []string) string {
+	unsupported := false
+	for _, r := range reasons {
+		unsupported = unsupported || strings.HasPrefix(r, ReasonLowCoverage)
+	}
+	switch {
+	case unsupported && isRussian(lang):
+		return "Ответ языковой модели не подтверждается заметками, поэтому вот самые подходящие места из них:"
+	case unsupported:
+		return "The language model's answer is not supported by your notes, so here are the most relevant passages:"
+	case isRussian(lang):
 		return "Языковая модель недоступна, поэтому вот самые подходящие места из заметок:"
 	}
 	return "No language model could answer, so here are the most relevant passages from your notes:"
