@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"os"
 	"sort"
 	"sync"
 	"time"
@@ -295,4 +296,37 @@ func dot(a, b []float32) float64 {
 		s += float64(a[i]) * float64(b[i])
 	}
 	return math.Max(-1, math.Min(1, s))
+}
+
+// CacheStats is what a cache database holds, read without opening it for
+// writing (exocortex status, while the answer stage runs).
+type CacheStats struct {
+	Entries int     `json:"entries"`
+	Hits    int64   `json:"hits"`
+	Misses  int64   `json:"misses"`
+	HitRate float64 `json:"hit_rate"`
+}
+
+// ReadCacheStats reads the counters of the cache database at path; a
+// missing database is an error.
+func ReadCacheStats(ctx context.Context, path string) (CacheStats, error) {
+	var s CacheStats
+	if _, err := os.Stat(path); err != nil {
+		return s, fmt.Errorf("answer cache: %w", err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&_pragma=busy_timeout(5000)")
+	if err != nil {
+		return s, fmt.Errorf("answer cache %s: %w", path, err)
+	}
+	defer db.Close()
+	err = db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM answers),
+		coalesce((SELECT value FROM counters WHERE name = 'hits'), 0),
+		coalesce((SELECT value FROM counters WHERE name = 'misses'), 0)`).Scan(&s.Entries, &s.Hits, &s.Misses)
+	if err != nil {
+		return s, fmt.Errorf("answer cache %s: %w", path, err)
+	}
+	if s.Hits+s.Misses > 0 {
+		s.HitRate = float64(s.Hits) / float64(s.Hits+s.Misses)
+	}
+	return s, nil
 }

@@ -68,6 +68,13 @@ func TestTheCacheAnswersACloseQuestionUntilItsNotesChange(t *testing.T) {
 	if a.Cache.HitRate() != 0.5 {
 		t.Errorf("hit rate %v after 2 hits of 4 lookups", a.Cache.HitRate())
 	}
+	// status reads the same counters beside the running cache.
+	if s, err := answer.ReadCacheStats(ctx, path); err != nil || s.Hits != 2 || s.Misses != 2 || s.HitRate != 0.5 || s.Entries != 2 {
+		t.Errorf("read beside it: %+v, %v", s, err)
+	}
+	if _, err := answer.ReadCacheStats(ctx, filepath.Join(t.TempDir(), "none.db")); err == nil {
+		t.Error("a missing cache database read without an error")
+	}
 	// The cited note changes: the cached answer is not given any more.
 	hashes["c1"] = "h1-edited"
 	if d := ask("q5", close); d.Mode != schemas.AnswerLLM {

@@ -1,16 +1,19 @@
 package main_test
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/models/modeltest"
 )
 
@@ -156,5 +159,50 @@ func TestAskWithoutAProviderAnswersFromThePassagesAndSaysSo(t *testing.T) {
 	out = mustExo(t, "ask", "what do crows use?", "--data", data, "--no-models")
 	if !strings.Contains(out, "mode: search_only") || !strings.Contains(out, "**Crows**") {
 		t.Errorf("ask output:\n%s", out)
+	}
+}
+
+func TestAskingTwiceAnswersFromTheCacheAndStatusShowsTheHitRate(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--models", modelsDir, "--quiet")
+	srv := llmtest.New(t)
+	srv.SetAnswer("Crows use tools to get food [1].")
+	ask := func() string {
+		cmd := exec.Command(binary, "ask", "What do crows use?", "--data", data, "--models", modelsDir, "--json")
+		var o, e bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &o, &e
+		cmd.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_LLM_BASE_URL="+srv.URL(), "EXOCORTEX_LLM_MODEL=m")
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("ask: %v\n%s", err, e.String())
+		}
+		var done struct {
+			Mode string `json:"mode"`
+		}
+		if err := json.Unmarshal(o.Bytes(), &done); err != nil {
+			t.Fatalf("ask --json: %v\n%s", err, o.String())
+		}
+		return done.Mode
+	}
+	if m := ask(); m != "llm" {
+		t.Fatalf("first ask: mode %s", m)
+	}
+	if m := ask(); m != "cache" {
+		t.Fatalf("the same question again: mode %s", m)
+	}
+	var st struct {
+		Cache *struct {
+			Entries int     `json:"entries"`
+			Hits    int64   `json:"hits"`
+			HitRate float64 `json:"hit_rate"`
+		} `json:"answer_cache"`
+	}
+	out := mustExo(t, "status", "--data", data, "--models", modelsDir, "--json")
+	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Cache == nil || st.Cache.Entries != 1 || st.Cache.Hits != 1 || st.Cache.HitRate != 0.5 {
+		t.Errorf("status: %v\n%s", err, out)
+	}
+	if out := mustExo(t, "status", "--data", data, "--models", modelsDir); !strings.Contains(out, "answer cache: 1 answers, hit rate 50.0%") {
+		t.Errorf("status:\n%s", out)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm"
@@ -41,6 +42,9 @@ type statusReport struct {
 	// Providers is the language-model providers' health as the running
 	// answer stage last reported it (breaker state, recent errors, latency).
 	Providers []llm.ProviderHealth `json:"providers,omitempty"`
+	// Cache is the answer cache's size and hit rate (absent before the
+	// answer stage first ran).
+	Cache *answer.CacheStats `json:"answer_cache,omitempty"`
 }
 
 type modelStatus struct {
@@ -96,6 +100,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 	if rep.Running || c.nats != "" {
 		rep.Providers, _ = pipeline.ProviderHealth(ctx, b)
 	}
+	if cs, err := answer.ReadCacheStats(ctx, pipeline.CachePath(c.data)); err == nil {
+		rep.Cache = &cs
+	}
 	if *asJSON {
 		return printJSON(rep)
 	}
@@ -120,6 +127,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 	for _, p := range rep.Providers {
 		fmt.Printf("llm %-16s breaker %-9s errors %.2f  latency %s  free %v  requests in window %d\n",
 			p.Name, p.State, p.ErrorScore, p.LatencyEWMA.Round(time.Millisecond), p.Free, p.WindowRequests)
+	}
+	if cs := rep.Cache; cs != nil {
+		fmt.Printf("answer cache: %d answers, hit rate %.1f%% (%d hits, %d misses)\n", cs.Entries, 100*cs.HitRate, cs.Hits, cs.Misses)
 	}
 	return nil
 }

@@ -21,6 +21,9 @@ import (
 	"github.com/exocortex/exocortex/vectors"
 )
 
+// CachePath is the answer stage's semantic cache database.
+func CachePath(dataDir string) string { return filepath.Join(dataDir, "answers.db") }
+
 // VectorsDir is where the embedded vector store of a model lives: one
 // directory per embedding model, so a model swap starts a fresh index.
 func VectorsDir(dataDir, model string) string { return filepath.Join(dataDir, "vectors", model) }
@@ -223,7 +226,7 @@ func (s *System) openAnswer() error {
 	}
 	if s.Store != nil {
 		st := s.Store
-		cache, err := answer.OpenCache(filepath.Join(s.cfg.DataDir, "answers.db"), answer.CacheConfig{},
+		cache, err := answer.OpenCache(CachePath(s.cfg.DataDir), answer.CacheConfig{},
 			func(ctx context.Context, ids []string) (map[string]string, error) {
 				out := make(map[string]string, len(ids))
 				for _, id := range ids {
