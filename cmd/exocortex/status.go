@@ -8,8 +8,8 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm"
