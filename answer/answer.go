@@ -2,9 +2,11 @@ package answer
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/models"
@@ -36,6 +38,10 @@ type Config struct {
 	// its no-answer probability too (default 0.2).
 	QAContexts  int
 	QAThreshold float64
+	// LongPrompt is the estimated prompt size, in tokens, from which the
+	// answer asks the long_context role instead of fast (default 6000;
+	// without a long_context provider it stays with fast).
+	LongPrompt int
 }
 
 func (c Config) withDefaults() Config {
@@ -53,6 +59,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.QAThreshold == 0 {
 		c.QAThreshold = 0.2
+	}
+	if c.LongPrompt == 0 {
+		c.LongPrompt = 6000
 	}
 	return c
 }
@@ -126,9 +135,17 @@ func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *em
 func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Config, em *emitter, out *schemas.AnswerDone) bool {
 	ctxs := rq.Contexts[:min(len(rq.Contexts), cfg.MaxContexts)]
 	t := time.Now()
-	res, err := a.Router.Stream(ctx, llm.Request{Role: llm.RoleFast, Messages: Prompt(rq.Question, rq.Lang, ctxs),
-		OnRestart: func(string) { em.restart(ctx) }},
-		func(tok string) error { em.send(ctx, &schemas.AnswerToken{Text: tok}); return nil })
+	msgs := Prompt(rq.Question, rq.Lang, ctxs)
+	req := llm.Request{Role: llm.RoleFast, Messages: msgs, OnRestart: func(string) { em.restart(ctx) }}
+	if estimateTokens(msgs) >= cfg.LongPrompt {
+		req.Role = llm.RoleLongContext
+	}
+	send := func(tok string) error { em.send(ctx, &schemas.AnswerToken{Text: tok}); return nil }
+	res, err := a.Router.Stream(ctx, req, send)
+	if errors.Is(err, llm.ErrNoProvider) && req.Role != llm.RoleFast {
+		req.Role = llm.RoleFast
+		res, err = a.Router.Stream(ctx, req, send)
+	}
 	out.TimingsMS["llm"] = msSince(t)
 	if err != nil {
 		out.Reasons = append(out.Reasons, ReasonLLMFailed+": "+err.Error())
@@ -246,6 +263,16 @@ func searchOnlyLead(lang string, reasons []string) string {
 		return "Языковая модель недоступна, поэтому вот самые подходящие места из заметок:"
 	}
 	return "No language model could answer, so here are the most relevant passages from your notes:"
+}
+
+// estimateTokens is a prompt's size in tokens, roughly: four characters
+// each (the providers' tokenizers are unknown here).
+func estimateTokens(msgs []llm.Message) int {
+	n := 0
+	for _, m := range msgs {
+		n += utf8.RuneCountInString(m.Content)
+	}
+	return n / 4
 }
 
 func msSince(t time.Time) float64 { return float64(time.Since(t).Microseconds()) / 1000 }

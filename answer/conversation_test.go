@@ -59,3 +59,36 @@ func TestAFollowUpQuestionIsReformulatedFromTheHistory(t *testing.T) {
 		t.Errorf("a failing provider: %q, %v; want the question itself and the error", q, err)
 	}
 }
+
+func TestALongPromptGoesToTheLongContextModel(t *testing.T) {
+	fast, long := llmtest.New(t), llmtest.New(t)
+	for _, s := range []*llmtest.Server{fast, long} {
+		s.SetAnswer("Вороны используют инструменты для добычи пищи [1].")
+	}
+	r, err := llm.NewRouter(llm.Config{Providers: []llm.Provider{
+		{Name: "fast", BaseURL: fast.URL(), Models: map[string]string{llm.RoleFast: "f"}},
+		{Name: "long", BaseURL: long.URL(), Models: map[string]string{llm.RoleLongContext: "l"}},
+	}}, llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := &answer.Answerer{Router: r, Analyzer: analyzer(t), Config: answer.Config{LongPrompt: 800}}
+	q := query()
+	if done := a.Answer(context.Background(), q); done.Mode != schemas.AnswerLLM || done.Provider != "fast" {
+		t.Fatalf("a short prompt: %+v", done)
+	}
+	q.Contexts[1].Text += strings.Repeat(" Помидорам нужно солнце и вода.", 200)
+	if done := a.Answer(context.Background(), q); done.Mode != schemas.AnswerLLM || done.Provider != "long" {
+		t.Fatalf("a long prompt: %+v", done)
+	}
+	// Without a long_context provider, a long prompt stays with fast.
+	only, err := llm.NewRouter(llm.Config{Providers: []llm.Provider{
+		{Name: "fast", BaseURL: fast.URL(), Models: map[string]string{llm.RoleFast: "f"}}}}, llm.RouterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Router = only
+	if done := a.Answer(context.Background(), q); done.Mode != schemas.AnswerLLM || done.Provider != "fast" {
+		t.Fatalf("a long prompt without a long_context model: %+v", done)
+	}
+}
