@@ -1,0 +1,212 @@
+// Package siyuan is the live SiYuan source: it reads a running kernel's
+// notebooks through its HTTP API, follows its /ws events, and publishes
+// kb.doc.changed for each document that changed.
+package siyuan
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+)
+
+// ErrAuth is a kernel refusing the API token: retrying cannot help.
+var ErrAuth = errors.New("siyuan: the kernel refused the API token (Settings > About > API token, or api.token in <workspace>/conf/conf.json)")
+
+// Client calls a SiYuan kernel's HTTP API. The token is sent as
+// "Authorization: Token <token>" and never appears in errors or logs.
+type Client struct {
+	BaseURL string
+	Token   string
+	HTTP    *http.Client // default: 30 s timeout
+}
+
+// NewClient returns a client of the kernel at baseURL.
+func NewClient(baseURL, token string) *Client {
+	return &Client{BaseURL: strings.TrimRight(baseURL, "/"), Token: token, HTTP: &http.Client{Timeout: 30 * time.Second}}
+}
+
+// reply is every API answer: code 0 and data, or an error message.
+type reply struct {
+	Code int             `json:"code"`
+	Msg  string          `json:"msg"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Call posts req (JSON) to path (such as /api/query/sql) and decodes the
+// reply's data into out (when out is not nil).
+func (c *Client) Call(ctx context.Context, path string, req, out any) error {
+	body, err := json.Marshal(req)
+	if err != nil {
+		return fmt.Errorf("siyuan %s: %w", path, err)
+	}
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+path, bytes.NewReader(body))
+	if err != nil {
+		return fmt.Errorf("siyuan %s: %w", path, err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	if c.Token != "" {
+		hr.Header.Set("Authorization", "Token "+c.Token)
+	}
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(hr)
+	if err != nil {
+		return fmt.Errorf("siyuan %s: %w", path, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 256<<20))
+	if err != nil {
+		return fmt.Errorf("siyuan %s: reading the reply: %w", path, err)
+	}
+	var r reply
+	jerr := json.Unmarshal(raw, &r)
+	if resp.StatusCode == http.StatusUnauthorized || resp.StatusCode == http.StatusForbidden ||
+		(jerr == nil && r.Code != 0 && strings.Contains(r.Msg, "Auth failed")) {
+		return fmt.Errorf("siyuan %s at %s: %w", path, c.BaseURL, ErrAuth)
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("siyuan %s: HTTP %d: %s", path, resp.StatusCode, snippet(raw))
+	}
+	if jerr != nil {
+		return fmt.Errorf("siyuan %s: a reply that is not the API's JSON (%v): %s", path, jerr, snippet(raw))
+	}
+	if r.Code != 0 {
+		return fmt.Errorf("siyuan %s: code %d: %s", path, r.Code, r.Msg)
+	}
+	if out == nil || len(r.Data) == 0 || string(r.Data) == "null" {
+		return nil
+	}
+	if err := json.Unmarshal(r.Data, out); err != nil {
+		return fmt.Errorf("siyuan %s: unexpected data (%v): %s", path, err, snippet(r.Data))
+	}
+	return nil
+}
+
+func snippet(raw []byte) string {
+	s := strings.TrimSpace(string(raw))
+	if len(s) > 200 {
+		s = s[:200] + "…"
+	}
+	return s
+}
+
+// Version returns the kernel's version; it checks the token too.
+func (c *Client) Version(ctx context.Context) (string, error) {
+	var v string
+	err := c.Call(ctx, "/api/system/version", nil, &v)
+	return v, err
+}
+
+// Notebook is one of the kernel's notebooks (boxes).
+type Notebook struct {
+	ID     string `json:"id"`
+	Name   string `json:"name"`
+	Closed bool   `json:"closed"`
+}
+
+// Notebooks lists the kernel's notebooks.
+func (c *Client) Notebooks(ctx context.Context) ([]Notebook, error) {
+	var out struct {
+		Notebooks []Notebook `json:"notebooks"`
+	}
+	err := c.Call(ctx, "/api/notebook/lsNotebooks", nil, &out)
+	return out.Notebooks, err
+}
+
+// Row is one row of a SQL reply.
+type Row map[string]any
+
+// Str returns a column as a string ("" when absent or null).
+func (r Row) Str(col string) string {
+	switch v := r[col].(type) {
+	case string:
+		return v
+	case float64:
+		return fmt.Sprint(v)
+	case nil:
+		return ""
+	default:
+		return fmt.Sprint(v)
+	}
+}
+
+// SQL runs one statement through /api/query/sql. The kernel caps a
+// statement without LIMIT at 64 rows silently, so a statement without one
+// is refused here: page with SelectAll.
+func (c *Client) SQL(ctx context.Context, stmt string) ([]Row, error) {
+	if !strings.Contains(strings.ToUpper(stmt), " LIMIT ") {
+		return nil, fmt.Errorf("siyuan sql: %q has no LIMIT (the kernel would cut it at 64 rows)", stmt)
+	}
+	var rows []Row
+	if err := c.Call(ctx, "/api/query/sql", map[string]string{"stmt": stmt}, &rows); err != nil {
+		return nil, err
+	}
+	return rows, nil
+}
+
+// SelectAll runs "SELECT cols FROM table WHERE where" page by page, keyed
+// on key (a unique-ish column: SiYuan's tables have duplicate rows, which
+// come out once), and returns every row in key order.
+func (c *Client) SelectAll(ctx context.Context, cols, table, where, key string, page int) ([]Row, error) {
+	if page <= 0 {
+		page = 1000
+	}
+	var out []Row
+	last := ""
+	for {
+		cond := fmt.Sprintf("%s > %s", key, quote(last))
+		if where != "" {
+			cond = "(" + where + ") AND " + cond
+		}
+		rows, err := c.SQL(ctx, fmt.Sprintf("SELECT %s FROM %s WHERE %s ORDER BY %s LIMIT %d", cols, table, cond, key, page))
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rows {
+			k := r.Str(key)
+			if k == last && len(out) > 0 {
+				continue // a duplicate row
+			}
+			out = append(out, r)
+			last = k
+		}
+		if len(rows) < page {
+			return out, nil
+		}
+		if rows[len(rows)-1].Str(key) == "" {
+			return nil, fmt.Errorf("siyuan sql: paging %s needs the column %s in the rows", table, key)
+		}
+	}
+}
+
+// quote makes s a SQL string literal.
+func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// DocInfo is a document as the blocks table lists it.
+type DocInfo struct {
+	ID, Box, Updated string
+}
+
+// Docs lists every document of the kernel (paged; duplicates once), in the
+// notebooks keep allows (nil: all).
+func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInfo, error) {
+	rows, err := c.SelectAll(ctx, "id, box, updated", "blocks", "type = 'd'", "id", 1000)
+	if err != nil {
+		return nil, fmt.Errorf("listing documents: %w", err)
+	}
+	out := make([]DocInfo, 0, len(rows))
+	for _, r := range rows {
+		if keep == nil || keep(r.Str("box")) {
+			out = append(out, DocInfo{ID: r.Str("id"), Box: r.Str("box"), Updated: r.Str("updated")})
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,226 @@
+package siyuan
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// ErrGone is a document the kernel no longer has.
+var ErrGone = errors.New("siyuan: document not found")
+
+// blockCols are the blocks columns a document is built from.
+const blockCols = "id, parent_id, root_id, box, path, hpath, type, subtype, content, markdown, updated"
+
+// idAttr finds the block ids of a kramdown text in document order.
+var idAttr = regexp.MustCompile(`\bid="([^"]+)"`)
+
+// FetchDoc reads the document rootID from the kernel: its blocks (SQL,
+// paged, duplicates removed), their order (the document's kramdown), and
+// their references (the refs table). notebooks names the boxes for the
+// title path; it may be nil.
+func (c *Client) FetchDoc(ctx context.Context, rootID string, notebooks map[string]string) (*schemas.DocChanged, error) {
+	rows, err := c.SelectAll(ctx, blockCols, "blocks", "root_id = "+quote(rootID), "id", 1000)
+	if err != nil {
+		return nil, fmt.Errorf("document %s: %w", rootID, err)
+	}
+	if len(rows) == 0 {
+		return nil, fmt.Errorf("document %s: %w", rootID, ErrGone)
+	}
+	var kd struct {
+		Kramdown string `json:"kramdown"`
+	}
+	if err := c.Call(ctx, "/api/block/getBlockKramdown", map[string]string{"id": rootID}, &kd); err != nil {
+		return nil, fmt.Errorf("document %s: %w", rootID, err)
+	}
+	refs, err := c.SelectAll(ctx, "id, block_id, def_block_id", "refs", "root_id = "+quote(rootID), "id", 1000)
+	if err != nil {
+		return nil, fmt.Errorf("document %s: refs: %w", rootID, err)
+	}
+	order := map[string]int{}
+	for i, m := range idAttr.FindAllStringSubmatch(kd.Kramdown, -1) {
+		if _, ok := order[m[1]]; !ok {
+			order[m[1]] = i
+		}
+	}
+	return buildDoc(rootID, rows, order, refs, notebooks)
+}
+
+// buildDoc assembles the kb.doc.changed event of a document.
+func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, notebooks map[string]string) (*schemas.DocChanged, error) {
+	byID := map[string]Row{}
+	var root Row
+	for _, r := range rows {
+		id := r.Str("id")
+		if _, dup := byID[id]; dup {
+			continue
+		}
+		byID[id] = r
+		if id == rootID {
+			root = r
+		}
+	}
+	if root == nil {
+		return nil, fmt.Errorf("document %s: its rows have no document block", rootID)
+	}
+	box, hpath := root.Str("box"), root.Str("hpath")
+	doc := &schemas.DocChanged{DocID: rootID, Source: schemas.SourceSiYuan, Notebook: box, Title: root.Str("content")}
+	var titles []string
+	if name := notebooks[box]; name != "" {
+		titles = append(titles, name)
+		doc.Meta = map[string]string{"notebook_name": name}
+	}
+	for _, t := range strings.Split(strings.Trim(hpath, "/"), "/") {
+		if t != "" {
+			titles = append(titles, t)
+		}
+	}
+	if len(titles) == 0 || titles[len(titles)-1] != doc.Title {
+		titles = append(titles, doc.Title)
+	}
+	doc.TitlePath = titles
+	doc.Path = strings.Join(titles, "/")
+	if parts := strings.Split(strings.TrimSuffix(strings.Trim(root.Str("path"), "/"), ".sy"), "/"); len(parts) > 1 {
+		doc.ParentDocID = parts[len(parts)-2]
+	}
+	if t, err := time.ParseInLocation("20060102150405", root.Str("updated"), time.Local); err == nil {
+		doc.Version = t.UnixNano()
+	}
+
+	refsOf := map[string][]string{}
+	for _, r := range refs {
+		from, to := r.Str("block_id"), r.Str("def_block_id")
+		if from != "" && to != "" && !contains(refsOf[from], to) {
+			refsOf[from] = append(refsOf[from], to)
+		}
+	}
+	// parent is the enclosing block: SQL gives a block after a heading the
+	// heading as parent; the tree's parent is the heading's own parent.
+	parent := func(id string) string {
+		p := byID[id].Str("parent_id")
+		for p != "" && p != rootID {
+			r, ok := byID[p]
+			if !ok || r.Str("type") != "h" {
+				break
+			}
+			p = r.Str("parent_id")
+		}
+		if p == rootID {
+			return ""
+		}
+		return p
+	}
+	// A block's place is the first of its own and its descendants'
+	// positions in the kramdown (a container's attributes close it there);
+	// a container sorts before its children.
+	pos, depth := map[string]int{}, map[string]int{}
+	for id := range byID {
+		if id == rootID {
+			continue
+		}
+		p, ok := order[id]
+		if !ok {
+			p = len(order) + 1 // not in the kramdown: last
+		}
+		d := 0
+		for a := id; a != ""; a = parent(a) {
+			if q, ok := pos[a]; !ok || p < q {
+				pos[a] = p
+			}
+			d++
+		}
+		depth[id] = d
+	}
+	ids := make([]string, 0, len(pos))
+	for id := range pos {
+		if _, ok := byID[id]; ok && id != rootID {
+			ids = append(ids, id)
+		}
+	}
+	sort.Slice(ids, func(i, j int) bool {
+		a, b := ids[i], ids[j]
+		if pos[a] != pos[b] {
+			return pos[a] < pos[b]
+		}
+		if depth[a] != depth[b] {
+			return depth[a] < depth[b]
+		}
+		return a < b
+	})
+	for _, id := range ids {
+		r := byID[id]
+		b := schemas.Block{ID: id, Type: blockType(r.Str("type")), ParentID: parent(id), Updated: r.Str("updated"), Refs: refsOf[id]}
+		switch b.Type {
+		case schemas.BlockHeading:
+			fmt.Sscanf(r.Str("subtype"), "h%d", &b.Level)
+			b.Text = r.Str("content")
+		case schemas.BlockCode, schemas.BlockTable:
+			b.Text = r.Str("markdown")
+		case schemas.BlockEmbed:
+			b.Text = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(r.Str("markdown")), "{{"), "}}")
+		case schemas.BlockList, schemas.BlockListItem, schemas.BlockQuote, schemas.BlockSuperBlock, schemas.BlockCallout:
+			// containers: their children carry the text
+		default:
+			b.Text = r.Str("content")
+		}
+		doc.Blocks = append(doc.Blocks, b)
+	}
+	raw, _ := json.Marshal(struct {
+		T  []string
+		Bs []schemas.Block
+	}{doc.TitlePath, doc.Blocks})
+	sum := sha256.Sum256(raw)
+	doc.Hash = hex.EncodeToString(sum[:])
+	return doc, nil
+}
+
+// blockType maps SiYuan's SQL block types onto the shared ones.
+func blockType(t string) string {
+	switch t {
+	case "h":
+		return schemas.BlockHeading
+	case "p":
+		return schemas.BlockParagraph
+	case "l":
+		return schemas.BlockList
+	case "i":
+		return schemas.BlockListItem
+	case "c":
+		return schemas.BlockCode
+	case "t":
+		return schemas.BlockTable
+	case "b":
+		return schemas.BlockQuote
+	case "s":
+		return schemas.BlockSuperBlock
+	case "m":
+		return schemas.BlockMath
+	case "html":
+		return schemas.BlockHTML
+	case "query_embed":
+		return schemas.BlockEmbed
+	case "callout":
+		return schemas.BlockCallout
+	case "video", "audio", "iframe", "widget":
+		return schemas.BlockMedia
+	}
+	return schemas.BlockOther
+}
+
+func contains(xs []string, x string) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}

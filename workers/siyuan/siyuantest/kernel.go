@@ -1,0 +1,358 @@
+// Package siyuantest is a fake SiYuan kernel for tests, built from the
+// recordings in ../shared/siyuan-api: the same HTTP API (POST, JSON
+// replies {code, msg, data}, "Authorization: Token"), a real SQLite blocks
+// and refs table that /api/query/sql runs statements on (with the kernel's
+// silent LIMIT 64 and its duplicate rows), and kramdown with block ids.
+package siyuantest
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite" // the database/sql driver
+)
+
+var dbSeq atomic.Int64
+
+// Block is one block of a fake document. Parent is the tree parent (""
+// for a top-level block); the SQL parent_id is derived as the kernel does.
+type Block struct {
+	ID, Type, Subtype, Content, Markdown, Parent string
+	Refs                                         []string // ids this block references
+}
+
+type doc struct {
+	id, box, hpath, path, title, updated string
+	blocks                               []Block
+}
+
+// Kernel is a running fake kernel.
+type Kernel struct {
+	Token string
+	srv   *httptest.Server
+	db    *sql.DB
+
+	mu        sync.Mutex
+	docs      map[string]*doc
+	order     []string // document ids in creation order
+	notebooks map[string]string
+	calls     map[string]int
+	clock     time.Time
+}
+
+// New starts a fake kernel that wants token.
+func New(tb testing.TB, token string) *Kernel {
+	tb.Helper()
+	db, err := sql.Open("sqlite", fmt.Sprintf("file:siyuantest-%d?mode=memory&cache=shared", dbSeq.Add(1)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	if _, err := db.Exec(`
+CREATE TABLE blocks (id TEXT, parent_id TEXT, root_id TEXT, hash TEXT, box TEXT, path TEXT, hpath TEXT, name TEXT, alias TEXT,
+	memo TEXT, tag TEXT, content TEXT, fcontent TEXT, markdown TEXT, length INTEGER, type TEXT, subtype TEXT, ial TEXT,
+	sort INTEGER, created TEXT, updated TEXT);
+CREATE TABLE refs (id TEXT, def_block_id TEXT, def_block_parent_id TEXT, def_block_root_id TEXT, def_block_path TEXT,
+	block_id TEXT, root_id TEXT, box TEXT, path TEXT, content TEXT, markdown TEXT, type TEXT);`); err != nil {
+		tb.Fatal(err)
+	}
+	k := &Kernel{Token: token, db: db, docs: map[string]*doc{}, notebooks: map[string]string{}, calls: map[string]int{},
+		clock: time.Date(2026, 11, 21, 10, 0, 0, 0, time.Local)}
+	k.srv = httptest.NewServer(http.HandlerFunc(k.handle))
+	tb.Cleanup(func() { k.srv.Close(); db.Close() })
+	return k
+}
+
+// URL is the kernel's base URL.
+func (k *Kernel) URL() string { return k.srv.URL }
+
+// Calls returns how many times path was called.
+func (k *Kernel) Calls(path string) int { k.mu.Lock(); defer k.mu.Unlock(); return k.calls[path] }
+
+// AddNotebook adds a notebook.
+func (k *Kernel) AddNotebook(id, name string) { k.mu.Lock(); k.notebooks[id] = name; k.mu.Unlock() }
+
+// tick advances the kernel's clock by a second: updated has one-second
+// resolution, and every write moves it.
+func (k *Kernel) tick() string {
+	k.clock = k.clock.Add(time.Second)
+	return k.clock.Format("20060102150405")
+}
+
+// PutDoc creates or replaces the document id in notebook box at hpath
+// (such as /Guides/Probe Doc); parent is the enclosing document or "".
+func (k *Kernel) PutDoc(box, id, parent, hpath string, blocks ...Block) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	path := "/" + id + ".sy"
+	if parent != "" {
+		p, ok := k.docs[parent]
+		if !ok {
+			return fmt.Errorf("no parent document %s", parent)
+		}
+		path = strings.TrimSuffix(p.path, ".sy") + path
+	}
+	d, ok := k.docs[id]
+	if !ok {
+		k.order = append(k.order, id)
+		d = &doc{id: id}
+		k.docs[id] = d
+	}
+	d.box, d.hpath, d.path, d.blocks = box, hpath, path, blocks
+	d.title = hpath[strings.LastIndex(hpath, "/")+1:]
+	d.updated = k.tick()
+	return k.writeDoc(d)
+}
+
+// EditDoc changes a document's blocks with f (insert, update, move or
+// delete blocks) and writes it.
+func (k *Kernel) EditDoc(id string, f func([]Block) []Block) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	d, ok := k.docs[id]
+	if !ok {
+		return fmt.Errorf("no document %s", id)
+	}
+	d.blocks = f(append([]Block(nil), d.blocks...))
+	d.updated = k.tick()
+	return k.writeDoc(d)
+}
+
+// RemoveDoc removes a document and its child documents; it returns their ids.
+func (k *Kernel) RemoveDoc(id string) ([]string, error) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	d, ok := k.docs[id]
+	if !ok {
+		return nil, fmt.Errorf("no document %s", id)
+	}
+	prefix := strings.TrimSuffix(d.path, ".sy")
+	var gone []string
+	for _, o := range k.order {
+		if x := k.docs[o]; x != nil && x.box == d.box && (o == id || strings.HasPrefix(x.path, prefix+"/")) {
+			gone = append(gone, o)
+		}
+	}
+	for _, g := range gone {
+		if err := k.dropDoc(g); err != nil {
+			return nil, err
+		}
+	}
+	return gone, nil
+}
+
+// RemoveNotebook removes a notebook and its documents.
+func (k *Kernel) RemoveNotebook(box string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	delete(k.notebooks, box)
+	for _, o := range append([]string(nil), k.order...) {
+		if d := k.docs[o]; d != nil && d.box == box {
+			if err := k.dropDoc(o); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Duplicate inserts a second row of block id, as the real index sometimes has.
+func (k *Kernel) Duplicate(id string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_, err := k.db.Exec(`INSERT INTO blocks SELECT * FROM blocks WHERE rowid = (SELECT min(rowid) FROM blocks WHERE id = ?)`, id)
+	return err
+}
+
+func (k *Kernel) dropDoc(id string) error {
+	delete(k.docs, id)
+	for i, o := range k.order {
+		if o == id {
+			k.order = append(k.order[:i], k.order[i+1:]...)
+			break
+		}
+	}
+	return k.dropRows(id)
+}
+
+func (k *Kernel) dropRows(root string) error {
+	if _, err := k.db.Exec(`DELETE FROM blocks WHERE root_id = ?`, root); err != nil {
+		return err
+	}
+	_, err := k.db.Exec(`DELETE FROM refs WHERE root_id = ?`, root)
+	return err
+}
+
+// writeDoc rewrites a document's rows, deriving parent_id as the kernel
+// does: a top-level block under the nearest heading before it (of a lower
+// level, for a heading).
+func (k *Kernel) writeDoc(d *doc) error {
+	if err := k.dropRows(d.id); err != nil {
+		return err
+	}
+	ins := func(id, parent, typ, sub, content, md string) error {
+		_, err := k.db.Exec(`INSERT INTO blocks (id, parent_id, root_id, hash, box, path, hpath, name, alias, memo, tag, content,
+			fcontent, markdown, length, type, subtype, ial, sort, created, updated)
+			VALUES (?, ?, ?, '', ?, ?, ?, '', '', '', '', ?, '', ?, ?, ?, ?, ?, 10, ?, ?)`,
+			id, parent, d.id, d.box, d.path, d.hpath, content, md, len(content), typ, sub,
+			fmt.Sprintf(`{: id="%s" updated="%s"}`, id, d.updated), d.updated, d.updated)
+		return err
+	}
+	if err := ins(d.id, "", "d", "", d.title, ""); err != nil {
+		return err
+	}
+	var heads []Block // the top-level headings open so far
+	for _, b := range d.blocks {
+		parent := b.Parent
+		if parent == "" {
+			parent = d.id
+			lvl := headingLevel(b)
+			for len(heads) > 0 && lvl > 0 && headingLevel(heads[len(heads)-1]) >= lvl {
+				heads = heads[:len(heads)-1]
+			}
+			if len(heads) > 0 {
+				parent = heads[len(heads)-1].ID
+			}
+			if lvl > 0 {
+				heads = append(heads, b)
+			}
+		}
+		if err := ins(b.ID, parent, b.Type, b.Subtype, b.Content, b.Markdown); err != nil {
+			return err
+		}
+		for i, to := range b.Refs {
+			root := to
+			if _, ok := k.docs[to]; !ok {
+				_ = k.db.QueryRow(`SELECT root_id FROM blocks WHERE id = ? LIMIT 1`, to).Scan(&root)
+			}
+			if _, err := k.db.Exec(`INSERT INTO refs (id, def_block_id, def_block_parent_id, def_block_root_id, def_block_path,
+				block_id, root_id, box, path, content, markdown, type) VALUES (?, ?, '', ?, '', ?, ?, ?, ?, '', '', 'textmark')`,
+				fmt.Sprintf("%s-r%d", b.ID, i), to, root, b.ID, d.id, d.box, d.path); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+func headingLevel(b Block) int {
+	if b.Type != "h" {
+		return 0
+	}
+	var n int
+	fmt.Sscanf(b.Subtype, "h%d", &n)
+	return n
+}
+
+// kramdown renders a document as the kernel does: each block's Markdown
+// followed by its attributes; a container's attributes after its children.
+func (k *Kernel) kramdown(d *doc) string {
+	var sb strings.Builder
+	children := map[string][]Block{}
+	for _, b := range d.blocks {
+		children[b.Parent] = append(children[b.Parent], b)
+	}
+	var emit func(b Block)
+	emit = func(b Block) {
+		if kids := children[b.ID]; len(kids) > 0 {
+			for _, c := range kids {
+				emit(c)
+			}
+		} else {
+			sb.WriteString(b.Markdown + "\n")
+		}
+		fmt.Fprintf(&sb, "{: id=\"%s\" updated=\"%s\"}\n\n", b.ID, d.updated)
+	}
+	for _, b := range children[""] {
+		emit(b)
+	}
+	return sb.String()
+}
+
+var limitRe = regexp.MustCompile(`(?i)\blimit\s+\d+`)
+
+func (k *Kernel) handle(w http.ResponseWriter, r *http.Request) {
+	k.mu.Lock()
+	k.calls[r.URL.Path]++
+	k.mu.Unlock()
+	auth := r.Header.Get("Authorization")
+	if auth != "Token "+k.Token && auth != "Bearer "+k.Token {
+		w.WriteHeader(http.StatusUnauthorized)
+		_ = json.NewEncoder(w).Encode(map[string]any{"code": -1, "msg": "Auth failed [header: Authorization]", "data": nil})
+		return
+	}
+	raw, _ := io.ReadAll(r.Body)
+	var req map[string]any
+	_ = json.Unmarshal(raw, &req)
+	reply := func(data any, err error) {
+		if err != nil {
+			_ = json.NewEncoder(w).Encode(map[string]any{"code": -1, "msg": err.Error(), "data": nil})
+			return
+		}
+		_ = json.NewEncoder(w).Encode(map[string]any{"code": 0, "msg": "", "data": data})
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	switch r.URL.Path {
+	case "/api/system/version":
+		reply("3.7.3", nil)
+	case "/api/notebook/lsNotebooks":
+		nbs := []map[string]any{}
+		for id, name := range k.notebooks {
+			nbs = append(nbs, map[string]any{"id": id, "name": name, "closed": false})
+		}
+		reply(map[string]any{"boxDocEnabled": true, "notebooks": nbs}, nil)
+	case "/api/query/sql":
+		stmt, _ := req["stmt"].(string)
+		if !limitRe.MatchString(stmt) {
+			stmt += " LIMIT 64" // what the real kernel does, silently
+		}
+		reply(k.query(stmt))
+	case "/api/block/getBlockKramdown":
+		id, _ := req["id"].(string)
+		d, ok := k.docs[id]
+		if !ok {
+			reply(nil, fmt.Errorf("block not found [%s]", id))
+			return
+		}
+		reply(map[string]string{"id": id, "kramdown": k.kramdown(d)}, nil)
+	default:
+		w.WriteHeader(http.StatusNotFound)
+	}
+}
+
+func (k *Kernel) query(stmt string) ([]map[string]any, error) {
+	rows, err := k.db.Query(stmt)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	cols, _ := rows.Columns()
+	out := []map[string]any{}
+	for rows.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rows.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		m := map[string]any{}
+		for i, c := range cols {
+			m[c] = vals[i]
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
