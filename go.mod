@@ -21,6 +21,8 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
+require github.com/coder/websocket v1.8.14
+
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect
 	github.com/bits-and-blooms/bitset v1.24.4 // indirect

@@ -138,6 +138,19 @@ func (r Row) Str(col string) string {
 	}
 }
 
+// Int returns a numeric column as an int (0 when absent or not a number).
+func (r Row) Int(col string) int {
+	switch v := r[col].(type) {
+	case float64:
+		return int(v)
+	case string:
+		var n int
+		fmt.Sscan(v, &n)
+		return n
+	}
+	return 0
+}
+
 // SQL runs one statement through /api/query/sql. The kernel caps a
 // statement without LIMIT at 64 rows silently, so a statement without one
 // is refused here: page with SelectAll.
@@ -190,6 +203,26 @@ func (c *Client) SelectAll(ctx context.Context, cols, table, where, key string, 
 // quote makes s a SQL string literal.
 func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
+// DescendantDocs returns the ids of the documents under document id (its
+// children, their children...), whose title paths change with its own.
+func (c *Client) DescendantDocs(ctx context.Context, id string) ([]string, error) {
+	rows, err := c.SelectAll(ctx, "id", "blocks", "type = 'd' AND path LIKE "+quote("%/"+id+"/%"), "id", 1000)
+	if err != nil {
+		return nil, fmt.Errorf("documents under %s: %w", id, err)
+	}
+	out := make([]string, len(rows))
+	for i, r := range rows {
+		out[i] = r.Str("id")
+	}
+	return out, nil
+}
+
+// Flush asks the kernel to write pending transactions to its SQL index
+// (which it otherwise does about every 3 s).
+func (c *Client) Flush(ctx context.Context) error {
+	return c.Call(ctx, "/api/sqlite/flushTransaction", map[string]any{}, nil)
+}
+
 // DocInfo is a document as the blocks table lists it.
 type DocInfo struct {
 	ID, Box, Updated string
@@ -209,4 +242,26 @@ func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInf
 		}
 	}
 	return out, nil
+}
+
+// BlockCounts returns the number of distinct blocks of every document
+// (paged): a document whose count changed lost or gained blocks, even when
+// a delete missed while disconnected left its updated stamp alone.
+func (c *Client) BlockCounts(ctx context.Context) (map[string]int, error) {
+	out := map[string]int{}
+	last := ""
+	const page = 1000
+	for {
+		rows, err := c.SQL(ctx, fmt.Sprintf("SELECT root_id, count(DISTINCT id) AS n FROM blocks WHERE root_id > %s GROUP BY root_id ORDER BY root_id LIMIT %d", quote(last), page))
+		if err != nil {
+			return nil, fmt.Errorf("counting blocks: %w", err)
+		}
+		for _, r := range rows {
+			last = r.Str("root_id")
+			out[last] = r.Int("n") - 1 // the document block itself
+		}
+		if len(rows) < page {
+			return out, nil
+		}
+	}
 }

@@ -6,6 +6,7 @@
 package siyuantest
 
 import (
+	"context"
 	"database/sql"
 	"encoding/json"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/coder/websocket"
 
 	_ "modernc.org/sqlite" // the database/sql driver
 )
@@ -48,6 +51,17 @@ type Kernel struct {
 	notebooks map[string]string
 	calls     map[string]int
 	clock     time.Time
+
+	// /ws: the connected clients; offline refuses them and drops events
+	// (what a client misses while disconnected).
+	wmu     sync.Mutex
+	conns   map[*websocket.Conn]bool
+	offline bool
+	// async holds SQL writes until /api/sqlite/flushTransaction or 3 s,
+	// as the real kernel does; pending are the held writes.
+	async   bool
+	pending []func() error
+	flushAt *time.Timer
 }
 
 // New starts a fake kernel that wants token.
@@ -67,9 +81,10 @@ CREATE TABLE refs (id TEXT, def_block_id TEXT, def_block_parent_id TEXT, def_blo
 		tb.Fatal(err)
 	}
 	k := &Kernel{Token: token, db: db, docs: map[string]*doc{}, notebooks: map[string]string{}, calls: map[string]int{},
+		conns: map[*websocket.Conn]bool{},
 		clock: time.Date(2026, 11, 21, 10, 0, 0, 0, time.Local)}
 	k.srv = httptest.NewServer(http.HandlerFunc(k.handle))
-	tb.Cleanup(func() { k.srv.Close(); db.Close() })
+	tb.Cleanup(func() { k.Disconnect(); k.srv.Close(); db.Close() })
 	return k
 }
 
@@ -108,10 +123,21 @@ func (k *Kernel) PutDoc(box, id, parent, hpath string, blocks ...Block) error {
 		d = &doc{id: id}
 		k.docs[id] = d
 	}
+	renamed := ok && d.hpath != hpath
 	d.box, d.hpath, d.path, d.blocks = box, hpath, path, blocks
 	d.title = hpath[strings.LastIndex(hpath, "/")+1:]
 	d.updated = k.tick()
-	return k.writeDoc(d)
+	if err := k.write(d); err != nil {
+		return err
+	}
+	if !ok {
+		k.broadcast("create", map[string]string{"box": box, "path": path})
+	}
+	if renamed {
+		k.broadcast("rename", map[string]string{"box": box, "id": id, "path": path, "title": d.title})
+	}
+	k.broadcast("savedoc", map[string]any{"rootID": id, "type": "tx", "sources": []any{}})
+	return nil
 }
 
 // EditDoc changes a document's blocks with f (insert, update, move or
@@ -125,7 +151,47 @@ func (k *Kernel) EditDoc(id string, f func([]Block) []Block) error {
 	}
 	d.blocks = f(append([]Block(nil), d.blocks...))
 	d.updated = k.tick()
-	return k.writeDoc(d)
+	if err := k.write(d); err != nil {
+		return err
+	}
+	k.broadcast("savedoc", map[string]any{"rootID": id, "type": "tx", "sources": []any{}})
+	return nil
+}
+
+// MoveBlock moves block id (and its children) from one document to the end
+// of another, as /api/block/moveBlock does: one savedoc for each.
+func (k *Kernel) MoveBlock(id, from, to string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	src, dst := k.docs[from], k.docs[to]
+	if src == nil || dst == nil {
+		return fmt.Errorf("no document %s or %s", from, to)
+	}
+	moving := map[string]bool{id: true}
+	var keep, moved []Block
+	for _, b := range src.blocks {
+		if moving[b.ID] || moving[b.Parent] {
+			moving[b.ID] = true
+			if b.ID == id {
+				b.Parent = ""
+			}
+			moved = append(moved, b)
+			continue
+		}
+		keep = append(keep, b)
+	}
+	if len(moved) == 0 {
+		return fmt.Errorf("no block %s in %s", id, from)
+	}
+	src.blocks, dst.blocks = keep, append(dst.blocks, moved...)
+	src.updated, dst.updated = k.tick(), k.tick()
+	for _, d := range []*doc{src, dst} {
+		if err := k.write(d); err != nil {
+			return err
+		}
+		k.broadcast("savedoc", map[string]any{"rootID": d.id, "type": "tx", "sources": []any{}})
+	}
+	return nil
 }
 
 // RemoveDoc removes a document and its child documents; it returns their ids.
@@ -148,6 +214,7 @@ func (k *Kernel) RemoveDoc(id string) ([]string, error) {
 			return nil, err
 		}
 	}
+	k.broadcast("removeDoc", map[string]any{"ids": gone})
 	return gone, nil
 }
 
@@ -163,6 +230,7 @@ func (k *Kernel) RemoveNotebook(box string) error {
 			}
 		}
 	}
+	k.broadcast("removeBox", map[string]string{"box": box})
 	return nil
 }
 
@@ -186,6 +254,10 @@ func (k *Kernel) dropDoc(id string) error {
 }
 
 func (k *Kernel) dropRows(root string) error {
+	return k.sqlWrite(func() error { return k.dropRowsNow(root) })
+}
+
+func (k *Kernel) dropRowsNow(root string) error {
 	if _, err := k.db.Exec(`DELETE FROM blocks WHERE root_id = ?`, root); err != nil {
 		return err
 	}
@@ -193,11 +265,126 @@ func (k *Kernel) dropRows(root string) error {
 	return err
 }
 
+// write rewrites a document's rows now, or at the next flush when async.
+func (k *Kernel) write(d *doc) error {
+	snap := *d
+	snap.blocks = append([]Block(nil), d.blocks...)
+	return k.sqlWrite(func() error { return k.writeDoc(&snap) })
+}
+
+// sqlWrite runs f now, or holds it until the next flush when async.
+func (k *Kernel) sqlWrite(f func() error) error {
+	if !k.async {
+		return f()
+	}
+	k.pending = append(k.pending, f)
+	if k.flushAt == nil {
+		k.flushAt = time.AfterFunc(3*time.Second, func() {
+			k.mu.Lock()
+			defer k.mu.Unlock()
+			_ = k.flush()
+		})
+	}
+	return nil
+}
+
+// flush applies the held SQL writes and says so on /ws.
+func (k *Kernel) flush() error {
+	if k.flushAt != nil {
+		k.flushAt.Stop()
+		k.flushAt = nil
+	}
+	if len(k.pending) == 0 {
+		return nil
+	}
+	for _, f := range k.pending {
+		if err := f(); err != nil {
+			return err
+		}
+	}
+	k.pending = nil
+	k.broadcast("databaseIndexCommit", nil)
+	return nil
+}
+
+// SetAsync makes SQL writes wait for a flush (about 3 s, or
+// /api/sqlite/flushTransaction), as in the real kernel.
+func (k *Kernel) SetAsync(on bool) { k.mu.Lock(); k.async = on; k.mu.Unlock() }
+
+// SetOffline refuses /ws connections and drops events while on, and
+// closes the connected ones: what a client misses while disconnected.
+func (k *Kernel) SetOffline(on bool) {
+	k.wmu.Lock()
+	k.offline = on
+	k.wmu.Unlock()
+	if on {
+		k.Disconnect()
+	}
+}
+
+// Disconnect closes every /ws connection.
+func (k *Kernel) Disconnect() {
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	for c := range k.conns {
+		_ = c.CloseNow()
+		delete(k.conns, c)
+	}
+}
+
+// Connected is the number of /ws clients.
+func (k *Kernel) Connected() int { k.wmu.Lock(); defer k.wmu.Unlock(); return len(k.conns) }
+
+// Broadcast sends a /ws message to every client, as the kernel pushes it.
+func (k *Kernel) Broadcast(cmd string, data any) { k.broadcast(cmd, data) }
+
+func (k *Kernel) broadcast(cmd string, data any) {
+	raw, _ := json.Marshal(map[string]any{"cmd": cmd, "app": "", "sid": "", "pushMode": 0, "data": data})
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	if k.offline {
+		return
+	}
+	for c := range k.conns {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if err := c.Write(ctx, websocket.MessageText, raw); err != nil {
+			_ = c.CloseNow()
+			delete(k.conns, c)
+		}
+		cancel()
+	}
+}
+
+func (k *Kernel) serveWS(w http.ResponseWriter, r *http.Request) {
+	k.wmu.Lock()
+	off := k.offline
+	k.wmu.Unlock()
+	if off {
+		http.Error(w, "kernel offline", http.StatusServiceUnavailable)
+		return
+	}
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
+		return
+	}
+	k.wmu.Lock()
+	k.conns[c] = true
+	k.wmu.Unlock()
+	for {
+		if _, _, err := c.Read(context.Background()); err != nil {
+			k.wmu.Lock()
+			delete(k.conns, c)
+			k.wmu.Unlock()
+			return
+		}
+	}
+}
+
 // writeDoc rewrites a document's rows, deriving parent_id as the kernel
 // does: a top-level block under the nearest heading before it (of a lower
 // level, for a heading).
 func (k *Kernel) writeDoc(d *doc) error {
-	if err := k.dropRows(d.id); err != nil {
+	if err := k.dropRowsNow(d.id); err != nil {
 		return err
 	}
 	ins := func(id, parent, typ, sub, content, md string) error {
@@ -285,6 +472,10 @@ func (k *Kernel) handle(w http.ResponseWriter, r *http.Request) {
 	k.mu.Lock()
 	k.calls[r.URL.Path]++
 	k.mu.Unlock()
+	if r.URL.Path == "/ws" {
+		k.serveWS(w, r) // the API token does not apply to /ws
+		return
+	}
 	auth := r.Header.Get("Authorization")
 	if auth != "Token "+k.Token && auth != "Bearer "+k.Token {
 		w.WriteHeader(http.StatusUnauthorized)
@@ -318,6 +509,8 @@ func (k *Kernel) handle(w http.ResponseWriter, r *http.Request) {
 			stmt += " LIMIT 64" // what the real kernel does, silently
 		}
 		reply(k.query(stmt))
+	case "/api/sqlite/flushTransaction":
+		reply(nil, k.flush())
 	case "/api/block/getBlockKramdown":
 		id, _ := req["id"].(string)
 		d, ok := k.docs[id]
@@ -355,4 +548,29 @@ func (k *Kernel) query(stmt string) ([]map[string]any, error) {
 		out = append(out, m)
 	}
 	return out, rows.Err()
+}
+
+// Flush applies the held SQL writes now (async mode).
+func (k *Kernel) Flush() error { k.mu.Lock(); defer k.mu.Unlock(); return k.flush() }
+
+// DropRow deletes block id's SQL rows only: the document's updated does
+// not move (a change only an id diff finds).
+func (k *Kernel) DropRow(id string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, d := range k.docs {
+		d.blocks = slicesDeleteID(d.blocks, id)
+	}
+	_, err := k.db.Exec(`DELETE FROM blocks WHERE id = ?`, id)
+	return err
+}
+
+func slicesDeleteID(bs []Block, id string) []Block {
+	out := bs[:0]
+	for _, b := range bs {
+		if b.ID != id {
+			out = append(out, b)
+		}
+	}
+	return out
 }

@@ -1,0 +1,267 @@
+package siyuan
+
+import (
+	"context"
+	"encoding/json"
+	"path"
+	"strings"
+	"time"
+)
+
+// Event is one /ws message of the kernel (or one a plugin forwarded).
+type Event struct {
+	Cmd  string          `json:"cmd"`
+	Data json.RawMessage `json:"data"`
+}
+
+// Handle applies one event: documents it changed are read again after the
+// coalescing window; removed documents and notebooks are deleted now.
+// Noise (statusbar, backgroundtask...) is ignored.
+func (s *Source) Handle(ctx context.Context, ev Event) error {
+	s.setStatus(func(x *Status) { x.LastEvent = time.Now() })
+	switch ev.Cmd {
+	case "savedoc":
+		var d struct {
+			RootID string `json:"rootID"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil && d.RootID != "" {
+			s.markDirty(d.RootID)
+		}
+	case "transactions":
+		var txs []struct {
+			DoOperations []struct {
+				RootID string `json:"rootID"`
+			} `json:"doOperations"`
+		}
+		if json.Unmarshal(ev.Data, &txs) == nil {
+			for _, tx := range txs {
+				for _, op := range tx.DoOperations {
+					if op.RootID != "" {
+						s.markDirty(op.RootID)
+					}
+				}
+			}
+		}
+	case "create":
+		var d struct {
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(ev.Data, &d) == nil {
+			if id := docIDOfPath(d.Path); id != "" {
+				s.markDirty(id)
+			}
+		}
+	case "rename", "moveDoc":
+		// The document's title path changed, and so did its descendants'.
+		var d struct {
+			ID      string `json:"id"`
+			NewPath string `json:"newPath"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil {
+			return nil
+		}
+		id := d.ID
+		if id == "" {
+			id = docIDOfPath(d.NewPath)
+		}
+		if id == "" {
+			return nil
+		}
+		s.markDirty(id)
+		kids, err := s.client.DescendantDocs(ctx, id)
+		if err != nil {
+			return err
+		}
+		for _, k := range kids {
+			s.markDirty(k)
+		}
+	case "removeDoc":
+		var d struct {
+			IDs []string `json:"ids"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil {
+			return nil
+		}
+		for _, id := range d.IDs {
+			s.undirty(id)
+			if err := s.remove(ctx, id); err != nil {
+				return err
+			}
+		}
+	case "removeBox":
+		var d struct {
+			Box string `json:"box"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || d.Box == "" {
+			return nil
+		}
+		return s.removeBox(ctx, d.Box)
+	case "renamenotebook":
+		var d struct {
+			Box string `json:"box"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || d.Box == "" {
+			return nil
+		}
+		if err := s.loadNotebooks(ctx); err != nil {
+			return err
+		}
+		return s.eachDoc(ctx, func(id string, st *docState) error {
+			if st.Box == d.Box {
+				s.markDirty(id)
+			}
+			return nil
+		})
+	case "syncMergeResult":
+		var d struct {
+			Upsert []string `json:"upsertRootIDs"`
+			Remove []string `json:"removeRootIDs"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil {
+			return nil
+		}
+		for _, id := range d.Upsert {
+			s.markDirty(id)
+		}
+		for _, id := range d.Remove {
+			s.undirty(id)
+			if err := s.remove(ctx, id); err != nil {
+				return err
+			}
+		}
+	case "databaseIndexCommit":
+		s.mu.Lock()
+		n := len(s.dirty)
+		s.mu.Unlock()
+		if n > 0 {
+			s.poke()
+		}
+	}
+	return nil
+}
+
+// docIDOfPath is the document id of a .sy path such as /a/b/<id>.sy.
+func docIDOfPath(p string) string {
+	base := strings.TrimSuffix(path.Base(p), ".sy")
+	if base == "." || base == "/" || base == "" {
+		return ""
+	}
+	return base
+}
+
+func (s *Source) markDirty(id string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.dirty[id] = true
+	if s.timer == nil {
+		s.timer = time.AfterFunc(s.cfg.Coalesce, s.poke)
+	}
+}
+
+func (s *Source) undirty(id string) {
+	s.mu.Lock()
+	delete(s.dirty, id)
+	s.mu.Unlock()
+}
+
+func (s *Source) poke() {
+	select {
+	case s.kick <- struct{}{}:
+	default:
+	}
+}
+
+// Flush reads and sends the documents marked changed (after asking the
+// kernel to write its pending transactions to SQL). It returns how many it
+// sent.
+func (s *Source) Flush(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	ids := make([]string, 0, len(s.dirty))
+	for id := range s.dirty {
+		ids = append(ids, id)
+	}
+	s.dirty = map[string]bool{}
+	if s.timer != nil {
+		s.timer.Stop()
+		s.timer = nil
+	}
+	s.mu.Unlock()
+	if len(ids) == 0 {
+		return 0, nil
+	}
+	if err := s.client.Flush(ctx); err != nil {
+		s.requeue(ids)
+		return 0, err
+	}
+	s.mu.Lock()
+	known := s.names != nil
+	s.mu.Unlock()
+	if !known {
+		if err := s.loadNotebooks(ctx); err != nil {
+			s.requeue(ids)
+			return 0, err
+		}
+	}
+	sent := 0
+	for i, id := range ids {
+		prev, err := s.load(ctx, id)
+		if err != nil {
+			s.requeue(ids[i:])
+			return sent, err
+		}
+		ok, err := s.sync(ctx, id, prev)
+		if err != nil {
+			if ctx.Err() != nil {
+				s.requeue(ids[i:])
+				return sent, err
+			}
+			s.log.Warn().Err(err).Str("doc_id", id).Msg("siyuan: document not read; the next reconciliation tries again")
+			continue
+		}
+		if ok {
+			sent++
+		}
+	}
+	return sent, nil
+}
+
+func (s *Source) requeue(ids []string) {
+	for _, id := range ids {
+		s.markDirty(id)
+	}
+}
+
+// removeBox deletes every document sent from notebook box.
+func (s *Source) removeBox(ctx context.Context, box string) error {
+	return s.eachDoc(ctx, func(id string, st *docState) error {
+		if st.Box != box {
+			return nil
+		}
+		s.undirty(id)
+		return s.remove(ctx, id)
+	})
+}
+
+// eachDoc calls f for every document the source remembers.
+func (s *Source) eachDoc(ctx context.Context, f func(id string, st *docState) error) error {
+	keys, err := s.state.Keys(ctx)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		id, ok := strings.CutPrefix(k, statePrefix)
+		if !ok {
+			continue
+		}
+		st, err := s.load(ctx, id)
+		if err != nil {
+			return err
+		}
+		if st != nil {
+			if err := f(id, st); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,306 @@
+package siyuan
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Config configures the SiYuan source.
+type Config struct {
+	// URL is the kernel (default http://127.0.0.1:6806) and Token its API
+	// token (Settings > About > API token).
+	URL   string `json:"url"`
+	Token string `json:"token"`
+	// Include keeps only these notebooks and Exclude drops these (ids or
+	// names); both empty: every notebook.
+	Include []string `json:"include,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+	// Reconcile is how often the whole kernel is compared with what was
+	// sent (default 3 minutes; also after every reconnect).
+	Reconcile time.Duration `json:"-"`
+	// Coalesce is how long changes of one document are gathered before it
+	// is read and sent (default 300 ms).
+	Coalesce time.Duration `json:"-"`
+	// PluginSecret, when set, lets a SiYuan front-end plugin forward its
+	// events to the source's HTTP endpoint with this shared secret.
+	PluginSecret string `json:"plugin_secret,omitempty"`
+}
+
+func (c Config) withDefaults() Config {
+	if c.URL == "" {
+		c.URL = "http://127.0.0.1:6806"
+	}
+	if c.Reconcile == 0 {
+		c.Reconcile = 3 * time.Minute
+	}
+	if c.Coalesce == 0 {
+		c.Coalesce = 300 * time.Millisecond
+	}
+	return c
+}
+
+// Publish sends one document change.
+type Publish func(ctx context.Context, ev *schemas.DocChanged) error
+
+// Status is the source's state, for exocortex status.
+type Status struct {
+	URL           string    `json:"url"`
+	Connected     bool      `json:"connected"`
+	LastEvent     time.Time `json:"last_event,omitzero"`
+	LastReconcile time.Time `json:"last_reconcile,omitzero"`
+	DocsSynced    int       `json:"docs_synced"`
+	Sent          int       `json:"sent"`
+	Deleted       int       `json:"deleted"`
+	Error         string    `json:"error,omitempty"`
+}
+
+// docState is what the source remembers of a document it sent.
+type docState struct {
+	Box     string `json:"box"`
+	Updated string `json:"updated"`
+	Blocks  int    `json:"blocks"`
+	Hash    string `json:"hash"`
+	Version int64  `json:"version"`
+}
+
+// Source keeps the index in step with a SiYuan kernel.
+type Source struct {
+	cfg     Config
+	client  *Client
+	state   bus.KV
+	publish Publish
+	log     zerolog.Logger
+
+	mu     sync.Mutex
+	status Status
+	names  map[string]string // notebook id -> name
+	dirty  map[string]bool   // documents to read again
+	timer  *time.Timer
+	kick   chan struct{}
+	inbox  chan Event // /ws and plugin events, applied in order by Run
+}
+
+// New returns a source; state remembers what was sent (KB_SOURCES).
+func New(cfg Config, state bus.KV, publish Publish, log zerolog.Logger) *Source {
+	cfg = cfg.withDefaults()
+	return &Source{cfg: cfg, client: NewClient(cfg.URL, cfg.Token), state: state, publish: publish,
+		log:    log.With().Str("source", "siyuan").Str("kernel", cfg.URL).Logger(),
+		status: Status{URL: cfg.URL}, dirty: map[string]bool{}, kick: make(chan struct{}, 1),
+		inbox: make(chan Event, 1024)}
+}
+
+// Client is the source's kernel client.
+func (s *Source) Client() *Client { return s.client }
+
+// Status returns the source's state.
+func (s *Source) Status() Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+func (s *Source) setStatus(f func(*Status)) {
+	s.mu.Lock()
+	f(&s.status)
+	s.mu.Unlock()
+}
+
+// keep says whether notebook box (by id or name) is synced.
+func (s *Source) keep(box string) bool {
+	s.mu.Lock()
+	name := s.names[box]
+	s.mu.Unlock()
+	in := func(list []string) bool {
+		return slices.Contains(list, box) || name != "" && slices.Contains(list, name)
+	}
+	if len(s.cfg.Include) > 0 && !in(s.cfg.Include) {
+		return false
+	}
+	return !in(s.cfg.Exclude)
+}
+
+// ReconcileStats counts what a reconciliation did.
+type ReconcileStats struct {
+	Docs      int `json:"docs"`
+	Sent      int `json:"sent"`
+	Unchanged int `json:"unchanged"`
+	Deleted   int `json:"deleted"`
+	Failed    int `json:"failed"`
+}
+
+// Reconcile compares the kernel with what was sent: a document whose
+// updated moved or whose number of blocks changed is read and sent again,
+// a document that is gone (or in a notebook no longer synced) is deleted.
+// It is the initial full sync too. progress, when set, sees the counts.
+func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (ReconcileStats, error) {
+	var st ReconcileStats
+	if err := s.loadNotebooks(ctx); err != nil {
+		return st, err
+	}
+	docs, err := s.client.Docs(ctx, s.keep)
+	if err != nil {
+		return st, err
+	}
+	counts, err := s.client.BlockCounts(ctx)
+	if err != nil {
+		return st, err
+	}
+	st.Docs = len(docs)
+	seen := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		seen[d.ID] = true
+		prev, err := s.load(ctx, d.ID)
+		if err != nil {
+			return st, err
+		}
+		if prev != nil && prev.Updated == d.Updated && prev.Blocks == counts[d.ID] {
+			st.Unchanged++
+			continue
+		}
+		sent, err := s.sync(ctx, d.ID, prev)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return st, ctx.Err()
+		case err != nil:
+			st.Failed++
+			s.log.Warn().Err(err).Str("doc_id", d.ID).Msg("siyuan: document skipped; the next reconciliation tries again")
+		case sent:
+			st.Sent++
+		default:
+			st.Unchanged++
+		}
+		if progress != nil {
+			progress(st)
+		}
+	}
+	keys, err := s.state.Keys(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, k := range keys {
+		id, ok := strings.CutPrefix(k, statePrefix)
+		if !ok || seen[id] {
+			continue
+		}
+		if err := s.remove(ctx, id); err != nil {
+			return st, err
+		}
+		st.Deleted++
+	}
+	s.setStatus(func(x *Status) {
+		x.LastReconcile, x.DocsSynced = time.Now(), st.Docs
+	})
+	s.log.Info().Int("docs", st.Docs).Int("sent", st.Sent).Int("unchanged", st.Unchanged).Int("deleted", st.Deleted).
+		Int("failed", st.Failed).Msg("siyuan: reconciled")
+	return st, nil
+}
+
+func (s *Source) loadNotebooks(ctx context.Context) error {
+	nbs, err := s.client.Notebooks(ctx)
+	if err != nil {
+		return err
+	}
+	names := make(map[string]string, len(nbs))
+	for _, nb := range nbs {
+		names[nb.ID] = nb.Name
+	}
+	s.mu.Lock()
+	s.names = names
+	s.mu.Unlock()
+	return nil
+}
+
+// sync reads document id and sends it when its content changed; a
+// document the kernel no longer has is deleted.
+func (s *Source) sync(ctx context.Context, id string, prev *docState) (bool, error) {
+	s.mu.Lock()
+	names := s.names
+	s.mu.Unlock()
+	doc, err := s.client.FetchDoc(ctx, id, names)
+	if errors.Is(err, ErrGone) {
+		if prev != nil {
+			return true, s.remove(ctx, id)
+		}
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !s.keep(doc.Notebook) {
+		if prev != nil {
+			return true, s.remove(ctx, id)
+		}
+		return false, nil
+	}
+	blocks := len(doc.Blocks)
+	next := docState{Box: doc.Notebook, Updated: updatedOf(doc), Blocks: blocks, Hash: doc.Hash, Version: doc.Version}
+	if prev != nil && prev.Hash == doc.Hash {
+		return false, s.save(ctx, id, next)
+	}
+	if prev != nil && doc.Version <= prev.Version {
+		doc.Version = prev.Version + 1 // updated has one-second resolution
+	}
+	next.Version = doc.Version
+	if err := s.publish(ctx, doc); err != nil {
+		return false, fmt.Errorf("publish document %s: %w", id, err)
+	}
+	s.setStatus(func(x *Status) { x.Sent++ })
+	return true, s.save(ctx, id, next)
+}
+
+// remove sends the deletion of a document that was sent before.
+func (s *Source) remove(ctx context.Context, id string) error {
+	prev, err := s.load(ctx, id)
+	if err != nil || prev == nil {
+		return err
+	}
+	del := &schemas.DocChanged{DocID: id, Source: schemas.SourceSiYuan, Notebook: prev.Box, Hash: prev.Hash,
+		Version: max(time.Now().UnixNano(), prev.Version+1), Deleted: true}
+	if err := s.publish(ctx, del); err != nil {
+		return fmt.Errorf("publish deletion of %s: %w", id, err)
+	}
+	s.setStatus(func(x *Status) { x.Deleted++ })
+	return s.state.Delete(ctx, statePrefix+id)
+}
+
+// statePrefix keys the source's documents in KB_SOURCES.
+const statePrefix = "siyuan."
+
+func (s *Source) load(ctx context.Context, id string) (*docState, error) {
+	raw, err := s.state.Get(ctx, statePrefix+id)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	var st docState
+	if json.Unmarshal(raw, &st) != nil {
+		return nil, nil // unreadable: treat the document as new
+	}
+	return &st, nil
+}
+
+func (s *Source) save(ctx context.Context, id string, st docState) error {
+	raw, _ := json.Marshal(st)
+	return s.state.Put(ctx, statePrefix+id, raw)
+}
+
+// updatedOf is the document's own updated stamp, kept in its version.
+func updatedOf(doc *schemas.DocChanged) string {
+	if doc.Version == 0 {
+		return ""
+	}
+	return time.Unix(0, doc.Version).In(time.Local).Format("20060102150405")
+}
