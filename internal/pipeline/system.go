@@ -30,6 +30,7 @@ import (
 	"github.com/exocortex/exocortex/workers/embed"
 	"github.com/exocortex/exocortex/workers/index"
 	"github.com/exocortex/exocortex/workers/retrieve"
+	"github.com/exocortex/exocortex/workers/siyuan"
 )
 
 // Config locates the data and the bus.
@@ -74,7 +75,10 @@ type Config struct {
 	LLM *llm.Config
 	// LLMOptions tune the router (breaker, retries, backoff).
 	LLMOptions llm.RouterOptions
-	Log        zerolog.Logger
+	// SiYuan, when set, runs the SiYuan bridge with the stages (or alone
+	// with Stages ["siyuan"]).
+	SiYuan *SiYuanConfig
+	Log    zerolog.Logger
 }
 
 // Validate joins every problem with the configuration.
@@ -84,6 +88,12 @@ func (c Config) Validate() error {
 		errs = append(errs, errors.New("data dir is empty"))
 	}
 	for _, s := range c.Stages {
+		if s == StageSiYuan {
+			if c.SiYuan == nil {
+				errs = append(errs, errors.New("stage siyuan needs the kernel's URL (--siyuan URL or EXOCORTEX_SIYUAN_URL)"))
+			}
+			continue
+		}
 		if _, ok := bus.LookupStage(s); !ok {
 			errs = append(errs, fmt.Errorf("unknown stage %q (known: %s)", s, strings.Join(StageNames(), ", ")))
 		}
@@ -129,6 +139,9 @@ type System struct {
 	Answerer *answer.Answerer
 	QA       *models.QA
 	Cache    *answer.Cache
+	// SiYuan is the bridge when it runs here; PluginAddr its plugin endpoint.
+	SiYuan     *siyuan.Source
+	PluginAddr string
 	// ModelNotes say which models are missing and what that changes.
 	ModelNotes []string
 	embedSpec  models.Spec
@@ -176,9 +189,11 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		s.ownURL = true
 	}
 	stages := cfg.Stages
+	runSiYuan := cfg.SiYuan != nil && !cfg.NoStages && (len(stages) == 0 || slices.Contains(stages, StageSiYuan))
+	stages = slices.DeleteFunc(slices.Clone(stages), func(n string) bool { return n == StageSiYuan })
 	if cfg.NoStages {
 		stages = nil
-	} else if len(stages) == 0 {
+	} else if len(cfg.Stages) == 0 {
 		stages = StageNames()
 	}
 	if err := s.openParts(ctx, stages); err != nil {
@@ -199,6 +214,12 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			defer s.wg.Done()
 			s.publishHealth(runCtx)
 		}()
+	}
+	if runSiYuan {
+		if err := s.startSiYuan(runCtx); err != nil {
+			s.Stop()
+			return nil, err
+		}
 	}
 	if slices.Contains(stages, bus.StageIndex) && slices.Contains(stages, bus.StageEmbed) && s.Embedder != nil {
 		s.wg.Add(1)

@@ -57,6 +57,7 @@ type Kernel struct {
 	wmu     sync.Mutex
 	conns   map[*websocket.Conn]bool
 	offline bool
+	muted   bool
 	// async holds SQL writes until /api/sqlite/flushTransaction or 3 s,
 	// as the real kernel does; pending are the held writes.
 	async   bool
@@ -322,6 +323,10 @@ func (k *Kernel) SetOffline(on bool) {
 	}
 }
 
+// SetMuted keeps /ws connections open but sends no events (the plugin
+// path is then the only one).
+func (k *Kernel) SetMuted(on bool) { k.wmu.Lock(); k.muted = on; k.wmu.Unlock() }
+
 // Disconnect closes every /ws connection.
 func (k *Kernel) Disconnect() {
 	k.wmu.Lock()
@@ -342,7 +347,7 @@ func (k *Kernel) broadcast(cmd string, data any) {
 	raw, _ := json.Marshal(map[string]any{"cmd": cmd, "app": "", "sid": "", "pushMode": 0, "data": data})
 	k.wmu.Lock()
 	defer k.wmu.Unlock()
-	if k.offline {
+	if k.offline || k.muted {
 		return
 	}
 	for c := range k.conns {

@@ -1,0 +1,113 @@
+package pipeline
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"time"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/siyuan"
+)
+
+// StageSiYuan is the SiYuan bridge: not a consumer of the bus but a source
+// publishing kb.doc.changed; `worker --stage siyuan` runs it alone.
+const StageSiYuan = "siyuan"
+
+// SiYuanStatusKey is the KB_STATS key where a running bridge keeps its state.
+const SiYuanStatusKey = "siyuan_status"
+
+// SiYuanConfig is the bridge's configuration in a pipeline.
+type SiYuanConfig struct {
+	siyuan.Config
+	// PluginListen is where the plugin endpoint listens (host:port; empty:
+	// no endpoint). Events go to POST /siyuan/events.
+	PluginListen string
+}
+
+// startSiYuan runs the bridge until the system stops; its state goes to
+// KB_STATS every second.
+func (s *System) startSiYuan(ctx context.Context) error {
+	state, err := s.Bus.KV(ctx, bus.BucketSources)
+	if err != nil {
+		return err
+	}
+	trace := fmt.Sprintf("siyuan-%d", time.Now().UnixNano())
+	log := s.cfg.Log.With().Str("trace_id", trace).Logger()
+	src := siyuan.New(s.cfg.SiYuan.Config, state, func(ctx context.Context, ev *schemas.DocChanged) error {
+		_, err := s.Bus.Publish(ctx, ev, trace)
+		return err
+	}, log)
+	s.SiYuan = src
+	if addr := s.cfg.SiYuan.PluginListen; addr != "" {
+		ln, err := net.Listen("tcp", addr)
+		if err != nil {
+			return fmt.Errorf("siyuan plugin endpoint %s: %w", addr, err)
+		}
+		mux := http.NewServeMux()
+		mux.Handle("/siyuan/events", src.PluginHandler())
+		srv := &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		s.PluginAddr = ln.Addr().String()
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			go func() { <-ctx.Done(); _ = srv.Close() }()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				log.Error().Err(err).Msg("siyuan plugin endpoint failed")
+			}
+		}()
+		log.Info().Str("addr", s.PluginAddr).Msg("siyuan plugin endpoint listening")
+	}
+	s.wg.Add(2)
+	go func() {
+		defer s.wg.Done()
+		if err := src.Run(ctx); err != nil {
+			s.mu.Lock()
+			s.errs = append(s.errs, err)
+			s.mu.Unlock()
+		}
+	}()
+	go func() {
+		defer s.wg.Done()
+		kv, err := s.Bus.KV(ctx, bus.BucketStats)
+		if err != nil {
+			return
+		}
+		t := time.NewTicker(time.Second)
+		defer t.Stop()
+		for {
+			raw, _ := json.Marshal(src.Status())
+			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+			_ = kv.Put(pctx, SiYuanStatusKey, raw)
+			cancel()
+			select {
+			case <-ctx.Done():
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return nil
+}
+
+// SiYuanStatus reads the bridge's state a running system last wrote (nil
+// when no bridge ran).
+func SiYuanStatus(ctx context.Context, b *bus.Bus) (*siyuan.Status, error) {
+	kv, err := b.KV(ctx, bus.BucketStats)
+	if err != nil {
+		return nil, err
+	}
+	raw, err := kv.Get(ctx, SiYuanStatusKey)
+	if err != nil || raw == nil {
+		return nil, err
+	}
+	var st siyuan.Status
+	if err := json.Unmarshal(raw, &st); err != nil {
+		return nil, fmt.Errorf("siyuan status: %w", err)
+	}
+	return &st, nil
+}

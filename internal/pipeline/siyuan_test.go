@@ -1,0 +1,125 @@
+package pipeline_test
+
+import (
+	"context"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/workers/siyuan"
+	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
+)
+
+const (
+	syBox   = "20261121100831-kt25p1g"
+	syDoc   = "20261121100831-xs0m89b"
+	syChild = "20261121100832-child01"
+)
+
+func siyuanKernel(t testing.TB) *siyuantest.Kernel {
+	k := siyuantest.New(t, "tok")
+	k.AddNotebook(syBox, "Notes")
+	if err := k.PutDoc(syBox, syDoc, "", "/Birds",
+		siyuantest.Block{ID: "20261121100831-head001", Type: "h", Subtype: "h1", Content: "Crows", Markdown: "# Crows"},
+		siyuantest.Block{ID: "20261121100831-para001", Type: "p", Content: "Crows use tools to get food.", Markdown: "Crows use tools to get food."},
+	); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.PutDoc(syBox, syChild, syDoc, "/Birds/Owls",
+		siyuantest.Block{ID: "20261121100832-para001", Type: "p", Content: "Owls hunt silently at night.", Markdown: "Owls hunt silently at night."},
+	); err != nil {
+		t.Fatal(err)
+	}
+	k.SetAsync(true)
+	return k
+}
+
+// searchable polls the index until query finds block (or, with block "",
+// finds nothing).
+func searchable(t testing.TB, sys *pipeline.System, query, block string) time.Duration {
+	t.Helper()
+	start := time.Now()
+	for {
+		hits, err := sys.Store.Search(context.Background(), query, store.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		found := slices.ContainsFunc(hits, func(h store.Hit) bool { return slices.Contains(h.BlockIDs, block) })
+		if block == "" && len(hits) == 0 || block != "" && found {
+			return time.Since(start)
+		}
+		if time.Since(start) > 20*time.Second {
+			t.Fatalf("%q: %d hits, want block %q", query, len(hits), block)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestALiveSiYuanKernelsEditsAndDeletesReachTheIndex(t *testing.T) {
+	k := siyuanKernel(t)
+	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", Log: testLog(t),
+		SiYuan: &pipeline.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond,
+			PluginSecret: "s3cret"}, PluginListen: "127.0.0.1:0"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Stop()
+	searchable(t, sys, "tools", "20261121100831-para001")
+	searchable(t, sys, "owls", "20261121100832-para001")
+
+	if err := k.EditDoc(syDoc, func(bs []siyuantest.Block) []siyuantest.Block {
+		bs[1].Content = "Crows remember human faces."
+		return bs
+	}); err != nil {
+		t.Fatal(err)
+	}
+	searchable(t, sys, "faces", "20261121100831-para001")
+	searchable(t, sys, "tools", "")
+
+	// The document and its child go; neither is found any more.
+	if _, err := k.RemoveDoc(syDoc); err != nil {
+		t.Fatal(err)
+	}
+	searchable(t, sys, "faces", "")
+	searchable(t, sys, "owls", "")
+
+	st, err := pipeline.SiYuanStatus(context.Background(), sys.Bus)
+	for deadline := time.Now().Add(5 * time.Second); (st == nil || st.Deleted < 2) && time.Now().Before(deadline); {
+		time.Sleep(100 * time.Millisecond)
+		st, err = pipeline.SiYuanStatus(context.Background(), sys.Bus)
+	}
+	if err != nil || st == nil || !st.Connected || st.Deleted < 2 || st.LastReconcile.IsZero() || st.URL != k.URL() {
+		t.Errorf("bridge status on the bus: %+v, %v", st, err)
+	}
+
+	// The plugin endpoint: a wrong secret is refused, the right one applies
+	// the event like /ws.
+	post := func(secret string) int {
+		req, _ := http.NewRequest(http.MethodPost, "http://"+sys.PluginAddr+"/siyuan/events",
+			strings.NewReader(`{"cmd":"savedoc","data":{"rootID":"20261121100900-plugin1"}}`))
+		req.Header.Set(siyuan.PluginHeader, secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		return resp.StatusCode
+	}
+	k.SetAsync(false)
+	k.SetMuted(true) // only the plugin says what changed
+	if err := k.PutDoc(syBox, "20261121100900-plugin1", "", "/Plugin", siyuantest.Block{ID: "20261121100900-ppara01", Type: "p",
+		Content: "Forwarded by the plugin: magpies.", Markdown: "Forwarded by the plugin: magpies."}); err != nil {
+		t.Fatal(err)
+	}
+	if code := post("wrong"); code != http.StatusUnauthorized {
+		t.Errorf("a wrong secret: HTTP %d", code)
+	}
+	if code := post("s3cret"); code != http.StatusAccepted {
+		t.Errorf("the right secret: HTTP %d", code)
+	}
+	searchable(t, sys, "magpies", "20261121100900-ppara01")
+}
