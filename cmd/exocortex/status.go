@@ -16,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/models/ort"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/workers/siyuan"
 )
 
 type stageStatus struct {
@@ -45,6 +46,8 @@ type statusReport struct {
 	// Cache is the answer cache's size and hit rate (absent before the
 	// answer stage first ran).
 	Cache *answer.CacheStats `json:"answer_cache,omitempty"`
+	// SiYuan is the SiYuan bridge's state as it last reported it.
+	SiYuan *siyuan.Status `json:"siyuan,omitempty"`
 }
 
 type modelStatus struct {
@@ -99,6 +102,7 @@ func cmdStatus(ctx context.Context, args []string) error {
 	rep.Models, rep.Embedded, rep.Search = modelState(ctx, c.data, n.models)
 	if rep.Running || c.nats != "" {
 		rep.Providers, _ = pipeline.ProviderHealth(ctx, b)
+		rep.SiYuan, _ = pipeline.SiYuanStatus(ctx, b)
 	}
 	if cs, err := answer.ReadCacheStats(ctx, pipeline.CachePath(c.data)); err == nil {
 		rep.Cache = &cs
@@ -127,6 +131,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 	for _, p := range rep.Providers {
 		fmt.Printf("llm %-16s breaker %-9s errors %.2f  latency %s  free %v  requests in window %d\n",
 			p.Name, p.State, p.ErrorScore, p.LatencyEWMA.Round(time.Millisecond), p.Free, p.WindowRequests)
+	}
+	if rep.SiYuan != nil {
+		printBridge(rep.SiYuan)
 	}
 	if cs := rep.Cache; cs != nil {
 		fmt.Printf("answer cache: %d answers, hit rate %.1f%% (%d hits, %d misses)\n", cs.Entries, 100*cs.HitRate, cs.Hits, cs.Misses)

@@ -20,6 +20,8 @@ func cmdUp(ctx context.Context, args []string) error {
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
 	var n neural
 	n.register(fs)
+	var br bridge
+	br.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -30,6 +32,9 @@ func cmdUp(ctx context.Context, args []string) error {
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	if err := n.apply(&cfg); err != nil {
+		return err
+	}
+	if err := br.apply(&cfg); err != nil {
 		return err
 	}
 	sys, err := pipeline.Start(ctx, cfg)
@@ -50,11 +55,13 @@ func cmdWorker(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
 	var c common
 	c.register(fs, "info")
-	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", "))
+	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", ")+", or siyuan (the SiYuan bridge)")
 	workers := fs.Int("workers", 1, "workers in this stage's pool")
 	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
 	var n neural
 	n.register(fs)
+	var br bridge
+	br.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -74,11 +81,19 @@ func cmdWorker(ctx context.Context, args []string) error {
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
+	if err := br.apply(&cfg); err != nil {
+		return err
+	}
 	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	log.Info().Str("stage", *stage).Str("nats", c.nats).Msg("worker started")
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err := <-sys.SiYuanFailed():
+		_ = sys.Stop()
+		return err // a refused token: retrying cannot help
+	}
 	return sys.Stop()
 }

@@ -66,9 +66,7 @@ func (s *System) startSiYuan(ctx context.Context) error {
 	go func() {
 		defer s.wg.Done()
 		if err := src.Run(ctx); err != nil {
-			s.mu.Lock()
-			s.errs = append(s.errs, err)
-			s.mu.Unlock()
+			s.siyuanErr <- err
 		}
 	}()
 	go func() {
@@ -93,6 +91,9 @@ func (s *System) startSiYuan(ctx context.Context) error {
 	}()
 	return nil
 }
+
+// SiYuanFailed delivers the error that stopped the bridge (a refused token).
+func (s *System) SiYuanFailed() <-chan error { return s.siyuanErr }
 
 // SiYuanStatus reads the bridge's state a running system last wrote (nil
 // when no bridge ran).

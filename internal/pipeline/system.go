@@ -142,6 +142,7 @@ type System struct {
 	// SiYuan is the bridge when it runs here; PluginAddr its plugin endpoint.
 	SiYuan     *siyuan.Source
 	PluginAddr string
+	siyuanErr  chan error
 	// ModelNotes say which models are missing and what that changes.
 	ModelNotes []string
 	embedSpec  models.Spec
@@ -180,7 +181,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		b.Close()
 		return nil, err
 	}
-	s := &System{Bus: b, cfg: cfg}
+	s := &System{Bus: b, cfg: cfg, siyuanErr: make(chan error, 1)}
 	if b.Server != nil {
 		if err := os.WriteFile(URLFile(cfg.DataDir), []byte(b.Server.ClientURL()+"\n"), 0o644); err != nil {
 			b.Close()

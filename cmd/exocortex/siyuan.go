@@ -1,0 +1,112 @@
+package main
+
+import (
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/workers/siyuan"
+)
+
+// bridge holds the SiYuan bridge's flags.
+type bridge struct {
+	url, config, plugin string
+}
+
+func (b *bridge) register(fs *flag.FlagSet) {
+	fs.StringVar(&b.url, "siyuan", os.Getenv("EXOCORTEX_SIYUAN_URL"),
+		"SiYuan kernel to keep the index in step with, such as http://127.0.0.1:6806 (env EXOCORTEX_SIYUAN_URL; the API token from EXOCORTEX_SIYUAN_TOKEN)")
+	fs.StringVar(&b.config, "siyuan-config", os.Getenv("EXOCORTEX_SIYUAN_CONFIG"),
+		"SiYuan bridge settings, a JSON file (env EXOCORTEX_SIYUAN_CONFIG): url, token_env, include, exclude, plugin_secret_env, plugin_listen, reconcile")
+	fs.StringVar(&b.plugin, "siyuan-plugin-listen", os.Getenv("EXOCORTEX_SIYUAN_PLUGIN_LISTEN"),
+		"address of the endpoint the SiYuan plugin forwards events to, such as 127.0.0.1:6808 (needs EXOCORTEX_SIYUAN_PLUGIN_SECRET)")
+}
+
+// bridgeFile is the JSON settings file; secrets come from the environment
+// variables it names (token and plugin_secret are read too, for a file
+// kept private).
+type bridgeFile struct {
+	URL             string   `json:"url"`
+	Token           string   `json:"token"`
+	TokenEnv        string   `json:"token_env"`
+	Include         []string `json:"include"`
+	Exclude         []string `json:"exclude"`
+	PluginSecret    string   `json:"plugin_secret"`
+	PluginSecretEnv string   `json:"plugin_secret_env"`
+	PluginListen    string   `json:"plugin_listen"`
+	Reconcile       string   `json:"reconcile"`
+}
+
+// apply sets cfg.SiYuan when a kernel is configured.
+func (b *bridge) apply(cfg *pipeline.Config) error {
+	var f bridgeFile
+	if b.config != "" {
+		raw, err := os.ReadFile(b.config)
+		if err != nil {
+			return fmt.Errorf("--siyuan-config: %w", err)
+		}
+		if err := json.Unmarshal(raw, &f); err != nil {
+			return fmt.Errorf("--siyuan-config %s: %w", b.config, err)
+		}
+	}
+	if b.url != "" {
+		f.URL = b.url
+	}
+	if b.plugin != "" {
+		f.PluginListen = b.plugin
+	}
+	if f.URL == "" {
+		if b.config != "" {
+			return fmt.Errorf("--siyuan-config %s: no url", b.config)
+		}
+		return nil
+	}
+	sc := &pipeline.SiYuanConfig{Config: siyuan.Config{URL: f.URL, Token: f.Token, Include: f.Include, Exclude: f.Exclude,
+		PluginSecret: f.PluginSecret}, PluginListen: f.PluginListen}
+	if f.TokenEnv != "" {
+		sc.Token = os.Getenv(f.TokenEnv)
+	}
+	if sc.Token == "" {
+		sc.Token = os.Getenv("EXOCORTEX_SIYUAN_TOKEN")
+	}
+	if f.PluginSecretEnv != "" {
+		sc.PluginSecret = os.Getenv(f.PluginSecretEnv)
+	}
+	if sc.PluginSecret == "" {
+		sc.PluginSecret = os.Getenv("EXOCORTEX_SIYUAN_PLUGIN_SECRET")
+	}
+	if sc.PluginListen != "" && sc.PluginSecret == "" {
+		return fmt.Errorf("the SiYuan plugin endpoint needs a shared secret: set EXOCORTEX_SIYUAN_PLUGIN_SECRET (or plugin_secret_env in the settings file)")
+	}
+	if f.Reconcile != "" {
+		d, err := time.ParseDuration(f.Reconcile)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("--siyuan-config %s: reconcile %q is not a duration such as 3m", b.config, f.Reconcile)
+		}
+		sc.Reconcile = d
+	}
+	cfg.SiYuan = sc
+	return nil
+}
+
+// printBridge prints the bridge's state for status.
+func printBridge(st *siyuan.Status) {
+	state := "connected"
+	if !st.Connected {
+		state = "disconnected"
+		if st.Error != "" {
+			state += " (" + st.Error + ")"
+		}
+	}
+	ago := func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return time.Since(t).Round(time.Second).String() + " ago"
+	}
+	fmt.Printf("siyuan %s: %s; last event %s, last reconciliation %s; %d documents synced, %d sent, %d deleted\n",
+		st.URL, state, ago(st.LastEvent), ago(st.LastReconcile), st.DocsSynced, st.Sent, st.Deleted)
+}

@@ -1,0 +1,106 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
+)
+
+func TestUpWithSiYuanIndexesTheKernelAndStatusShowsTheBridge(t *testing.T) {
+	k := siyuantest.New(t, "kernel-token-123")
+	k.AddNotebook("20261121100831-kt25p1g", "Notes")
+	if err := k.PutDoc("20261121100831-kt25p1g", "20261121100831-xs0m89b", "", "/Birds",
+		siyuantest.Block{ID: "20261121100831-para001", Type: "p", Content: "Crows use tools to get food.", Markdown: "Crows use tools to get food."},
+	); err != nil {
+		t.Fatal(err)
+	}
+	data := t.TempDir()
+	up := exec.Command(binary, "up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "info", "--no-models", "--siyuan", k.URL())
+	up.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_SIYUAN_TOKEN=kernel-token-123")
+	var upErr bytes.Buffer
+	up.Stderr = &upErr
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer up.Process.Kill()
+	var st struct {
+		Chunks int
+		SiYuan *struct {
+			Connected  bool `json:"connected"`
+			DocsSynced int  `json:"docs_synced"`
+		} `json:"siyuan"`
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(data, "nats.url")); err == nil {
+			out, _, _ := exo(t, "status", "--data", data, "--json")
+			if json.Unmarshal([]byte(out), &st) == nil && st.SiYuan != nil && st.SiYuan.Connected && st.SiYuan.DocsSynced == 1 && st.Chunks == 1 {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the bridge did not sync: %+v\n%s", st, upErr.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if out := mustExo(t, "status", "--data", data); !strings.Contains(out, "siyuan "+k.URL()+": connected") {
+		t.Errorf("status:\n%s", out)
+	}
+	if out := mustExo(t, "search", "tools", "--data", data, "--json"); !strings.Contains(out, "siyuan://blocks/20261121100831-para001") {
+		t.Errorf("search: %s", out)
+	}
+	if err := up.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Wait(); err != nil {
+		t.Errorf("up exited with %v", err)
+	}
+	if strings.Contains(upErr.String(), "kernel-token-123") {
+		t.Error("the token was logged")
+	}
+}
+
+func TestASiYuanWorkerWithAWrongTokenStopsWithAClearError(t *testing.T) {
+	k := siyuantest.New(t, "right")
+	data := t.TempDir()
+	up := exec.Command(binary, "up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "warn", "--no-models")
+	up.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_SIYUAN_URL=")
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer up.Process.Kill()
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(data, "nats.url")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("up did not start")
+		}
+	}
+	w := exec.Command(binary, "worker", "--stage", "siyuan", "--data", data, "--siyuan", k.URL(), "--log-level", "error")
+	w.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_SIYUAN_TOKEN=wrong-token-456")
+	var o bytes.Buffer
+	w.Stdout, w.Stderr = &o, &o
+	done := make(chan error, 1)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- w.Wait() }()
+	select {
+	case err := <-done:
+		if err == nil || !strings.Contains(o.String(), "API token") || strings.Contains(o.String(), "wrong-token-456") {
+			t.Errorf("worker: %v\n%s", err, o.String())
+		}
+	case <-time.After(20 * time.Second):
+		_ = w.Process.Kill()
+		t.Fatalf("the worker kept retrying a refused token:\n%s", o.String())
+	}
+}
