@@ -196,6 +196,11 @@ func TestTheLiveBridgeFollowsEditsMovesAndRemovalsAndCatchesUpAfterADisconnect(t
 	}, func(evs []*schemas.DocChanged) bool {
 		return has(evs, probe, false, func(e *schemas.DocChanged) bool { return len(e.Blocks) == 104 })
 	})
+	step("a renamed document: its child's title path changes too", func() error { return k.RenameDoc(parent, "Renamed") },
+		func(evs []*schemas.DocChanged) bool {
+			return has(evs, parent, false, func(e *schemas.DocChanged) bool { return e.Title == "Renamed" }) &&
+				has(evs, child, false, func(e *schemas.DocChanged) bool { return slices.Equal(e.TitlePath, []string{"RAG Probe", "Renamed", "Child"}) })
+		})
 	step("a removed document with its child", func() error { _, err := k.RemoveDoc(parent); return err },
 		func(evs []*schemas.DocChanged) bool { return has(evs, parent, true, nil) && has(evs, child, true, nil) })
 	step("a removed notebook", func() error { return k.RemoveNotebook(box2) },

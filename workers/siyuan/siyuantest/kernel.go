@@ -579,3 +579,33 @@ func slicesDeleteID(bs []Block, id string) []Block {
 	}
 	return out
 }
+
+// RenameDoc retitles a document: its hpath and its descendants' change,
+// and /ws says "rename" (no savedoc), as the kernel does.
+func (k *Kernel) RenameDoc(id, title string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	d, ok := k.docs[id]
+	if !ok {
+		return fmt.Errorf("no document %s", id)
+	}
+	old := d.hpath
+	nu := old[:strings.LastIndex(old, "/")+1] + title
+	prefix := strings.TrimSuffix(d.path, ".sy") + "/"
+	for _, o := range k.order {
+		x := k.docs[o]
+		if o != id && !(x.box == d.box && strings.HasPrefix(x.path, prefix)) {
+			continue
+		}
+		x.hpath = nu + strings.TrimPrefix(x.hpath, old)
+		x.title = x.hpath[strings.LastIndex(x.hpath, "/")+1:]
+		if o == id {
+			x.updated = k.tick()
+		}
+		if err := k.write(x); err != nil {
+			return err
+		}
+	}
+	k.broadcast("rename", map[string]string{"box": d.box, "id": id, "path": d.path, "title": title})
+	return nil
+}
