@@ -199,7 +199,9 @@ func TestTheLiveBridgeFollowsEditsMovesAndRemovalsAndCatchesUpAfterADisconnect(t
 	step("a renamed document: its child's title path changes too", func() error { return k.RenameDoc(parent, "Renamed") },
 		func(evs []*schemas.DocChanged) bool {
 			return has(evs, parent, false, func(e *schemas.DocChanged) bool { return e.Title == "Renamed" }) &&
-				has(evs, child, false, func(e *schemas.DocChanged) bool { return slices.Equal(e.TitlePath, []string{"RAG Probe", "Renamed", "Child"}) })
+				has(evs, child, false, func(e *schemas.DocChanged) bool {
+					return slices.Equal(e.TitlePath, []string{"RAG Probe", "Renamed", "Child"})
+				})
 		})
 	step("a removed document with its child", func() error { _, err := k.RemoveDoc(parent); return err },
 		func(evs []*schemas.DocChanged) bool { return has(evs, parent, true, nil) && has(evs, child, true, nil) })
