@@ -114,10 +114,13 @@ CREATE TABLE IF NOT EXISTS counters (name TEXT PRIMARY KEY, value INTEGER NOT NU
 		e.vector = v
 		c.entries = append(c.entries, e)
 	}
-	_ = db.QueryRow(`SELECT coalesce((SELECT value FROM counters WHERE name = 'hits'), 0),
-		coalesce((SELECT value FROM counters WHERE name = 'misses'), 0)`).Scan(&c.hits, &c.misses)
+	_ = db.QueryRow(`SELECT `+countersCols).Scan(&c.hits, &c.misses)
 	return c, rows.Err()
 }
+
+// countersCols selects the persisted hits and misses.
+const countersCols = `coalesce((SELECT value FROM counters WHERE name = 'hits'), 0),
+	coalesce((SELECT value FROM counters WHERE name = 'misses'), 0)`
 
 // Close closes the database.
 func (c *Cache) Close() error { return c.db.Close() }
@@ -319,9 +322,7 @@ func ReadCacheStats(ctx context.Context, path string) (CacheStats, error) {
 		return s, fmt.Errorf("answer cache %s: %w", path, err)
 	}
 	defer db.Close()
-	err = db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM answers),
-		coalesce((SELECT value FROM counters WHERE name = 'hits'), 0),
-		coalesce((SELECT value FROM counters WHERE name = 'misses'), 0)`).Scan(&s.Entries, &s.Hits, &s.Misses)
+	err = db.QueryRowContext(ctx, `SELECT (SELECT count(*) FROM answers), `+countersCols).Scan(&s.Entries, &s.Hits, &s.Misses)
 	if err != nil {
 		return s, fmt.Errorf("answer cache %s: %w", path, err)
 	}

@@ -272,19 +272,19 @@ func (s *System) openAnswer() error {
 // providers' health (breaker state, error score, latency) for status.
 const HealthKey = "llm_health"
 
-// publishHealth writes the router's provider health every two seconds (the
-// router itself logs each breaker state change).
-func (s *System) publishHealth(ctx context.Context) {
+// publishStat writes state() as JSON to the KB_STATS key every interval
+// until ctx ends, for exocortex status to read with readStat.
+func (s *System) publishStat(ctx context.Context, key string, every time.Duration, state func() any) {
 	kv, err := s.Bus.KV(ctx, bus.BucketStats)
 	if err != nil {
 		return
 	}
-	t := time.NewTicker(2 * time.Second)
+	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		raw, _ := json.Marshal(s.Router.Health())
+		raw, _ := json.Marshal(state())
 		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		_ = kv.Put(pctx, HealthKey, raw)
+		_ = kv.Put(pctx, key, raw)
 		cancel()
 		select {
 		case <-ctx.Done():
@@ -294,19 +294,27 @@ func (s *System) publishHealth(ctx context.Context) {
 	}
 }
 
-// ProviderHealth reads the providers' health a running system last wrote.
-func ProviderHealth(ctx context.Context, b *bus.Bus) ([]llm.ProviderHealth, error) {
+// readStat reads the JSON a running system last wrote to the KB_STATS key
+// into out; false when there is none.
+func readStat(ctx context.Context, b *bus.Bus, key string, out any) (bool, error) {
 	kv, err := b.KV(ctx, bus.BucketStats)
 	if err != nil {
-		return nil, err
+		return false, err
 	}
-	raw, err := kv.Get(ctx, HealthKey)
+	raw, err := kv.Get(ctx, key)
 	if err != nil || raw == nil {
-		return nil, err
+		return false, err
 	}
+	if err := json.Unmarshal(raw, out); err != nil {
+		return false, fmt.Errorf("%s: %w", key, err)
+	}
+	return true, nil
+}
+
+// ProviderHealth reads the providers' health a running system last wrote
+// (every two seconds; the router itself logs each breaker state change).
+func ProviderHealth(ctx context.Context, b *bus.Bus) ([]llm.ProviderHealth, error) {
 	var out []llm.ProviderHealth
-	if err := json.Unmarshal(raw, &out); err != nil {
-		return nil, fmt.Errorf("provider health: %w", err)
-	}
-	return out, nil
+	_, err := readStat(ctx, b, HealthKey, &out)
+	return out, err
 }

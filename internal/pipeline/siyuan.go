@@ -2,7 +2,6 @@ package pipeline
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -71,23 +70,7 @@ func (s *System) startSiYuan(ctx context.Context) error {
 	}()
 	go func() {
 		defer s.wg.Done()
-		kv, err := s.Bus.KV(ctx, bus.BucketStats)
-		if err != nil {
-			return
-		}
-		t := time.NewTicker(time.Second)
-		defer t.Stop()
-		for {
-			raw, _ := json.Marshal(src.Status())
-			pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-			_ = kv.Put(pctx, SiYuanStatusKey, raw)
-			cancel()
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-			}
-		}
+		s.publishStat(ctx, SiYuanStatusKey, time.Second, func() any { return src.Status() })
 	}()
 	return nil
 }
@@ -98,17 +81,9 @@ func (s *System) SiYuanFailed() <-chan error { return s.siyuanErr }
 // SiYuanStatus reads the bridge's state a running system last wrote (nil
 // when no bridge ran).
 func SiYuanStatus(ctx context.Context, b *bus.Bus) (*siyuan.Status, error) {
-	kv, err := b.KV(ctx, bus.BucketStats)
-	if err != nil {
-		return nil, err
-	}
-	raw, err := kv.Get(ctx, SiYuanStatusKey)
-	if err != nil || raw == nil {
-		return nil, err
-	}
 	var st siyuan.Status
-	if err := json.Unmarshal(raw, &st); err != nil {
-		return nil, fmt.Errorf("siyuan status: %w", err)
+	if ok, err := readStat(ctx, b, SiYuanStatusKey, &st); !ok {
+		return nil, err
 	}
 	return &st, nil
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
 )
@@ -49,10 +50,20 @@ func BenchmarkSiYuanEditToSearchable(b *testing.B) {
 }
 
 // BenchmarkSiYuanInitialSync10k syncs a fake kernel holding 10,000 blocks
-// (100 documents of a heading and 99 paragraphs) into a fresh system and
+// (100 documents of a heading and 99 XQuAD paragraphs) into a fresh system and
 // waits until every chunk is indexed.
 func BenchmarkSiYuanInitialSync10k(b *testing.B) {
-	sents, _ := xquadParagraphs(b)
+	var sents []string
+	for _, d := range corpus(b) {
+		if d.Source == schemas.SourceSiYuan {
+			continue // the XQuAD paragraphs only
+		}
+		for _, bl := range d.Blocks {
+			if bl.Text != "" {
+				sents = append(sents, bl.Text)
+			}
+		}
+	}
 	k := siyuantest.New(b, "tok")
 	k.AddNotebook(syBox, "Notes")
 	for d := 0; d < 100; d++ {
@@ -90,21 +101,4 @@ func BenchmarkSiYuanInitialSync10k(b *testing.B) {
 	}
 	b.ReportMetric(10000*float64(b.N)/total.Seconds(), "blocks/s")
 	b.ReportMetric(total.Seconds()/float64(b.N), "s/sync")
-}
-
-// xquadParagraphs returns the XQuAD paragraphs (en and ru).
-func xquadParagraphs(b *testing.B) ([]string, error) {
-	var out []string
-	for _, f := range []string{"../../../shared/eval/xquad.en.json", "../../../shared/eval/xquad.ru.json"} {
-		set, err := eval.Load(f)
-		if err != nil {
-			b.Skipf("eval data not found: %v", err)
-		}
-		for _, d := range set.Docs {
-			for _, bl := range d.Blocks {
-				out = append(out, bl.Text)
-			}
-		}
-	}
-	return out, nil
 }

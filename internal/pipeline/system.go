@@ -213,7 +213,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
-			s.publishHealth(runCtx)
+			s.publishStat(runCtx, HealthKey, 2*time.Second, func() any { return s.Router.Health() })
 		}()
 	}
 	if runSiYuan {

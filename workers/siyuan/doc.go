@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,7 +100,7 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 	refsOf := map[string][]string{}
 	for _, r := range refs {
 		from, to := r.Str("block_id"), r.Str("def_block_id")
-		if from != "" && to != "" && !contains(refsOf[from], to) {
+		if from != "" && to != "" && !slices.Contains(refsOf[from], to) {
 			refsOf[from] = append(refsOf[from], to)
 		}
 	}
@@ -214,13 +215,4 @@ func blockType(t string) string {
 		return schemas.BlockMedia
 	}
 	return schemas.BlockOther
-}
-
-func contains(xs []string, x string) bool {
-	for _, y := range xs {
-		if y == x {
-			return true
-		}
-	}
-	return false
 }

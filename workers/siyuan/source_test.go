@@ -3,7 +3,6 @@ package siyuan_test
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -245,5 +244,4 @@ func TestAnInvalidTokenStopsTheBridgeWithAClearError(t *testing.T) {
 	if st := src.Status(); st.Connected || st.Error == "" || out.len() != 0 {
 		t.Errorf("status %+v, %d sent", st, out.len())
 	}
-	_ = fmt.Sprint()
 }

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -564,20 +565,10 @@ func (k *Kernel) DropRow(id string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	for _, d := range k.docs {
-		d.blocks = slicesDeleteID(d.blocks, id)
+		d.blocks = slices.DeleteFunc(d.blocks, func(b Block) bool { return b.ID == id })
 	}
 	_, err := k.db.Exec(`DELETE FROM blocks WHERE id = ?`, id)
 	return err
-}
-
-func slicesDeleteID(bs []Block, id string) []Block {
-	out := bs[:0]
-	for _, b := range bs {
-		if b.ID != id {
-			out = append(out, b)
-		}
-	}
-	return out
 }
 
 // RenameDoc retitles a document: its hpath and its descendants' change,
