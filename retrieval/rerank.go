@@ -60,8 +60,11 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 			out.TimingsMS["rerank"] = ms(time.Since(t))
 		}
 	}
+	// The ranked candidates below the top k still tell which chunk of a
+	// linked note fits the query best (see expand).
+	var rest []schemas.Context
 	if len(ctxs) > k {
-		ctxs = ctxs[:k]
+		ctxs, rest = ctxs[:k], ctxs[k:]
 	}
 	expand := cfg.Expand
 	if rq.Options.Expand != 0 {
@@ -69,7 +72,7 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 	}
 	if expand > 0 && len(ctxs) > 0 && r.Index != nil {
 		t := time.Now()
-		more, err := r.expand(ctx, ctxs, expand)
+		more, err := r.expand(ctx, ctxs, rest, expand)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: graph expansion: %w", rq.QueryID, err)
 		}
@@ -87,15 +90,23 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 // by edge kind in ExpansionOrder, and within a kind by the rank of the
 // context they neighbour. A chunk already among the contexts is not added
 // again.
-func (r *Retriever) expand(ctx context.Context, ctxs []schemas.Context, n int) ([]schemas.Context, error) {
+//
+// A ref whose target is a whole document (a Markdown wikilink, a SiYuan
+// document reference) adds that document's chunk ranked best among rest (the
+// candidates below the top k), else its first chunk; nothing when one of its
+// chunks is already among the contexts.
+func (r *Retriever) expand(ctx context.Context, ctxs, rest []schemas.Context, n int) ([]schemas.Context, error) {
 	have := map[string]bool{}
+	haveDoc := map[string]bool{}
 	for _, c := range ctxs {
 		have[c.ChunkID] = true
+		haveDoc[c.DocID] = true
 	}
 	type cand struct {
 		block, kind, of string
 	}
 	var order []cand
+	var refs []string
 	for _, kind := range ExpansionOrder {
 		for _, c := range ctxs {
 			blocks := c.BlockIDs
@@ -117,6 +128,9 @@ func (r *Retriever) expand(ctx context.Context, ctxs []schemas.Context, n int) (
 				}
 				for _, e := range edges {
 					order = append(order, cand{block: e.Dst, kind: kind, of: c.ChunkID})
+					if kind == store.EdgeRef {
+						refs = append(refs, e.Dst)
+					}
 				}
 			}
 		}
@@ -132,10 +146,32 @@ func (r *Retriever) expand(ctx context.Context, ctxs []schemas.Context, n int) (
 	if err != nil {
 		return nil, err
 	}
+	var firstOf map[string]string
+	if len(refs) > 0 {
+		if firstOf, err = r.Index.FirstChunksOfDocs(ctx, refs); err != nil {
+			return nil, err
+		}
+	}
+	bestOf := map[string]string{}
+	for _, c := range rest {
+		if _, ok := bestOf[c.DocID]; !ok && c.DocID != "" {
+			bestOf[c.DocID] = c.ChunkID
+		}
+	}
 	var pick []string
 	src := map[string]cand{}
 	for _, c := range order {
 		id, ok := chunkOf[c.block]
+		if first, doc := firstOf[c.block]; doc && c.kind == store.EdgeRef {
+			if haveDoc[c.block] {
+				continue
+			}
+			haveDoc[c.block] = true
+			id, ok = first, true
+			if best, found := bestOf[c.block]; found {
+				id = best
+			}
+		}
 		if !ok || have[id] {
 			continue
 		}

@@ -34,6 +34,7 @@ type Index interface {
 	Passages(ctx context.Context, ids []string) ([]store.Hit, error)
 	Neighbors(ctx context.Context, blockID string, kinds ...string) ([]store.Edge, error)
 	ChunksOfBlocks(ctx context.Context, blockIDs []string) (map[string]string, error)
+	FirstChunksOfDocs(ctx context.Context, docIDs []string) (map[string]string, error)
 }
 
 // Config sizes each step.

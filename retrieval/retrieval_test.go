@@ -229,3 +229,81 @@ func TestQdrantIsAskedWithAWiderEfEachTime(t *testing.T) {
 		t.Errorf("hnsw_ef sent to Qdrant: %v, want [64 96 128]", efs)
 	}
 }
+
+// linkedNotes indexes two Markdown-style notes (no document block, so a
+// wikilink's target is the document id, not a block): "kettle" has a
+// paragraph that links to the note "acid", which has two chunks.
+func linkedNotes(t *testing.T) *store.Store {
+	t.Helper()
+	ctx := context.Background()
+	st, err := store.Open(filepath.Join(t.TempDir(), "exocortex.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	chunks := []*schemas.ChunkCreated{
+		{ChunkID: "md-kettle:0", DocID: "md-kettle", Ordinal: 0, Text: "Descale the kettle with vinegar once a month.",
+			BlockIDs: []string{"k1"}, Refs: []string{"md-acid"}},
+		{ChunkID: "md-acid:0", DocID: "md-acid", Ordinal: 0, Text: "Citric acid is a weak organic acid.", BlockIDs: []string{"a1"}},
+		{ChunkID: "md-acid:1", DocID: "md-acid", Ordinal: 1, Text: "It dissolves limescale faster than vinegar does.", BlockIDs: []string{"a2"}},
+	}
+	for _, c := range chunks {
+		c.DocVersion, c.Hash, c.Lang = 1, "h-"+c.ChunkID, "en"
+		if _, err := st.UpsertChunk(ctx, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, d := range []*schemas.DocStructure{
+		{DocID: "md-kettle", Title: "Kettle", Path: "kettle.md", Hash: "k", Version: 1, ChunkIDs: []string{"md-kettle:0"},
+			Blocks: []schemas.BlockNode{{ID: "k1", Type: schemas.BlockParagraph, ChunkID: "md-kettle:0", Refs: []string{"md-acid"}}}},
+		{DocID: "md-acid", Title: "Citric acid", Path: "acid.md", Hash: "a", Version: 1, ChunkIDs: []string{"md-acid:0", "md-acid:1"},
+			Blocks: []schemas.BlockNode{{ID: "a1", Type: schemas.BlockParagraph, ChunkID: "md-acid:0"},
+				{ID: "a2", Type: schemas.BlockParagraph, ChunkID: "md-acid:1"}}},
+	} {
+		if _, err := st.ApplyStructure(ctx, d); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return st
+}
+
+func TestGraphExpansionFollowsLinksToWholeNotes(t *testing.T) {
+	st := linkedNotes(t)
+	r := &retrieval.Retriever{Index: st}
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name, query, want string
+	}{
+		// Only the kettle note matches: the linked note comes in by its first chunk.
+		{"a link to a note adds the note's first chunk", "descale kettle", "md-kettle:0 md-acid:0:graph:ref"},
+		// The acid note's second chunk matched too but fell below k=1: it is
+		// the linked note's best chunk for this query, so it is the one added.
+		{"a link to a note adds the note's chunk that matched best", "descale kettle vinegar", "md-kettle:0 md-acid:1:graph:ref"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: tc.query,
+				Options: schemas.QueryOptions{Mode: schemas.ModeLexical, K: 1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, err := r.Rerank(ctx, rq)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range out.Contexts {
+				s := c.ChunkID
+				if strings.HasPrefix(c.Source, "graph:") {
+					s += ":" + c.Source
+					if c.Of != "md-kettle:0" || c.Text == "" || c.Title != "Citric acid" {
+						t.Errorf("neighbour %+v", c)
+					}
+				}
+				got = append(got, s)
+			}
+			if strings.Join(got, " ") != tc.want {
+				t.Errorf("contexts %s\nwant     %s", strings.Join(got, " "), tc.want)
+			}
+		})
+	}
+}

@@ -87,6 +87,43 @@ func (s *Store) ChunksOfBlocks(ctx context.Context, blockIDs []string) (map[stri
 	return out, rows.Err()
 }
 
+// FirstChunksOfDocs maps document ids to each document's first chunk (the
+// lowest ordinal); ids that are not documents with chunks are left out. A
+// reference to a whole note (a Markdown wikilink, a SiYuan document ref)
+// names a document id, not a block, and resolves through this.
+func (s *Store) FirstChunksOfDocs(ctx context.Context, docIDs []string) (map[string]string, error) {
+	out := make(map[string]string, len(docIDs))
+	const slice = 500
+	for lo := 0; lo < len(docIDs); lo += slice {
+		part := docIDs[lo:min(lo+slice, len(docIDs))]
+		args := make([]any, len(part))
+		for i, id := range part {
+			args[i] = id
+		}
+		// SQLite takes the bare chunk_id from the row holding min(ordinal).
+		rows, err := s.r.QueryContext(ctx, `SELECT doc_id, chunk_id, min(ordinal) FROM chunks WHERE doc_id IN (`+
+			strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+`) GROUP BY doc_id`, args...)
+		if err != nil {
+			return nil, fmt.Errorf("first chunks of docs: %w", err)
+		}
+		for rows.Next() {
+			var d, c string
+			var ord int
+			if err := rows.Scan(&d, &c, &ord); err != nil {
+				rows.Close()
+				return nil, fmt.Errorf("first chunks of docs: %w", err)
+			}
+			out[d] = c
+		}
+		err = rows.Err()
+		rows.Close()
+		if err != nil {
+			return nil, fmt.Errorf("first chunks of docs: %w", err)
+		}
+	}
+	return out, nil
+}
+
 // DocChunkIDs lists the chunk ids the index holds for a document.
 func (s *Store) DocChunkIDs(ctx context.Context, docID string) ([]string, error) {
 	q := s.r.QueryContext

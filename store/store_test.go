@@ -819,3 +819,22 @@ func TestCommonTermsAreLeftOutWhenRarerOnesRemain(t *testing.T) {
 		t.Fatalf("a small index keeps every term: %d hits %v", len(hits), err)
 	}
 }
+
+func TestFirstChunksOfDocsNamesEachDocumentsFirstChunk(t *testing.T) {
+	s := openTest(t)
+	ctx := context.Background()
+	for _, c := range []*schemas.ChunkCreated{chunkEv("a:1", "a", 1, "second of a"), chunkEv("a:0", "a", 1, "first of a"),
+		chunkEv("b:0", "b", 1, "only of b")} {
+		if strings.HasSuffix(c.ChunkID, ":1") {
+			c.Ordinal = 1
+		}
+		mustUpsert(t, s, c, true)
+	}
+	got, err := s.FirstChunksOfDocs(ctx, []string{"a", "b", "nope", "a:0-b1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || got["a"] != "a:0" || got["b"] != "b:0" {
+		t.Errorf("first chunks = %v, want a -> a:0, b -> b:0 (a block id or unknown id is no document)", got)
+	}
+}
