@@ -31,7 +31,16 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 	}
 	ctxs := make([]schemas.Context, 0, len(rq.Candidates))
 	for _, c := range rq.Candidates {
-		ctxs = append(ctxs, schemas.Context{Passage: c.Passage, Score: c.Fused, Source: "fused", FusedRank: c.FusedRank,
+		// A single retriever's mode scores by that retriever (BM25, the
+		// cosine): its fused score would only restate the rank.
+		score, source := c.Fused, "fused"
+		switch {
+		case rq.Mode == schemas.ModeLexical && c.Lexical != nil:
+			score, source = c.Lexical.Score, "lexical"
+		case rq.Mode == schemas.ModeVector && c.Vector != nil:
+			score, source = c.Vector.Score, "vector"
+		}
+		ctxs = append(ctxs, schemas.Context{Passage: c.Passage, Score: score, Source: source, FusedRank: c.FusedRank,
 			Lexical: c.Lexical, Vector: c.Vector})
 	}
 	if rq.Mode == schemas.ModeRerank && len(ctxs) > 0 {

@@ -307,3 +307,46 @@ func TestGraphExpansionFollowsLinksToWholeNotes(t *testing.T) {
 		})
 	}
 }
+
+func TestASingleRetrieversModeScoresByThatRetriever(t *testing.T) {
+	st, vs := corpus(t)
+	ctx := context.Background()
+	q := unit(8, 2)
+	q[1] = 0.5
+	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(q), Config: retrieval.Config{WeakScore: 0.1}}
+	for _, mode := range []string{schemas.ModeLexical, schemas.ModeVector, schemas.ModeHybrid} {
+		rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "crows tools ravens",
+			Options: schemas.QueryOptions{Mode: mode, Expand: -1}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, err := r.Rerank(ctx, rq)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(out.Contexts) < 2 {
+			t.Fatalf("%s: contexts %+v", mode, out.Contexts)
+		}
+		for _, c := range out.Contexts {
+			var want float64
+			var src string
+			switch mode {
+			case schemas.ModeLexical:
+				want, src = c.Lexical.Score, "lexical" // BM25, not 1/(60+rank)
+			case schemas.ModeVector:
+				want, src = c.Vector.Score, "vector" // the cosine
+			default:
+				want, src = 0, "fused"
+				if c.Lexical != nil {
+					want += 1 / (60 + float64(c.Lexical.Rank))
+				}
+				if c.Vector != nil {
+					want += 1 / (60 + float64(c.Vector.Rank))
+				}
+			}
+			if math.Abs(c.Score-want) > 1e-12 || c.Source != src {
+				t.Errorf("%s: %s scored %v (%s), want %v (%s)", mode, c.ChunkID, c.Score, c.Source, want, src)
+			}
+		}
+	}
+}

@@ -146,10 +146,13 @@ type Context struct {
 	Passage
 	// Rank is 1-based in the final list.
 	Rank int `json:"rank"`
-	// Score is the cross-encoder score (rerank), else the fused score.
+	// Score is what ranked the context: the cross-encoder score (source
+	// rerank), the RRF fused score (fused), BM25 in lexical mode (lexical) or
+	// the cosine in vector mode (vector); 0 for a neighbour.
 	Score float64 `json:"score"`
-	// Source is "rerank", "fused", or "graph:<edge kind>" for a neighbour
-	// added by graph expansion (then Of names the context it neighbours).
+	// Source is "rerank", "fused", "lexical", "vector", or "graph:<edge kind>"
+	// for a neighbour added by graph expansion (then Of names the context it
+	// neighbours).
 	Source string `json:"source"`
 	Of     string `json:"of,omitempty"`
 	// FusedRank is the candidate's place before reranking (0 for neighbours);

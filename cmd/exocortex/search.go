@@ -112,7 +112,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 		return nil
 	}
 	for _, r := range results {
-		fmt.Printf("%2d. %s  (score %.3f%s)\n", r.Rank, strings.Join(r.SectionPath, " > "), r.Score, sourceNote(r.Source))
+		fmt.Printf("%2d. %s  (%s)\n", r.Rank, strings.Join(r.SectionPath, " > "), scoreNote(r))
 		fmt.Printf("    %s\n", oneLine(r.Snippet))
 		fmt.Printf("    block %s", r.BlockID)
 		if r.Link != "" {
@@ -130,10 +130,30 @@ type searchOutput struct {
 	Results   []searchResult     `json:"results"`
 }
 
-func sourceNote(src string) string {
-	if strings.HasPrefix(src, "graph:") {
-		return ", neighbour by " + strings.TrimPrefix(src, "graph:")
+// scoreNote says what ranked a result: the BM25 score (lexical mode), the
+// cosine (vector), the RRF score with each retriever's rank and score
+// (hybrid), the cross-encoder's score (rerank); a graph neighbour has none.
+func scoreNote(r searchResult) string {
+	if strings.HasPrefix(r.Source, "graph:") {
+		return "neighbour by " + strings.TrimPrefix(r.Source, "graph:")
 	}
-	return ""
+	kind := map[string]string{"lexical": "bm25", "vector": "cosine", "fused": "rrf", "rerank": "cross-encoder"}[r.Source]
+	if kind == "" {
+		kind = r.Source
+	}
+	note := fmt.Sprintf("%s %.4g", kind, r.Score)
+	if r.Source == "fused" || r.Source == "rerank" {
+		var parts []string
+		if r.Lexical != nil {
+			parts = append(parts, fmt.Sprintf("bm25 #%d %.4g", r.Lexical.Rank, r.Lexical.Score))
+		}
+		if r.Vector != nil {
+			parts = append(parts, fmt.Sprintf("cosine #%d %.3f", r.Vector.Rank, r.Vector.Score))
+		}
+		if len(parts) > 0 {
+			note += ": " + strings.Join(parts, ", ")
+		}
+	}
+	return note
 }
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
