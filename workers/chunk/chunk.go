@@ -25,7 +25,8 @@ type Piece struct {
 	// list items as "- item".
 	Text string
 	// SectionPath is the document's title path, then the headings in force at
-	// the chunk's first own block.
+	// the chunk's first own block; a top heading that reads as the title (a
+	// Markdown note's "# Title") is not repeated.
 	SectionPath []string
 	// Lang is DetectLang(Text).
 	Lang string
@@ -422,8 +423,12 @@ func (s *splitter) render(spans []span) []Piece {
 		}
 		idSum := sha256.Sum256([]byte(key.String()))
 		sum := sha256.Sum256([]byte(text))
-		path := make([]string, 0, len(base)+len(s.paths[first.first]))
-		path = append(append(path, base...), s.paths[first.first]...)
+		heads := s.paths[first.first]
+		if len(base) > 0 && len(heads) > 0 && sameHeading(heads[0], base[len(base)-1]) {
+			heads = heads[1:] // the title's own heading (a Markdown note's first "# Title")
+		}
+		path := make([]string, 0, len(base)+len(heads))
+		path = append(append(path, base...), heads...)
 		pieces = append(pieces, Piece{
 			ID:          s.doc.DocID + ":" + hex.EncodeToString(idSum[:8]),
 			Ordinal:     k,
@@ -438,6 +443,12 @@ func (s *splitter) render(spans []span) []Piece {
 		prevOwn, prevLast = own, &units[len(units)-1]
 	}
 	return pieces
+}
+
+// sameHeading tells whether two headings read the same (case and surrounding
+// space aside).
+func sameHeading(a, b string) bool {
+	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
 }
 
 func (s *splitter) refs(ids []string) []string {

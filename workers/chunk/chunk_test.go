@@ -494,6 +494,26 @@ func TestSplitSectionPaths(t *testing.T) {
 			t.Errorf("section path %q, want %q", p[0].SectionPath, want)
 		}
 	})
+	t.Run("a top heading that is the title is not repeated after it", func(t *testing.T) {
+		// A Markdown note's title is its first level 1 heading.
+		d := newDoc("sp3", 9)
+		d.doc.Title, d.doc.TitlePath = "Tomatoes", []string{"veg", "Tomatoes"}
+		d.heading(1, "Tomatoes")
+		d.para(para())
+		d.heading(2, "Pests")
+		d.para(para())
+		d.heading(1, "tomatoes ")
+		d.para(para())
+		var got [][]string
+		for _, p := range Split(&d.doc, cfg) {
+			got = append(got, p.SectionPath)
+		}
+		got = slices.CompactFunc(got, slices.Equal) // a section may take several chunks
+		want := [][]string{{"veg", "Tomatoes"}, {"veg", "Tomatoes", "Pests"}, {"veg", "Tomatoes"}}
+		if !slices.EqualFunc(got, want, slices.Equal) {
+			t.Errorf("section paths %q, want %q", got, want)
+		}
+	})
 	t.Run("a chunk inside a section carries the headings above it", func(t *testing.T) {
 		d := newDoc("sp2", 8)
 		d.heading(2, "Intro")
