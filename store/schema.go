@@ -125,6 +125,13 @@ END;
 	`
 CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab('chunks_fts', 'row');
 `,
+	// 5: the title columns also hold the document's labels (aliases, tags;
+	// see LabelKeys). Recording the analyzer as version 0 of its mode makes
+	// the writer rebuild every full-text row, with the same mode, when it
+	// opens the database (see loadAnalyzer).
+	`
+UPDATE meta SET value = substr(value, 1, instr(value, '/')) || '0' WHERE key = 'analyzer' AND instr(value, '/') > 0;
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

@@ -308,12 +308,12 @@ RETURNING id`,
 		return false, err
 	}
 
-	var title string
-	err = tx.QueryRowContext(ctx, `SELECT title FROM documents WHERE doc_id = ?`, c.DocID).Scan(&title)
+	var title, meta string
+	err = tx.QueryRowContext(ctx, `SELECT title, meta FROM documents WHERE doc_id = ?`, c.DocID).Scan(&title, &meta)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return false, err
 	}
-	if err := s.putFTS(ctx, tx, id, c.Text, title, c.SectionPath); err != nil {
+	if err := s.putFTS(ctx, tx, id, c.Text, titleText(title, parseMeta(meta)), c.SectionPath); err != nil {
 		return false, err
 	}
 	return true, nil
@@ -346,8 +346,34 @@ FROM documents d WHERE d.doc_id = ? AND d.version > ?`, c.ChunkID, c.DocID, c.Do
 	return listed == 0, nil
 }
 
+// LabelKeys are the document properties indexed with its title, so that a
+// search for one finds the document's chunks: Markdown front matter's
+// aliases and tags, a SiYuan document's alias and tags.
+var LabelKeys = []string{"aliases", "alias", "tags", "tag"}
+
+// titleText is what the title columns of a document's chunks index: its
+// title, then its labels (see LabelKeys).
+func titleText(title string, meta map[string]string) string {
+	parts := []string{title}
+	for _, k := range LabelKeys {
+		if v := strings.TrimSpace(meta[k]); v != "" {
+			parts = append(parts, v)
+		}
+	}
+	return strings.Join(parts, " / ")
+}
+
+// parseMeta decodes the documents.meta column; junk decodes as nil.
+func parseMeta(s string) map[string]string {
+	var m map[string]string
+	if s == "" || json.Unmarshal([]byte(s), &m) != nil {
+		return nil
+	}
+	return m
+}
+
 // putFTS replaces the full-text row of chunk id, analysing its text, title
-// and section path.
+// (with the document's labels: see titleText) and section path.
 func (s *Store) putFTS(ctx context.Context, tx *sql.Tx, id int64, text, title string, section []string) error {
 	a := s.Analyzer()
 	r := ftsRow{title: a.Words(title), section: a.Words(strings.Join(section, " / ")), heads: heads(a, title, section)}
@@ -499,12 +525,13 @@ DELETE FROM chunks WHERE doc_id = ? AND version <= ?
 	AND chunk_id NOT IN (SELECT value FROM json_each(?))`, d.DocID, d.Version, chunkIDs); err != nil {
 		return err
 	}
-	return s.retitle(ctx, tx, d.DocID, d.Title)
+	return s.retitle(ctx, tx, d.DocID, titleText(d.Title, d.Meta))
 }
 
 // retitle rewrites the title and heads of a document's full-text rows
 // whose title column does not hold title's words (chunks usually arrive
-// before their document). The body's columns are kept as they are.
+// before their document; title is titleText's, labels included). The body's
+// columns are kept as they are.
 func (s *Store) retitle(ctx context.Context, tx *sql.Tx, docID, title string) error {
 	a := s.Analyzer()
 	words := a.Words(title)
@@ -558,13 +585,14 @@ func (s *Store) reindex(ctx context.Context, tx *sql.Tx) error {
 		return err
 	}
 	type row struct {
-		id                    int64
-		text, title, sections string
+		id                          int64
+		text, title, meta, sections string
 	}
 	last := int64(-1 << 63)
 	for {
 		rows, err := tx.QueryContext(ctx, `
-SELECT c.id, c.text, coalesce(d.title, ''), c.section_path FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
+SELECT c.id, c.text, coalesce(d.title, ''), coalesce(d.meta, '{}'), c.section_path
+FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
 WHERE c.id > ? ORDER BY c.id LIMIT ?`, last, page)
 		if err != nil {
 			return err
@@ -572,7 +600,7 @@ WHERE c.id > ? ORDER BY c.id LIMIT ?`, last, page)
 		var todo []row
 		for rows.Next() {
 			var r row
-			if err := rows.Scan(&r.id, &r.text, &r.title, &r.sections); err != nil {
+			if err := rows.Scan(&r.id, &r.text, &r.title, &r.meta, &r.sections); err != nil {
 				rows.Close()
 				return err
 			}
@@ -583,7 +611,7 @@ WHERE c.id > ? ORDER BY c.id LIMIT ?`, last, page)
 			return err
 		}
 		for _, r := range todo {
-			if err := s.putFTS(ctx, tx, r.id, r.text, r.title, parseList(r.sections)); err != nil {
+			if err := s.putFTS(ctx, tx, r.id, r.text, titleText(r.title, parseMeta(r.meta)), parseList(r.sections)); err != nil {
 				return err
 			}
 			last = r.id

@@ -838,3 +838,78 @@ func TestFirstChunksOfDocsNamesEachDocumentsFirstChunk(t *testing.T) {
 		t.Errorf("first chunks = %v, want a -> a:0, b -> b:0 (a block id or unknown id is no document)", got)
 	}
 }
+
+func TestTagsAndAliasesOfADocumentAreSearchable(t *testing.T) {
+	s := openTest(t)
+	loadCorpus(t, s)
+	// The structure first: a chunk written after it takes the labels too.
+	d := structure("doc-en-garden", 1, "en-garden")
+	d.Meta = map[string]string{"tags": "permaculture,allotment/raised-beds", "aliases": "Veg patch", "author": "Quixote"}
+	mustApply(t, s, d, true)
+	// The structure after the chunk: the chunk's row is rewritten.
+	d = structure("doc-ru-bread", 1, "ru-bread")
+	d.Meta = map[string]string{"tags": "выпечка", "alias": "Хлебница"}
+	mustApply(t, s, d, true)
+	for q, want := range map[string]string{"permaculture": "en-garden", "raised beds": "en-garden", "patch": "en-garden",
+		"выпечки": "ru-bread", "хлебница": "ru-bread"} {
+		if hits := search(t, s, q, SearchOptions{}); len(hits) == 0 || hits[0].ChunkID != want {
+			t.Errorf("search %q: %v, want %s first (a tag or alias of its document)", q, hitIDs(hits), want)
+		}
+	}
+	if hits := search(t, s, "quixote", SearchOptions{}); len(hits) != 0 {
+		t.Errorf("other front matter is not a label: %v", hitIDs(hits))
+	}
+	// A new chunk of a labelled document, and a rebuild, keep the labels.
+	ev := chunkEv("en-garden-2", "doc-en-garden", 1, "Beans climb the stakes.")
+	mustUpsert(t, s, ev, true)
+	if err := s.Reindex(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search(t, s, "permaculture", SearchOptions{}); len(hits) != 2 {
+		t.Errorf("after a new chunk and a rebuild: %v, want both chunks of the tagged document", hitIDs(hits))
+	}
+	// Labels that are gone are no longer found.
+	d = structure("doc-en-garden", 2, "en-garden", "en-garden-2")
+	mustApply(t, s, d, true)
+	if hits := search(t, s, "permaculture", SearchOptions{}); len(hits) != 0 {
+		t.Errorf("after the tags were removed: %v", hitIDs(hits))
+	}
+}
+
+func TestOpeningAnOlderIndexAddsTheLabelsOfItsDocuments(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "exocortex.db")
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := s.UseAnalyzer(ctx, analysis.Plain); err != nil {
+		t.Fatal(err)
+	}
+	mustUpsert(t, s, chunkEv("c1", "d1", 1, "Tomatoes need sun."), true)
+	d := structure("d1", 1, "c1")
+	d.Meta = map[string]string{"tags": "permaculture"}
+	mustApply(t, s, d, true)
+	// An index of schema 4 held the title alone in the title columns.
+	if _, err := s.w.Exec(`UPDATE chunks_fts SET title = 'title of d1', heads = ''`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.w.Exec(`PRAGMA user_version = 4`); err != nil {
+		t.Fatal(err)
+	}
+	if hits := search(t, s, "permaculture", SearchOptions{}); len(hits) != 0 {
+		t.Fatalf("the old row was not simulated: %v", hitIDs(hits))
+	}
+	s.Close()
+	s, err = Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if hits := search(t, s, "permaculture", SearchOptions{}); len(hits) != 1 {
+		t.Errorf("after reopening: %v, want the tagged document's chunk", hitIDs(hits))
+	}
+	if got := s.Analyzer().Mode(); got != analysis.Plain {
+		t.Errorf("analyzer mode %s after the rebuild, want plain kept", got)
+	}
+}
