@@ -75,8 +75,9 @@ type Hit struct {
 	// one query only.
 	Score float64
 	// Snippet is the window of the chunk's text that matches best, cut from
-	// the original text (case, ё and punctuation kept), matched words between
-	// the marks.
+	// the original text (case, ё and punctuation kept) as plain text (its
+	// Markdown marks dropped: analysis.PlainText), matched words between the
+	// marks.
 	Snippet string
 	// Text is the chunk's text as stored.
 	Text string
@@ -157,7 +158,7 @@ ORDER BY f.rank`
 			h.BlockID = h.BlockIDs[0]
 		}
 		if tokens > 0 {
-			h.Snippet = a.Snippet(h.Text, aq, analysis.SnippetOptions{
+			h.Snippet = a.Snippet(analysis.PlainText(h.Text), aq, analysis.SnippetOptions{
 				Tokens: tokens, MarkStart: start, MarkEnd: end, Ellipsis: DefaultEllipsis})
 		}
 		hits = append(hits, h)

@@ -26,9 +26,10 @@ type searchResult struct {
 	DocID       string   `json:"doc_id"`
 	ChunkID     string   `json:"chunk_id"`
 	Lang        string   `json:"lang,omitempty"`
-	Snippet     string   `json:"snippet"`
-	Path        string   `json:"path,omitempty"`
-	Link        string   `json:"link,omitempty"`
+	// Snippet is plain text (no Markdown marks), matched words in [ ].
+	Snippet string `json:"snippet"`
+	Path    string `json:"path,omitempty"`
+	Link    string `json:"link,omitempty"`
 	// Source is rerank, fused or graph:<edge>; Lexical and Vector are the
 	// retrievers' ranks and scores when known.
 	Source  string                `json:"source,omitempty"`
@@ -91,7 +92,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 		r := searchResult{
 			Rank: cx.Rank, Score: cx.Score, Title: cx.Title, SectionPath: cx.SectionPath, BlockID: cx.BlockID,
 			BlockIDs: cx.BlockIDs, DocID: cx.DocID, ChunkID: cx.ChunkID, Lang: cx.Lang, Path: cx.Path, Link: answer.Link(cx.BlockID, cx.Path),
-			Snippet: an.Snippet(cx.Text, aq, analysis.SnippetOptions{Tokens: 32, MarkStart: "[", MarkEnd: "]", Ellipsis: "…"}),
+			Snippet: an.Snippet(analysis.PlainText(cx.Text), aq, analysis.SnippetOptions{Tokens: 32, MarkStart: "[", MarkEnd: "]", Ellipsis: "…"}),
 			Source:  cx.Source,
 		}
 		if cx.Lexical != nil || cx.Vector != nil {
