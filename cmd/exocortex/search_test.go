@@ -58,6 +58,27 @@ func TestCLISearchExpandFollowsWikilinksToWholeNotes(t *testing.T) {
 	if linked.Source != "graph:ref" || !strings.Contains(linked.Snippet, "lemons") {
 		t.Errorf("linked note's result: %+v, want source graph:ref and its text", *linked)
 	}
+
+	// An answer's contexts get the linked note too (here the search-only
+	// answer cites its contexts).
+	var done struct {
+		Mode      string `json:"mode"`
+		Citations []struct {
+			Title string `json:"title"`
+			DocID string `json:"doc_id"`
+		} `json:"citations"`
+	}
+	out := mustExo(t, "ask", "how do I descale?", "--data", data, "--no-models", "--json")
+	if err := json.Unmarshal([]byte(out), &done); err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, out)
+	}
+	cited := false
+	for _, c := range done.Citations {
+		cited = cited || c.DocID == linked.DocID
+	}
+	if done.Mode != "search_only" || !cited {
+		t.Errorf("ask: mode %s, citations %+v: want the linked note %s among the contexts", done.Mode, done.Citations, linked.DocID)
+	}
 }
 
 func TestCLISearchFindsNotesByFrontMatterTagsAndAliases(t *testing.T) {
