@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"html"
 	"regexp"
 	"strings"
 	"unicode"
@@ -13,7 +14,8 @@ import (
 // [[target|alias]], SiYuan ((id "anchor"))), emphasis, strike-through,
 // highlight and code marks go, HTML tags go and backslash escapes are
 // resolved. Words and their order are kept, so a snippet cut from the result
-// matches the query as the text does. Line breaks are kept.
+// matches the query as the text does. Line breaks are kept; HTML entities
+// are decoded.
 func PlainText(md string) string {
 	lines := strings.Split(md, "\n")
 	out := make([]string, 0, len(lines))
@@ -31,8 +33,8 @@ func PlainText(md string) string {
 			continue
 		}
 		t = blockMarks(t)
-		if strings.HasPrefix(t, "|") || strings.HasSuffix(t, "|") && strings.Count(t, "|") > 1 {
-			t = strings.TrimSpace(strings.ReplaceAll(strings.Trim(t, "|"), "|", " "))
+		if strings.HasPrefix(t, "|") || strings.HasSuffix(t, "|") || strings.Contains(t, " | ") {
+			t = tableRow(t)
 		}
 		out = append(out, inlinePlain(t))
 	}
@@ -51,6 +53,24 @@ var (
 	autolinkRe   = regexp.MustCompile(`<((?:https?|mailto|ftp):[^>\s]*)>`)
 	htmlTagRe    = regexp.MustCompile(`</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>\n]*)?/?>`)
 )
+
+// tableRow replaces the cell separators of a table row with spaces; an
+// escaped pipe (\|) is text.
+func tableRow(t string) string {
+	var b strings.Builder
+	for i := 0; i < len(t); i++ {
+		switch {
+		case t[i] == '\\' && i+1 < len(t) && t[i+1] == '|':
+			b.WriteByte('|')
+			i++
+		case t[i] == '|':
+			b.WriteByte(' ')
+		default:
+			b.WriteByte(t[i])
+		}
+	}
+	return strings.TrimSpace(b.String())
+}
 
 // isRule reports whether a trimmed line is a thematic break (---, ***, ___).
 func isRule(t string) bool {
@@ -123,6 +143,9 @@ func inlinePlain(s string) string {
 	s = siyuanRefRe.ReplaceAllString(s, "$1$2")
 	s = autolinkRe.ReplaceAllString(s, "$1")
 	s = htmlTagRe.ReplaceAllString(s, "")
+	if strings.IndexByte(s, '&') >= 0 {
+		s = html.UnescapeString(s) // &lt;keyword&gt; -> <keyword>
+	}
 	for _, mark := range []string{"**", "__", "~~", "=="} {
 		s = strings.ReplaceAll(s, mark, "")
 	}

@@ -15,6 +15,7 @@ func TestPlainTextDropsMarkdownSyntaxAndKeepsTheWords(t *testing.T) {
 		{"SiYuan references become their anchor", `as ((20210808180117-6v0mkxr "the guide")) says`, "as the guide says"},
 		{"HTML tags and autolinks go", "a<br>b <span class=\"x\">c</span> <https://example.com>", "ab c https://example.com"},
 		{"tables lose their pipes and delimiter rows", "| a | b |\n|---|:-:|\n| 1 | 2 |", "a   b\n1   2"},
+		{"rows without outer pipes lose their separators", "Command | Arguments\n`db get` | `&lt;id&gt;`\na \\| b | c", "Command   Arguments\ndb get   <id>\na | b   c"},
 		{"rules go", "a\n---\nb\n* * *", "a\nb"},
 		{"tags lose their hash", "an #idea for C# and #2", "an idea for C# and 2"},
 		{"escapes resolve", `a \*literal\* star and 2 * 3 or 2*3`, "a *literal* star and 2 * 3 or 2*3"},
