@@ -1,6 +1,11 @@
 package analysis
 
-import "testing"
+import (
+	"html"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
 func TestPlainTextDropsMarkdownSyntaxAndKeepsTheWords(t *testing.T) {
 	for _, tt := range []struct{ name, in, want string }{
@@ -27,4 +32,23 @@ func TestPlainTextDropsMarkdownSyntaxAndKeepsTheWords(t *testing.T) {
 			}
 		})
 	}
+}
+
+// FuzzPlainText checks that any text turns into plain text without a panic,
+// keeps being valid UTF-8 when it was, and never grows more words than it had.
+func FuzzPlainText(f *testing.F) {
+	for _, s := range []string{"", "**", "\\", "[", "[[", "[[|]]", "((", "`", "```", "| |", "&", "&amp;lt;", "#", "# ", "- [ ]",
+		"**[a](b)** _c_ `d` ~~e~~ ==f== ![g](h) [[i#j|k]] ((20210808180117-6v0mkxr \"l\")) <m>n</m> \\* 2*3 a_b #tag",
+		"\xff\xfe\x00 ** \\\xff"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, md string) {
+		out := PlainText(md)
+		if utf8.ValidString(md) && !utf8.ValidString(out) {
+			t.Fatalf("PlainText(%q) = %q: not UTF-8", md, out)
+		}
+		if len(Tokenize(out)) > len(Tokenize(html.UnescapeString(md)))+strings.Count(md, "|")+strings.Count(md, "&") {
+			t.Fatalf("PlainText(%q) = %q: more words than the text", md, out)
+		}
+	})
 }
