@@ -214,7 +214,7 @@ func (a *Answerer) searchOnly(rq *schemas.QueryReranked, cfg Config, out *schema
 	var b strings.Builder
 	b.WriteString(searchOnlyLead(rq.Lang, out.Reasons))
 	for i, c := range rq.Contexts[:min(len(rq.Contexts), cfg.SearchOnly)] {
-		snip := a.Analyzer.Snippet(c.Text, q, analysis.SnippetOptions{Tokens: 40, MarkStart: "**", MarkEnd: "**", Ellipsis: "…"})
+		snip := a.Analyzer.Snippet(analysis.PlainText(c.Text), q, analysis.SnippetOptions{Tokens: 40, MarkStart: "**", MarkEnd: "**", Ellipsis: "…"})
 		fmt.Fprintf(&b, "\n%d. %s — %s [%d]", i+1, strings.Join(c.SectionPath, " > "), strings.Join(strings.Fields(snip), " "), i+1)
 		out.Citations = append(out.Citations, citation(c, snip))
 	}

@@ -184,3 +184,22 @@ func TestAStreamCutMidwayRestartsAndTheClientEndsWithTheWholeAnswer(t *testing.T
 	}
 	toks.check(t)
 }
+
+func TestSearchOnlySnippetsArePlainTextWithTheirMatchesInBold(t *testing.T) {
+	q := query()
+	q.Question = "What do crows use?"
+	q.Contexts = []schemas.Context{{Passage: schemas.Passage{ChunkID: "c1", DocID: "d1", BlockID: "b1", BlockIDs: []string{"b1"},
+		SectionPath: []string{"Birds"}, Text: "## Corvids\n\n- **Crows** use `tools`, see [[Tools|the tools note]] and [more](https://example.com)."}}}
+	done := (&answer.Answerer{Analyzer: analyzer(t)}).Answer(context.Background(), q)
+	if done.Mode != schemas.AnswerSearchOnly {
+		t.Fatalf("answer = %+v", done)
+	}
+	for _, bad := range []string{"****", "`", "##", "- ", "[[", "](", "https://"} {
+		if strings.Contains(done.Answer, bad) {
+			t.Errorf("search-only answer holds Markdown of the note %q:\n%s", bad, done.Answer)
+		}
+	}
+	if !strings.Contains(done.Answer, "**Crows** **use** tools") || !strings.Contains(done.Answer, "the tools note and more") {
+		t.Errorf("search-only answer:\n%s", done.Answer)
+	}
+}
