@@ -46,7 +46,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	k := fs.Int("k", 10, "number of results")
 	lang := fs.String("lang", "", "only chunks in this language (ru, en)")
 	mode := fs.String("mode", "", "retrieval mode: lexical, vector, hybrid or rerank (default: the fullest the installed models allow)")
-	expand := fs.Bool("expand", false, "add graph neighbours (parent, ref, sibling, next) after the results, as an answer's contexts would")
+	expand := fs.Bool("expand", false, "add graph neighbours (parent, ref, sibling, next; a link to a whole note adds its best chunk) after the results, as an answer's contexts would")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for the result")
 	asJSON := fs.Bool("json", false, "print results as JSON")
 	words, err := parse(fs, args)

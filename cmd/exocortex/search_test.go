@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/exocortex/exocortex/models/modeltest"
 )
 
 // searchHit is one result of search --json, with what these tests check.
@@ -169,6 +171,29 @@ func TestCLISearchSnippetsArePlainText(t *testing.T) {
 			if !strings.Contains(snippet, want) {
 				t.Errorf("search %v: snippet %q lacks %q", args, snippet, want)
 			}
+		}
+	}
+}
+
+func TestCLISearchSaysWhatEachModesScoreIs(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n\n## Owls\n\nOwls hunt at night.\n")
+	write(t, filepath.Join(vault, "garden.md"), "# Garden\n\nTomatoes need sun and water.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--models", modelsDir, "--quiet")
+	for _, tc := range []struct{ mode, source, note string }{
+		{"lexical", "lexical", "(bm25 "},
+		{"vector", "vector", "(cosine "},
+		{"hybrid", "fused", "(rrf "},
+		{"rerank", "rerank", "(cross-encoder "},
+	} {
+		hits := searchJSON(t, data, "crows tools", "--mode", tc.mode, "--models", modelsDir)
+		if len(hits) == 0 || hits[0].Source != tc.source {
+			t.Errorf("search --mode %s: %+v, want source %s", tc.mode, hits, tc.source)
+		}
+		out := mustExo(t, "search", "crows tools", "--mode", tc.mode, "--data", data, "--models", modelsDir)
+		if !strings.Contains(out, tc.note) || tc.mode == "hybrid" && !strings.Contains(out, ": bm25 #1 ") {
+			t.Errorf("search --mode %s output does not name its score %q:\n%s", tc.mode, tc.note, out)
 		}
 	}
 }
