@@ -23,9 +23,9 @@ import (
 
 // ParseMarkdown turns one Markdown file into a DocChanged (envelope left empty).
 // path is the file, content its bytes, and root the folder the document belongs
-// to (the vault): the DocID is derived from the path relative to root, and
-// wikilinks are resolved against every Markdown file under root. Version is the
-// file's mtime, so path must exist. Content that is not valid UTF-8, or front
+// to (the vault): wikilinks are resolved against every Markdown file under root. Version is the
+// file's mtime, so path must exist. The DocID depends on the file alone (see
+// MarkdownDocID), not on root. Content that is not valid UTF-8, or front
 // matter that is not a YAML mapping, is an error.
 //
 // Each call indexes root afresh when the document has wikilinks; Walk shares
@@ -55,12 +55,27 @@ func trimMarkdownExt(name string) string {
 	return name
 }
 
-// MarkdownDocID is the DocID of the Markdown file at rel, a path relative to
-// its root folder: "md-" + the first 16 hex digits of sha256(rel with forward
-// slashes). The same vault mounted at another absolute path keeps its ids.
-func MarkdownDocID(rel string) string {
-	sum := sha256.Sum256([]byte(filepath.ToSlash(rel)))
+// MarkdownDocID is the DocID of the Markdown file at path: "md-" + the first
+// 16 hex digits of sha256 of its canonical path (absolute, clean, symlinks
+// resolved, forward slashes). A file keeps its id whichever folder or
+// subfolder is ingested, and two files never share one; a moved file gets a
+// new id (Sync deletes the old one).
+func MarkdownDocID(path string) string {
+	sum := sha256.Sum256([]byte(filepath.ToSlash(canonical(path))))
 	return "md-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// canonical is path made absolute and clean with symlinks resolved; a path
+// that does not exist (any more) is only made absolute and clean.
+func canonical(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }
 
 // vault is a Markdown root folder and the index its wikilinks resolve against.
@@ -71,6 +86,7 @@ type vault struct {
 	// Both are nil until the first wikilink needs them (see index).
 	files  []string
 	byName map[string][]string
+	ids    map[string]string // rel -> DocID, so links resolve symlinks once
 }
 
 func newVault(root string) (*vault, error) {
@@ -78,7 +94,17 @@ func newVault(root string) (*vault, error) {
 	if err != nil {
 		return nil, fmt.Errorf("markdown root %s: %w", root, err)
 	}
-	return &vault{root: abs}, nil
+	return &vault{root: abs, ids: map[string]string{}}, nil
+}
+
+// docID is the DocID of the file at rel (slash-separated, under root).
+func (v *vault) docID(rel string) string {
+	id, ok := v.ids[rel]
+	if !ok {
+		id = MarkdownDocID(filepath.Join(v.root, filepath.FromSlash(rel)))
+		v.ids[rel] = id
+	}
+	return id
 }
 
 // setFiles fills the wikilink index from rel paths the caller already listed.
@@ -151,7 +177,7 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 
 	sum := sha256.Sum256(content)
 	doc := &schemas.DocChanged{
-		DocID:    MarkdownDocID(rel),
+		DocID:    v.docID(rel),
 		Source:   schemas.SourceMarkdown,
 		Path:     abs,
 		Notebook: v.root,
@@ -758,7 +784,7 @@ func (p *mdParser) resolveWiki(target string) string {
 		}
 		return strings.Compare(a, b)
 	})
-	return MarkdownDocID(best)
+	return p.vault.docID(best)
 }
 
 // resolveRelative resolves a Markdown link to another Markdown file: relative
@@ -798,5 +824,5 @@ func (p *mdParser) resolveRelative(dest string) string {
 	if info, err := os.Stat(full); err != nil || !info.Mode().IsRegular() {
 		return ""
 	}
-	return MarkdownDocID(rel)
+	return p.vault.docID(filepath.ToSlash(rel))
 }

@@ -52,13 +52,17 @@ type Publish func(ctx context.Context, ev *schemas.DocChanged) error
 
 // Sync walks paths, publishes a kb.doc.changed for every new or changed
 // document (content hash differs from the one remembered in state), and a
-// deletion for every remembered document under a walked folder that is gone.
+// deletion for every remembered document that is gone from a walked folder,
+// that is gone and whose content was walked elsewhere (moved), or whose
+// Markdown file was just sent under another id (state from before ids were
+// per file: the index migrates to the new ids as folders are ingested).
 // Unchanged documents publish nothing. A file that cannot be parsed is
 // reported and skipped, and is never taken for deleted.
 func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, opts SyncOptions) (SyncStats, []FileError, error) {
 	var st SyncStats
 	var ferrs []FileError
 	seen := map[string]bool{}
+	seenHash := map[string]bool{} // content hashes of the Markdown documents walked
 	failed := map[string]bool{}
 	progress := func() {
 		if opts.Progress != nil {
@@ -71,6 +75,9 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		}
 		st.Seen++
 		seen[doc.DocID] = true
+		if doc.Source == schemas.SourceMarkdown {
+			seenHash[doc.Hash] = true
+		}
 		key := stateKey(doc.DocID)
 		prev, err := loadState(ctx, state, key)
 		if err != nil {
@@ -99,8 +106,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		return nil
 	}, func(path string, err error) {
 		st.Failed++
-		abs, _ := filepath.Abs(path)
-		failed[abs] = true
+		failed[canonical(path)] = true
 		ferrs = append(ferrs, FileError{Path: path, Err: err.Error()})
 		progress()
 	})
@@ -109,9 +115,6 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 	}
 
 	roots := folderRoots(paths)
-	if len(roots) == 0 {
-		return st, ferrs, nil
-	}
 	keys, err := state.Keys(ctx)
 	if err != nil {
 		return st, ferrs, err
@@ -122,11 +125,27 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 			continue
 		}
 		prev, err := loadState(ctx, state, key)
-		if err != nil || prev == nil || failed[prev.Path] || !underAny(prev.Path, roots) {
+		if err != nil || prev == nil {
 			continue
 		}
-		if _, err := os.Stat(prev.Path); err == nil {
-			continue // still there (skipped as hidden, or moved between roots): not a deletion
+		path := canonical(prev.Path)
+		if failed[path] {
+			continue // unreadable this time: keep what the index has
+		}
+		_, statErr := os.Stat(path)
+		gone := statErr != nil
+		markdown := prev.Source == schemas.SourceMarkdown
+		switch {
+		case markdown && !gone && MarkdownDocID(path) != docID && seen[MarkdownDocID(path)]:
+			// An id from before ids were per file (relative to the folder
+			// ingested): the file was just sent under its own id.
+		case gone && underAny(path, roots):
+			// Deleted from a folder walked now.
+		case gone && markdown && seenHash[prev.Hash]:
+			// Moved (its folder renamed, say): the same content was walked
+			// under its new path.
+		default:
+			continue // still there, or out of this walk's reach: not a deletion
 		}
 		version := max(time.Now().UnixNano(), prev.Version+1)
 		del := &schemas.DocChanged{DocID: docID, Source: prev.Source, Path: prev.Path, Hash: prev.Hash, Version: version, Deleted: true}
@@ -191,9 +210,7 @@ func folderRoots(paths []string) []string {
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		if abs, err := filepath.Abs(p); err == nil {
-			out = append(out, abs)
-		}
+		out = append(out, canonical(p))
 	}
 	return out
 }

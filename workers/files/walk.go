@@ -33,9 +33,10 @@ import (
 // files are skipped. Walk returns an error when a given path does not exist,
 // before visiting anything, or the first error fn returns, which stops it.
 //
-// Markdown files under a folder use that folder as their root (DocIDs are
-// relative to it and wikilinks resolve inside it); a single Markdown file uses
-// its own folder. A .sy file belongs to the notebook folder above it (see
+// Markdown files under a folder use that folder as their root (wikilinks
+// resolve inside it and title paths start below it); a single Markdown file
+// uses its own folder. Their DocIDs do not depend on the root (see
+// MarkdownDocID). Paths are walked with symlinks resolved. A .sy file belongs to the notebook folder above it (see
 // LoadNotebook).
 func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
 	if onErr == nil {
@@ -44,10 +45,7 @@ func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(pat
 	abs := make([]string, len(paths))
 	infos := make([]os.FileInfo, len(paths))
 	for i, p := range paths {
-		a, err := filepath.Abs(p)
-		if err != nil {
-			return fmt.Errorf("walk %s: %w", p, err)
-		}
+		a := canonical(p) // a folder named through a symlink is walked as itself
 		info, err := os.Stat(a)
 		if err != nil {
 			return fmt.Errorf("walk: %w", err)
