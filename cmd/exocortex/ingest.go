@@ -44,6 +44,7 @@ func cmdIngest(ctx context.Context, args []string) error {
 	force := fs.Bool("force", false, "republish every document, even unchanged ones")
 	asJSON := fs.Bool("json", false, "print a JSON report")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	maxMB := fs.Int("max-file-mb", files.DefaultMaxFileBytes>>20, "skip (and report) files larger than this many MiB")
 	var n neural
 	n.register(fs)
 	paths, err := parse(fs, args)
@@ -52,6 +53,9 @@ func cmdIngest(ctx context.Context, args []string) error {
 	}
 	if len(paths) == 0 {
 		return errors.New("give one or more files or folders (Markdown, SiYuan notebooks)")
+	}
+	if *maxMB <= 0 {
+		return fmt.Errorf("--max-file-mb %d: give a positive number of MiB", *maxMB)
 	}
 	log := c.logger()
 	start := time.Now()
@@ -78,7 +82,8 @@ func cmdIngest(ctx context.Context, args []string) error {
 		return err
 	}
 	stats, ferrs, err := files.Sync(ctx, paths, state, publish, files.SyncOptions{
-		Force: *force,
+		Force:        *force,
+		MaxFileBytes: int64(*maxMB) << 20,
 		Progress: func(s files.SyncStats) {
 			pr.line(fmt.Sprintf("scanned %d documents: %d sent, %d unchanged, %d deleted, %d failed", s.Seen, s.Sent, s.Unchanged, s.Deleted, s.Failed))
 		},

@@ -2,9 +2,11 @@ package main_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // ingestJSON is the part of `ingest --json` these tests read.
@@ -90,5 +92,66 @@ func TestCLIIngestSubfolderAfterItsParentAddsNoDuplicates(t *testing.T) {
 	}
 	if n != 1 {
 		t.Errorf("search hits %q: Inner found %d times, want once", got, n)
+	}
+}
+
+// bigNote writes a Markdown note of about size bytes: sections of ordinary
+// paragraphs, one of them saying needle.
+func bigNote(t *testing.T, path string, size int, needle string) {
+	t.Helper()
+	var b strings.Builder
+	b.WriteString("# Big journal\n\n")
+	for i := 0; b.Len() < size; i++ {
+		if i%20 == 0 {
+			fmt.Fprintf(&b, "## Day %d\n\n", i/20)
+		}
+		fmt.Fprintf(&b, "Entry %d: walked to the river, counted %d herons, wrote down the weather and the price of bread. "+
+			"Met a neighbour who talked about the old mill and the road repairs of entry %d.\n\n", i, i%17, i)
+		if i == 50000 {
+			b.WriteString(needle + "\n\n")
+		}
+	}
+	write(t, path, b.String())
+}
+
+func TestCLIIngestIndexesANoteLargerThanTheMaxPayload(t *testing.T) {
+	if testing.Short() {
+		t.Skip("ingests a 20 MB note")
+	}
+	data, vault := t.TempDir(), t.TempDir()
+	// 20 MB: over the embedded server's 8 MiB max payload. Sorted first, so
+	// the small notes come after it.
+	bigNote(t, filepath.Join(vault, "a-journal.md"), 20<<20, "The zeppelin landed beside the lighthouse.")
+	write(t, filepath.Join(vault, "b-small.md"), "# Small\n\nThe marmalade recipe uses bitter oranges.\n")
+	write(t, filepath.Join(vault, "c-tiny.md"), "# Tiny\n\nSnowdrops flower in February.\n")
+
+	start := time.Now()
+	rep := ingestReport(t, vault, "--data", data)
+	t.Logf("ingesting 20 MB + 2 small notes took %s: %+v documents %d chunks %d", time.Since(start), rep.Files, rep.Documents, rep.Chunks)
+	if rep.Files.Sent != 3 || rep.Files.Failed != 0 || rep.Documents != 3 || rep.Chunks < 1000 {
+		t.Fatalf("ingest = %+v, errors %+v; want all 3 notes indexed", rep, rep.FileErrors)
+	}
+	for q, want := range map[string]string{"zeppelin lighthouse": "Big journal", "marmalade": "Small", "snowdrops": "Tiny"} {
+		if got := searchTitles(t, data, q); len(got) == 0 || got[0] != want {
+			t.Errorf("search %q = %q, want %q first", q, got, want)
+		}
+	}
+}
+
+func TestCLIIngestSkipsAndReportsAFileOverTheLimit(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	bigNote(t, filepath.Join(vault, "a-journal.md"), 3<<20, "needle")
+	write(t, filepath.Join(vault, "b-small.md"), "# Small\n\nThe marmalade recipe uses bitter oranges.\n")
+
+	out, errOut, err := exo(t, "ingest", vault, "--data", data, "--max-file-mb", "2")
+	if err == nil {
+		t.Errorf("ingest with a skipped file exited 0")
+	}
+	big := filepath.Join(vault, "a-journal.md")
+	if !strings.Contains(errOut, big) || !strings.Contains(errOut, "file too large: 3.0 MiB, the limit is 2.0 MiB") {
+		t.Errorf("the skipped file is not reported with its size and the limit:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	if got := searchTitles(t, data, "marmalade"); len(got) == 0 || got[0] != "Small" {
+		t.Errorf("the small note after the big one is not indexed: %q", got)
 	}
 }

@@ -45,6 +45,9 @@ type SyncOptions struct {
 	Progress func(SyncStats)
 	// OnSent is called with every document published (its message id).
 	OnSent func(ev *schemas.DocChanged)
+	// MaxFileBytes is the largest file read (default DefaultMaxFileBytes);
+	// a larger one is reported with ErrTooLarge and skipped.
+	MaxFileBytes int64
 }
 
 // Publish sends one document change; bus.Publish fits with a closure.
@@ -69,7 +72,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 			opts.Progress(st)
 		}
 	}
-	err := Walk(paths, func(doc *schemas.DocChanged) error {
+	err := walk(paths, opts.MaxFileBytes, func(doc *schemas.DocChanged) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}

@@ -14,11 +14,13 @@
 package files
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/exocortex/exocortex/schemas"
@@ -39,6 +41,20 @@ import (
 // MarkdownDocID). Paths are walked with symlinks resolved. A .sy file belongs to the notebook folder above it (see
 // LoadNotebook).
 func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
+	return walk(paths, DefaultMaxFileBytes, fn, onErr)
+}
+
+// DefaultMaxFileBytes is the largest file Walk reads: 64 MiB. A larger one is
+// reported to onErr with ErrTooLarge and skipped.
+const DefaultMaxFileBytes = 64 << 20
+
+// ErrTooLarge is the error of a file over the size limit.
+var ErrTooLarge = errors.New("file too large")
+
+func walk(paths []string, maxBytes int64, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxFileBytes
+	}
 	if onErr == nil {
 		onErr = func(string, error) {}
 	}
@@ -53,7 +69,7 @@ func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(pat
 		abs[i], infos[i] = a, info
 	}
 
-	w := &walker{fn: fn, onErr: onErr, notebooks: map[string]*Notebook{}}
+	w := &walker{fn: fn, onErr: onErr, notebooks: map[string]*Notebook{}, maxBytes: maxBytes}
 	for i, p := range abs {
 		var err error
 		if infos[i].IsDir() {
@@ -73,6 +89,24 @@ type walker struct {
 	fn        func(*schemas.DocChanged) error
 	onErr     func(string, error)
 	notebooks map[string]*Notebook // by folder
+	maxBytes  int64
+}
+
+// read reads a file within the size limit.
+func (w *walker) read(p string) ([]byte, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if info.Size() > w.maxBytes {
+		return nil, fmt.Errorf("%s: %w: %s, the limit is %s", p, ErrTooLarge, mib(info.Size()), mib(w.maxBytes))
+	}
+	return os.ReadFile(p)
+}
+
+// mib formats a size in MiB ("20.3 MiB").
+func mib(n int64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
 // isHidden reports whether a file or folder name is hidden (".git", ".siyuan").
@@ -158,7 +192,7 @@ func (w *walker) folder(root string) error {
 
 // markdown reads and parses one Markdown file of vault v and hands it to fn.
 func (w *walker) markdown(v *vault, p string) error {
-	content, err := os.ReadFile(p)
+	content, err := w.read(p)
 	if err != nil {
 		w.onErr(p, err)
 		return nil
@@ -174,7 +208,7 @@ func (w *walker) markdown(v *vault, p string) error {
 // siyuan reads and parses one .sy file and hands it to fn.
 func (w *walker) siyuan(p string) error {
 	nb := w.notebook(notebookDir(p))
-	content, err := os.ReadFile(p)
+	content, err := w.read(p)
 	if err != nil {
 		w.onErr(p, err)
 		return nil
