@@ -2,11 +2,15 @@ package main_test
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"golang.org/x/text/encoding/charmap"
 )
 
 // ingestJSON is the part of `ingest --json` these tests read.
@@ -154,4 +158,83 @@ func TestCLIIngestSkipsAndReportsAFileOverTheLimit(t *testing.T) {
 	if got := searchTitles(t, data, "marmalade"); len(got) == 0 || got[0] != "Small" {
 		t.Errorf("the small note after the big one is not indexed: %q", got)
 	}
+}
+
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	if err != nil {
+		return -1
+	}
+	return 0
+}
+
+func TestCLIIngestReportsEachFailedFileOnceAndExitsNonZero(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "good.md"), "# Good\n\nThe greenhouse needs new glass.\n")
+	bad := filepath.Join(vault, "bad.md")
+	write(t, bad, "---\ntitle: [unclosed\n---\nBody\n")
+	stray := filepath.Join(vault, "stray.md")
+	write(t, stray, "# Stray\n\nThe compost \xff\xfeheap is warm.\n")
+	cp := filepath.Join(vault, "cp1251.md")
+	text, err := charmap.Windows1251.NewEncoder().String("# Варенье\n\nКлубничное варенье варят двадцать минут.\n")
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, cp, text)
+
+	out, errOut, err := exo(t, "ingest", vault, "--data", data)
+	if code := exitCode(err); code != 3 {
+		t.Errorf("exit code %d (%v), want 3 when some files failed and the rest were ingested", code, err)
+	}
+	if n := strings.Count(errOut, bad); n != 1 {
+		t.Errorf("the failed file is named %d times on stderr, want once:\n%s", n, errOut)
+	}
+	if !strings.Contains(errOut, bad+": front matter:") {
+		t.Errorf("no 'path: reason' line for the failed file:\n%s", errOut)
+	}
+	if !strings.Contains(errOut, stray+": 2 invalid UTF-8 bytes replaced with U+FFFD") {
+		t.Errorf("the replaced bytes are not reported:\n%s", errOut)
+	}
+	if !strings.Contains(errOut, cp+": not UTF-8: probably Windows-1251 (CP1251)") {
+		t.Errorf("the CP1251 note does not say what it probably is:\n%s", errOut)
+	}
+	if !strings.Contains(out, "1 failed") || !strings.Contains(errOut, "1 of 4 files failed") {
+		t.Errorf("no summary:\nstdout: %s\nstderr: %s", out, errOut)
+	}
+	for q, want := range map[string]string{"greenhouse": "Good", "compost": "Stray", "клубничное варенье": "Варенье"} {
+		if got := searchTitles(t, data, q); len(got) == 0 || got[0] != want {
+			t.Errorf("search %q = %q, want %q", q, got, want)
+		}
+	}
+
+	t.Run("the JSON report lists each failure once and the warnings, with the same exit code", func(t *testing.T) {
+		out, _, err := exo(t, "ingest", vault, "--data", t.TempDir(), "--json")
+		var rep struct {
+			FileErrors []struct{ Path, Error string } `json:"file_errors"`
+			Warnings   []struct{ Path, Error string } `json:"warnings"`
+		}
+		if jerr := json.Unmarshal([]byte(out), &rep); jerr != nil {
+			t.Fatalf("%v\n%s", jerr, out)
+		}
+		if code := exitCode(err); code != 3 || len(rep.FileErrors) != 1 || rep.FileErrors[0].Path != bad || len(rep.Warnings) != 2 {
+			t.Errorf("exit %d, report %+v", code, rep)
+		}
+	})
+	t.Run("when no file could be ingested the exit code is 1", func(t *testing.T) {
+		only := t.TempDir()
+		write(t, filepath.Join(only, "bad.md"), "---\ntitle: [unclosed\n---\nBody\n")
+		_, errOut, err := exo(t, "ingest", only, "--data", t.TempDir())
+		if code := exitCode(err); code != 1 {
+			t.Errorf("exit code %d, want 1:\n%s", code, errOut)
+		}
+	})
+	t.Run("when everything is ingested the exit code is 0", func(t *testing.T) {
+		_, errOut, err := exo(t, "ingest", filepath.Join(vault, "good.md"), "--data", t.TempDir())
+		if code := exitCode(err); code != 0 {
+			t.Errorf("exit code %d, want 0:\n%s", code, errOut)
+		}
+	})
 }

@@ -347,20 +347,21 @@ func TestWalkMarkdownVault(t *testing.T) {
 		check func(t *testing.T)
 	}{
 		{"the walk yields the notes in sorted order and skips hidden and other files", func(t *testing.T) {
-			want := []string{"index.md", "other.md", "sub/deep.md", "заметка.md"}
+			// latin1.md is not UTF-8: it is read with its bad bytes replaced.
+			want := []string{"broken/latin1.md", "index.md", "other.md", "sub/deep.md", "заметка.md"}
 			if !reflect.DeepEqual(order, want) {
 				t.Errorf("documents = %q, want %q", order, want)
 			}
 		}},
 		{"broken files go to onErr with their names and the walk goes on", func(t *testing.T) {
-			for _, name := range []string{"broken/bad-front-matter.md", "broken/latin1.md"} {
+			for _, name := range []string{"broken/bad-front-matter.md"} {
 				p := filepath.Join(root, filepath.FromSlash(name))
 				if err := errs[p]; err == nil || !strings.Contains(err.Error(), p) {
 					t.Errorf("onErr(%s) = %v, want an error naming the file", name, err)
 				}
 			}
-			if len(errs) != 2 {
-				t.Errorf("got %d errors, want 2: %v", len(errs), errs)
+			if len(errs) != 1 {
+				t.Errorf("got %d errors, want 1: %v", len(errs), errs)
 			}
 		}},
 		{"every document is valid, rooted at the vault and hashed", func(t *testing.T) {

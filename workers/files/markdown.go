@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -25,8 +24,10 @@ import (
 // path is the file, content its bytes, and root the folder the document belongs
 // to (the vault): wikilinks are resolved against every Markdown file under root. Version is the
 // file's mtime, so path must exist. The DocID depends on the file alone (see
-// MarkdownDocID), not on root. Content that is not valid UTF-8, or front
-// matter that is not a YAML mapping, is an error.
+// MarkdownDocID), not on root. Content that is not valid UTF-8 is read as
+// Windows-1251 when it looks like it, and otherwise has its invalid bytes
+// replaced with U+FFFD (Walk reports which). Front matter that is not a YAML
+// mapping is an error.
 //
 // Each call indexes root afresh when the document has wikilinks; Walk shares
 // one index across a whole folder.
@@ -87,6 +88,8 @@ type vault struct {
 	files  []string
 	byName map[string][]string
 	ids    map[string]string // rel -> DocID, so links resolve symlinks once
+	// onNote hears what was done to read a file that is not UTF-8.
+	onNote func(path, note string)
 }
 
 func newVault(root string) (*vault, error) {
@@ -159,15 +162,16 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 		return nil, fmt.Errorf("markdown %s: not under root %s", file, v.root)
 	}
 	rel = filepath.ToSlash(rel)
-	if !utf8.Valid(content) {
-		return nil, fmt.Errorf("markdown %s: %w", file, errNotUTF8)
+	utf, note := decodeText(content)
+	if note != "" && v.onNote != nil {
+		v.onNote(abs, note)
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
 		return nil, err // *PathError names the file
 	}
 
-	text := strings.TrimPrefix(string(content), "\uFEFF")
+	text := strings.TrimPrefix(string(utf), "\uFEFF")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	meta, body, err := splitFrontMatter(text)
@@ -223,8 +227,6 @@ func pathDir(rel string) string {
 	}
 	return ""
 }
-
-var errNotUTF8 = errors.New("content is not valid UTF-8")
 
 // splitFrontMatter separates a leading YAML front matter block ("---" ...
 // "---" or "...") from the body. Scalars become meta values; sequences of

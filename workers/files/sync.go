@@ -29,12 +29,30 @@ type SyncStats struct {
 	Unchanged int `json:"unchanged"`
 	Deleted   int `json:"deleted"`
 	Failed    int `json:"failed"`
+	// Warned counts files read with a repair (not UTF-8: transcoded from
+	// Windows-1251 or invalid bytes replaced); they are sent all the same.
+	Warned int `json:"warned"`
 }
 
-// FileError is a file that could not be read or parsed; it was skipped.
+// FileError is a file that could not be read or parsed (it was skipped), or
+// a warning about one that was read with a repair. Err is the reason without
+// the path.
 type FileError struct {
 	Path string `json:"path"`
 	Err  string `json:"error"`
+}
+
+// reason is err's message without the path it starts with.
+func reason(path string, err error) string {
+	msg := err.Error()
+	for _, p := range []string{path, canonical(path)} {
+		for _, prefix := range []string{"markdown " + p + ": ", "siyuan " + p + ": ", p + ": "} {
+			if r, ok := strings.CutPrefix(msg, prefix); ok {
+				return r
+			}
+		}
+	}
+	return msg
 }
 
 // SyncOptions tunes Sync.
@@ -45,6 +63,9 @@ type SyncOptions struct {
 	Progress func(SyncStats)
 	// OnSent is called with every document published (its message id).
 	OnSent func(ev *schemas.DocChanged)
+	// OnWarning is called for every file read with a repair (see
+	// SyncStats.Warned), with what was done.
+	OnWarning func(FileError)
 	// MaxFileBytes is the largest file read (default DefaultMaxFileBytes);
 	// a larger one is reported with ErrTooLarge and skipped.
 	MaxFileBytes int64
@@ -110,8 +131,13 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 	}, func(path string, err error) {
 		st.Failed++
 		failed[canonical(path)] = true
-		ferrs = append(ferrs, FileError{Path: path, Err: err.Error()})
+		ferrs = append(ferrs, FileError{Path: path, Err: reason(path, err)})
 		progress()
+	}, func(path, note string) {
+		st.Warned++
+		if opts.OnWarning != nil {
+			opts.OnWarning(FileError{Path: path, Err: note})
+		}
 	})
 	if err != nil {
 		return st, ferrs, err

@@ -41,7 +41,7 @@ import (
 // MarkdownDocID). Paths are walked with symlinks resolved. A .sy file belongs to the notebook folder above it (see
 // LoadNotebook).
 func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
-	return walk(paths, DefaultMaxFileBytes, fn, onErr)
+	return walk(paths, DefaultMaxFileBytes, fn, onErr, nil)
 }
 
 // DefaultMaxFileBytes is the largest file Walk reads: 64 MiB. A larger one is
@@ -51,7 +51,9 @@ const DefaultMaxFileBytes = 64 << 20
 // ErrTooLarge is the error of a file over the size limit.
 var ErrTooLarge = errors.New("file too large")
 
-func walk(paths []string, maxBytes int64, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
+// walk is Walk with a size limit and onWarn, told what was done to read a
+// file that is not UTF-8 (which is still handed to fn).
+func walk(paths []string, maxBytes int64, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error), onWarn func(path, note string)) error {
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxFileBytes
 	}
@@ -69,7 +71,7 @@ func walk(paths []string, maxBytes int64, fn func(doc *schemas.DocChanged) error
 		abs[i], infos[i] = a, info
 	}
 
-	w := &walker{fn: fn, onErr: onErr, notebooks: map[string]*Notebook{}, maxBytes: maxBytes}
+	w := &walker{fn: fn, onErr: onErr, notebooks: map[string]*Notebook{}, maxBytes: maxBytes, onWarn: onWarn}
 	for i, p := range abs {
 		var err error
 		if infos[i].IsDir() {
@@ -90,6 +92,7 @@ type walker struct {
 	onErr     func(string, error)
 	notebooks map[string]*Notebook // by folder
 	maxBytes  int64
+	onWarn    func(path, note string) // may be nil
 }
 
 // read reads a file within the size limit.
@@ -121,6 +124,7 @@ func (w *walker) file(p string) error {
 			w.onErr(p, err)
 			return nil
 		}
+		v.onNote = w.onWarn
 		return w.markdown(v, p)
 	case strings.EqualFold(filepath.Ext(p), ".sy"):
 		return w.siyuan(p)
@@ -169,6 +173,7 @@ func (w *walker) folder(root string) error {
 	if err != nil {
 		return err
 	}
+	v.onNote = w.onWarn
 	rels := make([]string, 0, len(mds))
 	for _, p := range mds {
 		if rel, err := filepath.Rel(root, p); err == nil {
