@@ -154,8 +154,8 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 			continue
 		}
 		prev, err := loadState(ctx, state, key)
-		if err != nil || prev == nil {
-			continue
+		if err != nil || prev == nil || !filepath.IsAbs(prev.Path) {
+			continue // files record absolute paths; anything else is not theirs
 		}
 		path := canonical(prev.Path)
 		if failed[path] {
