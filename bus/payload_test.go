@@ -120,3 +120,40 @@ func TestLargeKVValuesRoundTrip(t *testing.T) {
 		t.Errorf("%d objects left after deleting the key", len(infos))
 	}
 }
+
+func TestALargeMessageIsDeadLetteredAndReplayedWithItsBody(t *testing.T) {
+	ctx := context.Background()
+	b := smallBus(t)
+	doc := bigDoc(1000)
+	if _, err := b.Publish(ctx, doc, "trace-poison"); err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	fail.Store(true)
+	var got atomic.Int64
+	spec, _ := bus.LookupStage(bus.StageChunk)
+	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		d, err := bus.Decode[*schemas.DocChanged](m)
+		if err != nil {
+			return nil, err
+		}
+		if fail.Load() {
+			return nil, bus.Permanent(fmt.Errorf("refused"))
+		}
+		got.Store(int64(len(d.Blocks)))
+		return nil, nil
+	}))
+	var letters []bus.DeadLetter
+	waitFor(t, "the dead letter", func() bool {
+		letters = deadLetters(t, b, bus.StageChunk)
+		return len(letters) == 1
+	})
+	if len(letters[0].Data) > 4096 || !strings.Contains(string(letters[0].Data), "payload_object") {
+		t.Errorf("the dead letter carries %d bytes, want the small stub naming the object", len(letters[0].Data))
+	}
+	fail.Store(false)
+	if n, err := b.Replay(ctx, letters); err != nil || n != 1 {
+		t.Fatalf("replay: %d, %v", n, err)
+	}
+	waitFor(t, "the replayed document", func() bool { return got.Load() == 1000 })
+}

@@ -315,9 +315,15 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 	}
 	switch {
 	case err == nil:
-		if aerr := jm.Ack(); aerr == nil {
+		if m.object != "" {
+			// The body goes once the server confirms the ack: a lost ack
+			// would redeliver a message whose body was deleted.
+			if aerr := jm.DoubleAck(ctx); aerr == nil {
+				r.counters.acked.Add(1)
+				r.bus.dropPayload(ctx, m)
+			}
+		} else if aerr := jm.Ack(); aerr == nil {
 			r.counters.acked.Add(1)
-			r.bus.dropPayload(ctx, m)
 		}
 	case IsPermanent(err) || m.Delivered >= uint64(r.spec.MaxDeliver):
 		reason := err.Error()
