@@ -148,6 +148,9 @@ func TestALargeMessageIsDeadLetteredAndReplayedWithItsBody(t *testing.T) {
 		letters = deadLetters(t, b, bus.StageChunk)
 		return len(letters) == 1
 	})
+	if !strings.Contains(letters[0].Reason, "refused") {
+		t.Errorf("dead letter reason %q, want the handler's (dead-lettered at once, not after max deliveries)", letters[0].Reason)
+	}
 	if len(letters[0].Data) > 4096 || !strings.Contains(string(letters[0].Data), "payload_object") {
 		t.Errorf("the dead letter carries %d bytes, want the small stub naming the object", len(letters[0].Data))
 	}
