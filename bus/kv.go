@@ -56,15 +56,11 @@ func (k jsKV) Put(ctx context.Context, key string, value []byte) error {
 }
 
 func (k jsKV) Delete(ctx context.Context, key string) error {
-	e, err := k.kv.Get(ctx, key)
-	large := err == nil && bytes.HasPrefix(e.Value(), kvObjectPrefix)
 	if err := k.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("kv delete %s: %w", key, err)
 	}
-	if large {
-		return deleteLarge(ctx, k.js, k.bucket, key)
-	}
-	return nil
+	// The key may have held a large value once, even if its last was small.
+	return deleteLarge(ctx, k.js, k.bucket, key)
 }
 
 func (k jsKV) Keys(ctx context.Context) ([]string, error) {

@@ -175,6 +175,9 @@ func getLarge(ctx context.Context, js jetstream.JetStream, key string, stub []by
 // deleteLarge removes the object of a KV key, if it has one.
 func deleteLarge(ctx context.Context, js jetstream.JetStream, bucket, key string) error {
 	obs, err := js.ObjectStore(ctx, BucketValues)
+	if errors.Is(err, jetstream.ErrBucketNotFound) {
+		return nil // never created: nothing large was ever stored
+	}
 	if err != nil {
 		return fmt.Errorf("kv delete %s: open object store %s: %w", key, BucketValues, err)
 	}
