@@ -107,10 +107,15 @@ func (b *Bus) shutdownServer() {
 
 // Publish stamps ev (type, id, time, trace id), marshals it and publishes it
 // on its registered subject with Nats-Msg-Id = ev.MsgID(), so a republish
-// after a crash is dropped by JetStream's duplicate window. It returns the ack.
+// after a crash is dropped by JetStream's duplicate window. A body larger than
+// the server's max payload travels through the KB_PAYLOADS object store (see
+// payload.go) when js is a full JetStream. It returns the ack.
 func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, traceID string) (*jetstream.PubAck, error) {
 	msg, err := eventMsg(ev, traceID)
 	if err != nil {
+		return nil, err
+	}
+	if err := offload(ctx, js, msg, *ev.Env(), ev.MsgID()); err != nil {
 		return nil, err
 	}
 	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.MsgID()))
@@ -143,6 +148,9 @@ func PublishAll(ctx context.Context, js jetstream.JetStream, evs []schemas.Event
 	for _, ev := range evs {
 		msg, err := eventMsg(ev, traceID)
 		if err != nil {
+			return err
+		}
+		if err := offload(ctx, js, msg, *ev.Env(), ev.MsgID()); err != nil {
 			return err
 		}
 		f, err := js.PublishMsgAsync(msg, jetstream.WithMsgID(ev.MsgID()))

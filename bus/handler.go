@@ -26,6 +26,11 @@ type Msg struct {
 	StreamSeq uint64
 	// TraceID comes from the Exo-Trace-Id header (or the event envelope).
 	TraceID string
+
+	// stub is the body as it travelled when Data was read from the object
+	// store (see payload.go), and object that object's name.
+	stub   []byte
+	object string
 }
 
 // Handler processes one message and returns the events it produced.

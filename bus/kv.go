@@ -1,6 +1,7 @@
 package bus
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,8 +9,14 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 )
 
-// jsKV adapts a JetStream key-value bucket to KV.
-type jsKV struct{ kv jetstream.KeyValue }
+// jsKV adapts a JetStream key-value bucket to KV. A value larger than the
+// server's max payload is kept in the KB_VALUES object store (see payload.go).
+type jsKV struct {
+	kv     jetstream.KeyValue
+	js     jetstream.JetStream
+	bucket string
+	inline int
+}
 
 // KV opens a bucket created by EnsureTopology.
 func (b *Bus) KV(ctx context.Context, bucket string) (KV, error) {
@@ -17,7 +24,7 @@ func (b *Bus) KV(ctx context.Context, bucket string) (KV, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open kv bucket %s: %w", bucket, err)
 	}
-	return jsKV{kv: kv}, nil
+	return jsKV{kv: kv, js: b.JS, bucket: bucket, inline: InlineLimit(b.NC)}, nil
 }
 
 func (k jsKV) Get(ctx context.Context, key string) ([]byte, error) {
@@ -28,10 +35,20 @@ func (k jsKV) Get(ctx context.Context, key string) ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("kv get %s: %w", key, err)
 	}
+	if v := e.Value(); bytes.HasPrefix(v, kvObjectPrefix) {
+		return getLarge(ctx, k.js, key, v)
+	}
 	return e.Value(), nil
 }
 
 func (k jsKV) Put(ctx context.Context, key string, value []byte) error {
+	if len(value) > k.inline || bytes.HasPrefix(value, kvObjectPrefix) {
+		stub, err := putLarge(ctx, k.js, k.bucket, key, value)
+		if err != nil {
+			return err
+		}
+		value = stub
+	}
 	if _, err := k.kv.Put(ctx, key, value); err != nil {
 		return fmt.Errorf("kv put %s: %w", key, err)
 	}
@@ -42,7 +59,8 @@ func (k jsKV) Delete(ctx context.Context, key string) error {
 	if err := k.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("kv delete %s: %w", key, err)
 	}
-	return nil
+	// The key may have held a large value once, even if its last was small.
+	return deleteLarge(ctx, k.js, k.bucket, key)
 }
 
 func (k jsKV) Keys(ctx context.Context) ([]string, error) {

@@ -252,16 +252,26 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 // handleBatch runs a BatchHandler over the batch. A panic or a wrong number
 // of outcomes fails every message of the batch (they are retried).
 func (r *stageRunner) handleBatch(ctx context.Context, bh BatchHandler, jms []jetstream.Msg) (results []result) {
-	msgs := make([]*Msg, len(jms))
+	msgs := make([]*Msg, 0, len(jms))
+	idx := make([]int, 0, len(jms)) // results index of each of msgs
 	results = make([]result, len(jms))
 	for i, jm := range jms {
-		msgs[i] = toMsg(jm)
-		results[i] = result{jm: jm, m: msgs[i]}
+		m := toMsg(jm)
+		results[i] = result{jm: jm, m: m}
+		if err := r.bus.loadPayload(ctx, m); err != nil {
+			results[i].err = err
+			continue
+		}
+		msgs = append(msgs, m)
+		idx = append(idx, i)
 	}
 	fail := func(err error) {
-		for i := range results {
+		for _, i := range idx {
 			results[i].out, results[i].err = nil, err
 		}
+	}
+	if len(msgs) == 0 {
+		return results
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -275,14 +285,17 @@ func (r *stageRunner) handleBatch(ctx context.Context, bh BatchHandler, jms []je
 		fail(fmt.Errorf("stage %s: batch handler returned %d outcomes for %d messages", r.spec.Name, len(outs), len(msgs)))
 		return results
 	}
-	for i, o := range outs {
-		results[i].out, results[i].err = o.Out, o.Err
+	for k, o := range outs {
+		results[idx[k]].out, results[idx[k]].err = o.Out, o.Err
 	}
 	return results
 }
 
 func (r *stageRunner) handle(ctx context.Context, jm jetstream.Msg) result {
 	m := toMsg(jm)
+	if err := r.bus.loadPayload(ctx, m); err != nil {
+		return result{jm: jm, m: m, err: err}
+	}
 	out, err := r.handler.Handle(ctx, m)
 	return result{jm: jm, m: m, out: out, err: err}
 }
@@ -302,7 +315,14 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 	}
 	switch {
 	case err == nil:
-		if aerr := jm.Ack(); aerr == nil {
+		if m.object != "" {
+			// The body goes once the server confirms the ack: a lost ack
+			// would redeliver a message whose body was deleted.
+			if aerr := jm.DoubleAck(ctx); aerr == nil {
+				r.counters.acked.Add(1)
+				r.bus.dropPayload(ctx, m)
+			}
+		} else if aerr := jm.Ack(); aerr == nil {
 			r.counters.acked.Add(1)
 		}
 	case IsPermanent(err) || m.Delivered >= uint64(r.spec.MaxDeliver):
@@ -340,6 +360,9 @@ func truncate(s string, n int) string {
 func (b *Bus) deadLetter(ctx context.Context, stage string, m *Msg, reason string) error {
 	out := nats.NewMsg(schemas.SubjectDLQPrefix + stage)
 	out.Data = m.Data
+	if m.stub != nil {
+		out.Data = m.stub // the body stays in the object store; the header names it
+	}
 	for k, vs := range m.Header {
 		if k == "Nats-Msg-Id" || k == "Nats-Expected-Stream" {
 			continue

@@ -180,5 +180,15 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, stages []StageS
 			errs = append(errs, fmt.Errorf("kv bucket %s: %w", b, err))
 		}
 	}
+	for _, cfg := range []jetstream.ObjectStoreConfig{
+		{Bucket: BucketPayloads, Storage: jetstream.FileStorage, TTL: payloadMaxAge,
+			Description: "message bodies too large for one NATS message"},
+		{Bucket: BucketValues, Storage: jetstream.FileStorage,
+			Description: "KV values too large for one NATS message"},
+	} {
+		if _, err := js.CreateOrUpdateObjectStore(ctx, cfg); err != nil {
+			errs = append(errs, fmt.Errorf("object store %s: %w", cfg.Bucket, err))
+		}
+	}
 	return errors.Join(errs...)
 }

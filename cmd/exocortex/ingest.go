@@ -31,19 +31,41 @@ type ingestReport struct {
 	TraceID      string            `json:"trace_id"`
 	Files        files.SyncStats   `json:"files"`
 	FileErrors   []files.FileError `json:"file_errors,omitempty"`
+	Warnings     []files.FileError `json:"warnings,omitempty"`
 	DeadLettered []deadLetterView  `json:"dead_lettered,omitempty"`
 	Documents    int               `json:"documents"`
 	Chunks       int               `json:"chunks"`
 	Seconds      float64           `json:"seconds"`
 }
 
+// exitPartial is ingest's exit code when some files failed (or their events
+// were dead-lettered) and the others were ingested; a total failure exits 1.
+const exitPartial = 3
+
+// partialError is an ingest that indexed some files and not others.
+type partialError struct{ msg string }
+
+func (e *partialError) Error() string { return e.msg }
+
 func cmdIngest(ctx context.Context, args []string) error {
+	err := ingest(ctx, args)
+	var partial *partialError
+	if errors.As(err, &partial) {
+		// Everything is closed by now; only the exit code differs from 1.
+		fmt.Fprintf(os.Stderr, "exocortex ingest: %v\n", err)
+		os.Exit(exitPartial)
+	}
+	return err
+}
+
+func ingest(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
 	var c common
 	c.register(fs, "warn")
 	force := fs.Bool("force", false, "republish every document, even unchanged ones")
 	asJSON := fs.Bool("json", false, "print a JSON report")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	maxMB := fs.Int("max-file-mb", files.DefaultMaxFileBytes>>20, "skip (and report) files larger than this many MiB")
 	var n neural
 	n.register(fs)
 	paths, err := parse(fs, args)
@@ -52,6 +74,9 @@ func cmdIngest(ctx context.Context, args []string) error {
 	}
 	if len(paths) == 0 {
 		return errors.New("give one or more files or folders (Markdown, SiYuan notebooks)")
+	}
+	if *maxMB <= 0 {
+		return fmt.Errorf("--max-file-mb %d: give a positive number of MiB", *maxMB)
 	}
 	log := c.logger()
 	start := time.Now()
@@ -78,16 +103,26 @@ func cmdIngest(ctx context.Context, args []string) error {
 		return err
 	}
 	stats, ferrs, err := files.Sync(ctx, paths, state, publish, files.SyncOptions{
-		Force: *force,
+		Force:        *force,
+		MaxFileBytes: int64(*maxMB) << 20,
 		Progress: func(s files.SyncStats) {
 			pr.line(fmt.Sprintf("scanned %d documents: %d sent, %d unchanged, %d deleted, %d failed", s.Seen, s.Sent, s.Unchanged, s.Deleted, s.Failed))
 		},
+		OnWarning: func(w files.FileError) { rep.Warnings = append(rep.Warnings, w) },
 	})
 	rep.Files, rep.FileErrors = stats, ferrs
+	// One line per file for the user ("path: reason"); the log has the same
+	// at info level (with the trace id), so the default level shows it once.
 	for _, fe := range ferrs {
-		log.Warn().Str("path", fe.Path).Str("error", fe.Err).Str("trace_id", rep.TraceID).Msg("file skipped")
+		log.Info().Str("path", fe.Path).Str("error", fe.Err).Str("trace_id", rep.TraceID).Msg("file skipped")
 		if !*asJSON {
-			fmt.Fprintf(os.Stderr, "ingest: skipped %s: %s\n", fe.Path, fe.Err)
+			pr.println(fmt.Sprintf("%s: %s", fe.Path, fe.Err))
+		}
+	}
+	for _, w := range rep.Warnings {
+		log.Info().Str("path", w.Path).Str("warning", w.Err).Str("trace_id", rep.TraceID).Msg("file read with a repair")
+		if !*asJSON {
+			pr.println(fmt.Sprintf("%s: %s", w.Path, w.Err))
 		}
 	}
 	if err != nil {
@@ -117,15 +152,35 @@ func cmdIngest(ctx context.Context, args []string) error {
 	rep.Documents, rep.Chunks = countIndexed(ctx, c.data)
 	rep.Seconds = time.Since(start).Seconds()
 	if *asJSON {
-		return printJSON(rep)
-	}
-	fmt.Printf("ingested %d documents (%d unchanged, %d deleted, %d failed) in %.1fs; index holds %d documents, %d chunks\n",
-		stats.Sent, stats.Unchanged, stats.Deleted, stats.Failed, rep.Seconds, rep.Documents, rep.Chunks)
-	if n := len(rep.DeadLettered); n > 0 {
-		fmt.Printf("%d messages were dead-lettered (see 'exocortex dlq list'):\n", n)
-		for _, dl := range rep.DeadLettered {
-			fmt.Printf("  [%s] %s: %s\n", dl.Stage, dl.Subject, dl.Reason)
+		if err := printJSON(rep); err != nil {
+			return err
 		}
+	} else {
+		fmt.Printf("ingested %d documents (%d unchanged, %d deleted, %d failed, %d read with repairs) in %.1fs; index holds %d documents, %d chunks\n",
+			stats.Sent, stats.Unchanged, stats.Deleted, stats.Failed, stats.Warned, rep.Seconds, rep.Documents, rep.Chunks)
+		if n := len(rep.DeadLettered); n > 0 {
+			fmt.Printf("%d messages were dead-lettered (see 'exocortex dlq list'):\n", n)
+			for _, dl := range rep.DeadLettered {
+				fmt.Printf("  [%s] %s: %s\n", dl.Stage, dl.Subject, dl.Reason)
+			}
+		}
+	}
+	return ingestOutcome(stats, len(rep.DeadLettered))
+}
+
+// ingestOutcome is nil when every file was ingested, a partialError when
+// some failed (or had events dead-lettered) and others were read, and a plain
+// error when files failed and none could be read.
+func ingestOutcome(st files.SyncStats, deadLettered int) error {
+	switch {
+	case st.Failed > 0 && st.Seen == 0:
+		return fmt.Errorf("no file could be ingested: %d failed (listed above)", st.Failed)
+	case st.Failed > 0 && deadLettered > 0:
+		return &partialError{fmt.Sprintf("%d of %d files failed (listed above) and %d messages were dead-lettered; the rest was ingested", st.Failed, st.Seen+st.Failed, deadLettered)}
+	case st.Failed > 0:
+		return &partialError{fmt.Sprintf("%d of %d files failed (listed above); the other %d were ingested", st.Failed, st.Seen+st.Failed, st.Seen)}
+	case deadLettered > 0:
+		return &partialError{fmt.Sprintf("%d messages were dead-lettered (listed above); the rest was ingested", deadLettered)}
 	}
 	return nil
 }
@@ -177,6 +232,16 @@ func (p *progress) line(s string) {
 	} else {
 		fmt.Fprintf(os.Stderr, "ingest: %s\n", s)
 	}
+}
+
+// println prints a line of its own, clearing a progress line on a terminal.
+func (p *progress) println(s string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.tty && !p.quiet {
+		fmt.Fprint(os.Stderr, "\r\033[K")
+	}
+	fmt.Fprintln(os.Stderr, s)
 }
 
 func (p *progress) done() {

@@ -67,14 +67,17 @@ func TestCLIIngestThenSearchOnItsOwn(t *testing.T) {
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "garden.md"), "---\ntitle: Garden notes\n---\n# Tomatoes\n\nTomatoes need full sun and deep watering.\n\n## Pests\n\nAphids hide under the leaves.\n")
 	write(t, filepath.Join(vault, "ru.md"), "# Столица\n\nМосква является столицей России.\n")
-	write(t, filepath.Join(vault, "broken.md"), "bad \xff\xfe utf8")
+	write(t, filepath.Join(vault, "broken.md"), "---\ntitle: [unclosed\n---\nBody\n")
 
 	var rep struct {
 		Files     struct{ Sent, Failed int } `json:"files"`
 		Chunks    int                        `json:"chunks"`
 		Documents int                        `json:"documents"`
 	}
-	out := mustExo(t, "ingest", vault, "--data", data, "--json")
+	out, errOut, err := exo(t, "ingest", vault, "--data", data, "--json")
+	if code := exitCode(err); code != 3 {
+		t.Errorf("ingest with a broken file: exit code %d (%v), want 3\n%s", code, err, errOut)
+	}
 	if err := json.Unmarshal([]byte(out), &rep); err != nil {
 		t.Fatalf("ingest --json: %v\n%s", err, out)
 	}

@@ -14,7 +14,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"gopkg.in/yaml.v3"
 
@@ -23,10 +22,12 @@ import (
 
 // ParseMarkdown turns one Markdown file into a DocChanged (envelope left empty).
 // path is the file, content its bytes, and root the folder the document belongs
-// to (the vault): the DocID is derived from the path relative to root, and
-// wikilinks are resolved against every Markdown file under root. Version is the
-// file's mtime, so path must exist. Content that is not valid UTF-8, or front
-// matter that is not a YAML mapping, is an error.
+// to (the vault): wikilinks are resolved against every Markdown file under root. Version is the
+// file's mtime, so path must exist. The DocID depends on the file alone (see
+// MarkdownDocID), not on root. Content that is not valid UTF-8 is read as
+// Windows-1251 when it looks like it, and otherwise has its invalid bytes
+// replaced with U+FFFD (Walk reports which). Front matter that is not a YAML
+// mapping is an error.
 //
 // Each call indexes root afresh when the document has wikilinks; Walk shares
 // one index across a whole folder.
@@ -55,12 +56,27 @@ func trimMarkdownExt(name string) string {
 	return name
 }
 
-// MarkdownDocID is the DocID of the Markdown file at rel, a path relative to
-// its root folder: "md-" + the first 16 hex digits of sha256(rel with forward
-// slashes). The same vault mounted at another absolute path keeps its ids.
-func MarkdownDocID(rel string) string {
-	sum := sha256.Sum256([]byte(filepath.ToSlash(rel)))
+// MarkdownDocID is the DocID of the Markdown file at path: "md-" + the first
+// 16 hex digits of sha256 of its canonical path (absolute, clean, symlinks
+// resolved, forward slashes). A file keeps its id whichever folder or
+// subfolder is ingested, and two files never share one; a moved file gets a
+// new id (Sync deletes the old one).
+func MarkdownDocID(path string) string {
+	sum := sha256.Sum256([]byte(filepath.ToSlash(canonical(path))))
 	return "md-" + hex.EncodeToString(sum[:])[:16]
+}
+
+// canonical is path made absolute and clean with symlinks resolved; a path
+// that does not exist (any more) is only made absolute and clean.
+func canonical(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Clean(path)
+	}
+	if real, err := filepath.EvalSymlinks(abs); err == nil {
+		return real
+	}
+	return abs
 }
 
 // vault is a Markdown root folder and the index its wikilinks resolve against.
@@ -71,6 +87,9 @@ type vault struct {
 	// Both are nil until the first wikilink needs them (see index).
 	files  []string
 	byName map[string][]string
+	ids    map[string]string // rel -> DocID, so links resolve symlinks once
+	// onNote hears what was done to read a file that is not UTF-8.
+	onNote func(path, note string)
 }
 
 func newVault(root string) (*vault, error) {
@@ -78,7 +97,17 @@ func newVault(root string) (*vault, error) {
 	if err != nil {
 		return nil, fmt.Errorf("markdown root %s: %w", root, err)
 	}
-	return &vault{root: abs}, nil
+	return &vault{root: abs, ids: map[string]string{}}, nil
+}
+
+// docID is the DocID of the file at rel (slash-separated, under root).
+func (v *vault) docID(rel string) string {
+	id, ok := v.ids[rel]
+	if !ok {
+		id = MarkdownDocID(filepath.Join(v.root, filepath.FromSlash(rel)))
+		v.ids[rel] = id
+	}
+	return id
 }
 
 // setFiles fills the wikilink index from rel paths the caller already listed.
@@ -133,15 +162,16 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 		return nil, fmt.Errorf("markdown %s: not under root %s", file, v.root)
 	}
 	rel = filepath.ToSlash(rel)
-	if !utf8.Valid(content) {
-		return nil, fmt.Errorf("markdown %s: %w", file, errNotUTF8)
+	utf, note := decodeText(content)
+	if note != "" && v.onNote != nil {
+		v.onNote(abs, note)
 	}
 	info, err := os.Stat(abs)
 	if err != nil {
 		return nil, err // *PathError names the file
 	}
 
-	text := strings.TrimPrefix(string(content), "\uFEFF")
+	text := strings.TrimPrefix(string(utf), "\uFEFF")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
 	meta, body, err := splitFrontMatter(text)
@@ -151,7 +181,7 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 
 	sum := sha256.Sum256(content)
 	doc := &schemas.DocChanged{
-		DocID:    MarkdownDocID(rel),
+		DocID:    v.docID(rel),
 		Source:   schemas.SourceMarkdown,
 		Path:     abs,
 		Notebook: v.root,
@@ -197,8 +227,6 @@ func pathDir(rel string) string {
 	}
 	return ""
 }
-
-var errNotUTF8 = errors.New("content is not valid UTF-8")
 
 // splitFrontMatter separates a leading YAML front matter block ("---" ...
 // "---" or "...") from the body. Scalars become meta values; sequences of
@@ -758,7 +786,7 @@ func (p *mdParser) resolveWiki(target string) string {
 		}
 		return strings.Compare(a, b)
 	})
-	return MarkdownDocID(best)
+	return p.vault.docID(best)
 }
 
 // resolveRelative resolves a Markdown link to another Markdown file: relative
@@ -798,5 +826,5 @@ func (p *mdParser) resolveRelative(dest string) string {
 	if info, err := os.Stat(full); err != nil || !info.Mode().IsRegular() {
 		return ""
 	}
-	return MarkdownDocID(rel)
+	return p.vault.docID(filepath.ToSlash(rel))
 }

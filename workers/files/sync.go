@@ -29,12 +29,30 @@ type SyncStats struct {
 	Unchanged int `json:"unchanged"`
 	Deleted   int `json:"deleted"`
 	Failed    int `json:"failed"`
+	// Warned counts files read with a repair (not UTF-8: transcoded from
+	// Windows-1251 or invalid bytes replaced); they are sent all the same.
+	Warned int `json:"warned"`
 }
 
-// FileError is a file that could not be read or parsed; it was skipped.
+// FileError is a file that could not be read or parsed (it was skipped), or
+// a warning about one that was read with a repair. Err is the reason without
+// the path.
 type FileError struct {
 	Path string `json:"path"`
 	Err  string `json:"error"`
+}
+
+// reason is err's message without the path it starts with.
+func reason(path string, err error) string {
+	msg := err.Error()
+	for _, p := range []string{path, canonical(path)} {
+		for _, prefix := range []string{"markdown " + p + ": ", "siyuan " + p + ": ", p + ": "} {
+			if r, ok := strings.CutPrefix(msg, prefix); ok {
+				return r
+			}
+		}
+	}
+	return msg
 }
 
 // SyncOptions tunes Sync.
@@ -45,6 +63,12 @@ type SyncOptions struct {
 	Progress func(SyncStats)
 	// OnSent is called with every document published (its message id).
 	OnSent func(ev *schemas.DocChanged)
+	// OnWarning is called for every file read with a repair (see
+	// SyncStats.Warned), with what was done.
+	OnWarning func(FileError)
+	// MaxFileBytes is the largest file read (default DefaultMaxFileBytes);
+	// a larger one is reported with ErrTooLarge and skipped.
+	MaxFileBytes int64
 }
 
 // Publish sends one document change; bus.Publish fits with a closure.
@@ -52,25 +76,32 @@ type Publish func(ctx context.Context, ev *schemas.DocChanged) error
 
 // Sync walks paths, publishes a kb.doc.changed for every new or changed
 // document (content hash differs from the one remembered in state), and a
-// deletion for every remembered document under a walked folder that is gone.
+// deletion for every remembered document that is gone from a walked folder,
+// that is gone and whose content was walked elsewhere (moved), or whose
+// Markdown file was just sent under another id (state from before ids were
+// per file: the index migrates to the new ids as folders are ingested).
 // Unchanged documents publish nothing. A file that cannot be parsed is
 // reported and skipped, and is never taken for deleted.
 func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, opts SyncOptions) (SyncStats, []FileError, error) {
 	var st SyncStats
 	var ferrs []FileError
 	seen := map[string]bool{}
+	seenHash := map[string]bool{} // content hashes of the Markdown documents walked
 	failed := map[string]bool{}
 	progress := func() {
 		if opts.Progress != nil {
 			opts.Progress(st)
 		}
 	}
-	err := Walk(paths, func(doc *schemas.DocChanged) error {
+	err := walk(paths, opts.MaxFileBytes, func(doc *schemas.DocChanged) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		st.Seen++
 		seen[doc.DocID] = true
+		if doc.Source == schemas.SourceMarkdown {
+			seenHash[doc.Hash] = true
+		}
 		key := stateKey(doc.DocID)
 		prev, err := loadState(ctx, state, key)
 		if err != nil {
@@ -99,19 +130,20 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		return nil
 	}, func(path string, err error) {
 		st.Failed++
-		abs, _ := filepath.Abs(path)
-		failed[abs] = true
-		ferrs = append(ferrs, FileError{Path: path, Err: err.Error()})
+		failed[canonical(path)] = true
+		ferrs = append(ferrs, FileError{Path: path, Err: reason(path, err)})
 		progress()
+	}, func(path, note string) {
+		st.Warned++
+		if opts.OnWarning != nil {
+			opts.OnWarning(FileError{Path: path, Err: note})
+		}
 	})
 	if err != nil {
 		return st, ferrs, err
 	}
 
 	roots := folderRoots(paths)
-	if len(roots) == 0 {
-		return st, ferrs, nil
-	}
 	keys, err := state.Keys(ctx)
 	if err != nil {
 		return st, ferrs, err
@@ -122,11 +154,27 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 			continue
 		}
 		prev, err := loadState(ctx, state, key)
-		if err != nil || prev == nil || failed[prev.Path] || !underAny(prev.Path, roots) {
-			continue
+		if err != nil || prev == nil || !filepath.IsAbs(prev.Path) {
+			continue // files record absolute paths; anything else is not theirs
 		}
-		if _, err := os.Stat(prev.Path); err == nil {
-			continue // still there (skipped as hidden, or moved between roots): not a deletion
+		path := canonical(prev.Path)
+		if failed[path] {
+			continue // unreadable this time: keep what the index has
+		}
+		_, statErr := os.Stat(path)
+		gone := statErr != nil
+		markdown := prev.Source == schemas.SourceMarkdown
+		switch {
+		case markdown && !gone && MarkdownDocID(path) != docID && seen[MarkdownDocID(path)]:
+			// An id from before ids were per file (relative to the folder
+			// ingested): the file was just sent under its own id.
+		case gone && underAny(path, roots):
+			// Deleted from a folder walked now.
+		case gone && markdown && seenHash[prev.Hash]:
+			// Moved (its folder renamed, say): the same content was walked
+			// under its new path.
+		default:
+			continue // still there, or out of this walk's reach: not a deletion
 		}
 		version := max(time.Now().UnixNano(), prev.Version+1)
 		del := &schemas.DocChanged{DocID: docID, Source: prev.Source, Path: prev.Path, Hash: prev.Hash, Version: version, Deleted: true}
@@ -191,9 +239,7 @@ func folderRoots(paths []string) []string {
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		if abs, err := filepath.Abs(p); err == nil {
-			out = append(out, abs)
-		}
+		out = append(out, canonical(p))
 	}
 	return out
 }

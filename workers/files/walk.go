@@ -14,11 +14,13 @@
 package files
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/exocortex/exocortex/schemas"
@@ -33,21 +35,35 @@ import (
 // files are skipped. Walk returns an error when a given path does not exist,
 // before visiting anything, or the first error fn returns, which stops it.
 //
-// Markdown files under a folder use that folder as their root (DocIDs are
-// relative to it and wikilinks resolve inside it); a single Markdown file uses
-// its own folder. A .sy file belongs to the notebook folder above it (see
+// Markdown files under a folder use that folder as their root (wikilinks
+// resolve inside it and title paths start below it); a single Markdown file
+// uses its own folder. Their DocIDs do not depend on the root (see
+// MarkdownDocID). Paths are walked with symlinks resolved. A .sy file belongs to the notebook folder above it (see
 // LoadNotebook).
 func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
+	return walk(paths, DefaultMaxFileBytes, fn, onErr, nil)
+}
+
+// DefaultMaxFileBytes is the largest file Walk reads: 64 MiB. A larger one is
+// reported to onErr with ErrTooLarge and skipped.
+const DefaultMaxFileBytes = 64 << 20
+
+// ErrTooLarge is the error of a file over the size limit.
+var ErrTooLarge = errors.New("file too large")
+
+// walk is Walk with a size limit and onWarn, told what was done to read a
+// file that is not UTF-8 (which is still handed to fn).
+func walk(paths []string, maxBytes int64, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error), onWarn func(path, note string)) error {
+	if maxBytes <= 0 {
+		maxBytes = DefaultMaxFileBytes
+	}
 	if onErr == nil {
 		onErr = func(string, error) {}
 	}
 	abs := make([]string, len(paths))
 	infos := make([]os.FileInfo, len(paths))
 	for i, p := range paths {
-		a, err := filepath.Abs(p)
-		if err != nil {
-			return fmt.Errorf("walk %s: %w", p, err)
-		}
+		a := canonical(p) // a folder named through a symlink is walked as itself
 		info, err := os.Stat(a)
 		if err != nil {
 			return fmt.Errorf("walk: %w", err)
@@ -55,7 +71,7 @@ func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(pat
 		abs[i], infos[i] = a, info
 	}
 
-	w := &walker{fn: fn, onErr: onErr, notebooks: map[string]*Notebook{}}
+	w := &walker{fn: fn, onErr: onErr, notebooks: map[string]*Notebook{}, maxBytes: maxBytes, onWarn: onWarn}
 	for i, p := range abs {
 		var err error
 		if infos[i].IsDir() {
@@ -75,6 +91,25 @@ type walker struct {
 	fn        func(*schemas.DocChanged) error
 	onErr     func(string, error)
 	notebooks map[string]*Notebook // by folder
+	maxBytes  int64
+	onWarn    func(path, note string) // may be nil
+}
+
+// read reads a file within the size limit.
+func (w *walker) read(p string) ([]byte, error) {
+	info, err := os.Stat(p)
+	if err != nil {
+		return nil, err
+	}
+	if info.Size() > w.maxBytes {
+		return nil, fmt.Errorf("%s: %w: %s, the limit is %s", p, ErrTooLarge, mib(info.Size()), mib(w.maxBytes))
+	}
+	return os.ReadFile(p)
+}
+
+// mib formats a size in MiB ("20.3 MiB").
+func mib(n int64) string {
+	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
 // isHidden reports whether a file or folder name is hidden (".git", ".siyuan").
@@ -89,6 +124,7 @@ func (w *walker) file(p string) error {
 			w.onErr(p, err)
 			return nil
 		}
+		v.onNote = w.onWarn
 		return w.markdown(v, p)
 	case strings.EqualFold(filepath.Ext(p), ".sy"):
 		return w.siyuan(p)
@@ -137,6 +173,7 @@ func (w *walker) folder(root string) error {
 	if err != nil {
 		return err
 	}
+	v.onNote = w.onWarn
 	rels := make([]string, 0, len(mds))
 	for _, p := range mds {
 		if rel, err := filepath.Rel(root, p); err == nil {
@@ -160,7 +197,7 @@ func (w *walker) folder(root string) error {
 
 // markdown reads and parses one Markdown file of vault v and hands it to fn.
 func (w *walker) markdown(v *vault, p string) error {
-	content, err := os.ReadFile(p)
+	content, err := w.read(p)
 	if err != nil {
 		w.onErr(p, err)
 		return nil
@@ -176,7 +213,7 @@ func (w *walker) markdown(v *vault, p string) error {
 // siyuan reads and parses one .sy file and hands it to fn.
 func (w *walker) siyuan(p string) error {
 	nb := w.notebook(notebookDir(p))
-	content, err := os.ReadFile(p)
+	content, err := w.read(p)
 	if err != nil {
 		w.onErr(p, err)
 		return nil

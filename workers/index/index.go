@@ -122,7 +122,7 @@ type handler struct {
 }
 
 func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
-	if h.cfg.WriteTimeout > 0 {
+	if h.cfg.WriteTimeout > 0 && m.Subject != schemas.SubjectDocStructure {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, h.cfg.WriteTimeout)
 		defer cancel()
@@ -149,6 +149,13 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		d, err := bus.Decode[*schemas.DocStructure](m)
 		if err != nil {
 			return nil, err
+		}
+		if h.cfg.WriteTimeout > 0 {
+			// A large document writes a row and a few edges per block: give
+			// it a millisecond per block on top (a 20 MB note has ~100k).
+			var cancel context.CancelFunc
+			ctx, cancel = context.WithTimeout(ctx, h.cfg.WriteTimeout+time.Duration(len(d.Blocks))*time.Millisecond)
+			defer cancel()
 		}
 		var gone []string
 		if d.Deleted && h.vs != nil {
