@@ -30,11 +30,10 @@ func (s *Source) Run(ctx context.Context) error {
 		}
 	}
 	for ctx.Err() == nil {
-		if _, err := s.client.Version(ctx); err != nil {
+		// /api/system/version is not checked against the token: lsNotebooks is.
+		if err := s.client.Check(ctx); err != nil {
 			if errors.Is(err, ErrAuth) {
-				s.setStatus(func(x *Status) { x.Connected, x.Error = false, err.Error() })
-				s.log.Error().Err(err).Msg("siyuan: the kernel refused the token; the bridge stops")
-				return err
+				return s.refused(err)
 			}
 			s.disconnected(err, backoff)
 			if !wait() {
@@ -56,7 +55,7 @@ func (s *Source) Run(ctx context.Context) error {
 		err = s.session(ctx, conn)
 		_ = conn.CloseNow()
 		if errors.Is(err, ErrAuth) {
-			return err
+			return s.refused(err) // the token changed while connected
 		}
 		if ctx.Err() != nil {
 			break
@@ -68,6 +67,14 @@ func (s *Source) Run(ctx context.Context) error {
 	}
 	s.setStatus(func(x *Status) { x.Connected = false })
 	return nil
+}
+
+// refused records a refused token in the status and the log; the bridge
+// then stops with err.
+func (s *Source) refused(err error) error {
+	s.setStatus(func(x *Status) { x.Connected, x.Error = false, err.Error() })
+	s.log.Error().Err(err).Msg("siyuan: the kernel refused the API token; the bridge stops")
+	return err
 }
 
 func (s *Source) disconnected(err error, retry time.Duration) {
