@@ -61,10 +61,10 @@ type Status struct {
 	LastReconcile time.Time `json:"last_reconcile,omitzero"`
 	// DocsSynced is the number of the kernel's documents indexed now (sent
 	// and not deleted), kept current by live events and reconciliations.
-	DocsSynced int `json:"docs_synced"`
-	Sent          int       `json:"sent"`
-	Deleted       int       `json:"deleted"`
-	Error         string    `json:"error,omitempty"`
+	DocsSynced int    `json:"docs_synced"`
+	Sent       int    `json:"sent"`
+	Deleted    int    `json:"deleted"`
+	Error      string `json:"error,omitempty"`
 }
 
 // docState is what the source remembers of a document it sent.
