@@ -667,3 +667,44 @@ func (k *Kernel) RenameNotebook(id, name string) error {
 	k.broadcast("renamenotebook", map[string]string{"box": id, "name": name})
 	return nil
 }
+
+// MoveDoc moves a document (with its child documents) under the document
+// to in the same notebook (to "": to the notebook's top): their path and
+// hpath change, their blocks' updated do not, and /ws says "moveDoc".
+func (k *Kernel) MoveDoc(id, to string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	d, ok := k.docs[id]
+	if !ok {
+		return fmt.Errorf("no document %s", id)
+	}
+	newDir, newHDir := "/", "/"
+	if to != "" {
+		p, ok := k.docs[to]
+		if !ok {
+			return fmt.Errorf("no document %s", to)
+		}
+		newDir, newHDir = strings.TrimSuffix(p.path, ".sy")+"/", p.hpath+"/"
+	}
+	oldPath, oldDir := d.path, strings.TrimSuffix(d.path, ".sy")
+	oldHPath := d.hpath
+	newPath := newDir + id + ".sy"
+	newHPath := newHDir + d.title
+	for _, o := range k.order {
+		x := k.docs[o]
+		if o != id && !(x.box == d.box && strings.HasPrefix(x.path, oldDir+"/")) {
+			continue
+		}
+		x.path = strings.TrimSuffix(newPath, ".sy") + strings.TrimPrefix(x.path, oldDir)
+		if o == id {
+			x.path = newPath
+		}
+		x.hpath = newHPath + strings.TrimPrefix(x.hpath, oldHPath)
+		if err := k.write(x); err != nil {
+			return err
+		}
+	}
+	k.broadcast("moveDoc", map[string]string{"fromNotebook": d.box, "fromPath": oldPath, "toNotebook": d.box,
+		"toPath": strings.TrimSuffix(newDir, "/") + ".sy", "newPath": newPath})
+	return nil
+}
