@@ -92,14 +92,18 @@ func (b *bridge) apply(cfg *pipeline.Config) error {
 	return nil
 }
 
-// printBridge prints the bridge's state for status.
-func printBridge(st *siyuan.Status) {
+// printBridge prints the bridge's state for status; running says whether
+// a system runs now (if not, the state is the one it left).
+func printBridge(st *siyuan.Status, running bool) {
 	state := "connected"
-	if !st.Connected {
+	switch {
+	case !running:
+		state = "stopped"
+	case !st.Connected:
 		state = "disconnected"
-		if st.Error != "" {
-			state += " (" + st.Error + ")"
-		}
+	}
+	if !st.Connected && st.Error != "" {
+		state += " (" + st.Error + ")"
 	}
 	ago := func(t time.Time) string {
 		if t.IsZero() {

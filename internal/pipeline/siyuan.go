@@ -64,7 +64,11 @@ func (s *System) startSiYuan(ctx context.Context) error {
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		if err := src.Run(ctx); err != nil {
+		err := src.Run(ctx)
+		// The last state (a refused token, say) is written before anyone
+		// hears of the failure and stops the system.
+		s.putStat(ctx, SiYuanStatusKey, src.Status())
+		if err != nil {
 			s.siyuanErr <- err
 		}
 	}()
@@ -78,8 +82,8 @@ func (s *System) startSiYuan(ctx context.Context) error {
 // SiYuanFailed delivers the error that stopped the bridge (a refused token).
 func (s *System) SiYuanFailed() <-chan error { return s.siyuanErr }
 
-// SiYuanStatus reads the bridge's state a running system last wrote (nil
-// when no bridge ran).
+// SiYuanStatus reads the bridge's state a system last wrote (nil when no
+// bridge ran); it stays after the system stopped.
 func SiYuanStatus(ctx context.Context, b *bus.Bus) (*siyuan.Status, error) {
 	var st siyuan.Status
 	if ok, err := readStat(ctx, b, SiYuanStatusKey, &st); !ok {
