@@ -158,7 +158,11 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 		return st, err
 	}
 	if err := s.client.Flush(ctx); err != nil {
-		return st, fmt.Errorf("reconcile: %w", err)
+		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
+			return st, err
+		}
+		// Still worth comparing: what SQL holds now is synced.
+		s.log.Warn().Err(err).Msg("siyuan: the kernel did not flush its SQL index; documents created a moment ago wait for the next reconciliation")
 	}
 	s.mu.Lock()
 	names := s.names

@@ -155,7 +155,8 @@ func (k *Kernel) PutDoc(box, id, parent, hpath string, blocks ...Block) error {
 		return err
 	}
 	if !ok {
-		k.broadcast("create", map[string]string{"box": box, "path": path})
+		k.broadcast("create", map[string]any{"box": map[string]any{"id": box, "name": k.notebooks[box], "closed": false},
+			"listDocTree": false, "path": path})
 	}
 	if renamed {
 		k.broadcast("rename", map[string]string{"box": box, "id": id, "path": path, "title": d.title})
