@@ -89,12 +89,13 @@ type DocStructure struct {
 	Blocks   []BlockNode `json:"blocks,omitempty"`
 }
 
-// MsgID is "docstruct:<id>@<hash>" (or "...@deleted:<version>").
+// MsgID is "docstruct:<id>@<hash>:<version>" (or "...@deleted:<version>"),
+// versioned for the same reason as DocChanged's.
 func (e *DocStructure) MsgID() string {
 	if e.Deleted {
 		return fmt.Sprintf("docstruct:%s@deleted:%d", e.DocID, e.Version)
 	}
-	return fmt.Sprintf("docstruct:%s@%s", e.DocID, e.Hash)
+	return fmt.Sprintf("docstruct:%s@%s:%d", e.DocID, e.Hash, e.Version)
 }
 
 // Validate checks the fields the index relies on.

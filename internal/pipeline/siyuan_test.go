@@ -188,4 +188,15 @@ func TestARenamedOrMovedSiYuanDocumentsChunksTakeTheNewSectionPath(t *testing.T)
 	if moved.Version <= o.Version {
 		t.Errorf("after the move: version %d -> %d", o.Version, moved.Version)
 	}
+
+	// Undoing the rename brings back the first title path (and so the
+	// first hashes of the document): the index follows all the same.
+	if err := k.RenameDoc(syDoc, "Birds"); err != nil {
+		t.Fatal(err)
+	}
+	sectionOf(t, sys, "tools", "20261121100831-para001", "Notes", "Birds", "Crows")
+	hits, err := sys.Store.Search(context.Background(), "tools", store.SearchOptions{})
+	if err != nil || len(hits) == 0 || hits[0].Title != "Birds" || hits[0].Path != "Notes/Birds" {
+		t.Errorf("after undoing the rename: %+v, %v", hits, err)
+	}
 }

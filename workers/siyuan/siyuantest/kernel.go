@@ -37,6 +37,7 @@ type Block struct {
 
 type doc struct {
 	id, box, hpath, path, title, updated string
+	edited                               string // the blocks' updated: a rename or move leaves it
 	blocks                               []Block
 	hidden                               bool // a notebook's hidden document
 }
@@ -151,6 +152,7 @@ func (k *Kernel) PutDoc(box, id, parent, hpath string, blocks ...Block) error {
 	d.box, d.hpath, d.path, d.blocks = box, hpath, path, blocks
 	d.title = hpath[strings.LastIndex(hpath, "/")+1:]
 	d.updated = k.tick()
+	d.edited = d.updated
 	if err := k.write(d); err != nil {
 		return err
 	}
@@ -176,6 +178,7 @@ func (k *Kernel) EditDoc(id string, f func([]Block) []Block) error {
 	}
 	d.blocks = f(append([]Block(nil), d.blocks...))
 	d.updated = k.tick()
+	d.edited = d.updated
 	if err := k.write(d); err != nil {
 		return err
 	}
@@ -210,6 +213,7 @@ func (k *Kernel) MoveBlock(id, from, to string) error {
 	}
 	src.blocks, dst.blocks = keep, append(dst.blocks, moved...)
 	src.updated, dst.updated = k.tick(), k.tick()
+	src.edited, dst.edited = src.updated, dst.updated
 	for _, d := range []*doc{src, dst} {
 		if err := k.write(d); err != nil {
 			return err
@@ -435,7 +439,11 @@ func (k *Kernel) writeDoc(d *doc) error {
 		return err
 	}
 	ins := func(id, parent, typ, sub, content, md string) error {
-		ial := fmt.Sprintf(`{: id="%s" updated="%s"}`, id, d.updated)
+		upd := d.edited
+		if id == d.id || upd == "" {
+			upd = d.updated
+		}
+		ial := fmt.Sprintf(`{: id="%s" updated="%s"}`, id, upd)
 		if id == d.id && d.hidden {
 			ial = fmt.Sprintf(`{: custom-hidden="true" id="%s" title="%s" type="doc" updated="%s"}`, id, d.title, d.updated)
 		}
@@ -443,7 +451,7 @@ func (k *Kernel) writeDoc(d *doc) error {
 			fcontent, markdown, length, type, subtype, ial, sort, created, updated)
 			VALUES (?, ?, ?, '', ?, ?, ?, '', '', '', '', ?, '', ?, ?, ?, ?, ?, 10, ?, ?)`,
 			id, parent, d.id, d.box, d.path, d.hpath, content, md, len(content), typ, sub,
-			ial, d.updated, d.updated)
+			ial, upd, upd)
 		return err
 	}
 	if err := ins(d.id, "", "d", "", d.title, ""); err != nil {
@@ -509,7 +517,7 @@ func (k *Kernel) kramdown(d *doc) string {
 		} else {
 			sb.WriteString(b.Markdown + "\n")
 		}
-		fmt.Fprintf(&sb, "{: id=\"%s\" updated=\"%s\"}\n\n", b.ID, d.updated)
+		fmt.Fprintf(&sb, "{: id=\"%s\" updated=\"%s\"}\n\n", b.ID, d.edited)
 	}
 	for _, b := range children[""] {
 		emit(b)
@@ -619,8 +627,9 @@ func (k *Kernel) DropRow(id string) error {
 	})
 }
 
-// RenameDoc retitles a document: its hpath and its descendants' change,
-// and /ws says "rename" (no savedoc), as the kernel does.
+// RenameDoc retitles a document: its hpath and its descendants' change
+// (the blocks' updated do not), and /ws says "rename" (no savedoc), as the
+// kernel does.
 func (k *Kernel) RenameDoc(id, title string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
