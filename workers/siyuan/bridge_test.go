@@ -194,3 +194,26 @@ func TestDocsSyncedFollowsLiveCreatesAndDeletes(t *testing.T) {
 		t.Errorf("%d documents synced at first, want 4", base)
 	}
 }
+
+func TestDocsSyncedCountsWhatAnEarlierRunIndexedBeforeTheKernelAnswers(t *testing.T) {
+	k := kernel(t)
+	state := bus.NewMemKV()
+	var out sent
+	if _, err := siyuan.New(siyuan.Config{URL: k.URL(), Token: "tok"}, state, out.publish, zerolog.Nop()).Reconcile(context.Background(), nil); err != nil {
+		t.Fatal(err)
+	}
+	// A restart while the kernel is away: the index still holds 4 documents.
+	src := siyuan.New(siyuan.Config{URL: "http://127.0.0.1:1", Token: "tok"}, state, out.publish, zerolog.Nop())
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- src.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	for deadline := time.Now().Add(5 * time.Second); src.Status().Error == ""; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the bridge never tried the kernel")
+		}
+	}
+	if st := src.Status(); st.DocsSynced != 4 || st.Connected {
+		t.Errorf("status after a restart without the kernel: %+v", st)
+	}
+}

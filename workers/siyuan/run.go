@@ -29,6 +29,10 @@ func (s *Source) Run(ctx context.Context) error {
 			return true
 		}
 	}
+	// What an earlier run indexed counts until the first reconciliation.
+	if n, err := s.remembered(ctx); err == nil {
+		s.setStatus(func(x *Status) { x.DocsSynced = n })
+	}
 	for ctx.Err() == nil {
 		// /api/system/version is not checked against the token: lsNotebooks is.
 		if err := s.client.Check(ctx); err != nil {
@@ -166,4 +170,16 @@ func (s *Source) Deliver(ctx context.Context, ev Event) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// remembered counts the documents the source has sent and not deleted.
+func (s *Source) remembered(ctx context.Context) (int, error) {
+	keys, err := s.state.Keys(ctx)
+	n := 0
+	for _, k := range keys {
+		if strings.HasPrefix(k, statePrefix) {
+			n++
+		}
+	}
+	return n, err
 }
