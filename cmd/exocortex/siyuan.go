@@ -92,12 +92,12 @@ func (b *bridge) apply(cfg *pipeline.Config) error {
 	return nil
 }
 
-// printBridge prints the bridge's state for status; running says whether
-// a system runs now (if not, the state is the one it left).
-func printBridge(st *siyuan.Status, running bool) {
+// printBridge prints the bridge's state for status (a stopped bridge's is
+// the state it left).
+func printBridge(st *siyuan.Status) {
 	state := "connected"
 	switch {
-	case !running:
+	case st.Stopped:
 		state = "stopped"
 	case !st.Connected:
 		state = "disconnected"

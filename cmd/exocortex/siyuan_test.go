@@ -95,6 +95,10 @@ func TestUpWithSiYuanIndexesTheKernelAndStatusShowsTheBridge(t *testing.T) {
 	if err := up.Wait(); err != nil {
 		t.Errorf("up exited with %v", err)
 	}
+	if out := mustExo(t, "status", "--data", data); !strings.Contains(out, "siyuan "+k.URL()+": stopped; ") ||
+		!strings.Contains(out, "2 documents synced") {
+		t.Errorf("status after up stopped:\n%s", out)
+	}
 	if strings.Contains(upErr.String(), "kernel-token-123") {
 		t.Error("the token was logged")
 	}

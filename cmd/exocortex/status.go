@@ -106,9 +106,6 @@ func cmdStatus(ctx context.Context, args []string) error {
 	// The bridge's last state stays after it stopped (a refused token
 	// stops it, and up with it): shown as stopped then.
 	rep.SiYuan, _ = pipeline.SiYuanStatus(ctx, b)
-	if rep.SiYuan != nil && !rep.Running && c.nats == "" {
-		rep.SiYuan.Connected = false
-	}
 	if cs, err := answer.ReadCacheStats(ctx, pipeline.CachePath(c.data)); err == nil {
 		rep.Cache = &cs
 	}
@@ -138,7 +135,7 @@ func cmdStatus(ctx context.Context, args []string) error {
 			p.Name, p.State, p.ErrorScore, p.LatencyEWMA.Round(time.Millisecond), p.Free, p.WindowRequests)
 	}
 	if rep.SiYuan != nil {
-		printBridge(rep.SiYuan, rep.Running || c.nats != "")
+		printBridge(rep.SiYuan)
 	}
 	if cs := rep.Cache; cs != nil {
 		fmt.Printf("answer cache: %d answers, hit rate %.1f%% (%d hits, %d misses)\n", cs.Entries, 100*cs.HitRate, cs.Hits, cs.Misses)

@@ -29,6 +29,7 @@ func (s *Source) Run(ctx context.Context) error {
 			return true
 		}
 	}
+	s.setStatus(func(x *Status) { x.Stopped = false })
 	// What an earlier run indexed counts until the first reconciliation.
 	if n, err := s.remembered(ctx); err == nil {
 		s.setStatus(func(x *Status) { x.DocsSynced = n })
@@ -69,14 +70,14 @@ func (s *Source) Run(ctx context.Context) error {
 			break
 		}
 	}
-	s.setStatus(func(x *Status) { x.Connected = false })
+	s.setStatus(func(x *Status) { x.Connected, x.Stopped = false, true })
 	return nil
 }
 
 // refused records a refused token in the status and the log; the bridge
 // then stops with err.
 func (s *Source) refused(err error) error {
-	s.setStatus(func(x *Status) { x.Connected, x.Error = false, err.Error() })
+	s.setStatus(func(x *Status) { x.Connected, x.Error, x.Stopped = false, err.Error(), true })
 	s.log.Error().Err(err).Msg("siyuan: the kernel refused the API token; the bridge stops")
 	return err
 }

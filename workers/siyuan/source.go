@@ -65,6 +65,11 @@ type Status struct {
 	Sent       int    `json:"sent"`
 	Deleted    int    `json:"deleted"`
 	Error      string `json:"error,omitempty"`
+	// Stopped is set when Run returned (a refused token, or shutdown).
+	Stopped bool `json:"stopped,omitempty"`
+	// ReportedAt is when a running system last wrote this state (set by
+	// the writer): an old one means the bridge's process is gone.
+	ReportedAt time.Time `json:"reported_at,omitzero"`
 }
 
 // docState is what the source remembers of a document it sent.
