@@ -201,7 +201,7 @@ func TestRunStagePublishesHandlerOutputWithDeterministicIDsBeforeAcking(t *testi
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := nm.Header.Get("Nats-Msg-Id"); got != "doc:d1@abc" {
+	if got := nm.Header.Get("Nats-Msg-Id"); got != "doc:d1@abc:0" {
 		t.Errorf("Nats-Msg-Id = %q", got)
 	}
 	if got := nm.Header.Get(bus.HeaderTraceID); got != "trace-m1" {

@@ -28,7 +28,9 @@ type RunOptions struct {
 	NakBase, NakMax time.Duration
 	// Middleware wraps the handler inside Recover and Logging.
 	Middleware []Middleware
-	// StatsEvery is how often counters are flushed to KB_STATS (default 2s).
+	// StatsEvery is how often changed counters are flushed to KB_STATS
+	// (default 100ms; unchanged ones are not written again), so status
+	// shows work right after it is done.
 	StatsEvery time.Duration
 }
 
@@ -46,7 +48,7 @@ func (o RunOptions) withDefaults() RunOptions {
 		o.NakMax = time.Minute
 	}
 	if o.StatsEvery <= 0 {
-		o.StatsEvery = 2 * time.Second
+		o.StatsEvery = 100 * time.Millisecond
 	}
 	return o
 }
@@ -96,11 +98,18 @@ func (b *Bus) RunStage(ctx context.Context, spec StageSpec, h Handler, opts RunO
 		return err
 	}
 	instance := nuid.Next()
+	var flushed Counters
 	flush := func() {
-		raw, _ := json.Marshal(r.counters.snapshot())
+		now := r.counters.snapshot()
+		if now == flushed {
+			return
+		}
+		raw, _ := json.Marshal(now)
 		fctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		defer cancel()
-		_ = statsKV.Put(fctx, statsKey(spec.Name, instance), raw)
+		if statsKV.Put(fctx, statsKey(spec.Name, instance), raw) == nil {
+			flushed = now
+		}
 	}
 
 	var wg sync.WaitGroup

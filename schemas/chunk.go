@@ -38,12 +38,16 @@ type ChunkCreated struct {
 	Tokens int      `json:"tokens,omitempty"`
 }
 
-// MsgID is "chunk:<id>@<hash>" (or "chunk:<id>@tombstone:<hash>").
+// MsgID is "chunk:<id>@<hash>:<doc version>" (or
+// "chunk:<id>@tombstone:<hash>:<doc version>"). The version is in it because
+// a chunk whose text is unchanged is sent again when what it carries besides
+// (section path after a rename or move, refs) changed: the same id would be
+// dropped as a duplicate within the stream's window.
 func (e *ChunkCreated) MsgID() string {
 	if e.Tombstone {
 		return fmt.Sprintf("chunk:%s@tombstone:%s:%d", e.ChunkID, e.Hash, e.DocVersion)
 	}
-	return fmt.Sprintf("chunk:%s@%s", e.ChunkID, e.Hash)
+	return fmt.Sprintf("chunk:%s@%s:%d", e.ChunkID, e.Hash, e.DocVersion)
 }
 
 // Validate checks the fields the index relies on.
@@ -85,12 +89,13 @@ type DocStructure struct {
 	Blocks   []BlockNode `json:"blocks,omitempty"`
 }
 
-// MsgID is "docstruct:<id>@<hash>" (or "...@deleted:<version>").
+// MsgID is "docstruct:<id>@<hash>:<version>" (or "...@deleted:<version>"),
+// versioned for the same reason as DocChanged's.
 func (e *DocStructure) MsgID() string {
 	if e.Deleted {
 		return fmt.Sprintf("docstruct:%s@deleted:%d", e.DocID, e.Version)
 	}
-	return fmt.Sprintf("docstruct:%s@%s", e.DocID, e.Hash)
+	return fmt.Sprintf("docstruct:%s@%s:%d", e.DocID, e.Hash, e.Version)
 }
 
 // Validate checks the fields the index relies on.

@@ -79,12 +79,16 @@ type DocChanged struct {
 	Blocks  []Block           `json:"blocks,omitempty"`
 }
 
-// MsgID is "doc:<id>@<hash>", or "doc:<id>@deleted:<version>" for a deletion.
+// MsgID is "doc:<id>@<hash>:<version>", or "doc:<id>@deleted:<version>"
+// for a deletion. The version is in it because a document can come back to
+// an earlier content (a rename undone): the same id would be dropped as a
+// duplicate within the stream's window, and the index would keep the newer
+// state.
 func (e *DocChanged) MsgID() string {
 	if e.Deleted {
 		return fmt.Sprintf("doc:%s@deleted:%d", e.DocID, e.Version)
 	}
-	return fmt.Sprintf("doc:%s@%s", e.DocID, e.Hash)
+	return fmt.Sprintf("doc:%s@%s:%d", e.DocID, e.Hash, e.Version)
 }
 
 // Validate checks the fields every consumer relies on.

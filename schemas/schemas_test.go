@@ -173,7 +173,7 @@ func TestStampGivesDeterministicIDsAndTheRegisteredSubject(t *testing.T) {
 	if subj := schemas.Stamp(a, "t"); subj != schemas.SubjectChunkCreated {
 		t.Errorf("subject = %s", subj)
 	}
-	if a.ID != "chunk:c1@abc" || a.Type != schemas.TypeChunkCreatedV1 || a.TraceID != "t" || a.Time.IsZero() {
+	if a.ID != "chunk:c1@abc:0" || a.Type != schemas.TypeChunkCreatedV1 || a.TraceID != "t" || a.Time.IsZero() {
 		t.Errorf("envelope = %+v", a.Envelope)
 	}
 	b := &schemas.ChunkCreated{ChunkID: "c1", DocID: "d1", Hash: "abc"}

@@ -92,14 +92,18 @@ func (b *bridge) apply(cfg *pipeline.Config) error {
 	return nil
 }
 
-// printBridge prints the bridge's state for status.
+// printBridge prints the bridge's state for status (a stopped bridge's is
+// the state it left).
 func printBridge(st *siyuan.Status) {
 	state := "connected"
-	if !st.Connected {
+	switch {
+	case st.Stopped:
+		state = "stopped"
+	case !st.Connected:
 		state = "disconnected"
-		if st.Error != "" {
-			state += " (" + st.Error + ")"
-		}
+	}
+	if !st.Connected && st.Error != "" {
+		state += " (" + st.Error + ")"
 	}
 	ago := func(t time.Time) string {
 		if t.IsZero() {

@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -51,8 +52,39 @@ func TestUpWithSiYuanIndexesTheKernelAndStatusShowsTheBridge(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
+	// Right after the sync the stage counters say what was done.
+	var counted struct {
+		Stages []struct {
+			Stage string `json:"stage"`
+			Acked int64  `json:"acked"`
+		} `json:"stages"`
+	}
+	out, _, _ := exo(t, "status", "--data", data, "--json")
+	if err := json.Unmarshal([]byte(out), &counted); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range counted.Stages {
+		if (s.Stage == "chunk" || s.Stage == "index") && s.Acked == 0 {
+			t.Errorf("stage %s: 0 acked right after the sync: %s", s.Stage, out)
+		}
+	}
 	if out := mustExo(t, "status", "--data", data); !strings.Contains(out, "siyuan "+k.URL()+": connected") {
 		t.Errorf("status:\n%s", out)
+	}
+	// A document added live counts at once, not at the next reconciliation.
+	if err := k.PutDoc("20261121100831-kt25p1g", "20261121100900-second1", "", "/Ravens",
+		siyuantest.Block{ID: "20261121100900-para002", Type: "p", Content: "Ravens play in the snow.", Markdown: "Ravens play in the snow."},
+	); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(15 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		out, _, _ := exo(t, "status", "--data", data, "--json")
+		if json.Unmarshal([]byte(out), &st) == nil && st.SiYuan != nil && st.SiYuan.DocsSynced == 2 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("documents synced after a live create: %+v", st.SiYuan)
+		}
 	}
 	if out := mustExo(t, "search", "tools", "--data", data, "--json"); !strings.Contains(out, "siyuan://blocks/20261121100831-para001") {
 		t.Errorf("search: %s", out)
@@ -62,6 +94,10 @@ func TestUpWithSiYuanIndexesTheKernelAndStatusShowsTheBridge(t *testing.T) {
 	}
 	if err := up.Wait(); err != nil {
 		t.Errorf("up exited with %v", err)
+	}
+	if out := mustExo(t, "status", "--data", data); !strings.Contains(out, "siyuan "+k.URL()+": stopped; ") ||
+		!strings.Contains(out, "2 documents synced") {
+		t.Errorf("status after up stopped:\n%s", out)
 	}
 	if strings.Contains(upErr.String(), "kernel-token-123") {
 		t.Error("the token was logged")
@@ -102,5 +138,39 @@ func TestASiYuanWorkerWithAWrongTokenStopsWithAClearError(t *testing.T) {
 	case <-time.After(20 * time.Second):
 		_ = w.Process.Kill()
 		t.Fatalf("the worker kept retrying a refused token:\n%s", o.String())
+	}
+}
+
+func TestUpWithARefusedSiYuanTokenSaysSoInTheLogAndStatusAndExits(t *testing.T) {
+	k := siyuantest.New(t, "right-token")
+	k.AddNotebook("20261121100831-kt25p1g", "Notes")
+	data := t.TempDir()
+	up := exec.Command(binary, "up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "info", "--no-models", "--siyuan", k.URL())
+	up.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_SIYUAN_TOKEN=wrong-token-789")
+	var o bytes.Buffer
+	up.Stdout, up.Stderr = &o, &o
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- up.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("up exited with %v, want exit code 1", err)
+		}
+	case <-time.After(30 * time.Second):
+		_ = up.Process.Kill()
+		<-done
+		t.Fatalf("up kept running with a refused token:\n%s", o.String())
+	}
+	log := o.String()
+	if !strings.Contains(log, `"level":"error"`) || !strings.Contains(log, "refused the API token") || strings.Contains(log, "wrong-token-789") {
+		t.Errorf("up's output:\n%s", log)
+	}
+	out := mustExo(t, "status", "--data", data)
+	if !strings.Contains(out, "siyuan "+k.URL()+": stopped") || !strings.Contains(out, "refused the API token") {
+		t.Errorf("status after up stopped:\n%s", out)
 	}
 }

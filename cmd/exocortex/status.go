@@ -102,8 +102,10 @@ func cmdStatus(ctx context.Context, args []string) error {
 	rep.Models, rep.Embedded, rep.Search = modelState(ctx, c.data, n.models)
 	if rep.Running || c.nats != "" {
 		rep.Providers, _ = pipeline.ProviderHealth(ctx, b)
-		rep.SiYuan, _ = pipeline.SiYuanStatus(ctx, b)
 	}
+	// The bridge's last state stays after it stopped (a refused token
+	// stops it, and up with it): shown as stopped then.
+	rep.SiYuan, _ = pipeline.SiYuanStatus(ctx, b)
 	if cs, err := answer.ReadCacheStats(ctx, pipeline.CachePath(c.data)); err == nil {
 		rep.Cache = &cs
 	}

@@ -46,7 +46,15 @@ func cmdUp(ctx context.Context, args []string) error {
 	}
 	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
 	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s (Ctrl-C stops)\n", c.data, sys.Bus.URL())
-	<-ctx.Done()
+	select {
+	case <-ctx.Done():
+	case err := <-sys.SiYuanFailed():
+		// A refused token: retrying cannot help, and the bridge is up's only
+		// live source, so up stops rather than run on with nothing to follow.
+		log.Error().Err(err).Msg("the SiYuan bridge stopped; exocortex stops")
+		_ = sys.Stop()
+		return fmt.Errorf("siyuan bridge: %w", err)
+	}
 	log.Info().Msg("shutting down: draining in-flight work")
 	return sys.Stop()
 }

@@ -282,16 +282,29 @@ func (s *System) publishStat(ctx context.Context, key string, every time.Duratio
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		raw, _ := json.Marshal(state())
-		pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
-		_ = kv.Put(pctx, key, raw)
-		cancel()
+		putJSON(ctx, kv, key, state())
 		select {
 		case <-ctx.Done():
 			return
 		case <-t.C:
 		}
 	}
+}
+
+// putStat writes v as JSON to the KB_STATS key once (also after ctx ended).
+func (s *System) putStat(ctx context.Context, key string, v any) {
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	if kv, err := s.Bus.KV(pctx, bus.BucketStats); err == nil {
+		putJSON(pctx, kv, key, v)
+	}
+}
+
+func putJSON(ctx context.Context, kv bus.KV, key string, v any) {
+	raw, _ := json.Marshal(v)
+	pctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 2*time.Second)
+	defer cancel()
+	_ = kv.Put(pctx, key, raw)
 }
 
 // readStat reads the JSON a running system last wrote to the KB_STATS key

@@ -64,26 +64,45 @@ func (s *System) startSiYuan(ctx context.Context) error {
 	s.wg.Add(2)
 	go func() {
 		defer s.wg.Done()
-		if err := src.Run(ctx); err != nil {
+		err := src.Run(ctx)
+		// The last state (a refused token, say) is written before anyone
+		// hears of the failure and stops the system.
+		s.putStat(ctx, SiYuanStatusKey, reported(src))
+		if err != nil {
 			s.siyuanErr <- err
 		}
 	}()
 	go func() {
 		defer s.wg.Done()
-		s.publishStat(ctx, SiYuanStatusKey, time.Second, func() any { return src.Status() })
+		s.publishStat(ctx, SiYuanStatusKey, time.Second, func() any { return reported(src) })
 	}()
 	return nil
+}
+
+// reported is the bridge's state stamped with the time it is written.
+func reported(src *siyuan.Source) siyuan.Status {
+	st := src.Status()
+	st.ReportedAt = time.Now()
+	return st
 }
 
 // SiYuanFailed delivers the error that stopped the bridge (a refused token).
 func (s *System) SiYuanFailed() <-chan error { return s.siyuanErr }
 
-// SiYuanStatus reads the bridge's state a running system last wrote (nil
-// when no bridge ran).
+// SiYuanStatus reads the bridge's state a system last wrote (nil when no
+// bridge ran); it stays after the bridge stopped. A state not rewritten for
+// 5 s (the bridge writes it every second) is from a process that is gone:
+// it reads as stopped.
 func SiYuanStatus(ctx context.Context, b *bus.Bus) (*siyuan.Status, error) {
 	var st siyuan.Status
 	if ok, err := readStat(ctx, b, SiYuanStatusKey, &st); !ok {
 		return nil, err
+	}
+	if time.Since(st.ReportedAt) > 5*time.Second {
+		st.Stopped = true
+	}
+	if st.Stopped {
+		st.Connected = false
 	}
 	return &st, nil
 }

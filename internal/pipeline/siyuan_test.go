@@ -123,3 +123,80 @@ func TestALiveSiYuanKernelsEditsAndDeletesReachTheIndex(t *testing.T) {
 	}
 	searchable(t, sys, "magpies", "20261121100900-ppara01")
 }
+
+// sectionOf polls the index until the chunk of block found by query
+// carries section path want; it returns that chunk.
+func sectionOf(t testing.TB, sys *pipeline.System, query, block string, want ...string) *store.Chunk {
+	t.Helper()
+	var got []string
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		hits, err := sys.Store.Search(context.Background(), query, store.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, h := range hits {
+			if slices.Contains(h.BlockIDs, block) {
+				got = h.SectionPath
+				if slices.Equal(h.SectionPath, want) {
+					c, err := sys.Store.Chunk(context.Background(), h.ChunkID)
+					if err != nil {
+						t.Fatal(err)
+					}
+					return c
+				}
+			}
+		}
+	}
+	t.Fatalf("%q: block %s has section path %q, want %q", query, block, got, want)
+	return nil
+}
+
+func TestARenamedOrMovedSiYuanDocumentsChunksTakeTheNewSectionPath(t *testing.T) {
+	k := siyuanKernel(t)
+	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", Log: testLog(t),
+		SiYuan: &pipeline.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Stop()
+	crows := sectionOf(t, sys, "tools", "20261121100831-para001", "Notes", "Birds", "Crows")
+	owls := sectionOf(t, sys, "owls", "20261121100832-para001", "Notes", "Birds", "Owls")
+
+	// A rename: the document's and its child's chunks follow, with a newer
+	// version and the same text (so the same hash: nothing to embed again).
+	if err := k.RenameDoc(syDoc, "Corvids"); err != nil {
+		t.Fatal(err)
+	}
+	c := sectionOf(t, sys, "tools", "20261121100831-para001", "Notes", "Corvids", "Crows")
+	o := sectionOf(t, sys, "owls", "20261121100832-para001", "Notes", "Corvids", "Owls")
+	if c.Version <= crows.Version || o.Version <= owls.Version || c.Hash != crows.Hash || o.Hash != owls.Hash {
+		t.Errorf("after the rename: versions %d -> %d and %d -> %d, hashes kept %v %v", crows.Version, c.Version,
+			owls.Version, o.Version, c.Hash == crows.Hash, o.Hash == owls.Hash)
+	}
+
+	// A move under another document.
+	const archive = "20261121100900-archive"
+	if err := k.PutDoc(syBox, archive, "", "/Archive", siyuantest.Block{ID: "20261121100900-apara01", Type: "p",
+		Content: "Old notes.", Markdown: "Old notes."}); err != nil {
+		t.Fatal(err)
+	}
+	searchable(t, sys, "old", "20261121100900-apara01")
+	if err := k.MoveDoc(syChild, archive); err != nil {
+		t.Fatal(err)
+	}
+	moved := sectionOf(t, sys, "owls", "20261121100832-para001", "Notes", "Archive", "Owls")
+	if moved.Version <= o.Version {
+		t.Errorf("after the move: version %d -> %d", o.Version, moved.Version)
+	}
+
+	// Undoing the rename brings back the first title path (and so the
+	// first hashes of the document): the index follows all the same.
+	if err := k.RenameDoc(syDoc, "Birds"); err != nil {
+		t.Fatal(err)
+	}
+	sectionOf(t, sys, "tools", "20261121100831-para001", "Notes", "Birds", "Crows")
+	hits, err := sys.Store.Search(context.Background(), "tools", store.SearchOptions{})
+	if err != nil || len(hits) == 0 || hits[0].Title != "Birds" || hits[0].Path != "Notes/Birds" {
+		t.Errorf("after undoing the rename: %+v, %v", hits, err)
+	}
+}

@@ -98,11 +98,19 @@ func snippet(raw []byte) string {
 	return s
 }
 
-// Version returns the kernel's version; it checks the token too.
+// Version returns the kernel's version. The kernel answers it without
+// checking the token: Check does.
 func (c *Client) Version(ctx context.Context) (string, error) {
 	var v string
 	err := c.Call(ctx, "/api/system/version", nil, &v)
 	return v, err
+}
+
+// Check reaches the kernel with a call that needs the token
+// (/api/notebook/lsNotebooks): a refused token is ErrAuth.
+func (c *Client) Check(ctx context.Context) error {
+	_, err := c.Notebooks(ctx)
+	return err
 }
 
 // Notebook is one of the kernel's notebooks (boxes).
@@ -206,7 +214,7 @@ func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'
 // DescendantDocs returns the ids of the documents under document id (its
 // children, their children...), whose title paths change with its own.
 func (c *Client) DescendantDocs(ctx context.Context, id string) ([]string, error) {
-	rows, err := c.SelectAll(ctx, "id", "blocks", "type = 'd' AND path LIKE "+quote("%/"+id+"/%"), "id", 1000)
+	rows, err := c.SelectAll(ctx, "id", "blocks", "type = 'd' AND "+notHidden+" AND path LIKE "+quote("%/"+id+"/%"), "id", 1000)
 	if err != nil {
 		return nil, fmt.Errorf("documents under %s: %w", id, err)
 	}
@@ -225,20 +233,24 @@ func (c *Client) Flush(ctx context.Context) error {
 
 // DocInfo is a document as the blocks table lists it.
 type DocInfo struct {
-	ID, Box, Updated string
+	ID, Box, Updated, HPath string
 }
 
+// notHidden leaves out the hidden document every notebook has (the
+// notebook's own id, custom-hidden="true"): it is not a note.
+const notHidden = `id != box AND ial NOT LIKE '%custom-hidden="true"%'`
+
 // Docs lists every document of the kernel (paged; duplicates once), in the
-// notebooks keep allows (nil: all).
+// notebooks keep allows (nil: all), without the notebooks' hidden documents.
 func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInfo, error) {
-	rows, err := c.SelectAll(ctx, "id, box, updated", "blocks", "type = 'd'", "id", 1000)
+	rows, err := c.SelectAll(ctx, "id, box, updated, hpath", "blocks", "type = 'd' AND "+notHidden, "id", 1000)
 	if err != nil {
 		return nil, fmt.Errorf("listing documents: %w", err)
 	}
 	out := make([]DocInfo, 0, len(rows))
 	for _, r := range rows {
 		if keep == nil || keep(r.Str("box")) {
-			out = append(out, DocInfo{ID: r.Str("id"), Box: r.Str("box"), Updated: r.Str("updated")})
+			out = append(out, DocInfo{ID: r.Str("id"), Box: r.Str("box"), Updated: r.Str("updated"), HPath: r.Str("hpath")})
 		}
 	}
 	return out, nil

@@ -34,6 +34,7 @@ func bigDoc(n int) []siyuantest.Block {
 
 func TestFetchDocReadsMoreThan64BlocksInOrderOnceEach(t *testing.T) {
 	k := siyuantest.New(t, "secret-token")
+	k.SetSQLDelay(0) // this test reads SQL right after each write
 	k.AddNotebook(box, "RAG Probe")
 	if err := k.PutDoc(box, "20261121100800-target1", "", "/Target"); err != nil {
 		t.Fatal(err)
@@ -114,17 +115,18 @@ func TestFetchDocReadsMoreThan64BlocksInOrderOnceEach(t *testing.T) {
 func TestAnInvalidTokenIsAClearErrorWithoutTheToken(t *testing.T) {
 	k := siyuantest.New(t, "right")
 	c := siyuan.NewClient(k.URL(), "wrong-token-xyz")
-	_, err := c.Version(context.Background())
+	err := c.Check(context.Background())
 	if !errors.Is(err, siyuan.ErrAuth) || strings.Contains(err.Error(), "wrong-token-xyz") || !strings.Contains(err.Error(), "API token") {
 		t.Fatalf("err = %v", err)
 	}
-	if _, err := siyuan.NewClient(k.URL(), "right").Version(context.Background()); err != nil {
+	if err := siyuan.NewClient(k.URL(), "right").Check(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 }
 
 func TestASQLStatementWithoutLimitIsRefused(t *testing.T) {
 	k := siyuantest.New(t, "t")
+	k.SetSQLDelay(0)
 	if err := k.PutDoc(box, "20261121100831-xs0m89b", "", "/Probe", bigDoc(100)...); err != nil {
 		t.Fatal(err)
 	}

@@ -19,8 +19,12 @@ import (
 // ErrGone is a document the kernel no longer has.
 var ErrGone = errors.New("siyuan: document not found")
 
+// ErrHidden is a notebook's hidden document (custom-hidden="true", the
+// notebook's own id): not a note, never synced.
+var ErrHidden = errors.New("siyuan: a notebook's hidden document")
+
 // blockCols are the blocks columns a document is built from.
-const blockCols = "id, parent_id, root_id, box, path, hpath, type, subtype, content, markdown, updated"
+const blockCols = "id, parent_id, root_id, box, path, hpath, type, subtype, content, markdown, updated, ial"
 
 // idAttr finds the block ids of a kramdown text in document order.
 var idAttr = regexp.MustCompile(`\bid="([^"]+)"`)
@@ -74,11 +78,15 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 		return nil, fmt.Errorf("document %s: its rows have no document block", rootID)
 	}
 	box, hpath := root.Str("box"), root.Str("hpath")
-	doc := &schemas.DocChanged{DocID: rootID, Source: schemas.SourceSiYuan, Notebook: box, Title: root.Str("content")}
+	if rootID == box || strings.Contains(root.Str("ial"), `custom-hidden="true"`) {
+		return nil, fmt.Errorf("document %s: %w", rootID, ErrHidden)
+	}
+	doc := &schemas.DocChanged{DocID: rootID, Source: schemas.SourceSiYuan, Notebook: box, Title: root.Str("content"),
+		Meta: map[string]string{"hpath": hpath}}
 	var titles []string
 	if name := notebooks[box]; name != "" {
 		titles = append(titles, name)
-		doc.Meta = map[string]string{"notebook_name": name}
+		doc.Meta["notebook_name"] = name
 	}
 	for _, t := range strings.Split(strings.Trim(hpath, "/"), "/") {
 		if t != "" {

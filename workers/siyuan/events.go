@@ -68,6 +68,10 @@ func (s *Source) Handle(ctx context.Context, ev Event) error {
 			return nil
 		}
 		s.markDirty(id)
+		// A move's new paths reach SQL only at the kernel's next flush.
+		if err := s.client.Flush(ctx); err != nil {
+			return err
+		}
 		kids, err := s.client.DescendantDocs(ctx, id)
 		if err != nil {
 			return err
@@ -96,6 +100,8 @@ func (s *Source) Handle(ctx context.Context, ev Event) error {
 			return nil
 		}
 		return s.removeBox(ctx, d.Box)
+	case "createnotebook":
+		return s.loadNotebooks(ctx)
 	case "renamenotebook":
 		var d struct {
 			Box string `json:"box"`

@@ -29,12 +29,16 @@ func (s *Source) Run(ctx context.Context) error {
 			return true
 		}
 	}
+	s.setStatus(func(x *Status) { x.Stopped = false })
+	// What an earlier run indexed counts until the first reconciliation.
+	if n, err := s.remembered(ctx); err == nil {
+		s.setStatus(func(x *Status) { x.DocsSynced = n })
+	}
 	for ctx.Err() == nil {
-		if _, err := s.client.Version(ctx); err != nil {
+		// /api/system/version is not checked against the token: lsNotebooks is.
+		if err := s.client.Check(ctx); err != nil {
 			if errors.Is(err, ErrAuth) {
-				s.setStatus(func(x *Status) { x.Connected, x.Error = false, err.Error() })
-				s.log.Error().Err(err).Msg("siyuan: the kernel refused the token; the bridge stops")
-				return err
+				return s.refused(err)
 			}
 			s.disconnected(err, backoff)
 			if !wait() {
@@ -56,7 +60,7 @@ func (s *Source) Run(ctx context.Context) error {
 		err = s.session(ctx, conn)
 		_ = conn.CloseNow()
 		if errors.Is(err, ErrAuth) {
-			return err
+			return s.refused(err) // the token changed while connected
 		}
 		if ctx.Err() != nil {
 			break
@@ -66,8 +70,16 @@ func (s *Source) Run(ctx context.Context) error {
 			break
 		}
 	}
-	s.setStatus(func(x *Status) { x.Connected = false })
+	s.setStatus(func(x *Status) { x.Connected, x.Stopped = false, true })
 	return nil
+}
+
+// refused records a refused token in the status and the log; the bridge
+// then stops with err.
+func (s *Source) refused(err error) error {
+	s.setStatus(func(x *Status) { x.Connected, x.Error, x.Stopped = false, err.Error(), true })
+	s.log.Error().Err(err).Msg("siyuan: the kernel refused the API token; the bridge stops")
+	return err
 }
 
 func (s *Source) disconnected(err error, retry time.Duration) {
@@ -159,4 +171,16 @@ func (s *Source) Deliver(ctx context.Context, ev Event) error {
 	case <-ctx.Done():
 		return ctx.Err()
 	}
+}
+
+// remembered counts the documents the source has sent and not deleted.
+func (s *Source) remembered(ctx context.Context) (int, error) {
+	keys, err := s.state.Keys(ctx)
+	n := 0
+	for _, k := range keys {
+		if strings.HasPrefix(k, statePrefix) {
+			n++
+		}
+	}
+	return n, err
 }

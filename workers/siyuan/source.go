@@ -59,10 +59,17 @@ type Status struct {
 	Connected     bool      `json:"connected"`
 	LastEvent     time.Time `json:"last_event,omitzero"`
 	LastReconcile time.Time `json:"last_reconcile,omitzero"`
-	DocsSynced    int       `json:"docs_synced"`
-	Sent          int       `json:"sent"`
-	Deleted       int       `json:"deleted"`
-	Error         string    `json:"error,omitempty"`
+	// DocsSynced is the number of the kernel's documents indexed now (sent
+	// and not deleted), kept current by live events and reconciliations.
+	DocsSynced int    `json:"docs_synced"`
+	Sent       int    `json:"sent"`
+	Deleted    int    `json:"deleted"`
+	Error      string `json:"error,omitempty"`
+	// Stopped is set when Run returned (a refused token, or shutdown).
+	Stopped bool `json:"stopped,omitempty"`
+	// ReportedAt is when a running system last wrote this state (set by
+	// the writer): an old one means the bridge's process is gone.
+	ReportedAt time.Time `json:"reported_at,omitzero"`
 }
 
 // docState is what the source remembers of a document it sent.
@@ -72,6 +79,10 @@ type docState struct {
 	Blocks  int    `json:"blocks"`
 	Hash    string `json:"hash"`
 	Version int64  `json:"version"`
+	// HPath and Notebook are the title path and notebook name it was sent
+	// with: a rename or move changes them without moving updated.
+	HPath    string `json:"hpath,omitempty"`
+	Notebook string `json:"notebook_name,omitempty"`
 }
 
 // Source keeps the index in step with a SiYuan kernel.
@@ -140,14 +151,27 @@ type ReconcileStats struct {
 }
 
 // Reconcile compares the kernel with what was sent: a document whose
-// updated moved or whose number of blocks changed is read and sent again,
-// a document that is gone (or in a notebook no longer synced) is deleted.
-// It is the initial full sync too. progress, when set, sees the counts.
+// updated moved, whose number of blocks changed, or whose title path or
+// notebook name changed is read and sent again, a document that is gone
+// (or in a notebook no longer synced) is deleted. It is the initial full
+// sync too; it first asks the kernel to write its pending changes to SQL
+// (a document created a moment ago is not there yet otherwise). progress,
+// when set, sees the counts.
 func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (ReconcileStats, error) {
 	var st ReconcileStats
 	if err := s.loadNotebooks(ctx); err != nil {
 		return st, err
 	}
+	if err := s.client.Flush(ctx); err != nil {
+		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
+			return st, err
+		}
+		// Still worth comparing: what SQL holds now is synced.
+		s.log.Warn().Err(err).Msg("siyuan: the kernel did not flush its SQL index; documents created a moment ago wait for the next reconciliation")
+	}
+	s.mu.Lock()
+	names := s.names
+	s.mu.Unlock()
 	docs, err := s.client.Docs(ctx, s.keep)
 	if err != nil {
 		return st, err
@@ -167,7 +191,8 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 		if err != nil {
 			return st, err
 		}
-		if prev != nil && prev.Updated == d.Updated && prev.Blocks == counts[d.ID] {
+		if prev != nil && prev.Updated == d.Updated && prev.Blocks == counts[d.ID] && prev.HPath == d.HPath &&
+			prev.Notebook == names[d.Box] {
 			st.Unchanged++
 			continue
 		}
@@ -191,9 +216,14 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 	if err != nil {
 		return st, err
 	}
+	synced := 0
 	for _, k := range keys {
 		id, ok := strings.CutPrefix(k, statePrefix)
-		if !ok || seen[id] {
+		if !ok {
+			continue
+		}
+		if seen[id] {
+			synced++
 			continue
 		}
 		if err := s.remove(ctx, id); err != nil {
@@ -202,7 +232,7 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 		st.Deleted++
 	}
 	s.setStatus(func(x *Status) {
-		x.LastReconcile, x.DocsSynced = time.Now(), st.Docs
+		x.LastReconcile, x.DocsSynced = time.Now(), synced
 	})
 	s.log.Info().Int("docs", st.Docs).Int("sent", st.Sent).Int("unchanged", st.Unchanged).Int("deleted", st.Deleted).
 		Int("failed", st.Failed).Msg("siyuan: reconciled")
@@ -231,7 +261,17 @@ func (s *Source) sync(ctx context.Context, id string, prev *docState) (bool, err
 	names := s.names
 	s.mu.Unlock()
 	doc, err := s.client.FetchDoc(ctx, id, names)
-	if errors.Is(err, ErrGone) {
+	if err == nil && names[doc.Notebook] == "" {
+		// A notebook created since the names were read: read them again.
+		if err := s.loadNotebooks(ctx); err != nil {
+			return false, err
+		}
+		s.mu.Lock()
+		names = s.names
+		s.mu.Unlock()
+		doc, err = s.client.FetchDoc(ctx, id, names)
+	}
+	if errors.Is(err, ErrGone) || errors.Is(err, ErrHidden) {
 		if prev != nil {
 			return true, s.remove(ctx, id)
 		}
@@ -247,8 +287,10 @@ func (s *Source) sync(ctx context.Context, id string, prev *docState) (bool, err
 		return false, nil
 	}
 	blocks := len(doc.Blocks)
-	next := docState{Box: doc.Notebook, Updated: updatedOf(doc), Blocks: blocks, Hash: doc.Hash, Version: doc.Version}
+	next := docState{Box: doc.Notebook, Updated: updatedOf(doc), Blocks: blocks, Hash: doc.Hash, Version: doc.Version,
+		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook]}
 	if prev != nil && prev.Hash == doc.Hash {
+		next.Version = max(prev.Version, doc.Version)
 		return false, s.save(ctx, id, next)
 	}
 	if prev != nil && doc.Version <= prev.Version {
@@ -258,8 +300,16 @@ func (s *Source) sync(ctx context.Context, id string, prev *docState) (bool, err
 	if err := s.publish(ctx, doc); err != nil {
 		return false, fmt.Errorf("publish document %s: %w", id, err)
 	}
-	s.setStatus(func(x *Status) { x.Sent++ })
-	return true, s.save(ctx, id, next)
+	if err := s.save(ctx, id, next); err != nil {
+		return true, err
+	}
+	s.setStatus(func(x *Status) {
+		x.Sent++
+		if prev == nil {
+			x.DocsSynced++
+		}
+	})
+	return true, nil
 }
 
 // remove sends the deletion of a document that was sent before.
@@ -273,8 +323,11 @@ func (s *Source) remove(ctx context.Context, id string) error {
 	if err := s.publish(ctx, del); err != nil {
 		return fmt.Errorf("publish deletion of %s: %w", id, err)
 	}
-	s.setStatus(func(x *Status) { x.Deleted++ })
-	return s.state.Delete(ctx, statePrefix+id)
+	if err := s.state.Delete(ctx, statePrefix+id); err != nil {
+		return err
+	}
+	s.setStatus(func(x *Status) { x.Deleted++; x.DocsSynced = max(0, x.DocsSynced-1) })
+	return nil
 }
 
 // statePrefix keys the source's documents in KB_SOURCES.

@@ -37,8 +37,14 @@ type Block struct {
 
 type doc struct {
 	id, box, hpath, path, title, updated string
+	edited                               string // the blocks' updated: a rename or move leaves it
 	blocks                               []Block
+	hidden                               bool // a notebook's hidden document
 }
+
+// DefaultSQLDelay is how long after an API call the real kernel (v3.7.3)
+// writes a new document's rows to its SQL index.
+const DefaultSQLDelay = 1300 * time.Millisecond
 
 // Kernel is a running fake kernel.
 type Kernel struct {
@@ -59,14 +65,18 @@ type Kernel struct {
 	conns   map[*websocket.Conn]bool
 	offline bool
 	muted   bool
-	// async holds SQL writes until /api/sqlite/flushTransaction or 3 s,
-	// as the real kernel does; pending are the held writes.
-	async   bool
+	// delay holds SQL writes until /api/sqlite/flushTransaction or this
+	// long after the first held one, as the real kernel does (0: at once);
+	// pending are the held writes.
+	delay   time.Duration
 	pending []func() error
 	flushAt *time.Timer
 }
 
-// New starts a fake kernel that wants token.
+// New starts a fake kernel that wants token. Like the real kernel, it
+// writes SQL rows DefaultSQLDelay after the call that changed them (see
+// SetSQLDelay), every notebook has a hidden document, and
+// /api/system/version answers without checking the token.
 func New(tb testing.TB, token string) *Kernel {
 	tb.Helper()
 	db, err := sql.Open("sqlite", fmt.Sprintf("file:siyuantest-%d?mode=memory&cache=shared", dbSeq.Add(1)))
@@ -83,7 +93,7 @@ CREATE TABLE refs (id TEXT, def_block_id TEXT, def_block_parent_id TEXT, def_blo
 		tb.Fatal(err)
 	}
 	k := &Kernel{Token: token, db: db, docs: map[string]*doc{}, notebooks: map[string]string{}, calls: map[string]int{},
-		conns: map[*websocket.Conn]bool{},
+		conns: map[*websocket.Conn]bool{}, delay: DefaultSQLDelay,
 		clock: time.Date(2026, 11, 21, 10, 0, 0, 0, time.Local)}
 	k.srv = httptest.NewServer(http.HandlerFunc(k.handle))
 	tb.Cleanup(func() { k.Disconnect(); k.srv.Close(); db.Close() })
@@ -96,8 +106,21 @@ func (k *Kernel) URL() string { return k.srv.URL }
 // Calls returns how many times path was called.
 func (k *Kernel) Calls(path string) int { k.mu.Lock(); defer k.mu.Unlock(); return k.calls[path] }
 
-// AddNotebook adds a notebook.
-func (k *Kernel) AddNotebook(id, name string) { k.mu.Lock(); k.notebooks[id] = name; k.mu.Unlock() }
+// AddNotebook adds a notebook with its hidden document (the notebook's own
+// id, attribute custom-hidden="true", titled with the notebook's name), and
+// says "createnotebook" on /ws, as the real kernel does.
+func (k *Kernel) AddNotebook(id, name string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.notebooks[id] = name
+	if _, ok := k.docs[id]; !ok {
+		d := &doc{id: id, box: id, hpath: "/" + name, path: "/" + id + ".sy", title: name, hidden: true, updated: k.tick()}
+		k.docs[id] = d
+		k.order = append(k.order, id)
+		_ = k.write(d)
+	}
+	k.broadcast("createnotebook", map[string]any{"box": map[string]any{"id": id, "name": name, "closed": false}})
+}
 
 // tick advances the kernel's clock by a second: updated has one-second
 // resolution, and every write moves it.
@@ -129,11 +152,13 @@ func (k *Kernel) PutDoc(box, id, parent, hpath string, blocks ...Block) error {
 	d.box, d.hpath, d.path, d.blocks = box, hpath, path, blocks
 	d.title = hpath[strings.LastIndex(hpath, "/")+1:]
 	d.updated = k.tick()
+	d.edited = d.updated
 	if err := k.write(d); err != nil {
 		return err
 	}
 	if !ok {
-		k.broadcast("create", map[string]string{"box": box, "path": path})
+		k.broadcast("create", map[string]any{"box": map[string]any{"id": box, "name": k.notebooks[box], "closed": false},
+			"listDocTree": false, "path": path})
 	}
 	if renamed {
 		k.broadcast("rename", map[string]string{"box": box, "id": id, "path": path, "title": d.title})
@@ -153,6 +178,7 @@ func (k *Kernel) EditDoc(id string, f func([]Block) []Block) error {
 	}
 	d.blocks = f(append([]Block(nil), d.blocks...))
 	d.updated = k.tick()
+	d.edited = d.updated
 	if err := k.write(d); err != nil {
 		return err
 	}
@@ -187,6 +213,7 @@ func (k *Kernel) MoveBlock(id, from, to string) error {
 	}
 	src.blocks, dst.blocks = keep, append(dst.blocks, moved...)
 	src.updated, dst.updated = k.tick(), k.tick()
+	src.edited, dst.edited = src.updated, dst.updated
 	for _, d := range []*doc{src, dst} {
 		if err := k.write(d); err != nil {
 			return err
@@ -240,8 +267,10 @@ func (k *Kernel) RemoveNotebook(box string) error {
 func (k *Kernel) Duplicate(id string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	_, err := k.db.Exec(`INSERT INTO blocks SELECT * FROM blocks WHERE rowid = (SELECT min(rowid) FROM blocks WHERE id = ?)`, id)
-	return err
+	return k.sqlWrite(func() error {
+		_, err := k.db.Exec(`INSERT INTO blocks SELECT * FROM blocks WHERE rowid = (SELECT min(rowid) FROM blocks WHERE id = ?)`, id)
+		return err
+	})
 }
 
 func (k *Kernel) dropDoc(id string) error {
@@ -267,21 +296,21 @@ func (k *Kernel) dropRowsNow(root string) error {
 	return err
 }
 
-// write rewrites a document's rows now, or at the next flush when async.
+// write rewrites a document's rows now, or at the next flush when delayed.
 func (k *Kernel) write(d *doc) error {
 	snap := *d
 	snap.blocks = append([]Block(nil), d.blocks...)
 	return k.sqlWrite(func() error { return k.writeDoc(&snap) })
 }
 
-// sqlWrite runs f now, or holds it until the next flush when async.
+// sqlWrite runs f now, or holds it until the next flush when delayed.
 func (k *Kernel) sqlWrite(f func() error) error {
-	if !k.async {
+	if k.delay <= 0 {
 		return f()
 	}
 	k.pending = append(k.pending, f)
 	if k.flushAt == nil {
-		k.flushAt = time.AfterFunc(3*time.Second, func() {
+		k.flushAt = time.AfterFunc(k.delay, func() {
 			k.mu.Lock()
 			defer k.mu.Unlock()
 			_ = k.flush()
@@ -309,9 +338,25 @@ func (k *Kernel) flush() error {
 	return nil
 }
 
-// SetAsync makes SQL writes wait for a flush (about 3 s, or
-// /api/sqlite/flushTransaction), as in the real kernel.
-func (k *Kernel) SetAsync(on bool) { k.mu.Lock(); k.async = on; k.mu.Unlock() }
+// SetSQLDelay sets how long SQL writes wait for a flush
+// (/api/sqlite/flushTransaction flushes at once); 0 writes them at once,
+// which tests of other things may choose. The default is DefaultSQLDelay.
+// Writes held already are applied first.
+func (k *Kernel) SetSQLDelay(d time.Duration) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	_ = k.flush()
+	k.delay = d
+}
+
+// SetAsync(true) is SetSQLDelay(DefaultSQLDelay), SetAsync(false) SetSQLDelay(0).
+func (k *Kernel) SetAsync(on bool) {
+	if on {
+		k.SetSQLDelay(DefaultSQLDelay)
+	} else {
+		k.SetSQLDelay(0)
+	}
+}
 
 // SetOffline refuses /ws connections and drops events while on, and
 // closes the connected ones: what a client misses while disconnected.
@@ -394,11 +439,19 @@ func (k *Kernel) writeDoc(d *doc) error {
 		return err
 	}
 	ins := func(id, parent, typ, sub, content, md string) error {
+		upd := d.edited
+		if id == d.id || upd == "" {
+			upd = d.updated
+		}
+		ial := fmt.Sprintf(`{: id="%s" updated="%s"}`, id, upd)
+		if id == d.id && d.hidden {
+			ial = fmt.Sprintf(`{: custom-hidden="true" id="%s" title="%s" type="doc" updated="%s"}`, id, d.title, d.updated)
+		}
 		_, err := k.db.Exec(`INSERT INTO blocks (id, parent_id, root_id, hash, box, path, hpath, name, alias, memo, tag, content,
 			fcontent, markdown, length, type, subtype, ial, sort, created, updated)
 			VALUES (?, ?, ?, '', ?, ?, ?, '', '', '', '', ?, '', ?, ?, ?, ?, ?, 10, ?, ?)`,
 			id, parent, d.id, d.box, d.path, d.hpath, content, md, len(content), typ, sub,
-			fmt.Sprintf(`{: id="%s" updated="%s"}`, id, d.updated), d.updated, d.updated)
+			ial, upd, upd)
 		return err
 	}
 	if err := ins(d.id, "", "d", "", d.title, ""); err != nil {
@@ -464,7 +517,7 @@ func (k *Kernel) kramdown(d *doc) string {
 		} else {
 			sb.WriteString(b.Markdown + "\n")
 		}
-		fmt.Fprintf(&sb, "{: id=\"%s\" updated=\"%s\"}\n\n", b.ID, d.updated)
+		fmt.Fprintf(&sb, "{: id=\"%s\" updated=\"%s\"}\n\n", b.ID, d.edited)
 	}
 	for _, b := range children[""] {
 		emit(b)
@@ -483,7 +536,8 @@ func (k *Kernel) handle(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	auth := r.Header.Get("Authorization")
-	if auth != "Token "+k.Token && auth != "Bearer "+k.Token {
+	// The real kernel answers /api/system/version without checking the token.
+	if r.URL.Path != "/api/system/version" && auth != "Token "+k.Token && auth != "Bearer "+k.Token {
 		w.WriteHeader(http.StatusUnauthorized)
 		_ = json.NewEncoder(w).Encode(map[string]any{"code": -1, "msg": "Auth failed [header: Authorization]", "data": nil})
 		return
@@ -556,7 +610,7 @@ func (k *Kernel) query(stmt string) ([]map[string]any, error) {
 	return out, rows.Err()
 }
 
-// Flush applies the held SQL writes now (async mode).
+// Flush applies the held SQL writes now.
 func (k *Kernel) Flush() error { k.mu.Lock(); defer k.mu.Unlock(); return k.flush() }
 
 // DropRow deletes block id's SQL rows only: the document's updated does
@@ -567,12 +621,15 @@ func (k *Kernel) DropRow(id string) error {
 	for _, d := range k.docs {
 		d.blocks = slices.DeleteFunc(d.blocks, func(b Block) bool { return b.ID == id })
 	}
-	_, err := k.db.Exec(`DELETE FROM blocks WHERE id = ?`, id)
-	return err
+	return k.sqlWrite(func() error {
+		_, err := k.db.Exec(`DELETE FROM blocks WHERE id = ?`, id)
+		return err
+	})
 }
 
-// RenameDoc retitles a document: its hpath and its descendants' change,
-// and /ws says "rename" (no savedoc), as the kernel does.
+// RenameDoc retitles a document: its hpath and its descendants' change
+// (the blocks' updated do not), and /ws says "rename" (no savedoc), as the
+// kernel does.
 func (k *Kernel) RenameDoc(id, title string) error {
 	k.mu.Lock()
 	defer k.mu.Unlock()
@@ -598,5 +655,66 @@ func (k *Kernel) RenameDoc(id, title string) error {
 		}
 	}
 	k.broadcast("rename", map[string]string{"box": d.box, "id": id, "path": d.path, "title": title})
+	return nil
+}
+
+// RenameNotebook renames a notebook (and the title of its hidden document)
+// and says "renamenotebook" on /ws. Documents' hpath does not change: it
+// does not hold the notebook's name.
+func (k *Kernel) RenameNotebook(id, name string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	if _, ok := k.notebooks[id]; !ok {
+		return fmt.Errorf("no notebook %s", id)
+	}
+	k.notebooks[id] = name
+	if d := k.docs[id]; d != nil && d.hidden {
+		d.hpath, d.title, d.updated = "/"+name, name, k.tick()
+		if err := k.write(d); err != nil {
+			return err
+		}
+	}
+	k.broadcast("renamenotebook", map[string]string{"box": id, "name": name})
+	return nil
+}
+
+// MoveDoc moves a document (with its child documents) under the document
+// to in the same notebook (to "": to the notebook's top): their path and
+// hpath change, their blocks' updated do not, and /ws says "moveDoc".
+func (k *Kernel) MoveDoc(id, to string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	d, ok := k.docs[id]
+	if !ok {
+		return fmt.Errorf("no document %s", id)
+	}
+	newDir, newHDir := "/", "/"
+	if to != "" {
+		p, ok := k.docs[to]
+		if !ok {
+			return fmt.Errorf("no document %s", to)
+		}
+		newDir, newHDir = strings.TrimSuffix(p.path, ".sy")+"/", p.hpath+"/"
+	}
+	oldPath, oldDir := d.path, strings.TrimSuffix(d.path, ".sy")
+	oldHPath := d.hpath
+	newPath := newDir + id + ".sy"
+	newHPath := newHDir + d.title
+	for _, o := range k.order {
+		x := k.docs[o]
+		if o != id && !(x.box == d.box && strings.HasPrefix(x.path, oldDir+"/")) {
+			continue
+		}
+		x.path = strings.TrimSuffix(newPath, ".sy") + strings.TrimPrefix(x.path, oldDir)
+		if o == id {
+			x.path = newPath
+		}
+		x.hpath = newHPath + strings.TrimPrefix(x.hpath, oldHPath)
+		if err := k.write(x); err != nil {
+			return err
+		}
+	}
+	k.broadcast("moveDoc", map[string]string{"fromNotebook": d.box, "fromPath": oldPath, "toNotebook": d.box,
+		"toPath": strings.TrimSuffix(newDir, "/") + ".sy", "newPath": newPath})
 	return nil
 }
