@@ -14,6 +14,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
@@ -82,9 +83,16 @@ func cmdEval(ctx context.Context, args []string) error {
 	if len(modes) == 0 {
 		modes = []analysis.Mode{""}
 	}
-	temp := !dataSet && os.Getenv("EXOCORTEX_DATA") == ""
+	// eval builds its own index: in a fresh temporary directory unless
+	// --data is on its command line (never EXOCORTEX_DATA, the user's
+	// knowledge base). The models are still where 'models fetch' put them:
+	// the default models directory of the user's data directory.
+	temp := !dataSet
+	if temp {
+		n.models = models.DirFromEnv(n.models, c.data)
+	}
 	if len(modes) > 1 && !temp {
-		return errors.New("several analyzers need a temporary index each: leave out --data and EXOCORTEX_DATA")
+		return errors.New("several analyzers need a temporary index each: leave out --data")
 	}
 	var outs []evalReport
 	for _, mode := range modes {
