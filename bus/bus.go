@@ -24,6 +24,10 @@ const (
 	HeaderDLQStream    = "Exo-Dlq-Stream"
 	HeaderDLQSeq       = "Exo-Dlq-Seq"
 	HeaderDLQTime      = "Exo-Dlq-Time"
+	// HeaderReplayStage marks a replayed dead letter with the one stage
+	// that should handle it again: the other stages that read the same
+	// subject already did (and would dead-letter it a second time).
+	HeaderReplayStage = "Exo-Replay-Stage"
 )
 
 // Options says how to reach NATS.
