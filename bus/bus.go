@@ -54,7 +54,7 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	b := &Bus{Log: opts.Log}
 	url := opts.URL
 	if url == "" {
-		s, err := StartServer(opts.Server)
+		s, err := StartServer(ctx, opts.Server)
 		if err != nil {
 			return nil, err
 		}

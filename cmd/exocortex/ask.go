@@ -43,6 +43,9 @@ func cmdAsk(ctx context.Context, args []string) error {
 			return fmt.Errorf("--history %s: want [{\"role\":...,\"text\":...}]: %w", *history, err)
 		}
 	}
+	if err := c.requireData(); err != nil {
+		return err
+	}
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err

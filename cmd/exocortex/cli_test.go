@@ -2,11 +2,20 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/models/ort"
@@ -76,5 +85,163 @@ func TestEvalLeavesTheUsersDataAloneAndFindsTheInstalledModels(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(cwd, "data")); len(entries) != 1 {
 		t.Errorf("eval wrote into ./data: %v", entries)
+	}
+}
+
+// startUp runs 'exocortex up' on data and waits until it is ready; the
+// process is killed at the end of the test.
+func startUp(t *testing.T, data string, env []string, args ...string) (*exec.Cmd, *bytes.Buffer) {
+	t.Helper()
+	up := exec.Command(binary, append([]string{"up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "warn"}, args...)...)
+	up.Env = append(append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_MODELS="), env...)
+	var upErr bytes.Buffer
+	up.Stderr = &upErr
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = up.Process.Signal(syscall.SIGTERM)
+		done := make(chan struct{})
+		go func() { _ = up.Wait(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			_ = up.Process.Kill()
+		}
+	})
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		if _, err := os.Stat(filepath.Join(data, "nats.url")); err == nil {
+			return up, &upErr
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("up did not start: %s", upErr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func TestCLIDeadLettersAreReplayedOnceAndPurged(t *testing.T) {
+	data := t.TempDir()
+	// With an embedding model, so that the embed stage reads chunk events.
+	startUp(t, data, nil, "--models", modeltest.Dir(t, modeltest.Options{NoQA: true, NoReranker: true}))
+	raw, err := os.ReadFile(filepath.Join(data, "nats.url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A malformed chunk event: the index and the embed stage both read
+	// kb.chunk.created, and both dead-letter it.
+	for i, subj := range []string{"kb.chunk.created", "kb.chunk.created", "kb.doc.changed"} {
+		if _, err := js.Publish(context.Background(), subj, []byte(`{not json`), jetstream.WithMsgID(fmt.Sprint("bad", i))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type letter struct {
+		Seq   uint64 `json:"seq"`
+		Stage string `json:"stage"`
+	}
+	list := func() []letter {
+		var out []letter
+		s := mustExo(t, "dlq", "list", "--data", data, "--json")
+		if err := json.Unmarshal([]byte(s), &out); err != nil {
+			t.Fatalf("dlq list --json: %v\n%s", err, s)
+		}
+		return out
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(list()) < 5 && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	if got := list(); len(got) != 5 {
+		t.Fatalf("dead letters = %+v, want 5 (two chunk events in index and embed, one document in chunk)", got)
+	}
+	out := mustExo(t, "dlq", "replay", "--stage", "index", "--data", data)
+	if !strings.Contains(out, "replayed 2 dead letters") {
+		t.Errorf("dlq replay: %s", out)
+	}
+	time.Sleep(time.Second) // the replays fail again
+	byStage := map[string]int{}
+	got := list()
+	for _, l := range got {
+		byStage[l.Stage]++
+	}
+	if len(got) != 5 || byStage["index"] != 2 || byStage["embed"] != 2 || byStage["chunk"] != 1 {
+		t.Errorf("after a replay that failed again: %+v (want index 2, embed 2, chunk 1)", got)
+	}
+	out = mustExo(t, "dlq", "purge", fmt.Sprint(got[0].Seq), "--data", data)
+	if !strings.Contains(out, "purged 1 dead letter\n") {
+		t.Errorf("dlq purge SEQ: %q", out)
+	}
+	if _, errOut, err := exo(t, "dlq", "purge", fmt.Sprint(got[0].Seq), "--data", data); err == nil || !strings.Contains(errOut, fmt.Sprint(got[0].Seq)) {
+		t.Errorf("purging a gone dead letter: %v %s", err, errOut)
+	}
+	out = mustExo(t, "dlq", "purge", "--data", data)
+	if !strings.Contains(out, "purged 4 dead letters") || len(list()) != 0 {
+		t.Errorf("dlq purge: %s, left %+v", out, list())
+	}
+	var st struct {
+		Stages []struct {
+			Stage        string `json:"stage"`
+			DeadLettered int    `json:"dead_lettered"`
+		} `json:"stages"`
+	}
+	if err := json.Unmarshal([]byte(mustExo(t, "status", "--data", data, "--json")), &st); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range st.Stages {
+		if s.DeadLettered != 0 {
+			t.Errorf("status still counts dead letters after purge: %+v", st)
+		}
+	}
+}
+
+func TestUpOnATakenPortFailsAtOnceNamingThePortAndTheFlag(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	start := time.Now()
+	cmd := exec.Command(binary, "up", "--data", t.TempDir(), "--listen", "127.0.0.1:"+port, "--no-models", "--log-level", "error")
+	cmd.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=")
+	var e bytes.Buffer
+	cmd.Stderr = &e
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(10 * time.Second):
+		_ = cmd.Process.Kill()
+		<-done
+		t.Fatalf("up on a taken port still running after 10s: %s", e.String())
+	}
+	if err == nil || !strings.Contains(e.String(), port) || !strings.Contains(e.String(), "--listen") {
+		t.Errorf("up on taken port %s: %v after %s\n%s", port, err, time.Since(start), e.String())
+	}
+}
+
+func TestStatusOnAMistypedDataDirectoryCreatesNothing(t *testing.T) {
+	missing := filepath.Join(t.TempDir(), "dtaa")
+	for _, args := range [][]string{{"status"}, {"status", "--json"}, {"dlq", "list"}} {
+		_, errOut, err := exo(t, append(args, "--data", missing)...)
+		if err == nil || !strings.Contains(errOut, missing) || !strings.Contains(errOut, "does not exist") {
+			t.Errorf("%s on a missing data directory: %v %s", strings.Join(args, " "), err, errOut)
+		}
+		if _, err := os.Stat(missing); !os.IsNotExist(err) {
+			t.Fatalf("%s --data %s created it", strings.Join(args, " "), missing)
+		}
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"sort"
@@ -88,6 +89,27 @@ func (c *common) register(fs *flag.FlagSet, defaultLevel string) {
 	fs.StringVar(&c.data, "data", def, "data directory (env EXOCORTEX_DATA)")
 	fs.StringVar(&c.nats, "nats", os.Getenv("EXOCORTEX_NATS"), "external NATS URL (env EXOCORTEX_NATS); default: the system running on --data, else an embedded server")
 	fs.StringVar(&c.logLevel, "log-level", defaultLevel, "log level: debug, info, warn, error")
+}
+
+// requireData fails, naming it, when the data directory does not exist and
+// no external NATS server is given: commands that read a knowledge base must
+// not create one where a path was mistyped.
+func (c *common) requireData() error {
+	if c.nats != "" {
+		return nil
+	}
+	if _, err := os.Stat(c.data); errors.Is(err, fs.ErrNotExist) {
+		return fmt.Errorf("data directory %s does not exist (check --data or EXOCORTEX_DATA; 'exocortex ingest PATH --data %s' creates it)", c.data, c.data)
+	}
+	return nil
+}
+
+// plural writes n with the singular or plural noun: "1 document", "2 documents".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
 }
 
 // logger returns a zerolog JSON logger on stderr.

@@ -67,6 +67,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	if err := c.requireData(); err != nil {
+		return err
+	}
 	rep := statusReport{}
 	_, rep.Running = pipeline.Running(c.data)
 	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}, false)

@@ -2,12 +2,14 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
 )
 
@@ -38,6 +40,9 @@ func cmdUp(ctx context.Context, args []string) error {
 		return err
 	}
 	sys, err := pipeline.Start(ctx, cfg)
+	if errors.Is(err, bus.ErrPortTaken) {
+		return fmt.Errorf("%w\nchoose another address for the embedded NATS server with --listen 127.0.0.1:PORT (--listen 127.0.0.1:-1 picks a free port)", err)
+	}
 	if err != nil {
 		return err
 	}
