@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -16,7 +15,7 @@ import (
 )
 
 func cmdAsk(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	fs := newFlags("ask")
 	var c common
 	c.register(fs, "warn")
 	var n neural
@@ -27,6 +26,9 @@ func cmdAsk(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the answer")
 	words, err := parse(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkLang(*lang); err != nil {
 		return err
 	}
 	question := strings.TrimSpace(strings.Join(words, " "))

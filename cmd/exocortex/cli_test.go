@@ -245,3 +245,88 @@ func TestStatusOnAMistypedDataDirectoryCreatesNothing(t *testing.T) {
 		}
 	}
 }
+
+func TestEveryCommandsHelpNamesItsArgumentsAndDoubleDashFlags(t *testing.T) {
+	cmds := map[string][]string{
+		"up": {"--listen", "--data"}, "worker": {"--stage", "--nats"}, "ingest": {"PATH", "--data"},
+		"search": {"QUERY", "--k", "--lang", "--mode"}, "status": {"--json"}, "dlq": {"list", "replay", "purge", "SEQ", "--stage"},
+		"eval": {"--set", "--mode"}, "ask": {"QUESTION", "--history", "--llm-config"}, "models": {"fetch", "verify", "list", "--models"},
+	}
+	for name, want := range cmds {
+		for _, args := range [][]string{{name, "--help"}, {name, "-h"}, {"help", name}} {
+			out, errOut, err := exo(t, args...)
+			text := out + errOut
+			if err != nil {
+				t.Errorf("exocortex %s: %v\n%s", strings.Join(args, " "), err, text)
+				continue
+			}
+			if !strings.Contains(text, "usage: exocortex "+name) {
+				t.Errorf("exocortex %s does not show the usage line:\n%s", strings.Join(args, " "), text)
+			}
+			for _, w := range want {
+				if !strings.Contains(text, w) {
+					t.Errorf("exocortex %s does not describe %s:\n%s", strings.Join(args, " "), w, text)
+				}
+			}
+			for _, line := range strings.Split(text, "\n") {
+				if f := strings.TrimSpace(line); strings.HasPrefix(f, "-") && !strings.HasPrefix(f, "--") {
+					t.Errorf("exocortex %s spells a flag with one dash: %q", strings.Join(args, " "), line)
+				}
+			}
+		}
+	}
+}
+
+func TestVersionIsPrinted(t *testing.T) {
+	for _, args := range [][]string{{"--version"}, {"version"}} {
+		out := mustExo(t, args...)
+		f := strings.Fields(out)
+		if len(f) < 2 || f[0] != "exocortex" || f[1] == "" {
+			t.Errorf("exocortex %s = %q, want 'exocortex VERSION ...'", args[0], out)
+		}
+	}
+}
+
+func TestInvalidKAndLangAreErrorsNamingTheFlag(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "a.md"), "# Bees\n\nBees make honey.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	cases := []struct {
+		args []string
+		want []string
+	}{
+		{[]string{"search", "bees", "--k", "0"}, []string{"--k", "positive"}},
+		{[]string{"search", "bees", "--k", "-3"}, []string{"--k", "positive"}},
+		{[]string{"search", "bees", "--k", "ten"}, []string{"--k", "ten"}},
+		{[]string{"search", "bees", "--lang", "xx"}, []string{"--lang", "xx", "ru", "en"}},
+		{[]string{"ask", "bees?", "--lang", "de"}, []string{"--lang", "de", "ru", "en"}},
+		{[]string{"search", "bees", "--nope"}, []string{"--nope"}},
+	}
+	for _, c := range cases {
+		out, errOut, err := exo(t, append(c.args, "--data", data, "--no-models")...)
+		if err == nil {
+			t.Errorf("exocortex %s succeeded: %s", strings.Join(c.args, " "), out)
+			continue
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("exocortex %s: error does not name %q:\n%s", strings.Join(c.args, " "), w, errOut)
+			}
+		}
+		if strings.Contains(errOut, " -k") || strings.Contains(errOut, " -nope") {
+			t.Errorf("exocortex %s: error spells a flag with one dash:\n%s", strings.Join(c.args, " "), errOut)
+		}
+	}
+}
+
+func TestMessagesCountOneThingInTheSingular(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "a.md"), "# Bees\n\nBees make honey.\n")
+	out := mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	if !strings.Contains(out, "ingested 1 document (") || !strings.Contains(out, "index holds 1 document, 1 chunk\n") {
+		t.Errorf("ingest of one document: %q", out)
+	}
+	if out := mustExo(t, "status", "--data", data, "--no-models"); !strings.Contains(out, "indexed: 1 document, 1 chunk,") {
+		t.Errorf("status of one document: %q", out)
+	}
+}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"strconv"
 	"strings"
@@ -34,7 +33,7 @@ func viewDeadLetter(dl bus.DeadLetter) deadLetterView {
 }
 
 func cmdDLQ(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("dlq", flag.ContinueOnError)
+	fs := newFlags("dlq")
 	var c common
 	c.register(fs, "warn")
 	stage := fs.String("stage", "", "only this stage's dead letters")

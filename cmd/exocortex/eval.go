@@ -39,7 +39,7 @@ type evalReport struct {
 }
 
 func cmdEval(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs := newFlags("eval")
 	var c common
 	c.register(fs, "warn")
 	var sets, extra stringList
@@ -279,8 +279,8 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 }
 
 func printEval(out evalReport) {
-	fmt.Printf("indexed %d documents, %d chunks (%d embedded) in %.1fs (mode %s, analyzer %s, questions: %s)\n",
-		out.Documents, out.Chunks, out.Embedded, out.IndexSeconds, out.Mode, out.Analyzer, out.Part)
+	fmt.Printf("indexed %s, %s (%d embedded) in %.1fs (mode %s, analyzer %s, questions: %s)\n",
+		plural(out.Documents, "document", "documents"), plural(out.Chunks, "chunk", "chunks"), out.Embedded, out.IndexSeconds, out.Mode, out.Analyzer, out.Part)
 	for _, r := range out.Reasons {
 		fmt.Printf("  note: %s\n", r)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -38,7 +37,7 @@ type ingestReport struct {
 }
 
 func cmdIngest(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs := newFlags("ingest")
 	var c common
 	c.register(fs, "warn")
 	force := fs.Bool("force", false, "republish every document, even unchanged ones")
@@ -99,7 +98,7 @@ func cmdIngest(ctx context.Context, args []string) error {
 		for _, s := range states {
 			parts = append(parts, fmt.Sprintf("%s %d pending", s.Stage, s.Pending+uint64(s.AckPending)))
 		}
-		pr.line(fmt.Sprintf("sent %d documents; %s", stats.Sent+stats.Deleted, strings.Join(parts, ", ")))
+		pr.line(fmt.Sprintf("sent %s; %s", plural(stats.Sent+stats.Deleted, "document", "documents"), strings.Join(parts, ", ")))
 	})
 	pr.done()
 	if err != nil {
@@ -119,10 +118,11 @@ func cmdIngest(ctx context.Context, args []string) error {
 	if *asJSON {
 		return printJSON(rep)
 	}
-	fmt.Printf("ingested %d documents (%d unchanged, %d deleted, %d failed) in %.1fs; index holds %d documents, %d chunks\n",
-		stats.Sent, stats.Unchanged, stats.Deleted, stats.Failed, rep.Seconds, rep.Documents, rep.Chunks)
+	fmt.Printf("ingested %s (%d unchanged, %d deleted, %d failed) in %.1fs; index holds %s, %s\n",
+		plural(stats.Sent, "document", "documents"), stats.Unchanged, stats.Deleted, stats.Failed, rep.Seconds,
+		plural(rep.Documents, "document", "documents"), plural(rep.Chunks, "chunk", "chunks"))
 	if n := len(rep.DeadLettered); n > 0 {
-		fmt.Printf("%d messages were dead-lettered (see 'exocortex dlq list'):\n", n)
+		fmt.Printf("%s dead-lettered (see 'exocortex dlq list'):\n", plural(n, "message was", "messages were"))
 		for _, dl := range rep.DeadLettered {
 			fmt.Printf("  [%s] %s: %s\n", dl.Stage, dl.Subject, dl.Reason)
 		}

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -37,7 +36,7 @@ type searchResult struct {
 }
 
 func cmdSearch(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	fs := newFlags("search")
 	var c common
 	c.register(fs, "warn")
 	var n neural
@@ -55,6 +54,12 @@ func cmdSearch(ctx context.Context, args []string) error {
 	query := strings.Join(words, " ")
 	if strings.TrimSpace(query) == "" {
 		return errors.New(`give a query: exocortex search "database view"`)
+	}
+	if *k <= 0 {
+		return &usageError{cmd: "search", msg: fmt.Sprintf("--k %d: want a positive number of results", *k)}
+	}
+	if err := checkLang(*lang); err != nil {
+		return err
 	}
 	if !schemas.ValidMode(*mode) {
 		return fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", *mode)

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -14,7 +13,7 @@ import (
 )
 
 func cmdUp(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	fs := newFlags("up")
 	var c common
 	c.register(fs, "info")
 	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one)")
@@ -57,7 +56,7 @@ func cmdUp(ctx context.Context, args []string) error {
 }
 
 func cmdWorker(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs := newFlags("worker")
 	var c common
 	c.register(fs, "info")
 	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", ")+", or siyuan (the SiYuan bridge)")
