@@ -52,11 +52,21 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	b, _, closeFn, err := pipeline.Attach(ctx, cfg, true)
+	if n.noModels {
+		q.Options.Mode = schemas.ModeLexical // applies to this query also when a running system answers it
+	}
+	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	var notes []string
+	if !local {
+		notes = runningSettingsNotes(ctx, b, c, n, true)
+		for _, note := range notes {
+			fmt.Fprintf(os.Stderr, "note: %s\n", note)
+		}
+	}
 	var mu sync.Mutex
 	onToken := func(t *schemas.AnswerToken) {
 		if *asJSON {
@@ -74,6 +84,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 		return err
 	}
 	if *asJSON {
+		done.Reasons = append(done.Reasons, notes...)
 		return printJSON(done)
 	}
 	mu.Lock()

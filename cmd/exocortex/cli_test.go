@@ -17,6 +17,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
+	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/models/ort"
 )
@@ -328,5 +329,65 @@ func TestMessagesCountOneThingInTheSingular(t *testing.T) {
 	}
 	if out := mustExo(t, "status", "--data", data, "--no-models"); !strings.Contains(out, "indexed: 1 document, 1 chunk,") {
 		t.Errorf("status of one document: %q", out)
+	}
+}
+
+// TestTheClientsSettingsApplyOrTheClientSaysWhichAreUsed asks and searches
+// with settings of their own while 'up' runs with other ones: --no-models
+// applies to the query (lexical retrieval); a language-model provider or a
+// models directory the running system does not have is named in a notice,
+// with the running system's own, on stderr and in --json reasons.
+func TestTheClientsSettingsApplyOrTheClientSaysWhichAreUsed(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true, NoReranker: true})
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--models", modelsDir, "--quiet")
+	startUp(t, data, []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}, "--models", modelsDir)
+
+	srv := llmtest.New(t)
+	srv.SetAnswer("Crows use tools to get food [1].")
+	llmEnv := []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m"}
+	out, errOut, err := exoEnv(t, llmEnv, "ask", "what do crows use?", "--data", data, "--json")
+	if err != nil {
+		t.Fatalf("ask: %v\n%s", err, errOut)
+	}
+	var done struct {
+		Mode    string   `json:"mode"`
+		Reasons []string `json:"reasons"`
+	}
+	if err := json.Unmarshal([]byte(out), &done); err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, out)
+	}
+	for _, want := range []string{"EXOCORTEX_LLM_BASE_URL", srv.URL(), "providers: none", "restart"} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("ask with its own provider while up runs without one: stderr does not say %q:\n%s", want, errOut)
+		}
+	}
+	if !strings.Contains(strings.Join(done.Reasons, " "), "running_system_settings") {
+		t.Errorf("ask --json reasons do not say the running system's settings were used: %q", done.Reasons)
+	}
+
+	// --no-models applies to the client's own query: lexical retrieval.
+	var res struct {
+		Mode    string   `json:"mode"`
+		Reasons []string `json:"reasons"`
+	}
+	out = mustExo(t, "search", "crows tools", "--data", data, "--no-models", "--json")
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Mode != "lexical" {
+		t.Errorf("search --no-models while up runs with models: mode %q (%v)\n%s", res.Mode, err, out)
+	}
+
+	// Another models directory: named, with the running system's.
+	other := t.TempDir()
+	out, errOut, err = exoEnv(t, nil, "search", "crows tools", "--data", data, "--models", other, "--json")
+	if err != nil {
+		t.Fatalf("search --models: %v\n%s", err, errOut)
+	}
+	if !strings.Contains(errOut, "--models "+other) || !strings.Contains(errOut, modelsDir) {
+		t.Errorf("search --models %s while up runs with %s: stderr does not name both:\n%s", other, modelsDir, errOut)
+	}
+	res.Reasons = nil
+	if err := json.Unmarshal([]byte(out), &res); err != nil || !strings.Contains(strings.Join(res.Reasons, " "), "running_system_settings") {
+		t.Errorf("search --json reasons: %v %q", err, res.Reasons)
 	}
 }

@@ -61,6 +61,13 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if err := checkLang(*lang); err != nil {
 		return err
 	}
+	if n.noModels {
+		// Applies to this query also when a running system answers it.
+		if *mode != "" && *mode != schemas.ModeLexical {
+			return &usageError{cmd: "search", msg: fmt.Sprintf("--no-models searches lexically: it cannot run --mode %s", *mode)}
+		}
+		*mode = schemas.ModeLexical
+	}
 	if !schemas.ValidMode(*mode) {
 		return fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", *mode)
 	}
@@ -71,11 +78,18 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	b, _, closeFn, err := pipeline.Attach(ctx, cfg, true)
+	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	var notes []string
+	if !local {
+		notes = runningSettingsNotes(ctx, b, c, n, false)
+		for _, note := range notes {
+			fmt.Fprintf(os.Stderr, "note: %s\n", note)
+		}
+	}
 	ex := -1
 	if *expand {
 		ex = 0
@@ -105,7 +119,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 		results = append(results, r)
 	}
 	if *asJSON {
-		return printJSON(searchOutput{Mode: res.Mode, Reasons: res.Reasons, TimingsMS: res.TimingsMS, Results: results})
+		return printJSON(searchOutput{Mode: res.Mode, Reasons: append(res.Reasons, notes...), TimingsMS: res.TimingsMS, Results: results})
 	}
 	fmt.Printf("mode %s", res.Mode)
 	for _, r := range res.Reasons {
