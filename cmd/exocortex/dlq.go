@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -43,7 +42,7 @@ func cmdDLQ(ctx context.Context, args []string) error {
 		return err
 	}
 	if len(pos) == 0 || (pos[0] != "list" && pos[0] != "replay" && pos[0] != "purge") {
-		return errors.New("usage: exocortex dlq list|replay|purge [SEQ...] [--stage NAME] [--json]")
+		return &usageError{cmd: "dlq", msg: "want list, replay or purge: exocortex dlq list|replay|purge [SEQ...] [--stage NAME] [--json]"}
 	}
 	if err := c.requireData(); err != nil {
 		return err

@@ -157,6 +157,16 @@ func newFlags(name string) *flag.FlagSet {
 	return fs
 }
 
+// placeholders name flags' values in help as the README does (--data DIR).
+var placeholders = map[string]string{
+	"data": "DIR", "models": "DIR", "ingest": "DIR", "nats": "URL", "siyuan": "URL",
+	"llm-config": "FILE", "siyuan-config": "FILE", "set": "FILE", "history": "FILE",
+	"listen": "HOST:PORT", "siyuan-plugin-listen": "HOST:PORT", "qdrant": "HOST:PORT",
+	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
+	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
+	"split": "PART", "timeout": "DURATION",
+}
+
 // printHelp writes a command's usage line, summary and flags, spelled
 // --flag as the README does.
 func printHelp(w io.Writer, fs *flag.FlagSet) {
@@ -170,6 +180,11 @@ func printHelp(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		typ, text := flag.UnquoteUsage(f)
 		head := "  --" + f.Name
+		if p, ok := placeholders[f.Name]; ok {
+			typ = p
+		} else if typ != "" {
+			typ = strings.ToUpper(typ)
+		}
 		if typ != "" {
 			head += " " + typ
 		}
