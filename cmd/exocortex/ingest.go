@@ -79,7 +79,7 @@ func cmdIngest(ctx context.Context, args []string) error {
 	stats, ferrs, err := files.Sync(ctx, paths, state, publish, files.SyncOptions{
 		Force: *force,
 		Progress: func(s files.SyncStats) {
-			pr.line(fmt.Sprintf("scanned %d documents: %d sent, %d unchanged, %d deleted, %d failed", s.Seen, s.Sent, s.Unchanged, s.Deleted, s.Failed))
+			pr.line(fmt.Sprintf("scanned %s: %d sent, %d unchanged, %d deleted, %d failed", plural(s.Seen, "document", "documents"), s.Sent, s.Unchanged, s.Deleted, s.Failed))
 		},
 	})
 	rep.Files, rep.FileErrors = stats, ferrs
