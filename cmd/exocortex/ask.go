@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -60,13 +61,6 @@ func cmdAsk(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeFn()
-	var notes []string
-	if !local {
-		notes = runningSettingsNotes(ctx, b, c, n, true)
-		for _, note := range notes {
-			fmt.Fprintf(os.Stderr, "note: %s\n", note)
-		}
-	}
 	var mu sync.Mutex
 	onToken := func(t *schemas.AnswerToken) {
 		if *asJSON {
@@ -79,7 +73,33 @@ func cmdAsk(ctx context.Context, args []string) error {
 		}
 		fmt.Print(t.Text)
 	}
-	done, err := pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
+	var notes []string
+	var done *schemas.AnswerDone
+	if local {
+		done, err = pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
+	} else {
+		// A running system answers: its settings, not this client's,
+		// unless the client brought its own language-model providers,
+		// which answer here over the contexts the running system finds.
+		st, _ := pipeline.RunningSettings(ctx, b)
+		who := runningWho(c, b, st)
+		mine, src := clientProviders(n)
+		here := providersDiffer(mine, st)
+		if here {
+			notes = append(notes, fmt.Sprintf("%s: answered in this process with your language-model providers (%s, from %s) over the notes %s retrieved",
+				reasonClientProviders, strings.Join(pipeline.ProviderSummary(mine), ", "), src, who))
+		}
+		notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
+		for _, note := range notes {
+			fmt.Fprintf(os.Stderr, "note: %s\n", note)
+		}
+		if here {
+			log := c.logger()
+			done, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, *timeout, onToken)
+		} else {
+			done, err = pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
+		}
+	}
 	if err != nil {
 		return err
 	}

@@ -333,9 +333,10 @@ func TestMessagesCountOneThingInTheSingular(t *testing.T) {
 }
 
 // TestTheClientsSettingsApplyOrTheClientSaysWhichAreUsed asks and searches
-// with settings of their own while 'up' runs with other ones: --no-models
-// applies to the query (lexical retrieval); a language-model provider or a
-// models directory the running system does not have is named in a notice,
+// with settings of their own while 'up' runs with other ones: a language-model
+// provider of its own answers the client's question (over the contexts the
+// running system retrieves); --no-models applies to the query (lexical
+// retrieval); a models directory the running system does not use is named,
 // with the running system's own, on stderr and in --json reasons.
 func TestTheClientsSettingsApplyOrTheClientSaysWhichAreUsed(t *testing.T) {
 	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true, NoReranker: true})
@@ -352,19 +353,26 @@ func TestTheClientsSettingsApplyOrTheClientSaysWhichAreUsed(t *testing.T) {
 		t.Fatalf("ask: %v\n%s", err, errOut)
 	}
 	var done struct {
-		Mode    string   `json:"mode"`
-		Reasons []string `json:"reasons"`
+		Mode      string   `json:"mode"`
+		Reasons   []string `json:"reasons"`
+		Citations []struct {
+			BlockID string `json:"block_id"`
+		} `json:"citations"`
 	}
 	if err := json.Unmarshal([]byte(out), &done); err != nil {
 		t.Fatalf("ask --json: %v\n%s", err, out)
 	}
-	for _, want := range []string{"EXOCORTEX_LLM_BASE_URL", srv.URL(), "providers: none", "restart"} {
+	if done.Mode != "llm" || len(done.Citations) == 0 || len(srv.Requests()) == 0 {
+		t.Errorf("ask with its own provider while up runs without one: mode %q, %d citations, %d requests to the provider; reasons %q",
+			done.Mode, len(done.Citations), len(srv.Requests()), done.Reasons)
+	}
+	for _, want := range []string{"EXOCORTEX_LLM_BASE_URL", srv.URL(), "answered in this process", data} {
 		if !strings.Contains(errOut, want) {
-			t.Errorf("ask with its own provider while up runs without one: stderr does not say %q:\n%s", want, errOut)
+			t.Errorf("ask with its own provider: stderr does not say %q:\n%s", want, errOut)
 		}
 	}
-	if !strings.Contains(strings.Join(done.Reasons, " "), "running_system_settings") {
-		t.Errorf("ask --json reasons do not say the running system's settings were used: %q", done.Reasons)
+	if !strings.Contains(strings.Join(done.Reasons, " "), "client_llm_providers") {
+		t.Errorf("ask --json reasons do not say whose providers answered: %q", done.Reasons)
 	}
 
 	// --no-models applies to the client's own query: lexical retrieval.
@@ -389,5 +397,27 @@ func TestTheClientsSettingsApplyOrTheClientSaysWhichAreUsed(t *testing.T) {
 	res.Reasons = nil
 	if err := json.Unmarshal([]byte(out), &res); err != nil || !strings.Contains(strings.Join(res.Reasons, " "), "running_system_settings") {
 		t.Errorf("search --json reasons: %v %q", err, res.Reasons)
+	}
+}
+
+// TestASearchWhileUpRunsDoesNotMakeItAnswer: a search wants contexts only, so
+// the running system's answer stage does not call its language model for it;
+// a question without a provider of its own is answered by the running
+// system's provider, with no notice.
+func TestASearchWhileUpRunsDoesNotMakeItAnswer(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	srv := llmtest.New(t)
+	srv.SetAnswer("Crows use tools to get food [1].")
+	startUp(t, data, []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m"}, "--no-models")
+	mustExo(t, "search", "crows", "--data", data, "--json")
+	time.Sleep(time.Second)
+	if n := len(srv.Requests()); n != 0 {
+		t.Errorf("a search made the running system ask its language model %d times", n)
+	}
+	out, errOut, err := exoEnv(t, []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}, "ask", "what do crows use?", "--data", data, "--json")
+	if err != nil || !strings.Contains(out, `"mode": "llm"`) || strings.Contains(errOut, "note:") || len(srv.Requests()) == 0 {
+		t.Errorf("ask answered by the running system's provider: %v, %d requests\n%s\n%s", err, len(srv.Requests()), out, errOut)
 	}
 }

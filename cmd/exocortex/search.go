@@ -85,7 +85,8 @@ func cmdSearch(ctx context.Context, args []string) error {
 	defer closeFn()
 	var notes []string
 	if !local {
-		notes = runningSettingsNotes(ctx, b, c, n, false)
+		st, _ := pipeline.RunningSettings(ctx, b)
+		notes = runningSettingsNotes(c, n, runningWho(c, b, st), st, false)
 		for _, note := range notes {
 			fmt.Fprintf(os.Stderr, "note: %s\n", note)
 		}
@@ -95,7 +96,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 		ex = 0
 	}
 	q := &schemas.QuerySubmitted{QueryID: newTraceID("q"), Question: query, Lang: *lang,
-		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex}}
+		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex, NoAnswer: true}}
 	res, err := pipeline.Ask(ctx, b, q, *timeout)
 	if err != nil {
 		return err

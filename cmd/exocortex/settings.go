@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -13,44 +12,58 @@ import (
 	"github.com/exocortex/exocortex/models/llm"
 )
 
-// reasonRunningSettings starts the notes that say a running system's
-// settings, not the client's, answer a query.
-const reasonRunningSettings = "running_system_settings"
+// Reasons a client adds when a running system answers its query: its own
+// settings that the running system's replace, or its own providers that
+// answered here.
+const (
+	reasonRunningSettings = "running_system_settings"
+	reasonClientProviders = "client_llm_providers"
+)
 
-// runningSettingsNotes compares the settings a client gave (its language-model
-// providers when llmToo, its models directory) with those of the running
-// system that answers its query, and says plainly which are used. A query
-// carries no provider settings (they hold API keys), and the running system's
-// models do the retrieval.
-func runningSettingsNotes(ctx context.Context, b *bus.Bus, c common, n neural, llmToo bool) []string {
-	st, _ := pipeline.RunningSettings(ctx, b)
-	who := "the running system (NATS " + b.URL() + ")"
+// runningWho names the running system that answers a client's query.
+func runningWho(c common, b *bus.Bus, st *pipeline.Settings) string {
 	if st != nil && c.nats == "" {
-		who = "exocortex up on " + st.DataDir
+		return "exocortex up on " + st.DataDir
 	}
-	restart := "restart 'exocortex up' with them to use them"
+	return "the running system (NATS " + b.URL() + ")"
+}
+
+// clientProviders are the language-model providers the client gave
+// (--llm-config, EXOCORTEX_LLM_CONFIG or EXOCORTEX_LLM_BASE_URL), and where
+// they came from; nil when none.
+func clientProviders(n neural) (*llm.Config, string) {
+	if n.llmConfig != "" {
+		cfg, err := llm.LoadConfig(n.llmConfig)
+		if err != nil {
+			return nil, ""
+		}
+		if os.Getenv("EXOCORTEX_LLM_CONFIG") == n.llmConfig {
+			return &cfg, "EXOCORTEX_LLM_CONFIG=" + n.llmConfig
+		}
+		return &cfg, "--llm-config " + n.llmConfig
+	}
+	if cfg, ok := llm.FromEnv(); ok {
+		return &cfg, "EXOCORTEX_LLM_BASE_URL"
+	}
+	return nil, ""
+}
+
+// providersDiffer says whether the client's providers are not the running
+// system's (or the running system did not say which it has).
+func providersDiffer(mine *llm.Config, st *pipeline.Settings) bool {
+	return mine != nil && (st == nil || !slices.Equal(pipeline.ProviderSummary(mine), st.Providers))
+}
+
+// runningSettingsNotes compares the models directory a client gave with the
+// running system's, which does the retrieval, and says plainly which is used.
+// With qaNote (ask --no-models answered by the running system) it says that
+// only retrieval follows --no-models.
+func runningSettingsNotes(c common, n neural, who string, st *pipeline.Settings, qaNote bool) []string {
+	restart := "restart 'exocortex up' with it to use it"
 	if c.nats != "" {
-		restart = "restart its workers with them to use them"
+		restart = "restart its workers with it to use it"
 	}
 	var notes []string
-	if llmToo {
-		var mine *llm.Config
-		var src string
-		if n.llmConfig != "" {
-			if cfg, err := llm.LoadConfig(n.llmConfig); err == nil {
-				mine, src = &cfg, "--llm-config "+n.llmConfig
-				if os.Getenv("EXOCORTEX_LLM_CONFIG") == n.llmConfig {
-					src = "EXOCORTEX_LLM_CONFIG=" + n.llmConfig
-				}
-			}
-		} else if cfg, ok := llm.FromEnv(); ok {
-			mine, src = &cfg, "EXOCORTEX_LLM_BASE_URL"
-		}
-		if mine != nil && (st == nil || !slices.Equal(pipeline.ProviderSummary(mine), st.Providers)) {
-			notes = append(notes, fmt.Sprintf("%s: %s answers with its own language-model providers (providers: %s), not those of your %s (%s); %s",
-				reasonRunningSettings, who, providerList(st), src, strings.Join(pipeline.ProviderSummary(mine), ", "), restart))
-		}
-	}
 	if !n.noModels {
 		dir, src := n.models, "--models "+n.models
 		if dir == "" {
@@ -60,7 +73,7 @@ func runningSettingsNotes(ctx context.Context, b *bus.Bus, c common, n neural, l
 			notes = append(notes, fmt.Sprintf("%s: %s retrieves with its own models (%s), not those of your %s; %s",
 				reasonRunningSettings, who, modelsOf(st), src, restart))
 		}
-	} else if llmToo && (st == nil || !st.NoModels) {
+	} else if qaNote && (st == nil || !st.NoModels) {
 		notes = append(notes, fmt.Sprintf("%s: --no-models makes this query's retrieval lexical, but %s may still answer with its extractive-QA model (%s)",
 			reasonRunningSettings, who, modelsOf(st)))
 	}
