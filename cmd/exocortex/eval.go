@@ -42,6 +42,11 @@ func cmdEval(ctx context.Context, args []string) error {
 	fs := newFlags("eval")
 	var c common
 	c.register(fs, "warn")
+	if f := fs.Lookup("data"); f != nil {
+		f.Usage = "build the index in this directory instead of a fresh temporary one (EXOCORTEX_DATA is not used: it is your knowledge base; " +
+			"the models are still read from its default models directory)"
+		f.DefValue = ""
+	}
 	var sets, extra stringList
 	fs.Var(&sets, "set", "golden set: SQuAD json (v1.1/v2.0) or JSONL; repeat for several (indexed together)")
 	fs.Var(&extra, "ingest", "also index this folder (a corpus that JSONL gold ids point into); repeatable")
