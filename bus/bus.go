@@ -24,6 +24,10 @@ const (
 	HeaderDLQStream    = "Exo-Dlq-Stream"
 	HeaderDLQSeq       = "Exo-Dlq-Seq"
 	HeaderDLQTime      = "Exo-Dlq-Time"
+	// HeaderReplayStage marks a replayed dead letter with the one stage
+	// that should handle it again: the other stages that read the same
+	// subject already did (and would dead-letter it a second time).
+	HeaderReplayStage = "Exo-Replay-Stage"
 )
 
 // Options says how to reach NATS.
@@ -50,7 +54,7 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	b := &Bus{Log: opts.Log}
 	url := opts.URL
 	if url == "" {
-		s, err := StartServer(opts.Server)
+		s, err := StartServer(ctx, opts.Server)
 		if err != nil {
 			return nil, err
 		}

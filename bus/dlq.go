@@ -71,7 +71,10 @@ func (b *Bus) DeadLetters(ctx context.Context, stage string) ([]DeadLetter, erro
 }
 
 // Replay republishes dead letters onto their original subjects and removes
-// them from KB_DLQ. It returns how many were replayed.
+// them from KB_DLQ. It returns how many were replayed. A replayed message is
+// for the stage that dead-lettered it only (HeaderReplayStage): other stages
+// reading the same subject skip it, so it is not handled, nor dead-lettered,
+// twice.
 func (b *Bus) Replay(ctx context.Context, letters []DeadLetter) (int, error) {
 	st, err := b.JS.Stream(ctx, StreamDLQ)
 	if err != nil {
@@ -90,12 +93,35 @@ func (b *Bus) Replay(ctx context.Context, letters []DeadLetter) (int, error) {
 			}
 			m.Header[k] = vs
 		}
+		if dl.Stage != "" {
+			m.Header.Set(HeaderReplayStage, dl.Stage)
+		}
 		id := fmt.Sprintf("replay:dlq%d@%d", dl.Seq, time.Now().UnixNano())
 		if _, err := b.JS.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
 			return n, fmt.Errorf("replay dead letter %d to %s: %w", dl.Seq, dl.Subject, err)
 		}
 		if err := st.DeleteMsg(ctx, dl.Seq); err != nil {
 			return n, fmt.Errorf("remove replayed dead letter %d: %w", dl.Seq, err)
+		}
+		n++
+	}
+	return n, nil
+}
+
+// PurgeDeadLetters removes dead letters from KB_DLQ for good. It returns
+// how many were removed; one already gone is not an error.
+func (b *Bus) PurgeDeadLetters(ctx context.Context, letters []DeadLetter) (int, error) {
+	st, err := b.JS.Stream(ctx, StreamDLQ)
+	if err != nil {
+		return 0, fmt.Errorf("open %s: %w", StreamDLQ, err)
+	}
+	n := 0
+	for _, dl := range letters {
+		if err := st.DeleteMsg(ctx, dl.Seq); err != nil {
+			if errors.Is(err, jetstream.ErrMsgNotFound) {
+				continue
+			}
+			return n, fmt.Errorf("purge dead letter %d: %w", dl.Seq, err)
 		}
 		n++
 	}

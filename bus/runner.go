@@ -224,6 +224,10 @@ func (r *stageRunner) keepAlive(ctx context.Context, msgs []jetstream.Msg) conte
 // runs in one unit of work; otherwise message by message. Messages in hand
 // are finished even when ctx is cancelled (drain).
 func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
+	msgs = r.skipOthersReplays(msgs)
+	if len(msgs) == 0 {
+		return
+	}
 	hctx := context.WithoutCancel(ctx)
 	stop := r.keepAlive(hctx, msgs)
 	defer stop()
@@ -256,6 +260,22 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 	for _, res := range results {
 		r.settle(hctx, res)
 	}
+}
+
+// skipOthersReplays acks, unhandled, the replays of other stages' dead
+// letters (see HeaderReplayStage) and returns the rest.
+func (r *stageRunner) skipOthersReplays(msgs []jetstream.Msg) []jetstream.Msg {
+	kept := msgs[:0]
+	for _, jm := range msgs {
+		if h := jm.Headers(); h != nil {
+			if st := h.Get(HeaderReplayStage); st != "" && st != r.spec.Name {
+				_ = jm.Ack()
+				continue
+			}
+		}
+		kept = append(kept, jm)
+	}
+	return kept
 }
 
 // handleBatch runs a BatchHandler over the batch. A panic or a wrong number

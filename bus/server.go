@@ -1,11 +1,14 @@
 package bus
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -25,9 +28,13 @@ type ServerOptions struct {
 // DefaultMaxPayload is the embedded server's message size limit.
 const DefaultMaxPayload = 8 << 20
 
+// ErrPortTaken is returned by StartServer when its listen address is
+// already in use by another process.
+var ErrPortTaken = errors.New("port already in use")
+
 // StartServer starts an embedded NATS server with JetStream and waits until it
-// accepts connections.
-func StartServer(o ServerOptions) (*server.Server, error) {
+// accepts connections, or ctx ends. A taken port fails at once.
+func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 	if o.StoreDir == "" {
 		return nil, fmt.Errorf("start nats: store dir is empty")
 	}
@@ -44,6 +51,18 @@ func StartServer(o ServerOptions) (*server.Server, error) {
 	port, err := strconv.Atoi(portStr)
 	if err != nil {
 		return nil, fmt.Errorf("start nats: listen port %q: %w", portStr, err)
+	}
+	if port > 0 {
+		// The server would only log the failed listen and never become
+		// ready: try the port first, to say so at once.
+		l, err := net.Listen("tcp", net.JoinHostPort(host, portStr))
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("start nats on %s: %w (another exocortex up, or another NATS server?)", o.Listen, ErrPortTaken)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("start nats: %w", err)
+		}
+		_ = l.Close()
 	}
 	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
 		return nil, fmt.Errorf("start nats: %w", err)
@@ -67,9 +86,16 @@ func StartServer(o ServerOptions) (*server.Server, error) {
 		return nil, fmt.Errorf("start nats: %w", err)
 	}
 	go s.Start()
-	if !s.ReadyForConnections(30 * time.Second) {
-		s.Shutdown()
-		return nil, fmt.Errorf("start nats on %s: not ready after 30s (port taken, or store %s locked by another process?)", o.Listen, abs)
+	deadline := time.Now().Add(30 * time.Second)
+	for !s.ReadyForConnections(100 * time.Millisecond) {
+		if ctx.Err() != nil {
+			s.Shutdown()
+			return nil, fmt.Errorf("start nats on %s: %w", o.Listen, ctx.Err())
+		}
+		if time.Now().After(deadline) {
+			s.Shutdown()
+			return nil, fmt.Errorf("start nats on %s: not ready after 30s (store %s locked by another process?)", o.Listen, abs)
+		}
 	}
 	return s, nil
 }

@@ -45,6 +45,9 @@ type QueryOptions struct {
 	Lang string `json:"lang,omitempty"`
 	// Expand is how many graph neighbours may be added (default 4; -1 for none).
 	Expand int `json:"expand,omitempty"`
+	// NoAnswer asks for the contexts only: the answer stage leaves the
+	// query alone (a search, or a client answering with its own providers).
+	NoAnswer bool `json:"no_answer,omitempty"`
 }
 
 // QuerySubmitted is a question from a client.

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -12,11 +11,12 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
 )
 
 func cmdAsk(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("ask", flag.ContinueOnError)
+	fs := newFlags("ask")
 	var c common
 	c.register(fs, "warn")
 	var n neural
@@ -27,6 +27,9 @@ func cmdAsk(ctx context.Context, args []string) error {
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the answer")
 	words, err := parse(fs, args)
 	if err != nil {
+		return err
+	}
+	if err := checkLang(*lang); err != nil {
 		return err
 	}
 	question := strings.TrimSpace(strings.Join(words, " "))
@@ -43,11 +46,17 @@ func cmdAsk(ctx context.Context, args []string) error {
 			return fmt.Errorf("--history %s: want [{\"role\":...,\"text\":...}]: %w", *history, err)
 		}
 	}
+	if err := c.requireData(); err != nil {
+		return err
+	}
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	b, _, closeFn, err := pipeline.Attach(ctx, cfg, true)
+	if n.noModels {
+		q.Options.Mode = schemas.ModeLexical // applies to this query also when a running system answers it
+	}
+	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}
@@ -64,11 +73,38 @@ func cmdAsk(ctx context.Context, args []string) error {
 		}
 		fmt.Print(t.Text)
 	}
-	done, err := pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
+	var notes []string
+	var done *schemas.AnswerDone
+	if local {
+		done, err = pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
+	} else {
+		// A running system answers: its settings, not this client's,
+		// unless the client brought its own language-model providers,
+		// which answer here over the contexts the running system finds.
+		st, _ := pipeline.RunningSettings(ctx, b)
+		who := runningWho(c, b, st)
+		mine, src := clientProviders(n)
+		here := providersDiffer(mine, st)
+		if here {
+			notes = append(notes, fmt.Sprintf("%s: answered in this process with your language-model providers (%s, from %s) over the notes %s retrieved",
+				reasonClientProviders, strings.Join(pipeline.ProviderSummary(mine), ", "), src, who))
+		}
+		notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
+		for _, note := range notes {
+			fmt.Fprintf(os.Stderr, "note: %s\n", note)
+		}
+		if here {
+			log := c.logger()
+			done, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, *timeout, onToken)
+		} else {
+			done, err = pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
+		}
+	}
 	if err != nil {
 		return err
 	}
 	if *asJSON {
+		done.Reasons = append(done.Reasons, notes...)
 		return printJSON(done)
 	}
 	mu.Lock()

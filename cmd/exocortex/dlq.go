@@ -2,10 +2,9 @@ package main
 
 import (
 	"context"
-	"errors"
-	"flag"
 	"fmt"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
@@ -33,7 +32,7 @@ func viewDeadLetter(dl bus.DeadLetter) deadLetterView {
 }
 
 func cmdDLQ(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("dlq", flag.ContinueOnError)
+	fs := newFlags("dlq")
 	var c common
 	c.register(fs, "warn")
 	stage := fs.String("stage", "", "only this stage's dead letters")
@@ -42,8 +41,11 @@ func cmdDLQ(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if len(pos) == 0 || (pos[0] != "list" && pos[0] != "replay") {
-		return errors.New("usage: exocortex dlq list|replay [SEQ...] [--stage NAME] [--json]")
+	if len(pos) == 0 || (pos[0] != "list" && pos[0] != "replay" && pos[0] != "purge") {
+		return &usageError{cmd: "dlq", msg: "want list, replay or purge: exocortex dlq list|replay|purge [SEQ...] [--stage NAME] [--json]"}
+	}
+	if err := c.requireData(); err != nil {
+		return err
 	}
 	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}, false)
 	if err != nil {
@@ -70,28 +72,50 @@ func cmdDLQ(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	// replay: the given sequence numbers, or all (of --stage).
+	// replay or purge: the given sequence numbers, or all (of --stage).
 	if len(pos) > 1 {
-		want := map[uint64]bool{}
-		for _, s := range pos[1:] {
-			n, err := strconv.ParseUint(s, 10, 64)
-			if err != nil {
-				return fmt.Errorf("dead letter %q: not a sequence number", s)
-			}
-			want[n] = true
+		if letters, err = selectLetters(letters, pos[1:], *stage); err != nil {
+			return err
 		}
-		var sel []bus.DeadLetter
-		for _, dl := range letters {
-			if want[dl.Seq] {
-				sel = append(sel, dl)
-			}
-		}
-		if len(sel) != len(want) {
-			return fmt.Errorf("found %d of the %d dead letters asked for", len(sel), len(want))
-		}
-		letters = sel
 	}
-	n, err := b.Replay(ctx, letters)
-	fmt.Printf("replayed %d dead letters\n", n)
+	var n int
+	if pos[0] == "purge" {
+		n, err = b.PurgeDeadLetters(ctx, letters)
+		fmt.Printf("purged %s\n", plural(n, "dead letter", "dead letters"))
+		return err
+	}
+	n, err = b.Replay(ctx, letters)
+	fmt.Printf("replayed %s\n", plural(n, "dead letter", "dead letters"))
 	return err
+}
+
+// selectLetters picks the dead letters with the given sequence numbers; one
+// not there (of --stage, when given) is an error that names it.
+func selectLetters(letters []bus.DeadLetter, seqs []string, stage string) ([]bus.DeadLetter, error) {
+	by := map[uint64]bus.DeadLetter{}
+	for _, dl := range letters {
+		by[dl.Seq] = dl
+	}
+	var sel []bus.DeadLetter
+	var missing []string
+	for _, s := range seqs {
+		n, err := strconv.ParseUint(strings.TrimPrefix(s, "#"), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("dead letter %q: not a sequence number (see 'exocortex dlq list')", s)
+		}
+		dl, ok := by[n]
+		if !ok {
+			missing = append(missing, "#"+strconv.FormatUint(n, 10))
+			continue
+		}
+		sel = append(sel, dl)
+	}
+	if len(missing) > 0 {
+		where := "in the dead-letter queue"
+		if stage != "" {
+			where = "among stage " + stage + "'s dead letters"
+		}
+		return nil, fmt.Errorf("no dead letter %s %s (see 'exocortex dlq list')", strings.Join(missing, ", "), where)
+	}
+	return sel, nil
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
@@ -38,9 +39,14 @@ type evalReport struct {
 }
 
 func cmdEval(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("eval", flag.ContinueOnError)
+	fs := newFlags("eval")
 	var c common
 	c.register(fs, "warn")
+	if f := fs.Lookup("data"); f != nil {
+		f.Usage = "build the index in this directory instead of a fresh temporary one (EXOCORTEX_DATA is not used: it is your knowledge base; " +
+			"the models are still read from its default models directory)"
+		f.DefValue = ""
+	}
 	var sets, extra stringList
 	fs.Var(&sets, "set", "golden set: SQuAD json (v1.1/v2.0) or JSONL; repeat for several (indexed together)")
 	fs.Var(&extra, "ingest", "also index this folder (a corpus that JSONL gold ids point into); repeatable")
@@ -82,9 +88,16 @@ func cmdEval(ctx context.Context, args []string) error {
 	if len(modes) == 0 {
 		modes = []analysis.Mode{""}
 	}
-	temp := !dataSet && os.Getenv("EXOCORTEX_DATA") == ""
+	// eval builds its own index: in a fresh temporary directory unless
+	// --data is on its command line (never EXOCORTEX_DATA, the user's
+	// knowledge base). The models are still where 'models fetch' put them:
+	// the default models directory of the user's data directory.
+	temp := !dataSet
+	if temp {
+		n.models = models.DirFromEnv(n.models, c.data)
+	}
 	if len(modes) > 1 && !temp {
-		return errors.New("several analyzers need a temporary index each: leave out --data and EXOCORTEX_DATA")
+		return errors.New("several analyzers need a temporary index each: leave out --data")
 	}
 	var outs []evalReport
 	for _, mode := range modes {
@@ -271,8 +284,8 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 }
 
 func printEval(out evalReport) {
-	fmt.Printf("indexed %d documents, %d chunks (%d embedded) in %.1fs (mode %s, analyzer %s, questions: %s)\n",
-		out.Documents, out.Chunks, out.Embedded, out.IndexSeconds, out.Mode, out.Analyzer, out.Part)
+	fmt.Printf("indexed %s, %s (%d embedded) in %.1fs (mode %s, analyzer %s, questions: %s)\n",
+		plural(out.Documents, "document", "documents"), plural(out.Chunks, "chunk", "chunks"), out.Embedded, out.IndexSeconds, out.Mode, out.Analyzer, out.Part)
 	for _, r := range out.Reasons {
 		fmt.Printf("  note: %s\n", r)
 	}

@@ -6,7 +6,6 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -59,7 +58,7 @@ func cmdIngest(ctx context.Context, args []string) error {
 }
 
 func ingest(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("ingest", flag.ContinueOnError)
+	fs := newFlags("ingest")
 	var c common
 	c.register(fs, "warn")
 	force := fs.Bool("force", false, "republish every document, even unchanged ones")
@@ -106,7 +105,7 @@ func ingest(ctx context.Context, args []string) error {
 		Force:        *force,
 		MaxFileBytes: int64(*maxMB) << 20,
 		Progress: func(s files.SyncStats) {
-			pr.line(fmt.Sprintf("scanned %d documents: %d sent, %d unchanged, %d deleted, %d failed", s.Seen, s.Sent, s.Unchanged, s.Deleted, s.Failed))
+			pr.line(fmt.Sprintf("scanned %s: %d sent, %d unchanged, %d deleted, %d failed", plural(s.Seen, "document", "documents"), s.Sent, s.Unchanged, s.Deleted, s.Failed))
 		},
 		OnWarning: func(w files.FileError) { rep.Warnings = append(rep.Warnings, w) },
 	})
@@ -134,7 +133,7 @@ func ingest(ctx context.Context, args []string) error {
 		for _, s := range states {
 			parts = append(parts, fmt.Sprintf("%s %d pending", s.Stage, s.Pending+uint64(s.AckPending)))
 		}
-		pr.line(fmt.Sprintf("sent %d documents; %s", stats.Sent+stats.Deleted, strings.Join(parts, ", ")))
+		pr.line(fmt.Sprintf("sent %s; %s", plural(stats.Sent+stats.Deleted, "document", "documents"), strings.Join(parts, ", ")))
 	})
 	pr.done()
 	if err != nil {
@@ -156,10 +155,11 @@ func ingest(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		fmt.Printf("ingested %d documents (%d unchanged, %d deleted, %d failed, %d read with repairs) in %.1fs; index holds %d documents, %d chunks\n",
-			stats.Sent, stats.Unchanged, stats.Deleted, stats.Failed, stats.Warned, rep.Seconds, rep.Documents, rep.Chunks)
+		fmt.Printf("ingested %s (%d unchanged, %d deleted, %d failed, %d read with repairs) in %.1fs; index holds %s, %s\n",
+			plural(stats.Sent, "document", "documents"), stats.Unchanged, stats.Deleted, stats.Failed, stats.Warned, rep.Seconds,
+			plural(rep.Documents, "document", "documents"), plural(rep.Chunks, "chunk", "chunks"))
 		if n := len(rep.DeadLettered); n > 0 {
-			fmt.Printf("%d messages were dead-lettered (see 'exocortex dlq list'):\n", n)
+			fmt.Printf("%s dead-lettered (see 'exocortex dlq list'):\n", plural(n, "message was", "messages were"))
 			for _, dl := range rep.DeadLettered {
 				fmt.Printf("  [%s] %s: %s\n", dl.Stage, dl.Subject, dl.Reason)
 			}
@@ -174,13 +174,13 @@ func ingest(ctx context.Context, args []string) error {
 func ingestOutcome(st files.SyncStats, deadLettered int) error {
 	switch {
 	case st.Failed > 0 && st.Seen == 0:
-		return fmt.Errorf("no file could be ingested: %d failed (listed above)", st.Failed)
+		return fmt.Errorf("no file could be ingested: %s (listed above)", plural(st.Failed, "file failed", "files failed"))
 	case st.Failed > 0 && deadLettered > 0:
-		return &partialError{fmt.Sprintf("%d of %d files failed (listed above) and %d messages were dead-lettered; the rest was ingested", st.Failed, st.Seen+st.Failed, deadLettered)}
+		return &partialError{fmt.Sprintf("%d of %s failed (listed above) and %s dead-lettered; the rest was ingested", st.Failed, plural(st.Seen+st.Failed, "file", "files"), plural(deadLettered, "message was", "messages were"))}
 	case st.Failed > 0:
-		return &partialError{fmt.Sprintf("%d of %d files failed (listed above); the other %d were ingested", st.Failed, st.Seen+st.Failed, st.Seen)}
+		return &partialError{fmt.Sprintf("%d of %s failed (listed above); the other %s ingested", st.Failed, plural(st.Seen+st.Failed, "file", "files"), plural(st.Seen, "was", "were"))}
 	case deadLettered > 0:
-		return &partialError{fmt.Sprintf("%d messages were dead-lettered (listed above); the rest was ingested", deadLettered)}
+		return &partialError{fmt.Sprintf("%s dead-lettered (listed above); the rest was ingested", plural(deadLettered, "message was", "messages were"))}
 	}
 	return nil
 }

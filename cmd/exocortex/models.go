@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,19 +13,22 @@ import (
 )
 
 func cmdModels(ctx context.Context, args []string) error {
-	if len(args) == 0 || strings.HasPrefix(args[0], "-") {
-		return errors.New("usage: exocortex models fetch|verify|list [--models DIR] [--role embed,rerank,qa] [--trust-new]")
+	sub := ""
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		sub, args = args[0], args[1:]
 	}
-	sub := args[0]
-	fs := flag.NewFlagSet("models "+sub, flag.ContinueOnError)
+	fs := newFlags("models " + sub)
 	var c common
 	c.register(fs, "warn")
 	var n neural
 	n.register(fs)
 	roles := fs.String("role", "", "only these roles (comma-separated: embed, rerank, qa)")
 	trust := fs.Bool("trust-new", false, "fetch: accept files without a pinned sha256 and record the digest they came with")
-	if _, err := parse(fs, args[1:]); err != nil {
+	if _, err := parse(fs, args); err != nil {
 		return err
+	}
+	if sub != "fetch" && sub != "verify" && sub != "list" {
+		return &usageError{cmd: "models", msg: "want a subcommand: exocortex models fetch|verify|list [--models DIR] [--role embed,rerank,qa] [--trust-new]"}
 	}
 	dir := models.DirFromEnv(n.models, c.data)
 	m, err := models.ManifestFor(dir)
@@ -52,7 +54,7 @@ func cmdModels(ctx context.Context, args []string) error {
 	}
 	switch sub {
 	case "fetch":
-		fmt.Fprintf(os.Stderr, "fetching %d models into %s from %s\n", len(m.Models), dir, m.BaseURL)
+		fmt.Fprintf(os.Stderr, "fetching %s into %s from %s\n", plural(len(m.Models), "model", "models"), dir, m.BaseURL)
 		res, err := models.Fetch(ctx, dir, m, models.FetchOptions{TrustNew: *trust, Progress: func(model, file string, done, total int64) {
 			if total > 0 {
 				fmt.Fprintf(os.Stderr, "\r  %s/%s: %5.1f%% of %d MB", model, file, 100*float64(done)/float64(total), total>>20)
@@ -69,8 +71,8 @@ func cmdModels(ctx context.Context, args []string) error {
 					failed++
 				}
 			}
-			return fmt.Errorf("%d of %d files failed (above); nothing unverified was installed. "+
-				"Without the models Exocortex runs lexical-only: BM25 search, no reranking, no extractive answers", failed, len(res))
+			return fmt.Errorf("%d of %s failed (above); nothing unverified was installed. "+
+				"Without the models Exocortex runs lexical-only: BM25 search, no reranking, no extractive answers", failed, plural(len(res), "file", "files"))
 		}
 		return nil
 	case "verify":

@@ -202,7 +202,7 @@ func TestAskingTwiceAnswersFromTheCacheAndStatusShowsTheHitRate(t *testing.T) {
 	if err := json.Unmarshal([]byte(out), &st); err != nil || st.Cache == nil || st.Cache.Entries != 1 || st.Cache.Hits != 1 || st.Cache.HitRate != 0.5 {
 		t.Errorf("status: %v\n%s", err, out)
 	}
-	if out := mustExo(t, "status", "--data", data, "--models", modelsDir); !strings.Contains(out, "answer cache: 1 answers, hit rate 50.0%") {
+	if out := mustExo(t, "status", "--data", data, "--models", modelsDir); !strings.Contains(out, "answer cache: 1 answer, hit rate 50.0% (1 hit, 1 miss)") {
 		t.Errorf("status:\n%s", out)
 	}
 }

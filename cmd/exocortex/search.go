@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -38,7 +37,7 @@ type searchResult struct {
 }
 
 func cmdSearch(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("search", flag.ContinueOnError)
+	fs := newFlags("search")
 	var c common
 	c.register(fs, "warn")
 	var n neural
@@ -57,6 +56,19 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if strings.TrimSpace(query) == "" {
 		return errors.New(`give a query: exocortex search "database view"`)
 	}
+	if *k <= 0 {
+		return &usageError{cmd: "search", msg: fmt.Sprintf("--k %d: want a positive number of results", *k)}
+	}
+	if err := checkLang(*lang); err != nil {
+		return err
+	}
+	if n.noModels {
+		// Applies to this query also when a running system answers it.
+		if *mode != "" && *mode != schemas.ModeLexical {
+			return &usageError{cmd: "search", msg: fmt.Sprintf("--no-models searches lexically: it cannot run --mode %s", *mode)}
+		}
+		*mode = schemas.ModeLexical
+	}
 	if !schemas.ValidMode(*mode) {
 		return fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", *mode)
 	}
@@ -67,17 +79,25 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	b, _, closeFn, err := pipeline.Attach(ctx, cfg, true)
+	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
+	var notes []string
+	if !local {
+		st, _ := pipeline.RunningSettings(ctx, b)
+		notes = runningSettingsNotes(c, n, runningWho(c, b, st), st, false)
+		for _, note := range notes {
+			fmt.Fprintf(os.Stderr, "note: %s\n", note)
+		}
+	}
 	ex := -1
 	if *expand {
 		ex = 0
 	}
 	q := &schemas.QuerySubmitted{QueryID: newTraceID("q"), Question: query, Lang: *lang,
-		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex}}
+		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex, NoAnswer: true}}
 	res, err := pipeline.Ask(ctx, b, q, *timeout)
 	if err != nil {
 		return err
@@ -101,7 +121,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 		results = append(results, r)
 	}
 	if *asJSON {
-		return printJSON(searchOutput{Mode: res.Mode, Reasons: res.Reasons, TimingsMS: res.TimingsMS, Results: results})
+		return printJSON(searchOutput{Mode: res.Mode, Reasons: append(res.Reasons, notes...), TimingsMS: res.TimingsMS, Results: results})
 	}
 	fmt.Printf("mode %s", res.Mode)
 	for _, r := range res.Reasons {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -58,13 +57,16 @@ type modelStatus struct {
 }
 
 func cmdStatus(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("status", flag.ContinueOnError)
+	fs := newFlags("status")
 	var c common
 	c.register(fs, "warn")
 	asJSON := fs.Bool("json", false, "print JSON")
 	var n neural
 	n.register(fs)
 	if _, err := parse(fs, args); err != nil {
+		return err
+	}
+	if err := c.requireData(); err != nil {
 		return err
 	}
 	rep := statusReport{}
@@ -121,7 +123,7 @@ func cmdStatus(ctx context.Context, args []string) error {
 	for _, s := range rep.Stages {
 		fmt.Printf("%-8s %10d %12d %10d %10d %14d\n", s.Stage, s.Pending, s.AckPending, s.Acked, s.Retried, s.DeadLettered)
 	}
-	fmt.Printf("indexed: %d documents, %d chunks, %d with vectors\n", rep.Documents, rep.Chunks, rep.Embedded)
+	fmt.Printf("indexed: %s, %s, %d with vectors\n", plural(rep.Documents, "document", "documents"), plural(rep.Chunks, "chunk", "chunks"), rep.Embedded)
 	for _, m := range rep.Models {
 		state := "missing (exocortex models fetch)"
 		if m.Installed {
@@ -138,7 +140,8 @@ func cmdStatus(ctx context.Context, args []string) error {
 		printBridge(rep.SiYuan)
 	}
 	if cs := rep.Cache; cs != nil {
-		fmt.Printf("answer cache: %d answers, hit rate %.1f%% (%d hits, %d misses)\n", cs.Entries, 100*cs.HitRate, cs.Hits, cs.Misses)
+		fmt.Printf("answer cache: %s, hit rate %.1f%% (%s, %s)\n", plural(cs.Entries, "answer", "answers"), 100*cs.HitRate,
+			plural(int(cs.Hits), "hit", "hits"), plural(int(cs.Misses), "miss", "misses"))
 	}
 	return nil
 }

@@ -2,17 +2,18 @@ package main
 
 import (
 	"context"
-	"flag"
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
 )
 
 func cmdUp(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("up", flag.ContinueOnError)
+	fs := newFlags("up")
 	var c common
 	c.register(fs, "info")
 	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one)")
@@ -38,6 +39,9 @@ func cmdUp(ctx context.Context, args []string) error {
 		return err
 	}
 	sys, err := pipeline.Start(ctx, cfg)
+	if errors.Is(err, bus.ErrPortTaken) {
+		return fmt.Errorf("%w\nchoose another address for the embedded NATS server with --listen 127.0.0.1:PORT (--listen 127.0.0.1:-1 picks a free port)", err)
+	}
 	if err != nil {
 		return err
 	}
@@ -60,7 +64,7 @@ func cmdUp(ctx context.Context, args []string) error {
 }
 
 func cmdWorker(ctx context.Context, args []string) error {
-	fs := flag.NewFlagSet("worker", flag.ContinueOnError)
+	fs := newFlags("worker")
 	var c common
 	c.register(fs, "info")
 	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", ")+", or siyuan (the SiYuan bridge)")

@@ -6,7 +6,10 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -70,4 +73,35 @@ func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 	case <-ctx.Done():
 	}
 	return ev.(*schemas.AnswerDone), nil
+}
+
+// AnswerHere answers a query in this process with the client's own
+// language-model providers over the contexts the running system retrieves
+// (its retrieve and rerank stages; its answer stage is told to leave the
+// query alone). onToken gets the streamed tokens. The extractive rung is
+// the running system's only, so it is not tried here.
+func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, providers llm.Config, opts llm.RouterOptions,
+	timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	q.Options.NoAnswer = true
+	rq, err := Ask(ctx, b, q, timeout)
+	if err != nil {
+		return nil, err
+	}
+	an, err := analysis.New(analysis.Full)
+	if err != nil {
+		return nil, err
+	}
+	router, err := llm.NewRouter(providers, opts)
+	if err != nil {
+		return nil, fmt.Errorf("language-model providers: %w", err)
+	}
+	a := &answer.Answerer{Analyzer: an, Router: router, Emit: func(ctx context.Context, t *schemas.AnswerToken) error {
+		if onToken != nil {
+			onToken(t)
+		}
+		return nil
+	}}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	return a.Answer(ctx, rq), nil
 }

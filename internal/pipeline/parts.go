@@ -211,6 +211,7 @@ func (s *System) openAnswer() error {
 			cfg = &c
 		}
 	}
+	s.llmCfg = cfg
 	if cfg != nil && len(cfg.Providers) > 0 {
 		opts := s.cfg.LLMOptions
 		if opts.Logger == nil {

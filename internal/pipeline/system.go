@@ -146,6 +146,7 @@ type System struct {
 	// ModelNotes say which models are missing and what that changes.
 	ModelNotes []string
 	embedSpec  models.Spec
+	llmCfg     *llm.Config
 	cfg        Config
 
 	cancel context.CancelFunc
@@ -208,6 +209,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			s.Stop()
 			return nil, err
 		}
+	}
+	if len(cfg.Stages) == 0 && !cfg.NoStages {
+		s.recordSettings(ctx)
 	}
 	if s.Router != nil {
 		s.wg.Add(1)

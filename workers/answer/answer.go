@@ -22,6 +22,9 @@ func New(a *answer.Answerer, publish func(ev schemas.Event, traceID string) erro
 		if err != nil {
 			return nil, err
 		}
+		if rq.Options.NoAnswer {
+			return nil, nil // the client wanted the contexts only
+		}
 		ans := *a
 		ans.Emit = func(ctx context.Context, t *schemas.AnswerToken) error {
 			if err := publish(t, m.TraceID); err != nil {
