@@ -30,8 +30,9 @@ func main() {
 		fmt.Fprintln(os.Stderr, "testsummary: start go test:", err)
 		os.Exit(2)
 	}
-	skipped := Summarize(out, os.Stdout)
+	skipped, counts := Summarize(out, os.Stdout)
 	PrintSkipped(os.Stdout, skipped)
+	PrintCounts(os.Stdout, counts)
 	if err := cmd.Wait(); err != nil {
 		var ee *exec.ExitError
 		if errors.As(err, &ee) {
@@ -56,12 +57,17 @@ type Skip struct {
 	Package, Test, Reason string
 }
 
+// Counts are how many tests (subtests included) passed, failed and skipped.
+type Counts struct{ Passed, Failed, Skipped int }
+
 // Summarize copies the plain output of a 'go test -json' stream to w and
-// returns the skipped tests. A line that is not JSON is copied as it is.
-func Summarize(r io.Reader, w io.Writer) []Skip {
+// returns the skipped tests and the counts. A line that is not JSON is copied
+// as it is.
+func Summarize(r io.Reader, w io.Writer) ([]Skip, Counts) {
 	type key struct{ pkg, test string }
 	buf := map[key][]string{}
 	var skipped []Skip
+	var n Counts
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 16<<20)
 	for sc.Scan() {
@@ -84,6 +90,7 @@ func Summarize(r io.Reader, w io.Writer) []Skip {
 		case ev.Action == "output":
 			buf[k] = append(buf[k], ev.Output)
 		case ev.Action == "fail":
+			n.Failed++
 			for _, o := range buf[k] {
 				if !strings.HasPrefix(o, "=== ") {
 					fmt.Fprint(w, o)
@@ -91,16 +98,18 @@ func Summarize(r io.Reader, w io.Writer) []Skip {
 			}
 			delete(buf, k)
 		case ev.Action == "skip":
+			n.Skipped++
 			skipped = append(skipped, Skip{Package: ev.Package, Test: ev.Test, Reason: reason(buf[k])})
 			delete(buf, k)
 		case ev.Action == "pass":
+			n.Passed++
 			delete(buf, k)
 		}
 	}
 	if err := sc.Err(); err != nil {
 		fmt.Fprintln(w, "testsummary: reading go test output:", err)
 	}
-	return skipped
+	return skipped, n
 }
 
 // reason is what a skipped test logged: its output without the === and
@@ -142,4 +151,10 @@ func PrintSkipped(w io.Writer, skipped []Skip) {
 	for _, s := range skipped {
 		fmt.Fprintf(w, "SKIP %s %s: %s\n", s.Package, s.Test, s.Reason)
 	}
+}
+
+// PrintCounts ends the output with one plain closing line, as test runners
+// of every language print it: "tests: N passed, N failed, N skipped".
+func PrintCounts(w io.Writer, n Counts) {
+	fmt.Fprintf(w, "\ntests: %d passed, %d failed, %d skipped\n", n.Passed, n.Failed, n.Skipped)
 }

@@ -47,8 +47,9 @@ func TestSkipsWithoutReason(t *testing.T) { t.SkipNow() }
 	cmd.Env = append(os.Environ(), "GOFLAGS=", "GOWORK=off")
 	raw, _ := cmd.Output() // a test fails: exit status 1
 	var out bytes.Buffer
-	skipped := Summarize(bytes.NewReader(raw), &out)
+	skipped, counts := Summarize(bytes.NewReader(raw), &out)
 	PrintSkipped(&out, skipped)
+	PrintCounts(&out, counts)
 	got := out.String()
 	for _, want := range []string{
 		"--- FAIL: TestBroken",
@@ -58,6 +59,7 @@ func TestSkipsWithoutReason(t *testing.T) { t.SkipNow() }
 		"2 tests skipped:",
 		"SKIP example.com/skippy/a TestIntegrationNeedsAServer: set EXO_SERVER to a running server",
 		"SKIP example.com/skippy/b TestSkipsWithoutReason: (no reason given)",
+		"\ntests: 1 passed, 1 failed, 2 skipped\n",
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("summary lacks %q:\n%s", want, got)
