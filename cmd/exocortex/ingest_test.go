@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -261,5 +262,40 @@ func TestCLIIngestIndexesANoteWithBrokenFrontMatterAndWarns(t *testing.T) {
 		if got := searchTitles(t, data, q); len(got) == 0 || got[0] != "Jelly" {
 			t.Errorf("search %q = %q, want the note (its body and its front matter's words are indexed)", q, got)
 		}
+	}
+}
+
+func TestCLIIngestProgressEndsWithTheFinalCounts(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "a.md"), "# A\n\nApples ripen in September.\n")
+	write(t, filepath.Join(vault, "b.md"), "# B\n\nBeans climb the poles.\n")
+
+	out, errOut, err := exo(t, "ingest", vault, "--data", data)
+	if err != nil {
+		t.Fatalf("ingest: %v\n%s", err, errOut)
+	}
+	var scans, sents []string
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(l, "ingest: scanned ") {
+			scans = append(scans, l)
+		}
+		if strings.HasPrefix(l, "ingest: sent ") {
+			sents = append(sents, l)
+		}
+	}
+	want := "ingest: scanned 2 documents: 2 sent, 0 unchanged, 0 deleted, 0 failed"
+	if len(scans) == 0 || scans[len(scans)-1] != want {
+		t.Errorf("the last scan line is not the final count %q:\n%s", want, errOut)
+	}
+	for i := 1; i < len(scans); i++ {
+		if scans[i] == scans[i-1] {
+			t.Errorf("scan line printed twice:\n%s", errOut)
+		}
+	}
+	if !strings.Contains(out, "ingested 2 documents") {
+		t.Errorf("stdout: %s", out)
+	}
+	if len(sents) == 0 || !strings.HasPrefix(sents[len(sents)-1], "ingest: sent 2 documents; ") || regexp.MustCompile(` [1-9][0-9]* pending`).MatchString(sents[len(sents)-1]) {
+		t.Errorf("the last pipeline line is not the final state:\n%s", errOut)
 	}
 }
