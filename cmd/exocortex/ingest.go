@@ -109,6 +109,7 @@ func ingest(ctx context.Context, args []string) error {
 		},
 		OnWarning: func(w files.FileError) { rep.Warnings = append(rep.Warnings, w) },
 	})
+	pr.flush() // the scan's final counts
 	rep.Files, rep.FileErrors = stats, ferrs
 	// One line per file for the user ("path: reason"); the log has the same
 	// at info level (with the trace id), so the default level shows it once.
@@ -205,13 +206,15 @@ func printJSON(v any) error {
 }
 
 // progress prints a status line at most every half second, on one line when
-// stderr is a terminal.
+// stderr is a terminal. A line held back by the throttle is printed by flush
+// (at the end of a phase) or done, so the last line shown is the final state.
 type progress struct {
 	mu    sync.Mutex
 	quiet bool
 	tty   bool
 	last  time.Time
-	text  string
+	text  string // the latest line
+	shown string // the line last printed
 }
 
 func newProgress(quiet bool) *progress {
@@ -222,16 +225,38 @@ func newProgress(quiet bool) *progress {
 func (p *progress) line(s string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.quiet || s == p.text || time.Since(p.last) < 500*time.Millisecond {
-		p.text = s
+	p.text = s
+	if p.quiet || s == p.shown || time.Since(p.last) < 500*time.Millisecond {
 		return
 	}
-	p.text, p.last = s, time.Now()
-	if p.tty {
-		fmt.Fprintf(os.Stderr, "\r\033[Kingest: %s", s)
-	} else {
-		fmt.Fprintf(os.Stderr, "ingest: %s\n", s)
+	p.print(false)
+}
+
+// print writes p.text (p.mu held); end finishes the line on a terminal.
+func (p *progress) print(end bool) {
+	p.shown, p.last = p.text, time.Now()
+	switch {
+	case p.tty && end:
+		fmt.Fprintf(os.Stderr, "\r\033[Kingest: %s\n", p.text)
+	case p.tty:
+		fmt.Fprintf(os.Stderr, "\r\033[Kingest: %s", p.text)
+	default:
+		fmt.Fprintf(os.Stderr, "ingest: %s\n", p.text)
 	}
+}
+
+// flush prints the latest line if the throttle held it back, ending it on a
+// terminal, so a phase's final state stays on screen.
+func (p *progress) flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.quiet || p.text == "" {
+		return
+	}
+	if p.text != p.shown || p.tty {
+		p.print(true)
+	}
+	p.text, p.shown = "", ""
 }
 
 // println prints a line of its own, clearing a progress line on a terminal.
@@ -240,19 +265,9 @@ func (p *progress) println(s string) {
 	defer p.mu.Unlock()
 	if p.tty && !p.quiet {
 		fmt.Fprint(os.Stderr, "\r\033[K")
+		p.shown = "" // cleared: flush prints it again
 	}
 	fmt.Fprintln(os.Stderr, s)
 }
 
-func (p *progress) done() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.quiet {
-		return
-	}
-	if p.tty {
-		fmt.Fprintf(os.Stderr, "\r\033[Kingest: %s\n", p.text)
-	} else if p.text != "" {
-		fmt.Fprintf(os.Stderr, "ingest: %s\n", p.text)
-	}
-}
+func (p *progress) done() { p.flush() }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -174,8 +175,9 @@ func exitCode(err error) int {
 func TestCLIIngestReportsEachFailedFileOnceAndExitsNonZero(t *testing.T) {
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "good.md"), "# Good\n\nThe greenhouse needs new glass.\n")
+	// Over --max-file-mb 1: a file that genuinely fails.
 	bad := filepath.Join(vault, "bad.md")
-	write(t, bad, "---\ntitle: [unclosed\n---\nBody\n")
+	write(t, bad, strings.Repeat("All work and no play. ", 100000))
 	stray := filepath.Join(vault, "stray.md")
 	write(t, stray, "# Stray\n\nThe compost \xff\xfeheap is warm.\n")
 	cp := filepath.Join(vault, "cp1251.md")
@@ -185,14 +187,14 @@ func TestCLIIngestReportsEachFailedFileOnceAndExitsNonZero(t *testing.T) {
 	}
 	write(t, cp, text)
 
-	out, errOut, err := exo(t, "ingest", vault, "--data", data)
+	out, errOut, err := exo(t, "ingest", vault, "--data", data, "--max-file-mb", "1")
 	if code := exitCode(err); code != 3 {
 		t.Errorf("exit code %d (%v), want 3 when some files failed and the rest were ingested", code, err)
 	}
 	if n := strings.Count(errOut, bad); n != 1 {
 		t.Errorf("the failed file is named %d times on stderr, want once:\n%s", n, errOut)
 	}
-	if !strings.Contains(errOut, bad+": front matter:") {
+	if !strings.Contains(errOut, bad+": file too large: 2.1 MiB, the limit is 1.0 MiB\n") {
 		t.Errorf("no 'path: reason' line for the failed file:\n%s", errOut)
 	}
 	if !strings.Contains(errOut, stray+": 2 invalid UTF-8 bytes replaced with U+FFFD") {
@@ -211,7 +213,7 @@ func TestCLIIngestReportsEachFailedFileOnceAndExitsNonZero(t *testing.T) {
 	}
 
 	t.Run("the JSON report lists each failure once and the warnings, with the same exit code", func(t *testing.T) {
-		out, _, err := exo(t, "ingest", vault, "--data", t.TempDir(), "--json")
+		out, _, err := exo(t, "ingest", vault, "--data", t.TempDir(), "--json", "--max-file-mb", "1")
 		var rep struct {
 			FileErrors []struct{ Path, Error string } `json:"file_errors"`
 			Warnings   []struct{ Path, Error string } `json:"warnings"`
@@ -225,8 +227,8 @@ func TestCLIIngestReportsEachFailedFileOnceAndExitsNonZero(t *testing.T) {
 	})
 	t.Run("when no file could be ingested the exit code is 1", func(t *testing.T) {
 		only := t.TempDir()
-		write(t, filepath.Join(only, "bad.md"), "---\ntitle: [unclosed\n---\nBody\n")
-		_, errOut, err := exo(t, "ingest", only, "--data", t.TempDir())
+		write(t, filepath.Join(only, "bad.md"), strings.Repeat("All work and no play. ", 100000))
+		_, errOut, err := exo(t, "ingest", only, "--data", t.TempDir(), "--max-file-mb", "1")
 		if code := exitCode(err); code != 1 {
 			t.Errorf("exit code %d, want 1:\n%s", code, errOut)
 		}
@@ -237,4 +239,63 @@ func TestCLIIngestReportsEachFailedFileOnceAndExitsNonZero(t *testing.T) {
 			t.Errorf("exit code %d, want 0:\n%s", code, errOut)
 		}
 	})
+}
+
+func TestCLIIngestIndexesANoteWithBrokenFrontMatterAndWarns(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	broken := filepath.Join(vault, "C", "broken.md")
+	write(t, broken, "---\ntitle: [Quince jelly\ntags: preserves\n---\n# Jelly\n\nStrain the pulp through muslin overnight.\n")
+	write(t, filepath.Join(vault, "good.md"), "# Good\n\nThe greenhouse needs new glass.\n")
+
+	out, errOut, err := exo(t, "ingest", vault, "--data", data)
+	if code := exitCode(err); code != 0 {
+		t.Errorf("exit code %d (%v), want 0: a note with a broken front matter is read with a repair\nstdout: %s\nstderr: %s", code, err, out, errOut)
+	}
+	want := broken + ": front matter is not valid YAML (line 2: did not find expected ',' or ']'); indexed without its properties\n"
+	if !strings.Contains(errOut, want) {
+		t.Errorf("stderr does not warn %q:\n%s", want, errOut)
+	}
+	if !strings.Contains(out, "ingested 2 documents (0 unchanged, 0 deleted, 0 failed, 1 read with repairs)") {
+		t.Errorf("summary does not count the note as read with a repair:\n%s", out)
+	}
+	for _, q := range []string{"muslin overnight", "quince"} {
+		if got := searchTitles(t, data, q); len(got) == 0 || got[0] != "Jelly" {
+			t.Errorf("search %q = %q, want the note (its body and its front matter's words are indexed)", q, got)
+		}
+	}
+}
+
+func TestCLIIngestProgressEndsWithTheFinalCounts(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "a.md"), "# A\n\nApples ripen in September.\n")
+	write(t, filepath.Join(vault, "b.md"), "# B\n\nBeans climb the poles.\n")
+
+	out, errOut, err := exo(t, "ingest", vault, "--data", data)
+	if err != nil {
+		t.Fatalf("ingest: %v\n%s", err, errOut)
+	}
+	var scans, sents []string
+	for _, l := range strings.Split(errOut, "\n") {
+		if strings.HasPrefix(l, "ingest: scanned ") {
+			scans = append(scans, l)
+		}
+		if strings.HasPrefix(l, "ingest: sent ") {
+			sents = append(sents, l)
+		}
+	}
+	want := "ingest: scanned 2 documents: 2 sent, 0 unchanged, 0 deleted, 0 failed"
+	if len(scans) == 0 || scans[len(scans)-1] != want {
+		t.Errorf("the last scan line is not the final count %q:\n%s", want, errOut)
+	}
+	for i := 1; i < len(scans); i++ {
+		if scans[i] == scans[i-1] {
+			t.Errorf("scan line printed twice:\n%s", errOut)
+		}
+	}
+	if !strings.Contains(out, "ingested 2 documents") {
+		t.Errorf("stdout: %s", out)
+	}
+	if len(sents) == 0 || !strings.HasPrefix(sents[len(sents)-1], "ingest: sent 2 documents; ") || regexp.MustCompile(` [1-9][0-9]* pending`).MatchString(sents[len(sents)-1]) {
+		t.Errorf("the last pipeline line is not the final state:\n%s", errOut)
+	}
 }

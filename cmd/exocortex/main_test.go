@@ -67,14 +67,16 @@ func TestCLIIngestThenSearchOnItsOwn(t *testing.T) {
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "garden.md"), "---\ntitle: Garden notes\n---\n# Tomatoes\n\nTomatoes need full sun and deep watering.\n\n## Pests\n\nAphids hide under the leaves.\n")
 	write(t, filepath.Join(vault, "ru.md"), "# Столица\n\nМосква является столицей России.\n")
-	write(t, filepath.Join(vault, "broken.md"), "---\ntitle: [unclosed\n---\nBody\n")
+	// A file over --max-file-mb is one that genuinely fails (a broken front
+	// matter is read with a repair).
+	write(t, filepath.Join(vault, "huge.md"), "# Huge\n\n"+strings.Repeat("All work and no play. ", 100000))
 
 	var rep struct {
 		Files     struct{ Sent, Failed int } `json:"files"`
 		Chunks    int                        `json:"chunks"`
 		Documents int                        `json:"documents"`
 	}
-	out, errOut, err := exo(t, "ingest", vault, "--data", data, "--json")
+	out, errOut, err := exo(t, "ingest", vault, "--data", data, "--json", "--max-file-mb", "1")
 	if code := exitCode(err); code != 3 {
 		t.Errorf("ingest with a broken file: exit code %d (%v), want 3\n%s", code, err, errOut)
 	}

@@ -111,6 +111,6 @@ func printBridge(st *siyuan.Status) {
 		}
 		return time.Since(t).Round(time.Second).String() + " ago"
 	}
-	fmt.Printf("siyuan %s: %s; last event %s, last reconciliation %s; %d documents synced, %d sent, %d deleted\n",
-		st.URL, state, ago(st.LastEvent), ago(st.LastReconcile), st.DocsSynced, st.Sent, st.Deleted)
+	fmt.Printf("siyuan %s: %s; last event %s, last reconciliation %s; %s synced, %d sent, %d deleted\n",
+		st.URL, state, ago(st.LastEvent), ago(st.LastReconcile), plural(st.DocsSynced, "document", "documents"), st.Sent, st.Deleted)
 }

@@ -68,8 +68,9 @@ func TestUpWithSiYuanIndexesTheKernelAndStatusShowsTheBridge(t *testing.T) {
 			t.Errorf("stage %s: 0 acked right after the sync: %s", s.Stage, out)
 		}
 	}
-	if out := mustExo(t, "status", "--data", data); !strings.Contains(out, "siyuan "+k.URL()+": connected") {
-		t.Errorf("status:\n%s", out)
+	if out := mustExo(t, "status", "--data", data); !strings.Contains(out, "siyuan "+k.URL()+": connected") ||
+		!strings.Contains(out, "; 1 document synced, ") {
+		t.Errorf("status (one document synced, in the singular):\n%s", out)
 	}
 	// A document added live counts at once, not at the next reconciliation.
 	if err := k.PutDoc("20261121100831-kt25p1g", "20261121100900-second1", "", "/Ravens",

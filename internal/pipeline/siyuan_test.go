@@ -200,3 +200,36 @@ func TestARenamedOrMovedSiYuanDocumentsChunksTakeTheNewSectionPath(t *testing.T)
 		t.Errorf("after undoing the rename: %+v, %v", hits, err)
 	}
 }
+
+func TestASiYuanDocumentsTagsAndAliasesFindIt(t *testing.T) {
+	k := siyuanKernel(t)
+	// Set in SiYuan's document properties before the bridge starts...
+	if err := k.SetBlockAttrs(syDoc, map[string]string{"tags": "corvids, black birds", "alias": "Ravenkind,Воронье"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", Log: testLog(t),
+		SiYuan: &pipeline.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Stop()
+	searchable(t, sys, "owls", "20261121100832-para001")
+	for _, q := range []string{"corvids", "black birds", "ravenkind", "воронье"} {
+		searchable(t, sys, q, "20261121100831-para001")
+	}
+
+	// ...and while it runs: the kernel keeps the document's updated and
+	// says only "transactions" (updateAttrs) on /ws.
+	if err := k.SetBlockAttrs(syChild, map[string]string{"tags": "nocturnal"}); err != nil {
+		t.Fatal(err)
+	}
+	searchable(t, sys, "nocturnal", "20261121100832-para001")
+	if err := k.SetBlockAttrs(syDoc, map[string]string{"tags": "", "alias": ""}); err != nil {
+		t.Fatal(err)
+	}
+	searchable(t, sys, "corvids", "")
+	searchable(t, sys, "ravenkind", "")
+}

@@ -89,3 +89,74 @@ func sha256hex(b []byte) string {
 	sum := sha256.Sum256(b)
 	return hex.EncodeToString(sum[:])
 }
+
+func TestNotesWithBrokenFrontMatterAreIndexedWithTheirWordsAndReported(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, "broken.md", "---\ntitle: [unclosed bracket\ntags: [garden\n---\n# Greenhouse\n\nThe glass panes need replacing before winter.\n")
+	writeFile(t, dir, "list.md", "---\n- just\n- a list\n---\nBody of the list note.\n")
+	writeFile(t, dir, "good.md", "---\ntitle: Fine\n---\nA fine note.\n")
+
+	var warnings []FileError
+	docs := map[string]*schemas.DocChanged{}
+	st, ferrs, err := Sync(context.Background(), []string{dir}, bus.NewMemKV(), func(_ context.Context, d *schemas.DocChanged) error {
+		docs[filepath.Base(d.Path)] = d
+		return nil
+	}, SyncOptions{OnWarning: func(w FileError) { warnings = append(warnings, w) }})
+	if err != nil || len(ferrs) != 0 {
+		t.Fatalf("Sync: %v, file errors %+v: a broken front matter must not fail the note", err, ferrs)
+	}
+	if st.Sent != 3 || st.Failed != 0 || st.Warned != 2 {
+		t.Errorf("stats %+v, want 3 sent, 0 failed, 2 read with repairs", st)
+	}
+	warning := func(name string) string {
+		for _, w := range warnings {
+			if filepath.Base(w.Path) == name {
+				return w.Err
+			}
+		}
+		return ""
+	}
+
+	t.Run("the body and the front matter's text are indexed, the properties are not", func(t *testing.T) {
+		d := docs["broken.md"]
+		if d == nil {
+			t.Fatal("broken.md was not indexed")
+		}
+		if len(d.Meta) != 0 {
+			t.Errorf("Meta = %v, want none from a front matter that does not parse", d.Meta)
+		}
+		if d.Title != "Greenhouse" {
+			t.Errorf("Title = %q, want the first H1", d.Title)
+		}
+		if len(d.Blocks) == 0 || d.Blocks[0].Type != schemas.BlockParagraph || d.Blocks[0].Text != "title: [unclosed bracket\ntags: [garden" {
+			t.Errorf("first block = %+v, want the front matter kept as plain text", d.Blocks)
+		}
+		var all []string
+		for _, b := range d.Blocks {
+			all = append(all, b.Text)
+		}
+		if got := strings.Join(all, "\n"); !strings.Contains(got, "The glass panes need replacing before winter.") {
+			t.Errorf("body lost: %q", got)
+		}
+	})
+	t.Run("the warning says what was wrong, on which line of the file, and what was done", func(t *testing.T) {
+		want := "front matter is not valid YAML (line 2: did not find expected ',' or ']'); indexed without its properties"
+		if got := warning("broken.md"); got != want {
+			t.Errorf("warning = %q, want %q", got, want)
+		}
+	})
+	t.Run("front matter that is not a mapping is kept as text too", func(t *testing.T) {
+		d := docs["list.md"]
+		if d == nil || len(d.Blocks) < 2 || d.Blocks[0].Text != "- just\n- a list" || d.Blocks[1].Text != "Body of the list note." {
+			t.Fatalf("list.md = %+v", d)
+		}
+		if got := warning("list.md"); !strings.Contains(got, "front matter is not a YAML mapping") || !strings.HasSuffix(got, "indexed without its properties") {
+			t.Errorf("warning = %q", got)
+		}
+	})
+	t.Run("a valid front matter is not reported", func(t *testing.T) {
+		if got := warning("good.md"); got != "" || docs["good.md"].Title != "Fine" {
+			t.Errorf("warning %q, title %q", got, docs["good.md"].Title)
+		}
+	})
+}

@@ -347,21 +347,20 @@ func TestWalkMarkdownVault(t *testing.T) {
 		check func(t *testing.T)
 	}{
 		{"the walk yields the notes in sorted order and skips hidden and other files", func(t *testing.T) {
-			// latin1.md is not UTF-8: it is read with its bad bytes replaced.
-			want := []string{"broken/latin1.md", "index.md", "other.md", "sub/deep.md", "заметка.md"}
+			// latin1.md is not UTF-8: it is read with its bad bytes replaced;
+			// bad-front-matter.md is read with its front matter as text.
+			want := []string{"broken/bad-front-matter.md", "broken/latin1.md", "index.md", "other.md", "sub/deep.md", "заметка.md"}
 			if !reflect.DeepEqual(order, want) {
 				t.Errorf("documents = %q, want %q", order, want)
 			}
-		}},
-		{"broken files go to onErr with their names and the walk goes on", func(t *testing.T) {
-			for _, name := range []string{"broken/bad-front-matter.md"} {
-				p := filepath.Join(root, filepath.FromSlash(name))
-				if err := errs[p]; err == nil || !strings.Contains(err.Error(), p) {
-					t.Errorf("onErr(%s) = %v, want an error naming the file", name, err)
-				}
+			if len(errs) != 0 {
+				t.Errorf("errors %v, want none", errs)
 			}
-			if len(errs) != 1 {
-				t.Errorf("got %d errors, want 1: %v", len(errs), errs)
+		}},
+		{"a front matter that does not parse is kept as the first block's text", func(t *testing.T) {
+			d := byRel["broken/bad-front-matter.md"]
+			if got := outlineOf(d); !reflect.DeepEqual(got, []outline{{"paragraph", 0, -1, "title: [unclosed"}, {"paragraph", 0, -1, "Body"}}) || len(d.Meta) != 0 || d.Title != "bad-front-matter" {
+				t.Errorf("blocks %v, meta %v, title %q", got, d.Meta, d.Title)
 			}
 		}},
 		{"every document is valid, rooted at the vault and hashed", func(t *testing.T) {
@@ -657,6 +656,21 @@ func TestWalk(t *testing.T) {
 		// From sub/ the vault's other files are out of reach: no refs resolve.
 		if refs := docs[0].Blocks[0].Refs; len(refs) != 0 {
 			t.Errorf("refs = %q, want none", refs)
+		}
+	})
+	t.Run("a file that cannot be read goes to onErr with its name and the walk goes on", func(t *testing.T) {
+		dir := t.TempDir()
+		gone := filepath.Join(dir, "gone.md")
+		if err := os.Symlink(filepath.Join(dir, "nowhere.md"), gone); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, dir, "here.md", "Still here.\n")
+		docs, errs := walkAll(t, dir)
+		if err := errs[gone]; err == nil || !strings.Contains(err.Error(), gone) || len(errs) != 1 {
+			t.Errorf("onErr = %v, want one error naming %s", errs, gone)
+		}
+		if len(docs) != 1 || filepath.Base(docs[0].Path) != "here.md" {
+			t.Errorf("docs %d, want here.md", len(docs))
 		}
 	})
 	t.Run("a non-document file given by name goes to onErr", func(t *testing.T) {

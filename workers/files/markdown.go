@@ -27,7 +27,8 @@ import (
 // MarkdownDocID), not on root. Content that is not valid UTF-8 is read as
 // Windows-1251 when it looks like it, and otherwise has its invalid bytes
 // replaced with U+FFFD (Walk reports which). Front matter that is not a YAML
-// mapping is an error.
+// mapping is kept as plain text in the first block and gives no properties
+// (Walk reports it).
 //
 // Each call indexes root afresh when the document has wikilinks; Walk shares
 // one index across a whole folder.
@@ -162,21 +163,27 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 		return nil, fmt.Errorf("markdown %s: not under root %s", file, v.root)
 	}
 	rel = filepath.ToSlash(rel)
-	utf, note := decodeText(content)
-	if note != "" && v.onNote != nil {
-		v.onNote(abs, note)
-	}
 	info, err := os.Stat(abs)
 	if err != nil {
 		return nil, err // *PathError names the file
+	}
+	utf, note := decodeText(content)
+	var notes []string
+	if note != "" {
+		notes = append(notes, note)
 	}
 
 	text := strings.TrimPrefix(string(utf), "\uFEFF")
 	text = strings.ReplaceAll(text, "\r\n", "\n")
 	text = strings.ReplaceAll(text, "\r", "\n")
-	meta, body, err := splitFrontMatter(text)
-	if err != nil {
-		return nil, fmt.Errorf("markdown %s: front matter: %w", file, err)
+	meta, body, raw, fmErr := splitFrontMatter(text)
+	if fmErr != nil {
+		// What the user wrote is kept: the note is indexed, its front matter
+		// as plain text in the first block, without properties.
+		notes = append(notes, "front matter is "+frontMatterProblem(fmErr)+"; indexed without its properties")
+	}
+	if len(notes) > 0 && v.onNote != nil {
+		v.onNote(abs, strings.Join(notes, "; "))
 	}
 
 	sum := sha256.Sum256(content)
@@ -193,6 +200,12 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 	}
 
 	p := &mdParser{vault: v, dir: filepath.Dir(abs), rel: rel, docID: doc.DocID, seen: map[string]int{}}
+	if fmErr != nil {
+		if t := strings.TrimSpace(strings.Join(raw, "\n")); t != "" {
+			src := append(append([]string{"---"}, raw...), "---")
+			p.add(schemas.BlockParagraph, "", 0, src, t, nil)
+		}
+	}
 	lines := strings.Split(body, "\n")
 	for i, l := range lines {
 		lines[i] = expandIndent(l)
@@ -232,11 +245,13 @@ func pathDir(rel string) string {
 // "---" or "...") from the body. Scalars become meta values; sequences of
 // scalars are joined with ","; nested mappings are ignored. Tags lose a leading
 // "#" and may also be given as one "a, b" or "a b" string. Without a closing
-// line there is no front matter and the text is all body.
-func splitFrontMatter(text string) (map[string]string, string, error) {
+// line there is no front matter and the text is all body. When the block is
+// not a YAML mapping, err says why, meta is nil, body is still the text after
+// the block and raw holds the block's lines (without the "---" lines).
+func splitFrontMatter(text string) (meta map[string]string, body string, raw []string, err error) {
 	lines := strings.Split(text, "\n")
 	if strings.TrimRight(lines[0], " \t") != "---" {
-		return nil, text, nil
+		return nil, text, nil, nil
 	}
 	end := -1
 	for i := 1; i < len(lines); i++ {
@@ -246,22 +261,23 @@ func splitFrontMatter(text string) (map[string]string, string, error) {
 		}
 	}
 	if end < 0 {
-		return nil, text, nil
+		return nil, text, nil, nil
 	}
-	body := strings.Join(lines[end+1:], "\n")
+	body = strings.Join(lines[end+1:], "\n")
+	raw = lines[1:end]
 
 	var root yaml.Node
-	if err := yaml.Unmarshal([]byte(strings.Join(lines[1:end], "\n")), &root); err != nil {
-		return nil, "", err
+	if err := yaml.Unmarshal([]byte(strings.Join(raw, "\n")), &root); err != nil {
+		return nil, body, raw, &frontMatterError{err: err}
 	}
 	if root.Kind == 0 || len(root.Content) == 0 {
-		return nil, body, nil // empty front matter
+		return nil, body, nil, nil // empty front matter
 	}
 	m := root.Content[0]
 	if m.Kind != yaml.MappingNode {
-		return nil, "", errors.New("not a YAML mapping")
+		return nil, body, raw, &frontMatterError{notMapping: true}
 	}
-	meta := make(map[string]string)
+	meta = make(map[string]string)
 	for i := 0; i+1 < len(m.Content); i += 2 {
 		key := m.Content[i].Value
 		val := m.Content[i+1]
@@ -296,7 +312,38 @@ func splitFrontMatter(text string) (map[string]string, string, error) {
 		}
 		meta[key] = strings.Join(items, ",")
 	}
-	return meta, body, nil
+	return meta, body, nil, nil
+}
+
+// frontMatterError is a front matter block that is not a YAML mapping: YAML
+// that does not parse (err) or another kind of value (notMapping).
+type frontMatterError struct {
+	err        error
+	notMapping bool
+}
+
+func (e *frontMatterError) Error() string { return "front matter is " + frontMatterProblem(e) }
+
+func (e *frontMatterError) Unwrap() error { return e.err }
+
+// yamlLineRe finds the line number in a yaml.v3 error ("yaml: line 3: ...").
+var yamlLineRe = regexp.MustCompile(`^yaml: line ([0-9]+): `)
+
+// frontMatterProblem says what is wrong with a front matter block, with line
+// numbers counted in the file (the block starts on its second line).
+func frontMatterProblem(err error) string {
+	var fe *frontMatterError
+	if !errors.As(err, &fe) || fe.err == nil {
+		return "not a YAML mapping"
+	}
+	msg := fe.err.Error()
+	if m := yamlLineRe.FindStringSubmatch(msg); m != nil {
+		n, _ := strconv.Atoi(m[1])
+		msg = "line " + strconv.Itoa(n+1) + ": " + msg[len(m[0]):]
+	} else {
+		msg = strings.TrimPrefix(msg, "yaml: ")
+	}
+	return "not valid YAML (" + msg + ")"
 }
 
 // expandIndent turns tabs in a line's leading whitespace into spaces (tab stop

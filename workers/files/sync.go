@@ -30,7 +30,8 @@ type SyncStats struct {
 	Deleted   int `json:"deleted"`
 	Failed    int `json:"failed"`
 	// Warned counts files read with a repair (not UTF-8: transcoded from
-	// Windows-1251 or invalid bytes replaced); they are sent all the same.
+	// Windows-1251 or invalid bytes replaced; front matter that is not valid
+	// YAML: kept as text, without properties); they are sent all the same.
 	Warned int `json:"warned"`
 }
 

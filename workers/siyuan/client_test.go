@@ -145,3 +145,58 @@ func TestASQLStatementWithoutLimitIsRefused(t *testing.T) {
 		t.Fatalf("paged: %d rows, %v", len(all), err)
 	}
 }
+
+func TestFetchDocCarriesTheDocumentsTagsAndAliases(t *testing.T) {
+	k := siyuantest.New(t, "tok")
+	k.SetSQLDelay(0)
+	k.AddNotebook(box, "Notes")
+	const id = "20261121100831-xs0m89b"
+	if err := k.PutDoc(box, id, "", "/Birds", siyuantest.Block{ID: "20261121100831-para001", Type: "p", Content: "Crows.", Markdown: "Crows."}); err != nil {
+		t.Fatal(err)
+	}
+	c := siyuan.NewClient(k.URL(), "tok")
+	ctx := context.Background()
+	before, err := c.FetchDoc(ctx, id, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Through the API, as a user or plugin sets them.
+	if err := c.Call(ctx, "/api/attr/setBlockAttrs", map[string]any{"id": id, "attrs": map[string]string{"tags": "corvids, black birds", "alias": "Ravenkind, Воронье"}}, nil); err != nil {
+		t.Fatal(err)
+	}
+
+	t.Run("the kernel's columns have the real shapes", func(t *testing.T) {
+		rows, err := c.SelectAll(ctx, "id, tag, alias, ial", "blocks", "id = '"+id+"'", "id", 10)
+		if err != nil || len(rows) != 1 {
+			t.Fatalf("%v %v", rows, err)
+		}
+		if r := rows[0]; r.Str("tag") != "#corvids# #black birds#" || r.Str("alias") != "Ravenkind, Воронье" ||
+			!strings.Contains(r.Str("ial"), `tags="corvids, black birds"`) {
+			t.Errorf("row %v", r)
+		}
+	})
+	t.Run("the document carries them and its hash changes", func(t *testing.T) {
+		doc, err := c.FetchDoc(ctx, id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if doc.Meta["tags"] != "corvids,black birds" || doc.Meta["alias"] != "Ravenkind,Воронье" {
+			t.Errorf("meta %v", doc.Meta)
+		}
+		if doc.Hash == before.Hash {
+			t.Error("the hash did not change with the tags: the change would not be sent")
+		}
+	})
+	t.Run("removed, they are gone and the hash is the untagged one again", func(t *testing.T) {
+		if err := k.SetBlockAttrs(id, map[string]string{"tags": "", "alias": ""}); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := c.FetchDoc(ctx, id, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := doc.Meta["tags"]; ok || doc.Hash != before.Hash {
+			t.Errorf("meta %v, hash changed: %v", doc.Meta, doc.Hash != before.Hash)
+		}
+	})
+}

@@ -24,7 +24,7 @@ var ErrGone = errors.New("siyuan: document not found")
 var ErrHidden = errors.New("siyuan: a notebook's hidden document")
 
 // blockCols are the blocks columns a document is built from.
-const blockCols = "id, parent_id, root_id, box, path, hpath, type, subtype, content, markdown, updated, ial"
+const blockCols = "id, parent_id, root_id, box, path, hpath, type, subtype, content, markdown, updated, ial, tag, alias"
 
 // idAttr finds the block ids of a kramdown text in document order.
 var idAttr = regexp.MustCompile(`\bid="([^"]+)"`)
@@ -95,6 +95,14 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 	}
 	if len(titles) == 0 || titles[len(titles)-1] != doc.Title {
 		titles = append(titles, doc.Title)
+	}
+	// The document's tags and aliases (its properties in SiYuan), indexed
+	// with its title as Markdown front matter's are.
+	if tags := tagList(root.Str("tag")); tags != "" {
+		doc.Meta["tags"] = tags
+	}
+	if alias := aliasList(root.Str("alias")); alias != "" {
+		doc.Meta["alias"] = alias
 	}
 	doc.TitlePath = titles
 	doc.Path = strings.Join(titles, "/")
@@ -183,13 +191,45 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 		}
 		doc.Blocks = append(doc.Blocks, b)
 	}
+	// Tags and aliases count only when set, so the hash of a document
+	// without them is what it was before they were read.
 	raw, _ := json.Marshal(struct {
-		T  []string
-		Bs []schemas.Block
-	}{doc.TitlePath, doc.Blocks})
+		T     []string
+		Bs    []schemas.Block
+		Tags  string `json:",omitempty"`
+		Alias string `json:",omitempty"`
+	}{doc.TitlePath, doc.Blocks, doc.Meta["tags"], doc.Meta["alias"]})
 	sum := sha256.Sum256(raw)
 	doc.Hash = hex.EncodeToString(sum[:])
 	return doc, nil
+}
+
+// tagList turns a blocks.tag value ("#a# #b c#": what the kernel writes for
+// a document's tags "a,b c") into "a,b c".
+func tagList(col string) string {
+	col = strings.TrimSpace(col)
+	if len(col) < 2 || col[0] != '#' || col[len(col)-1] != '#' {
+		return ""
+	}
+	var tags []string
+	for _, t := range strings.Split(col[1:len(col)-1], "# #") {
+		if t = strings.TrimSpace(t); t != "" && !slices.Contains(tags, t) {
+			tags = append(tags, t)
+		}
+	}
+	return strings.Join(tags, ",")
+}
+
+// aliasList tidies a blocks.alias value (the alias attribute, "a, b") into
+// "a,b".
+func aliasList(col string) string {
+	var out []string
+	for _, a := range strings.Split(col, ",") {
+		if a = strings.TrimSpace(a); a != "" {
+			out = append(out, a)
+		}
+	}
+	return strings.Join(out, ",")
 }
 
 // blockType maps SiYuan's SQL block types onto the shared ones.

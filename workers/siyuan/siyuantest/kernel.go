@@ -10,6 +10,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -40,6 +41,10 @@ type doc struct {
 	edited                               string // the blocks' updated: a rename or move leaves it
 	blocks                               []Block
 	hidden                               bool // a notebook's hidden document
+	// attrs are the document block's attributes set with SetBlockAttrs
+	// (tags, alias, name, memo, custom-*): they go into its ial and into the
+	// tag, alias, name and memo columns.
+	attrs map[string]string
 }
 
 // DefaultSQLDelay is how long after an API call the real kernel (v3.7.3)
@@ -263,6 +268,85 @@ func (k *Kernel) RemoveNotebook(box string) error {
 	return nil
 }
 
+// SetBlockAttrs sets attributes of the document id, as
+// /api/attr/setBlockAttrs does on a document block: an empty value removes
+// one. Like the real kernel (v3.7.3) it keeps the document's updated, writes
+// the attributes into the ial and the tag ("#a# #b#" from tags "a,b"), alias,
+// name and memo columns, and says "transactions" with an updateAttrs
+// operation on /ws (no savedoc).
+func (k *Kernel) SetBlockAttrs(id string, attrs map[string]string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.setBlockAttrs(id, attrs)
+}
+
+func (k *Kernel) setBlockAttrs(id string, attrs map[string]string) error {
+	d, ok := k.docs[id]
+	if !ok {
+		return fmt.Errorf("block not found [%s]", id)
+	}
+	old := d.ialAttrs()
+	if d.attrs == nil {
+		d.attrs = map[string]string{}
+	}
+	for name, v := range attrs {
+		if v == "" {
+			delete(d.attrs, name)
+		} else {
+			d.attrs[name] = v
+		}
+	}
+	if err := k.write(d); err != nil {
+		return err
+	}
+	k.broadcast("transactions", []any{map[string]any{"timestamp": 0, "undoOperations": []any{}, "doOperations": []any{
+		map[string]any{"action": "updateAttrs", "id": id, "rootID": id, "parentID": "", "previousID": "", "nextID": "",
+			"data": map[string]any{"new": d.ialAttrs(), "old": old}},
+	}}})
+	return nil
+}
+
+// ialAttrs are the document block's attributes as its ial holds them.
+func (d *doc) ialAttrs() map[string]string {
+	m := map[string]string{"id": d.id, "title": d.title, "type": "doc", "updated": d.updated}
+	if d.hidden {
+		m["custom-hidden"] = "true"
+	}
+	for name, v := range d.attrs {
+		m[name] = v
+	}
+	return m
+}
+
+// ial renders attributes as kramdown's inline attribute list, sorted by
+// name, values escaped as the kernel escapes them.
+func ial(attrs map[string]string) string {
+	names := make([]string, 0, len(attrs))
+	for name := range attrs {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var sb strings.Builder
+	sb.WriteString("{:")
+	for _, name := range names {
+		fmt.Fprintf(&sb, " %s=\"%s\"", name, html.EscapeString(attrs[name]))
+	}
+	sb.WriteString("}")
+	return sb.String()
+}
+
+// tagColumn is the blocks.tag value of a document with the tags attribute
+// tags ("a, b" -> "#a# #b#"), as the kernel's tagFromNode writes it.
+func tagColumn(tags string) string {
+	var out []string
+	for _, t := range strings.Split(tags, ",") {
+		if t = strings.TrimSpace(t); t != "" {
+			out = append(out, "#"+t+"#")
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 // Duplicate inserts a second row of block id, as the real index sometimes has.
 func (k *Kernel) Duplicate(id string) error {
 	k.mu.Lock()
@@ -443,15 +527,19 @@ func (k *Kernel) writeDoc(d *doc) error {
 		if id == d.id || upd == "" {
 			upd = d.updated
 		}
-		ial := fmt.Sprintf(`{: id="%s" updated="%s"}`, id, upd)
-		if id == d.id && d.hidden {
-			ial = fmt.Sprintf(`{: custom-hidden="true" id="%s" title="%s" type="doc" updated="%s"}`, id, d.title, d.updated)
+		attrs := fmt.Sprintf(`{: id="%s" updated="%s"}`, id, upd)
+		var name, alias, memo, tag string
+		if id == d.id {
+			if d.hidden || len(d.attrs) > 0 {
+				attrs = ial(d.ialAttrs())
+			}
+			name, alias, memo, tag = d.attrs["name"], d.attrs["alias"], d.attrs["memo"], tagColumn(d.attrs["tags"])
 		}
 		_, err := k.db.Exec(`INSERT INTO blocks (id, parent_id, root_id, hash, box, path, hpath, name, alias, memo, tag, content,
 			fcontent, markdown, length, type, subtype, ial, sort, created, updated)
-			VALUES (?, ?, ?, '', ?, ?, ?, '', '', '', '', ?, '', ?, ?, ?, ?, ?, 10, ?, ?)`,
-			id, parent, d.id, d.box, d.path, d.hpath, content, md, len(content), typ, sub,
-			ial, upd, upd)
+			VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, 10, ?, ?)`,
+			id, parent, d.id, d.box, d.path, d.hpath, name, alias, memo, tag, content, md, len(content), typ, sub,
+			attrs, upd, upd)
 		return err
 	}
 	if err := ins(d.id, "", "d", "", d.title, ""); err != nil {
@@ -569,6 +657,14 @@ func (k *Kernel) handle(w http.ResponseWriter, r *http.Request) {
 			stmt += " LIMIT 64" // what the real kernel does, silently
 		}
 		reply(k.query(stmt))
+	case "/api/attr/setBlockAttrs":
+		id, _ := req["id"].(string)
+		raw, _ := req["attrs"].(map[string]any)
+		attrs := map[string]string{}
+		for name, v := range raw {
+			attrs[name], _ = v.(string)
+		}
+		reply(nil, k.setBlockAttrs(id, attrs))
 	case "/api/sqlite/flushTransaction":
 		reply(nil, k.flush())
 	case "/api/block/getBlockKramdown":
