@@ -217,3 +217,40 @@ func TestDocsSyncedCountsWhatAnEarlierRunIndexedBeforeTheKernelAnswers(t *testin
 		t.Errorf("status after a restart without the kernel: %+v", st)
 	}
 }
+
+func TestAReconciliationSendsTagsAndAliasesChangedWhileDisconnected(t *testing.T) {
+	k := kernel(t)
+	must(t, k.Flush())
+	var out sent
+	src := siyuan.New(siyuan.Config{URL: k.URL(), Token: "tok"}, bus.NewMemKV(), out.publish, zerolog.Nop())
+	ctx := context.Background()
+	if _, err := src.Reconcile(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	// Unseen by the bridge: the kernel leaves updated alone when a
+	// document's properties change.
+	k.SetOffline(true)
+	must(t, k.SetBlockAttrs(probe, map[string]string{"tags": "corvids", "alias": "Ravenkind"}))
+	must(t, k.Flush())
+	n := out.len()
+	if _, err := src.Reconcile(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	evs := out.since(n)
+	if !has(evs, probe, false, func(e *schemas.DocChanged) bool {
+		return e.Meta["tags"] == "corvids" && e.Meta["alias"] == "Ravenkind"
+	}) {
+		t.Errorf("the document whose tags and alias changed was not sent again with them: %d events", len(evs))
+	}
+	if has(evs, parent, false, nil) {
+		t.Error("a document whose properties did not change was sent again")
+	}
+	// And nothing more at the next pass.
+	n = out.len()
+	if _, err := src.Reconcile(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	if evs := out.since(n); len(evs) != 0 {
+		t.Errorf("an unchanged kernel sent %d documents again", len(evs))
+	}
+}

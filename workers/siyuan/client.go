@@ -234,6 +234,9 @@ func (c *Client) Flush(ctx context.Context) error {
 // DocInfo is a document as the blocks table lists it.
 type DocInfo struct {
 	ID, Box, Updated, HPath string
+	// Labels are the document's tags and alias (see labelsOf): the kernel
+	// leaves updated alone when they change.
+	Labels string
 }
 
 // notHidden leaves out the hidden document every notebook has (the
@@ -243,14 +246,15 @@ const notHidden = `id != box AND ial NOT LIKE '%custom-hidden="true"%'`
 // Docs lists every document of the kernel (paged; duplicates once), in the
 // notebooks keep allows (nil: all), without the notebooks' hidden documents.
 func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInfo, error) {
-	rows, err := c.SelectAll(ctx, "id, box, updated, hpath", "blocks", "type = 'd' AND "+notHidden, "id", 1000)
+	rows, err := c.SelectAll(ctx, "id, box, updated, hpath, tag, alias", "blocks", "type = 'd' AND "+notHidden, "id", 1000)
 	if err != nil {
 		return nil, fmt.Errorf("listing documents: %w", err)
 	}
 	out := make([]DocInfo, 0, len(rows))
 	for _, r := range rows {
 		if keep == nil || keep(r.Str("box")) {
-			out = append(out, DocInfo{ID: r.Str("id"), Box: r.Str("box"), Updated: r.Str("updated"), HPath: r.Str("hpath")})
+			out = append(out, DocInfo{ID: r.Str("id"), Box: r.Str("box"), Updated: r.Str("updated"), HPath: r.Str("hpath"),
+				Labels: labelsOf(tagList(r.Str("tag")), aliasList(r.Str("alias")))})
 		}
 	}
 	return out, nil

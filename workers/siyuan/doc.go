@@ -204,6 +204,16 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 	return doc, nil
 }
 
+// labelsOf is one string for a document's tags and alias (as tagList and
+// aliasList give them), empty when it has neither, so that state written
+// before labels were tracked matches an unlabelled document.
+func labelsOf(tags, alias string) string {
+	if tags == "" && alias == "" {
+		return ""
+	}
+	return tags + "\x1f" + alias
+}
+
 // tagList turns a blocks.tag value ("#a# #b c#": what the kernel writes for
 // a document's tags "a,b c") into "a,b c".
 func tagList(col string) string {

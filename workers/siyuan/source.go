@@ -83,6 +83,9 @@ type docState struct {
 	// with: a rename or move changes them without moving updated.
 	HPath    string `json:"hpath,omitempty"`
 	Notebook string `json:"notebook_name,omitempty"`
+	// Labels are its tags and alias as sent (labelsOf): changing them
+	// does not move updated either.
+	Labels string `json:"labels,omitempty"`
 }
 
 // Source keeps the index in step with a SiYuan kernel.
@@ -192,7 +195,7 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 			return st, err
 		}
 		if prev != nil && prev.Updated == d.Updated && prev.Blocks == counts[d.ID] && prev.HPath == d.HPath &&
-			prev.Notebook == names[d.Box] {
+			prev.Notebook == names[d.Box] && prev.Labels == d.Labels {
 			st.Unchanged++
 			continue
 		}
@@ -288,7 +291,7 @@ func (s *Source) sync(ctx context.Context, id string, prev *docState) (bool, err
 	}
 	blocks := len(doc.Blocks)
 	next := docState{Box: doc.Notebook, Updated: updatedOf(doc), Blocks: blocks, Hash: doc.Hash, Version: doc.Version,
-		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook]}
+		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook], Labels: labelsOf(doc.Meta["tags"], doc.Meta["alias"])}
 	if prev != nil && prev.Hash == doc.Hash {
 		next.Version = max(prev.Version, doc.Version)
 		return false, s.save(ctx, id, next)
