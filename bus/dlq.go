@@ -96,12 +96,18 @@ func (b *Bus) Replay(ctx context.Context, letters []DeadLetter) (int, error) {
 		if dl.Stage != "" {
 			m.Header.Set(HeaderReplayStage, dl.Stage)
 		}
+		if err := b.restoreDeadLetterBody(ctx, dl.header); err != nil {
+			return n, fmt.Errorf("replay dead letter %d: %w", dl.Seq, err)
+		}
 		id := fmt.Sprintf("replay:dlq%d@%d", dl.Seq, time.Now().UnixNano())
 		if _, err := b.JS.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
 			return n, fmt.Errorf("replay dead letter %d to %s: %w", dl.Seq, dl.Subject, err)
 		}
 		if err := st.DeleteMsg(ctx, dl.Seq); err != nil {
 			return n, fmt.Errorf("remove replayed dead letter %d: %w", dl.Seq, err)
+		}
+		if err := b.dropDeadLetterBody(ctx, dl.header); err != nil {
+			b.Log.Warn().Err(err).Uint64("seq", dl.Seq).Msg("replayed dead letter: its kept body stays until its max age")
 		}
 		n++
 	}
@@ -122,6 +128,9 @@ func (b *Bus) PurgeDeadLetters(ctx context.Context, letters []DeadLetter) (int, 
 				continue
 			}
 			return n, fmt.Errorf("purge dead letter %d: %w", dl.Seq, err)
+		}
+		if err := b.dropDeadLetterBody(ctx, dl.header); err != nil {
+			b.Log.Warn().Err(err).Uint64("seq", dl.Seq).Msg("purged dead letter: its kept body stays until its max age")
 		}
 		n++
 	}

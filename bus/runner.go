@@ -407,6 +407,13 @@ func (b *Bus) deadLetter(ctx context.Context, stage string, m *Msg, reason strin
 	out.Header.Set(HeaderDLQStream, m.Stream)
 	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.StreamSeq, 10))
 	out.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
+	kept, err := b.keepDeadLetterBody(ctx, stage, m)
+	if err != nil {
+		return fmt.Errorf("dead-letter %s seq %d: %w", m.Subject, m.StreamSeq, err)
+	}
+	if kept != "" {
+		out.Header.Set(HeaderDLQBody, kept)
+	}
 	id := fmt.Sprintf("dlq:%s:%s:%d", stage, m.Stream, m.StreamSeq)
 	if _, err := b.JS.PublishMsg(ctx, out, jetstream.WithMsgID(id)); err != nil {
 		return fmt.Errorf("dead-letter %s seq %d to %s: %w", m.Subject, m.StreamSeq, out.Subject, err)
