@@ -21,10 +21,12 @@ import (
 // the message carries a small stub body and the object's name in the
 // Exo-Payload-Object header. Stage runners read the object back before the
 // handler sees the message, so handlers never know; the object is deleted
-// once the only stage interested in the subject has acked the message, and
-// the bucket's max age removes what is left (a message several stages read,
-// a dead letter) with the ingest stream's. KV values work the same way
-// through KB_VALUES, deleted with their key.
+// once the only stage interested in the subject has acked or dead-lettered
+// the message, and the bucket's max age removes what is left (a message
+// several stages read) with the ingest stream's. A dead letter keeps its own
+// copy of the body in KB_DLQ_BODIES, as long as KB_DLQ keeps it; a replay
+// puts it back. KV values work the same way through KB_VALUES, deleted with
+// their key.
 
 // BucketPayloads is the object store for message bodies too large for one
 // NATS message (kept as long as KB_INGEST keeps messages); BucketValues the

@@ -367,6 +367,8 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 		}
 		_ = jm.TermWithReason(truncate(reason, 256))
 		r.counters.deadLettered.Add(1)
+		// The dead letter keeps its own copy of a large body.
+		r.bus.dropPayload(ctx, m)
 	default:
 		d, ok := retryDelay(err)
 		if !ok {
@@ -458,7 +460,11 @@ func (b *Bus) watchMaxDeliveries(spec StageSpec) (*nats.Subscription, error) {
 		}
 		// Remove it from the work stream unless another stage still wants it.
 		if interestedStages(raw.Subject) <= 1 {
-			_ = st.DeleteMsg(ctx, adv.StreamSeq)
+			if st.DeleteMsg(ctx, adv.StreamSeq) == nil {
+				// The dead letter keeps its own copy of a large body.
+				m.object = raw.Header.Get(HeaderPayloadObject)
+				b.dropPayload(ctx, m)
+			}
 		}
 	})
 	if err != nil {
