@@ -24,6 +24,9 @@ const (
 	HeaderDLQStream    = "Exo-Dlq-Stream"
 	HeaderDLQSeq       = "Exo-Dlq-Seq"
 	HeaderDLQTime      = "Exo-Dlq-Time"
+	// HeaderDLQBody names the KB_DLQ_BODIES object that keeps the body of a
+	// dead letter whose message body was an object (see payload.go).
+	HeaderDLQBody = "Exo-Dlq-Body"
 	// HeaderReplayStage marks a replayed dead letter with the one stage
 	// that should handle it again: the other stages that read the same
 	// subject already did (and would dead-letter it a second time).

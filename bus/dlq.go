@@ -96,12 +96,18 @@ func (b *Bus) Replay(ctx context.Context, letters []DeadLetter) (int, error) {
 		if dl.Stage != "" {
 			m.Header.Set(HeaderReplayStage, dl.Stage)
 		}
+		if err := b.restoreDeadLetterBody(ctx, dl.header); err != nil {
+			return n, fmt.Errorf("replay dead letter %d: %w", dl.Seq, err)
+		}
 		id := fmt.Sprintf("replay:dlq%d@%d", dl.Seq, time.Now().UnixNano())
 		if _, err := b.JS.PublishMsg(ctx, m, jetstream.WithMsgID(id)); err != nil {
 			return n, fmt.Errorf("replay dead letter %d to %s: %w", dl.Seq, dl.Subject, err)
 		}
 		if err := st.DeleteMsg(ctx, dl.Seq); err != nil {
 			return n, fmt.Errorf("remove replayed dead letter %d: %w", dl.Seq, err)
+		}
+		if err := b.dropDeadLetterBody(ctx, dl.header); err != nil {
+			b.Log.Warn().Err(err).Uint64("seq", dl.Seq).Msg("replayed dead letter: its kept body stays until its max age")
 		}
 		n++
 	}
@@ -122,6 +128,9 @@ func (b *Bus) PurgeDeadLetters(ctx context.Context, letters []DeadLetter) (int, 
 				continue
 			}
 			return n, fmt.Errorf("purge dead letter %d: %w", dl.Seq, err)
+		}
+		if err := b.dropDeadLetterBody(ctx, dl.header); err != nil {
+			b.Log.Warn().Err(err).Uint64("seq", dl.Seq).Msg("purged dead letter: its kept body stays until its max age")
 		}
 		n++
 	}
@@ -154,9 +163,15 @@ type StageState struct {
 	Delivered   uint64 `json:"delivered"` // last delivered stream sequence
 }
 
-// StageStates reads the consumer info of every stage.
+// StageStates reads the consumer info of every stage. The server tells a
+// consumer about a new message after it acknowledged the publish, from a
+// goroutine of its own, so on a loaded machine a consumer can report nothing
+// pending for a moment while its stream already holds a message for it.
+// StageStates therefore also reads the last message on each of the stage's
+// subjects: one past what the consumer delivered counts as pending.
 func (b *Bus) StageStates(ctx context.Context, stages []StageSpec) ([]StageState, error) {
 	out := make([]StageState, 0, len(stages))
+	streams := map[string]jetstream.Stream{}
 	for _, s := range stages {
 		c, err := b.JS.Consumer(ctx, s.Stream, s.Name)
 		if err != nil {
@@ -166,10 +181,46 @@ func (b *Bus) StageStates(ctx context.Context, stages []StageSpec) ([]StageState
 		if err != nil {
 			return out, fmt.Errorf("consumer %s info: %w", s.Name, err)
 		}
-		out = append(out, StageState{
+		state := StageState{
 			Stage: s.Name, Pending: info.NumPending, AckPending: info.NumAckPending,
 			Redelivered: info.NumRedelivered, Delivered: info.Delivered.Stream,
-		})
+		}
+		if state.Pending == 0 {
+			st, ok := streams[s.Stream]
+			if !ok {
+				if st, err = b.JS.Stream(ctx, s.Stream); err != nil {
+					return out, fmt.Errorf("stage %s: stream %s: %w", s.Name, s.Stream, err)
+				}
+				streams[s.Stream] = st
+			}
+			for _, f := range info.Config.FilterSubjects {
+				if err := unseen(ctx, st, f, &state); err != nil {
+					return out, fmt.Errorf("stage %s: %w", s.Name, err)
+				}
+			}
+			if f := info.Config.FilterSubject; f != "" {
+				if err := unseen(ctx, st, f, &state); err != nil {
+					return out, fmt.Errorf("stage %s: %w", s.Name, err)
+				}
+			}
+		}
+		out = append(out, state)
 	}
 	return out, nil
+}
+
+// unseen counts the last message on subject as pending when it comes after
+// what the consumer delivered.
+func unseen(ctx context.Context, st jetstream.Stream, subject string, state *StageState) error {
+	raw, err := st.GetLastMsgForSubject(ctx, subject)
+	if errors.Is(err, jetstream.ErrMsgNotFound) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("last message on %s: %w", subject, err)
+	}
+	if raw.Sequence > state.Delivered && state.Pending == 0 {
+		state.Pending = 1
+	}
+	return nil
 }

@@ -79,3 +79,32 @@ func TestPurgeRemovesTheGivenDeadLettersOrAll(t *testing.T) {
 		t.Errorf("dead letters left after purging all: %+v", left)
 	}
 }
+
+// A stage's backlog counts a message as soon as its publish is acknowledged.
+// The server tells consumers about a new message asynchronously, after the
+// publisher's ack, so a consumer's own pending count can lag; a caller that
+// waits for the pipeline to be idle must not see "nothing pending" then.
+func TestStageStatesCountAMessageAsSoonAsItsPublishIsAcknowledged(t *testing.T) {
+	b := bustest.New(t)
+	ctx := context.Background()
+	spec := bus.StageSpec{Name: "backlog", Stream: bus.StreamQuery, Filters: []string{"kb.query.backlog"}}
+	if err := bus.EnsureTopology(ctx, b.JS, []bus.StageSpec{spec}); err != nil {
+		t.Fatal(err)
+	}
+	var lagged int
+	for i := 1; i <= 300; i++ {
+		if _, err := b.JS.Publish(ctx, "kb.query.backlog", []byte("x")); err != nil {
+			t.Fatal(err)
+		}
+		states, err := b.StageStates(ctx, []bus.StageSpec{spec})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if states[0].Pending == 0 && states[0].AckPending == 0 {
+			lagged++
+		}
+	}
+	if lagged > 0 {
+		t.Fatalf("%d of 300 times the stage read idle right after a message for it was published", lagged)
+	}
+}

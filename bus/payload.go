@@ -21,10 +21,12 @@ import (
 // the message carries a small stub body and the object's name in the
 // Exo-Payload-Object header. Stage runners read the object back before the
 // handler sees the message, so handlers never know; the object is deleted
-// once the only stage interested in the subject has acked the message, and
-// the bucket's max age removes what is left (a message several stages read,
-// a dead letter) with the ingest stream's. KV values work the same way
-// through KB_VALUES, deleted with their key.
+// once the only stage interested in the subject has acked or dead-lettered
+// the message, and the bucket's max age removes what is left (a message
+// several stages read) with the ingest stream's. A dead letter keeps its own
+// copy of the body in KB_DLQ_BODIES, as long as KB_DLQ keeps it; a replay
+// puts it back. KV values work the same way through KB_VALUES, deleted with
+// their key.
 
 // BucketPayloads is the object store for message bodies too large for one
 // NATS message (kept as long as KB_INGEST keeps messages); BucketValues the
@@ -32,6 +34,9 @@ import (
 const (
 	BucketPayloads = "KB_PAYLOADS"
 	BucketValues   = "KB_VALUES"
+	// BucketDLQBodies keeps the bodies of dead letters whose message body
+	// was an object, as long as KB_DLQ keeps dead letters.
+	BucketDLQBodies = "KB_DLQ_BODIES"
 )
 
 // HeaderPayloadObject names the KB_PAYLOADS object that holds a message's body.
@@ -138,6 +143,83 @@ func (b *Bus) dropPayload(ctx context.Context, m *Msg) {
 		b.Log.Warn().Err(err).Str("subject", m.Subject).Str("object", m.object).Str("trace_id", m.TraceID).
 			Msg("could not delete a message body from the object store; its max age will")
 	}
+}
+
+// keepDeadLetterBody copies the body of a message whose body is an object
+// into KB_DLQ_BODIES under a name of the dead letter's own, and returns that
+// name ("" when the message has no object). The message body's object expires
+// with the ingest stream (7 days) and is deleted when a later message with
+// the same id is acked; the dead letter is kept 90 days. A body already gone
+// cannot be kept: "" and no error, the dead letter says why.
+func (b *Bus) keepDeadLetterBody(ctx context.Context, stage string, m *Msg) (string, error) {
+	object := nats.Header(m.Header).Get(HeaderPayloadObject)
+	if object == "" {
+		return "", nil
+	}
+	body := m.Data
+	if m.stub == nil { // not loaded: the advisory path, or the load failed
+		obs, err := b.JS.ObjectStore(ctx, BucketPayloads)
+		if err != nil {
+			return "", fmt.Errorf("keep dead-letter body: open object store %s: %w", BucketPayloads, err)
+		}
+		body, err = obs.GetBytes(ctx, object)
+		if errors.Is(err, jetstream.ErrObjectNotFound) {
+			return "", nil
+		}
+		if err != nil {
+			return "", fmt.Errorf("keep dead-letter body: read %s/%s: %w", BucketPayloads, object, err)
+		}
+	}
+	kept, err := b.JS.ObjectStore(ctx, BucketDLQBodies)
+	if err != nil {
+		return "", fmt.Errorf("keep dead-letter body: open object store %s: %w", BucketDLQBodies, err)
+	}
+	name := fmt.Sprintf("%s-%s-%d", stage, m.Stream, m.StreamSeq)
+	if err := putObject(ctx, kept, name, body, InlineLimit(b.NC)); err != nil {
+		return "", fmt.Errorf("keep dead-letter body of %d bytes in %s/%s: %w", len(body), BucketDLQBodies, name, err)
+	}
+	return name, nil
+}
+
+// restoreDeadLetterBody puts a dead letter's kept body back under its
+// message body's object name (expired or deleted meanwhile) before a replay.
+func (b *Bus) restoreDeadLetterBody(ctx context.Context, h nats.Header) error {
+	kept, object := h.Get(HeaderDLQBody), h.Get(HeaderPayloadObject)
+	if kept == "" || object == "" {
+		return nil
+	}
+	from, err := b.JS.ObjectStore(ctx, BucketDLQBodies)
+	if err != nil {
+		return fmt.Errorf("open object store %s: %w", BucketDLQBodies, err)
+	}
+	body, err := from.GetBytes(ctx, kept)
+	if err != nil {
+		return fmt.Errorf("read kept body %s/%s: %w", BucketDLQBodies, kept, err)
+	}
+	to, err := b.JS.ObjectStore(ctx, BucketPayloads)
+	if err != nil {
+		return fmt.Errorf("open object store %s: %w", BucketPayloads, err)
+	}
+	if err := putObject(ctx, to, object, body, InlineLimit(b.NC)); err != nil {
+		return fmt.Errorf("restore body into %s/%s: %w", BucketPayloads, object, err)
+	}
+	return nil
+}
+
+// dropDeadLetterBody deletes a dead letter's kept body, if it has one.
+func (b *Bus) dropDeadLetterBody(ctx context.Context, h nats.Header) error {
+	kept := h.Get(HeaderDLQBody)
+	if kept == "" {
+		return nil
+	}
+	obs, err := b.JS.ObjectStore(ctx, BucketDLQBodies)
+	if err == nil {
+		err = obs.Delete(ctx, kept)
+	}
+	if err != nil && !errors.Is(err, jetstream.ErrObjectNotFound) {
+		return fmt.Errorf("delete kept body %s/%s: %w", BucketDLQBodies, kept, err)
+	}
+	return nil
 }
 
 // kvObjectPrefix marks a KV value whose bytes live in KB_PAYLOADS.

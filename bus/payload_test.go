@@ -160,3 +160,107 @@ func TestALargeMessageIsDeadLetteredAndReplayedWithItsBody(t *testing.T) {
 	}
 	waitFor(t, "the replayed document", func() bool { return got.Load() == 1000 })
 }
+
+// A dead letter is kept 90 days, a large message's body in KB_PAYLOADS 7: the
+// dead letter keeps its own copy of the body, so a replay after the body
+// expired (deleted here) still hands the stage the whole message, and the
+// copy goes once the dead letter is replayed.
+func TestALargeDeadLetterKeepsItsBodyAfterTheMessageBodyExpires(t *testing.T) {
+	ctx := context.Background()
+	b := smallBus(t)
+	if _, err := b.Publish(ctx, bigDoc(1000), "trace-poison"); err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	fail.Store(true)
+	var got atomic.Int64
+	spec, _ := bus.LookupStage(bus.StageChunk)
+	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		d, err := bus.Decode[*schemas.DocChanged](m)
+		if err != nil {
+			return nil, err
+		}
+		if fail.Load() {
+			return nil, bus.Permanent(fmt.Errorf("refused"))
+		}
+		got.Store(int64(len(d.Blocks)))
+		return nil, nil
+	}))
+	var letters []bus.DeadLetter
+	waitFor(t, "the dead letter", func() bool {
+		letters = deadLetters(t, b, bus.StageChunk)
+		return len(letters) == 1
+	})
+	payloads, err := b.JS.ObjectStore(ctx, bus.BucketPayloads)
+	if err != nil {
+		t.Fatal(err)
+	}
+	infos, _ := payloads.List(ctx)
+	for _, info := range infos { // what its max age does after 7 days
+		if err := payloads.Delete(ctx, info.Name); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fail.Store(false)
+	if n, err := b.Replay(ctx, letters); err != nil || n != 1 {
+		t.Fatalf("replay: %d, %v", n, err)
+	}
+	waitFor(t, "the replayed document", func() bool { return got.Load() == 1000 })
+	if left := deadLetters(t, b, bus.StageChunk); len(left) != 0 {
+		t.Errorf("dead letters after the replay: %+v", left)
+	}
+	if kept, err := b.JS.ObjectStore(ctx, bus.BucketDLQBodies); err == nil {
+		if infos, _ := kept.List(ctx); len(infos) != 0 {
+			t.Errorf("%d dead-letter bodies left after the replay", len(infos))
+		}
+	}
+}
+
+// A large message dead-lettered by the only stage that reads its subject
+// leaves no body behind in KB_PAYLOADS (the dead letter keeps its own copy),
+// and once replayed and handled, neither copy is left.
+func TestALargeDeadLetterLeavesNoMessageBodyBehind(t *testing.T) {
+	ctx := context.Background()
+	b := smallBus(t)
+	if _, err := b.Publish(ctx, bigDoc(1000), "trace-poison"); err != nil {
+		t.Fatal(err)
+	}
+	var fail atomic.Bool
+	fail.Store(true)
+	var got atomic.Int64
+	spec, _ := bus.LookupStage(bus.StageChunk)
+	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		d, err := bus.Decode[*schemas.DocChanged](m)
+		if err != nil {
+			return nil, err
+		}
+		if fail.Load() {
+			return nil, bus.Permanent(fmt.Errorf("refused"))
+		}
+		got.Store(int64(len(d.Blocks)))
+		return nil, nil
+	}))
+	objects := func(bucket string) int {
+		obs, err := b.JS.ObjectStore(ctx, bucket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		infos, _ := obs.List(ctx)
+		return len(infos)
+	}
+	var letters []bus.DeadLetter
+	waitFor(t, "the dead letter", func() bool {
+		letters = deadLetters(t, b, bus.StageChunk)
+		return len(letters) == 1
+	})
+	waitFor(t, "the message body to leave "+bus.BucketPayloads, func() bool { return objects(bus.BucketPayloads) == 0 })
+	if n := objects(bus.BucketDLQBodies); n != 1 {
+		t.Fatalf("%d bodies kept for the dead letter, want 1", n)
+	}
+	fail.Store(false)
+	if n, err := b.Replay(ctx, letters); err != nil || n != 1 {
+		t.Fatalf("replay: %d, %v", n, err)
+	}
+	waitFor(t, "the replayed document", func() bool { return got.Load() == 1000 })
+	waitFor(t, "no body left", func() bool { return objects(bus.BucketPayloads) == 0 && objects(bus.BucketDLQBodies) == 0 })
+}

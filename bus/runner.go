@@ -367,6 +367,8 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 		}
 		_ = jm.TermWithReason(truncate(reason, 256))
 		r.counters.deadLettered.Add(1)
+		// The dead letter keeps its own copy of a large body.
+		r.bus.dropPayload(ctx, m)
 	default:
 		d, ok := retryDelay(err)
 		if !ok {
@@ -407,6 +409,13 @@ func (b *Bus) deadLetter(ctx context.Context, stage string, m *Msg, reason strin
 	out.Header.Set(HeaderDLQStream, m.Stream)
 	out.Header.Set(HeaderDLQSeq, strconv.FormatUint(m.StreamSeq, 10))
 	out.Header.Set(HeaderDLQTime, time.Now().UTC().Format(time.RFC3339Nano))
+	kept, err := b.keepDeadLetterBody(ctx, stage, m)
+	if err != nil {
+		return fmt.Errorf("dead-letter %s seq %d: %w", m.Subject, m.StreamSeq, err)
+	}
+	if kept != "" {
+		out.Header.Set(HeaderDLQBody, kept)
+	}
 	id := fmt.Sprintf("dlq:%s:%s:%d", stage, m.Stream, m.StreamSeq)
 	if _, err := b.JS.PublishMsg(ctx, out, jetstream.WithMsgID(id)); err != nil {
 		return fmt.Errorf("dead-letter %s seq %d to %s: %w", m.Subject, m.StreamSeq, out.Subject, err)
@@ -451,7 +460,11 @@ func (b *Bus) watchMaxDeliveries(spec StageSpec) (*nats.Subscription, error) {
 		}
 		// Remove it from the work stream unless another stage still wants it.
 		if interestedStages(raw.Subject) <= 1 {
-			_ = st.DeleteMsg(ctx, adv.StreamSeq)
+			if st.DeleteMsg(ctx, adv.StreamSeq) == nil {
+				// The dead letter keeps its own copy of a large body.
+				m.object = raw.Header.Get(HeaderPayloadObject)
+				b.dropPayload(ctx, m)
+			}
 		}
 	})
 	if err != nil {

@@ -27,6 +27,9 @@ const (
 	BucketEmbeds  = "KB_EMBEDS"  // vectors by model and content hash (the embed stage's cache)
 )
 
+// dlqMaxAge is how long dead letters (and their large bodies) are kept.
+const dlqMaxAge = 90 * 24 * time.Hour
+
 // Streams returns the configuration of every stream the system uses.
 func Streams() []jetstream.StreamConfig {
 	return []jetstream.StreamConfig{
@@ -63,7 +66,7 @@ func Streams() []jetstream.StreamConfig {
 			Subjects:    []string{schemas.SubjectDLQPrefix + ">"},
 			Retention:   jetstream.LimitsPolicy,
 			Storage:     jetstream.FileStorage,
-			MaxAge:      90 * 24 * time.Hour,
+			MaxAge:      dlqMaxAge,
 			Duplicates:  time.Hour,
 		},
 	}
@@ -185,6 +188,8 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, stages []StageS
 			Description: "message bodies too large for one NATS message"},
 		{Bucket: BucketValues, Storage: jetstream.FileStorage,
 			Description: "KV values too large for one NATS message"},
+		{Bucket: BucketDLQBodies, Storage: jetstream.FileStorage, TTL: dlqMaxAge,
+			Description: "bodies of dead letters too large for one NATS message"},
 	} {
 		if _, err := js.CreateOrUpdateObjectStore(ctx, cfg); err != nil {
 			errs = append(errs, fmt.Errorf("object store %s: %w", cfg.Bucket, err))
