@@ -51,6 +51,28 @@ type Citation struct {
 	// Link opens the block: siyuan://blocks/<id> for SiYuan notes, a file
 	// URL otherwise.
 	Link string `json:"link,omitempty"`
+	// Number is the citation's marker in the answer text: [Number] (1-based,
+	// citations[i].Number == i+1); 0 in search-only and extractive answers
+	// that carry no markers.
+	Number int `json:"number,omitempty"`
+	// Spans are the claims of the answer this citation supports, as
+	// character (Unicode code point) offsets into AnswerDone.Answer.
+	Spans []TextSpan `json:"spans,omitempty"`
+}
+
+// TextSpan is Answer[Start:End] in characters (Unicode code points).
+type TextSpan struct {
+	Start int `json:"start"`
+	End   int `json:"end"`
+}
+
+// Unsupported is a sentence of a language model's answer that no context
+// supports: removed from the answer, or kept with a visible marker (then
+// Span says where).
+type Unsupported struct {
+	Text   string    `json:"text"`
+	Reason string    `json:"reason"`
+	Span   *TextSpan `json:"span,omitempty"`
 }
 
 // AnswerDone is a finished answer.
@@ -65,10 +87,15 @@ type AnswerDone struct {
 	Confidence float64    `json:"confidence"`
 	// Reasons explain a lower mode, an abstention (low_coverage,
 	// low_agreement) or dropped citations.
-	Reasons   []string           `json:"reasons,omitempty"`
-	FollowUps []string           `json:"follow_ups,omitempty"`
-	Provider  string             `json:"provider,omitempty"`
-	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+	Reasons []string `json:"reasons,omitempty"`
+	// Unsupported lists the model's sentences that the notes do not support.
+	Unsupported []Unsupported `json:"unsupported,omitempty"`
+	// StandaloneQuestion is the question as answered: rewritten from the
+	// chat history when there was one.
+	StandaloneQuestion string             `json:"standalone_question,omitempty"`
+	FollowUps          []string           `json:"follow_ups,omitempty"`
+	Provider           string             `json:"provider,omitempty"`
+	TimingsMS          map[string]float64 `json:"timings_ms,omitempty"`
 }
 
 // MsgID is "answer:<query_id>".

@@ -33,6 +33,11 @@ type ChunkCreated struct {
 	// BlockIDs are the blocks the chunk covers, in order; the first is the
 	// block a citation of the chunk points at.
 	BlockIDs []string `json:"block_ids,omitempty"`
+	// BlockSpans place the text of the chunk's blocks in Text: where each
+	// block's own text starts and ends (byte offsets). The overlap taken
+	// from the previous chunk has spans of the blocks it came from, which
+	// are not in BlockIDs. A container without text of its own has none.
+	BlockSpans []BlockSpan `json:"block_spans,omitempty"`
 	// Refs are the targets referenced from the chunk's blocks.
 	Refs   []string `json:"refs,omitempty"`
 	Tokens int      `json:"tokens,omitempty"`
@@ -104,4 +109,12 @@ func (e *DocStructure) Validate() error {
 		return fmt.Errorf("doc_id is empty")
 	}
 	return nil
+}
+
+// BlockSpan is where a block's text lies in a chunk's text: Text[Start:End]
+// (byte offsets).
+type BlockSpan struct {
+	ID    string `json:"id"`
+	Start int    `json:"start"`
+	End   int    `json:"end"`
 }

@@ -95,8 +95,11 @@ type Passage struct {
 	SectionPath []string `json:"section_path,omitempty"`
 	BlockID     string   `json:"block_id,omitempty"`
 	BlockIDs    []string `json:"block_ids,omitempty"`
-	Lang        string   `json:"lang,omitempty"`
-	Text        string   `json:"text"`
+	// BlockSpans place each block's own text in Text (empty for chunks
+	// indexed before block spans existed).
+	BlockSpans []BlockSpan `json:"block_spans,omitempty"`
+	Lang       string      `json:"lang,omitempty"`
+	Text       string      `json:"text"`
 }
 
 // Candidate is one fused candidate with each retriever's rank and score.

@@ -2,6 +2,7 @@ package llm
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -24,10 +25,22 @@ type Request struct {
 	Messages    []Message
 	Temperature *float64
 	MaxTokens   int
+	// Stop ends the generation at any of these strings.
+	Stop []string
+	// JSONSchema, when set, asks for structured output through
+	// response_format {"type":"json_schema",...} from providers that take it.
+	JSONSchema *JSONSchema
 	// OnRestart, when set, replaces RouterOptions.OnRestart for this
 	// request (a caller that streams several requests at once needs to know
 	// which one restarted).
 	OnRestart func(provider string)
+}
+
+// JSONSchema is an OpenAI-style response_format json_schema.
+type JSONSchema struct {
+	Name   string          `json:"name"`
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
 }
 
 // Result is the answer and the story of how it was obtained.
