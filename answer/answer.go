@@ -23,6 +23,9 @@ const (
 	ReasonNoQA        = "no_qa_model"     // no extractive model is installed
 	ReasonLowQA       = "low_agreement"   // the extractive model found no span it trusts
 	ReasonDropped     = "dropped_citation"
+	// ReasonNotInNotes: the answer says that the notes do not hold the
+	// answer (the model abstained, or nothing supported it).
+	ReasonNotInNotes = "not_in_notes"
 )
 
 // Config tunes the answer.

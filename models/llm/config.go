@@ -28,6 +28,10 @@ type Provider struct {
 	Free      bool              `json:"free"`
 	RateLimit string            `json:"rate_limit"` // "30/10m": at most 30 requests per 10 minutes; "" = none
 	Timeout   time.Duration     `json:"-"`          // per request (first byte and whole stream); DefaultTimeout when zero
+	// StructuredOutput is "json_schema" when the provider takes
+	// response_format {"type":"json_schema"} (vLLM, llama.cpp's server,
+	// Ollama, hosted APIs), "" or "none" when it does not.
+	StructuredOutput string `json:"structured_output,omitempty"`
 }
 
 // Config lists the providers the router may use.

@@ -497,3 +497,15 @@ func (r *Router) record(p *provider, err error, dur time.Duration) {
 		p.latency = time.Duration(latencyAlpha*float64(dur) + (1-latencyAlpha)*float64(p.latency))
 	}
 }
+
+// Structured tells whether the provider the router would try first for role
+// takes structured output (response_format json_schema), so the caller can
+// ask for JSON. A provider that ignores it is answered in prose anyway, and
+// callers parse either.
+func (r *Router) Structured(role string) bool {
+	cands, _, _, _ := r.plan(role)
+	if len(cands) == 0 {
+		return false
+	}
+	return cands[0].p.cfg.StructuredOutput == "json_schema"
+}
