@@ -333,5 +333,6 @@ func bestRank(c schemas.Candidate) int {
 
 func passage(h store.Hit) schemas.Passage {
 	return schemas.Passage{ChunkID: h.ChunkID, DocID: h.DocID, Title: h.Title, Path: h.Path,
-		SectionPath: h.SectionPath, BlockID: h.BlockID, BlockIDs: h.BlockIDs, Lang: h.Lang, Text: h.Text}
+		SectionPath: h.SectionPath, BlockID: h.BlockID, BlockIDs: h.BlockIDs, BlockSpans: h.BlockSpans,
+		Lang: h.Lang, Text: h.Text}
 }

@@ -58,7 +58,8 @@ func (s *Searcher) Search(ctx context.Context, query string, opts store.SearchOp
 	hits := make([]store.Hit, 0, len(rr.Contexts))
 	for _, c := range rr.Contexts {
 		hits = append(hits, store.Hit{ChunkID: c.ChunkID, DocID: c.DocID, Title: c.Title, Path: c.Path,
-			SectionPath: c.SectionPath, BlockID: c.BlockID, BlockIDs: c.BlockIDs, Lang: c.Lang, Score: c.Score, Text: c.Text})
+			SectionPath: c.SectionPath, BlockID: c.BlockID, BlockIDs: c.BlockIDs, BlockSpans: c.BlockSpans,
+			Lang: c.Lang, Score: c.Score, Text: c.Text})
 	}
 	return hits, nil
 }

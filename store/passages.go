@@ -25,7 +25,8 @@ func (s *Store) Passages(ctx context.Context, ids []string) ([]Hit, error) {
 			args[i] = id
 		}
 		rows, err := s.r.QueryContext(ctx, `
-SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang, c.text
+SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang, c.text,
+	c.block_spans
 FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
 WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+`)`, args...)
 		if err != nil {
@@ -34,11 +35,13 @@ WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+
 		for rows.Next() {
 			var h Hit
 			var section, blocks string
-			if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang, &h.Text); err != nil {
+			var spans sql.NullString
+			if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang, &h.Text, &spans); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("passages: %w", err)
 			}
 			h.SectionPath, h.BlockIDs = parseList(section), parseList(blocks)
+			h.BlockSpans = parseSpans(spans)
 			if len(h.BlockIDs) > 0 {
 				h.BlockID = h.BlockIDs[0]
 			}

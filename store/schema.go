@@ -132,6 +132,12 @@ CREATE VIRTUAL TABLE chunks_vocab USING fts5vocab('chunks_fts', 'row');
 	`
 UPDATE meta SET value = substr(value, 1, instr(value, '/')) || '0' WHERE key = 'analyzer' AND instr(value, '/') > 0;
 `,
+	// 6: where each block's text lies in a chunk's text (a JSON array of
+	// {id, start, end}). NULL for chunks indexed before: the chunk stage
+	// sends them again with their spans (see UpsertChunk).
+	`
+ALTER TABLE chunks ADD COLUMN block_spans TEXT;
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

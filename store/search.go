@@ -2,11 +2,13 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"strings"
 	"time"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // Weights are BM25 weights of the full-text columns; a larger weight makes a
@@ -70,7 +72,10 @@ type Hit struct {
 	// BlockID is the block a citation of the chunk points at (the first of BlockIDs).
 	BlockID  string
 	BlockIDs []string
-	Lang     string
+	// BlockSpans place each block's text in Text (nil for a chunk indexed
+	// before block spans existed).
+	BlockSpans []schemas.BlockSpan
+	Lang       string
 	// Score is the negated BM25: higher is better. Scores compare within
 	// one query only.
 	Score float64
@@ -134,7 +139,7 @@ WHERE chunks_fts MATCH ? AND f.rank MATCH ? AND c.lang IN (?, '') ORDER BY f.ran
 	}
 	q := `
 SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang,
-	-f.rank, c.text
+	-f.rank, c.text, c.block_spans
 FROM (` + inner + `) f
 JOIN chunks c ON c.id = f.rowid
 LEFT JOIN documents d ON d.doc_id = c.doc_id
@@ -149,11 +154,13 @@ ORDER BY f.rank`
 	for rows.Next() {
 		var h Hit
 		var section, blocks string
+		var spans sql.NullString
 		if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang,
-			&h.Score, &h.Text); err != nil {
+			&h.Score, &h.Text, &spans); err != nil {
 			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
 		h.SectionPath, h.BlockIDs = parseList(section), parseList(blocks)
+		h.BlockSpans = parseSpans(spans)
 		if len(h.BlockIDs) > 0 {
 			h.BlockID = h.BlockIDs[0]
 		}

@@ -280,13 +280,22 @@ func (s *Store) deleteChunk(ctx context.Context, tx *sql.Tx, c *schemas.ChunkCre
 func (s *Store) putChunk(ctx context.Context, tx *sql.Tx, c *schemas.ChunkCreated) (bool, error) {
 	var version int64
 	var hash string
-	err := tx.QueryRowContext(ctx, `SELECT version, hash FROM chunks WHERE chunk_id = ?`, c.ChunkID).Scan(&version, &hash)
+	var spans sql.NullString
+	err := tx.QueryRowContext(ctx, `SELECT version, hash, block_spans FROM chunks WHERE chunk_id = ?`, c.ChunkID).Scan(&version, &hash, &spans)
 	switch {
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return false, err
-	case version > c.DocVersion, version == c.DocVersion && hash == c.Hash:
+	case version > c.DocVersion:
 		return false, nil
+	case version == c.DocVersion && hash == c.Hash:
+		// The same chunk again; a chunk indexed before block spans existed
+		// takes them from it.
+		if spans.Valid || len(c.BlockSpans) == 0 {
+			return false, nil
+		}
+		_, err := tx.ExecContext(ctx, `UPDATE chunks SET block_spans = ? WHERE chunk_id = ?`, jsonSpans(c.BlockSpans), c.ChunkID)
+		return err == nil, err
 	}
 	stale, err := staleForDoc(ctx, tx, c)
 	if err != nil || stale {
@@ -295,15 +304,15 @@ func (s *Store) putChunk(ctx context.Context, tx *sql.Tx, c *schemas.ChunkCreate
 
 	var id int64
 	err = tx.QueryRowContext(ctx, `
-INSERT INTO chunks (chunk_id, doc_id, ordinal, hash, text, section_path, lang, block_ids, refs, tokens, version)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO chunks (chunk_id, doc_id, ordinal, hash, text, section_path, lang, block_ids, refs, tokens, version, block_spans)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (chunk_id) DO UPDATE SET
 	doc_id = excluded.doc_id, ordinal = excluded.ordinal, hash = excluded.hash, text = excluded.text,
 	section_path = excluded.section_path, lang = excluded.lang, block_ids = excluded.block_ids,
-	refs = excluded.refs, tokens = excluded.tokens, version = excluded.version
+	refs = excluded.refs, tokens = excluded.tokens, version = excluded.version, block_spans = excluded.block_spans
 RETURNING id`,
 		c.ChunkID, c.DocID, c.Ordinal, c.Hash, c.Text, jsonList(c.SectionPath), c.Lang,
-		jsonList(c.BlockIDs), jsonList(c.Refs), c.Tokens, c.DocVersion).Scan(&id)
+		jsonList(c.BlockIDs), jsonList(c.Refs), c.Tokens, c.DocVersion, jsonSpans(c.BlockSpans)).Scan(&id)
 	if err != nil {
 		return false, err
 	}
@@ -697,8 +706,11 @@ type Chunk struct {
 	SectionPath []string
 	Lang        string
 	BlockIDs    []string
-	Refs        []string
-	Tokens      int
+	// BlockSpans place each block's text in Text; nil for a chunk indexed
+	// before block spans existed.
+	BlockSpans []schemas.BlockSpan
+	Refs       []string
+	Tokens     int
 	// Version is the document version the chunk was cut from.
 	Version int64
 }
@@ -707,10 +719,11 @@ type Chunk struct {
 func (s *Store) Chunk(ctx context.Context, chunkID string) (*Chunk, error) {
 	var c Chunk
 	var section, blocks, refs string
+	var spans sql.NullString
 	err := s.r.QueryRowContext(ctx, `
-SELECT chunk_id, doc_id, ordinal, hash, text, section_path, lang, block_ids, refs, tokens, version
+SELECT chunk_id, doc_id, ordinal, hash, text, section_path, lang, block_ids, refs, tokens, version, block_spans
 FROM chunks WHERE chunk_id = ?`, chunkID).Scan(&c.ChunkID, &c.DocID, &c.Ordinal, &c.Hash, &c.Text,
-		&section, &c.Lang, &blocks, &refs, &c.Tokens, &c.Version)
+		&section, &c.Lang, &blocks, &refs, &c.Tokens, &c.Version, &spans)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, fmt.Errorf("chunk %s: %w", chunkID, ErrNotFound)
 	}
@@ -718,6 +731,7 @@ FROM chunks WHERE chunk_id = ?`, chunkID).Scan(&c.ChunkID, &c.DocID, &c.Ordinal,
 		return nil, fmt.Errorf("chunk %s: %w", chunkID, err)
 	}
 	c.SectionPath, c.BlockIDs, c.Refs = parseList(section), parseList(blocks), parseList(refs)
+	c.BlockSpans = parseSpans(spans)
 	return &c, nil
 }
 
@@ -769,6 +783,35 @@ func jsonList(v []string) string {
 	}
 	b, _ := json.Marshal(v) // a []string always marshals
 	return string(b)
+}
+
+// jsonSpans encodes block spans as a JSON array ("[]" for none: a chunk
+// indexed with spans that has none, unlike NULL).
+func jsonSpans(v []schemas.BlockSpan) string {
+	if len(v) == 0 {
+		return "[]"
+	}
+	b, _ := json.Marshal(v) // plain structs always marshal
+	return string(b)
+}
+
+// parseSpans decodes the block_spans column; NULL and junk decode as nil.
+func parseSpans(s sql.NullString) []schemas.BlockSpan {
+	var v []schemas.BlockSpan
+	if !s.Valid || json.Unmarshal([]byte(s.String), &v) != nil || len(v) == 0 {
+		return nil
+	}
+	return v
+}
+
+// ChunksWithoutSpans counts the chunks indexed before block spans existed
+// (their documents' next change, or the sources' next pass, brings them).
+func (s *Store) ChunksWithoutSpans(ctx context.Context) (int, error) {
+	var n int
+	if err := s.r.QueryRowContext(ctx, `SELECT count(*) FROM chunks WHERE block_spans IS NULL`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("count chunks without block spans: %w", err)
+	}
+	return n, nil
 }
 
 // parseList decodes a JSON array written by jsonList; junk decodes as nil.

@@ -900,6 +900,10 @@ func TestOpeningAnOlderIndexAddsTheLabelsOfItsDocuments(t *testing.T) {
 	if hits := search(t, s, "permaculture", SearchOptions{}); len(hits) != 0 {
 		t.Fatalf("the old row was not simulated: %v", hitIDs(hits))
 	}
+	// Nor had it the column of migration 6.
+	if _, err := s.w.Exec(`ALTER TABLE chunks DROP COLUMN block_spans`); err != nil {
+		t.Fatal(err)
+	}
 	s.Close()
 	s, err = Open(path)
 	if err != nil {

@@ -34,6 +34,13 @@ type Piece struct {
 	// container comes before its children when its whole subtree is inside.
 	// Blocks of the overlap are not listed.
 	BlockIDs []string
+	// BlockSpans place each block's own text in Text: Text[Start:End] is the
+	// block's rendered text (a heading's "## ", a list item's "- " included).
+	// A part of a split block is one span with the block's id; the overlap
+	// has spans of the blocks it came from, clipped to what of them it holds.
+	// Spans are in order and do not overlap; a block without text of its own
+	// (a container) has none.
+	BlockSpans []schemas.BlockSpan
 	// Refs are the sorted, unique refs of the covered blocks.
 	Refs []string
 	// Tokens is EstimateTokens(Text), never above MaxTokens.
@@ -101,6 +108,8 @@ type unit struct {
 	heading int    // heading level when the unit is a heading, else 0
 	leaf    string // the split block, "" unless the unit is a part
 	part    int    // the part's number within leaf
+	// spans place the blocks' own texts in text.
+	spans []schemas.BlockSpan
 }
 
 // sectionStart tells whether u opens a level 1-2 section.
@@ -209,10 +218,16 @@ func (s *splitter) expand(n *node) {
 		u := unit{first: n.index, tokens: n.sub, heading: n.heading()}
 		var texts []string
 		var walk func(*node)
+		at := 0
 		walk = func(m *node) {
 			u.ids = append(u.ids, m.block.ID)
 			if m.text != "" {
+				if len(texts) > 0 {
+					at += len("\n\n")
+				}
 				texts = append(texts, m.text)
+				u.spans = append(u.spans, schemas.BlockSpan{ID: m.block.ID, Start: at, End: at + len(m.text)})
+				at += len(m.text)
 			}
 			for _, c := range m.children {
 				walk(c)
@@ -226,7 +241,8 @@ func (s *splitter) expand(n *node) {
 	if n.text != "" {
 		if n.tokens <= s.cfg.MaxTokens {
 			s.units = append(s.units, unit{ids: []string{n.block.ID}, first: n.index,
-				text: n.text, tokens: n.tokens, heading: n.heading()})
+				text: n.text, tokens: n.tokens, heading: n.heading(),
+				spans: []schemas.BlockSpan{{ID: n.block.ID, Start: 0, End: len(n.text)}}})
 		} else {
 			s.splitBlock(n)
 		}
@@ -258,7 +274,8 @@ func (s *splitter) splitBlock(n *node) {
 	emit := func(end int) {
 		if t := strings.TrimSpace(text[start:end]); t != "" {
 			u := unit{ids: []string{n.block.ID}, first: n.index, text: t,
-				tokens: EstimateTokens(t), leaf: n.block.ID, part: k}
+				tokens: EstimateTokens(t), leaf: n.block.ID, part: k,
+				spans: []schemas.BlockSpan{{ID: n.block.ID, Start: 0, End: len(t)}}}
 			if k == 0 {
 				u.heading = n.heading()
 			}
@@ -379,16 +396,26 @@ func (s *splitter) render(spans []span) []Piece {
 	}
 	pieces := make([]Piece, 0, len(spans))
 	var prevOwn string
+	var prevSpans []schemas.BlockSpan
 	var prevLast *unit
 	for k, sp := range spans {
 		units := s.units[sp.lo:sp.hi]
 		texts := make([]string, len(units))
 		var ids []string
+		var ownSpans []schemas.BlockSpan
 		var key strings.Builder
 		seen := make(map[string]bool)
+		at := 0
 		for i := range units {
 			u := &units[i]
 			texts[i] = u.text
+			if i > 0 {
+				at += len("\n\n")
+			}
+			for _, b := range u.spans {
+				ownSpans = append(ownSpans, schemas.BlockSpan{ID: b.ID, Start: at + b.Start, End: at + b.End})
+			}
+			at += len(u.text)
 			for _, id := range u.ids {
 				if !seen[id] {
 					seen[id] = true
@@ -398,6 +425,7 @@ func (s *splitter) render(spans []span) []Piece {
 		}
 		own := strings.Join(texts, "\n\n")
 		text := own
+		blockSpans := ownSpans
 		first := &units[0]
 		if k > 0 && !first.sectionStart() {
 			if tail := overlap(prevOwn, min(s.cfg.OverlapTokens, s.cfg.MaxTokens-sp.own)); tail != "" {
@@ -406,6 +434,7 @@ func (s *splitter) render(spans []span) []Piece {
 					sep = " " // the same block goes on
 				}
 				text = tail + sep + own
+				blockSpans = append(clipSpans(prevSpans, len(prevOwn)-len(tail)), shiftSpans(ownSpans, len(tail)+len(sep))...)
 			}
 		}
 		key.WriteString(strings.Join(ids, ","))
@@ -436,13 +465,36 @@ func (s *splitter) render(spans []span) []Piece {
 			SectionPath: path,
 			Lang:        DetectLang(text),
 			BlockIDs:    ids,
+			BlockSpans:  blockSpans,
 			Refs:        s.refs(ids),
 			Tokens:      EstimateTokens(text),
 			Hash:        hex.EncodeToString(sum[:]),
 		})
-		prevOwn, prevLast = own, &units[len(units)-1]
+		prevOwn, prevSpans, prevLast = own, ownSpans, &units[len(units)-1]
 	}
 	return pieces
+}
+
+// clipSpans keeps what of spans lies at or after from, moved to start at 0
+// (the overlap is the suffix of the previous chunk's own text from there).
+func clipSpans(spans []schemas.BlockSpan, from int) []schemas.BlockSpan {
+	var out []schemas.BlockSpan
+	for _, b := range spans {
+		if b.End <= from {
+			continue
+		}
+		out = append(out, schemas.BlockSpan{ID: b.ID, Start: max(b.Start, from) - from, End: b.End - from})
+	}
+	return out
+}
+
+// shiftSpans moves spans by d bytes.
+func shiftSpans(spans []schemas.BlockSpan, d int) []schemas.BlockSpan {
+	out := make([]schemas.BlockSpan, len(spans))
+	for i, b := range spans {
+		out[i] = schemas.BlockSpan{ID: b.ID, Start: b.Start + d, End: b.End + d}
+	}
+	return out
 }
 
 // sameHeading tells whether two headings read the same (case and surrounding

@@ -22,6 +22,11 @@ type manifest struct {
 	// Removed are the chunks the last change tombstoned; a redelivery of that
 	// change tombstones them again.
 	Removed []entry `json:"removed,omitempty"`
+	// Spans tells that the chunks were sent with their block spans. A
+	// manifest written before block spans existed lacks it: the document's
+	// next change re-sends every chunk (unchanged ones too), so that the
+	// index gets their spans.
+	Spans bool `json:"spans,omitempty"`
 }
 
 type entry struct {
@@ -128,7 +133,7 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 	}
 
 	pieces := Split(doc, h.cfg)
-	next := &manifest{Version: doc.Version, DocHash: doc.Hash, Chunks: make([]entry, len(pieces))}
+	next := &manifest{Version: doc.Version, DocHash: doc.Hash, Chunks: make([]entry, len(pieces)), Spans: true}
 	current := make(map[string]bool, len(pieces))
 	for i := range pieces {
 		p := &pieces[i]
@@ -145,8 +150,10 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		if replay {
 			gone = prev.Removed
 		} else {
-			for _, e := range prev.Chunks {
-				known[e.ID] = e
+			if prev.Spans {
+				for _, e := range prev.Chunks {
+					known[e.ID] = e
+				}
 			}
 			gone = prev.Chunks
 		}
@@ -169,6 +176,7 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 			SectionPath: p.SectionPath,
 			Lang:        p.Lang,
 			BlockIDs:    p.BlockIDs,
+			BlockSpans:  p.BlockSpans,
 			Refs:        p.Refs,
 			Tokens:      p.Tokens,
 		})

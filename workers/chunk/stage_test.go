@@ -103,7 +103,7 @@ func TestHandlerFirstRun(t *testing.T) {
 		p := pieces[i]
 		if c.ChunkID != p.ID || c.Hash != p.Hash || c.Text != p.Text || c.Ordinal != i || c.Lang != p.Lang ||
 			c.Tokens != p.Tokens || !slices.Equal(c.BlockIDs, p.BlockIDs) || !slices.Equal(c.SectionPath, p.SectionPath) ||
-			!slices.Equal(c.Refs, p.Refs) {
+			!slices.Equal(c.Refs, p.Refs) || len(p.BlockSpans) == 0 || !slices.Equal(c.BlockSpans, p.BlockSpans) {
 			t.Errorf("chunk %d differs from its piece", i)
 		}
 	}
@@ -138,6 +138,54 @@ func TestHandlerFirstRun(t *testing.T) {
 	keys, _ := kv.Keys(context.Background())
 	if !slices.Equal(keys, []string{"chunks.first"}) {
 		t.Errorf("state keys %v", keys)
+	}
+}
+
+func TestHandlerResendsEveryChunkOnceWhenTheManifestPredatesBlockSpans(t *testing.T) {
+	ctx := context.Background()
+	kv := bus.NewMemKV()
+	h := NewHandler(DefaultConfig(), kv)
+	doc := &longDoc("old", 6).doc
+	first := run(t, h, doc, 1)
+	if len(first.chunks) < 3 {
+		t.Fatalf("only %d chunks", len(first.chunks))
+	}
+
+	// A manifest as an older version wrote it: no "spans".
+	data, err := kv.Get(ctx, ManifestKey(doc.DocID))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var raw map[string]any
+	if err := json.Unmarshal(data, &raw); err != nil {
+		t.Fatal(err)
+	}
+	if raw["spans"] != true {
+		t.Fatalf("the manifest does not record spans: %s", data)
+	}
+	delete(raw, "spans")
+	data, _ = json.Marshal(raw)
+	if err := kv.Put(ctx, ManifestKey(doc.DocID), data); err != nil {
+		t.Fatal(err)
+	}
+
+	// The same document again (a source re-sends it): every chunk, with spans.
+	again := cloneDoc(doc)
+	again.Version++
+	out := run(t, h, again, 1)
+	if !slices.Equal(ids(out.chunks), ids(first.chunks)) || len(out.tombstones) != 0 {
+		t.Fatalf("re-sent %v (tombstones %d), want every chunk %v", ids(out.chunks), len(out.tombstones), ids(first.chunks))
+	}
+	for i, c := range out.chunks {
+		if c.Hash != first.chunks[i].Hash || len(c.BlockSpans) == 0 {
+			t.Errorf("chunk %s: hash changed or no spans", c.ChunkID)
+		}
+	}
+	// Once: the next unchanged change sends nothing.
+	third := cloneDoc(again)
+	third.Version++
+	if out := run(t, h, third, 1); len(out.chunks) != 0 {
+		t.Errorf("a third change re-sent %d unchanged chunks", len(out.chunks))
 	}
 }
 

@@ -20,7 +20,14 @@ type docState struct {
 	Version int64  `json:"version"`
 	Path    string `json:"path"`
 	Source  string `json:"source"`
+	// Format is the sendFormat the document was sent under.
+	Format int `json:"format,omitempty"`
 }
+
+// sendFormat goes up when the stages after the source need every document
+// once more: a document remembered under a lower one is sent again even when
+// unchanged. 1: chunks carry block spans (an index from before gets them).
+const sendFormat = 1
 
 // SyncStats counts what a Sync did.
 type SyncStats struct {
@@ -108,7 +115,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		if err != nil {
 			return err
 		}
-		if prev != nil && prev.Hash == doc.Hash && !opts.Force {
+		if prev != nil && prev.Hash == doc.Hash && prev.Format >= sendFormat && !opts.Force {
 			st.Unchanged++
 			progress()
 			return nil
@@ -120,7 +127,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		if err := publish(ctx, doc); err != nil {
 			return fmt.Errorf("publish %s: %w", doc.Path, err)
 		}
-		if err := saveState(ctx, state, key, docState{Hash: doc.Hash, Version: doc.Version, Path: doc.Path, Source: doc.Source}); err != nil {
+		if err := saveState(ctx, state, key, docState{Hash: doc.Hash, Version: doc.Version, Path: doc.Path, Source: doc.Source, Format: sendFormat}); err != nil {
 			return err
 		}
 		st.Sent++

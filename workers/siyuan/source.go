@@ -86,7 +86,15 @@ type docState struct {
 	// Labels are its tags and alias as sent (labelsOf): changing them
 	// does not move updated either.
 	Labels string `json:"labels,omitempty"`
+	// Format is the sendFormat the document was sent under.
+	Format int `json:"format,omitempty"`
 }
+
+// sendFormat goes up when the stages after the source need every document
+// once more: a document remembered under a lower one is sent again at the
+// next reconciliation even when unchanged. 1: chunks carry block spans (an
+// index from before gets them).
+const sendFormat = 1
 
 // Source keeps the index in step with a SiYuan kernel.
 type Source struct {
@@ -195,7 +203,7 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 			return st, err
 		}
 		if prev != nil && prev.Updated == d.Updated && prev.Blocks == counts[d.ID] && prev.HPath == d.HPath &&
-			prev.Notebook == names[d.Box] && prev.Labels == d.Labels {
+			prev.Notebook == names[d.Box] && prev.Labels == d.Labels && prev.Format >= sendFormat {
 			st.Unchanged++
 			continue
 		}
@@ -291,8 +299,9 @@ func (s *Source) sync(ctx context.Context, id string, prev *docState) (bool, err
 	}
 	blocks := len(doc.Blocks)
 	next := docState{Box: doc.Notebook, Updated: updatedOf(doc), Blocks: blocks, Hash: doc.Hash, Version: doc.Version,
-		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook], Labels: labelsOf(doc.Meta["tags"], doc.Meta["alias"])}
-	if prev != nil && prev.Hash == doc.Hash {
+		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook], Labels: labelsOf(doc.Meta["tags"], doc.Meta["alias"]),
+		Format: sendFormat}
+	if prev != nil && prev.Hash == doc.Hash && prev.Format >= sendFormat {
 		next.Version = max(prev.Version, doc.Version)
 		return false, s.save(ctx, id, next)
 	}
