@@ -19,7 +19,7 @@ var ExpansionOrder = []string{store.EdgeParent, store.EdgeRef, store.EdgeSibling
 // then up to Expand graph neighbours of those contexts.
 func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*schemas.QueryReranked, error) {
 	cfg := r.Config.withDefaults()
-	out := &schemas.QueryReranked{QueryID: rq.QueryID, Question: rq.Question, Query: rq.Query, Lang: rq.Lang,
+	out := &schemas.QueryReranked{QueryID: rq.QueryID, Question: rq.Question, Query: rq.Query, Lang: langOf(rq.Lang, rq.Question),
 		History: rq.History, Options: rq.Options, Mode: rq.Mode, Reasons: append([]string(nil), rq.Reasons...),
 		TimingsMS: map[string]float64{}, QueryVector: rq.QueryVector}
 	for k, v := range rq.TimingsMS {

@@ -147,7 +147,9 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.QueryRetrieved, error) {
 	cfg := r.Config.withDefaults()
 	mode, reasons := r.resolve(q.Options.Mode)
-	out := &schemas.QueryRetrieved{QueryID: q.QueryID, Question: q.Question, Query: q.Question, Lang: q.Lang,
+	// The question's language decides the answer's; Options.Lang, which
+	// restricts the chunks searched, stays as the client gave it.
+	out := &schemas.QueryRetrieved{QueryID: q.QueryID, Question: q.Question, Query: q.Question, Lang: langOf(q.Lang, q.Question),
 		History: q.History, Options: q.Options, Mode: mode, Reasons: reasons, TimingsMS: map[string]float64{}}
 	if r.Reformulate != nil && len(q.History) > 0 {
 		t := time.Now()

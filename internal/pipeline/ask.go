@@ -10,12 +10,14 @@ import (
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/models/llm"
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 )
 
 // Ask publishes a query and waits for its contexts on kb.query.reranked: the
 // whole query path through the retrieve and rerank stages.
 func Ask(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
+	detectLang(q)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ev, err := b.Await(ctx, schemas.SubjectReranked, func() error {
@@ -31,10 +33,21 @@ func Ask(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout tim
 	return ev.(*schemas.QueryReranked), nil
 }
 
+// detectLang gives a query without a language its question's (the answer,
+// its messages and follow-ups are in it), before it leaves the client, so a
+// running system from before language detection answers in it too. The
+// chunk filter (Options.Lang) is left alone.
+func detectLang(q *schemas.QuerySubmitted) {
+	if q.Lang == "" {
+		q.Lang = retrieval.QuestionLang(q.Question)
+	}
+}
+
 // AskAnswer publishes a question and streams its answer: onToken gets every
 // token of kb.answer.tokens.<query_id> as it comes (restart markers
 // included), and the finished kb.answer.done is returned.
 func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	detectLang(q)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	final := make(chan struct{})
@@ -86,6 +99,9 @@ func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, prov
 	rq, err := Ask(ctx, b, q, timeout)
 	if err != nil {
 		return nil, err
+	}
+	if rq.Lang == "" {
+		rq.Lang = q.Lang // a running system from before language detection
 	}
 	an, err := analysis.New(analysis.Full)
 	if err != nil {
