@@ -69,6 +69,11 @@ type Retriever struct {
 	// Reformulate, when set, turns a question with chat history into a
 	// standalone query before retrieval (a language model's strategic role).
 	Reformulate func(ctx context.Context, question string, history []schemas.Turn) (string, error)
+	// Translate, when set, translates the question into each of the given
+	// languages (Translator: one strategic-role call). When the question's
+	// language is not the notes' and no multilingual embedding model
+	// searches, the translations are searched lexically too and fused.
+	Translate func(ctx context.Context, question string, to []string) (map[string]string, error)
 }
 
 // Reasons given when a mode is lowered or a search widened.
@@ -172,6 +177,14 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 		}
 		out.TimingsMS["lexical"] = ms(time.Since(t))
 	}
+	lists := [][]store.Hit{lex}
+	if mode != schemas.ModeVector {
+		more, err := r.crossLingual(ctx, out, mode, cfg)
+		if err != nil {
+			return nil, err
+		}
+		lists = append(lists, more...)
+	}
 	var vec []vectors.Result
 	if mode != schemas.ModeLexical {
 		var err error
@@ -187,7 +200,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 		}
 	}
 	t := time.Now()
-	cands, err := r.fuse(ctx, lex, vec, cfg)
+	cands, err := r.fuse(ctx, lists, vec, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
 	}
@@ -229,10 +242,12 @@ func bestScore(res []vectors.Result) float32 {
 	return res[0].Score
 }
 
-// fuse merges the two ranked lists by Reciprocal Rank Fusion: each chunk
-// scores the sum of 1/(k+rank) over the lists that hold it. Ties keep the
-// better single rank first, then the chunk id, so the order is stable.
-func (r *Retriever) fuse(ctx context.Context, lex []store.Hit, vec []vectors.Result, cfg Config) ([]schemas.Candidate, error) {
+// fuse merges the ranked lists (lexical ones: the question's and its
+// translations'; the vector one) by Reciprocal Rank Fusion: each chunk
+// scores the sum of 1/(k+rank) over the lists that hold it. A candidate's
+// Lexical hit is its best among the lexical lists. Ties keep the better
+// single rank first, then the chunk id, so the order is stable.
+func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vectors.Result, cfg Config) ([]schemas.Candidate, error) {
 	byID := map[string]*schemas.Candidate{}
 	var order []string
 	get := func(id string) *schemas.Candidate {
@@ -245,14 +260,22 @@ func (r *Retriever) fuse(ctx context.Context, lex []store.Hit, vec []vectors.Res
 		}
 		return c
 	}
-	for i, h := range lex {
-		c := get(h.ChunkID)
-		if c.Lexical != nil {
-			continue
+	for _, lex := range lexLists {
+		seen := map[string]bool{}
+		for i, h := range lex {
+			c := get(h.ChunkID)
+			if seen[h.ChunkID] {
+				continue
+			}
+			seen[h.ChunkID] = true
+			if c.Lexical == nil {
+				c.Passage = passage(h)
+				c.Lexical = &schemas.RetrieverHit{Rank: i + 1, Score: h.Score}
+			} else if i+1 < c.Lexical.Rank {
+				c.Lexical = &schemas.RetrieverHit{Rank: i + 1, Score: h.Score}
+			}
+			c.Fused += 1 / (cfg.RRFK + float64(i+1))
 		}
-		c.Passage = passage(h)
-		c.Lexical = &schemas.RetrieverHit{Rank: i + 1, Score: h.Score}
-		c.Fused += 1 / (cfg.RRFK + float64(i+1))
 	}
 	var missing []string
 	for i, v := range vec {

@@ -69,6 +69,8 @@ type Store struct {
 	analyzer atomic.Pointer[analysis.Analyzer]
 	// count caches the number of chunks for search (see dropCommon).
 	count atomic.Pointer[countAt]
+	// langs caches ChunkLangs.
+	langs atomic.Pointer[langsAt]
 }
 
 // Open opens (creating it if needed) the database at path for writing,
@@ -694,6 +696,42 @@ func (s *Store) Counts(ctx context.Context) (docs, chunks int, err error) {
 		return 0, 0, fmt.Errorf("count: %w", err)
 	}
 	return docs, chunks, nil
+}
+
+// LangsTTL is how long ChunkLangs keeps its counts.
+const LangsTTL = 30 * time.Second
+
+type langsAt struct {
+	n  map[string]int
+	at time.Time
+}
+
+// ChunkLangs counts the chunks of each language ("ru", "en"; "" for
+// undetermined), re-read at most every LangsTTL. The map is shared: do not
+// change it.
+func (s *Store) ChunkLangs(ctx context.Context) (map[string]int, error) {
+	if c := s.langs.Load(); c != nil && time.Since(c.at) < LangsTTL {
+		return c.n, nil
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT lang, count(*) FROM chunks GROUP BY lang`)
+	if err != nil {
+		return nil, fmt.Errorf("count chunk languages: %w", err)
+	}
+	defer rows.Close()
+	n := map[string]int{}
+	for rows.Next() {
+		var lang string
+		var k int
+		if err := rows.Scan(&lang, &k); err != nil {
+			return nil, fmt.Errorf("count chunk languages: %w", err)
+		}
+		n[lang] = k
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("count chunk languages: %w", err)
+	}
+	s.langs.Store(&langsAt{n: n, at: time.Now()})
+	return n, nil
 }
 
 // Chunk is a stored chunk.

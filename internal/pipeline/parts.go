@@ -90,6 +90,9 @@ func (s *System) openParts(ctx context.Context, stages []string) error {
 		r.Reformulate = func(ctx context.Context, q string, h []schemas.Turn) (string, error) {
 			return answer.Reformulate(ctx, router, q, h)
 		}
+		// A question in another language than the notes is also searched
+		// translated, when the vectors cannot bridge the languages.
+		r.Translate = retrieval.Translator(router)
 	}
 	if s.Store != nil {
 		r.Index = s.Store
