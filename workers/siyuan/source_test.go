@@ -2,6 +2,7 @@ package siyuan_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"slices"
 	"sync"
@@ -243,5 +244,58 @@ func TestAnInvalidTokenStopsTheBridgeWithAClearError(t *testing.T) {
 	}
 	if st := src.Status(); st.Connected || st.Error == "" || out.len() != 0 {
 		t.Errorf("status %+v, %d sent", st, out.len())
+	}
+}
+
+// State written before block spans existed (no "format") makes the next
+// reconciliation send every document once more, with a newer version, so
+// that the index gets their block spans.
+func TestReconcileSendsEveryDocumentOnceMoreAfterAFormatChange(t *testing.T) {
+	k := kernel(t)
+	var out sent
+	kv := bus.NewMemKV()
+	src := siyuan.New(siyuan.Config{URL: k.URL(), Token: "tok", Exclude: []string{"Private"}}, kv, out.publish, zerolog.Nop())
+	ctx := context.Background()
+	if st, err := src.Reconcile(ctx, nil); err != nil || st.Sent != 3 {
+		t.Fatalf("initial sync: %+v, %v", st, err)
+	}
+	first := map[string]int64{}
+	for _, e := range out.since(0) {
+		first[e.DocID] = e.Version
+	}
+	keys, err := kv.Keys(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := 0
+	for _, key := range keys {
+		raw, err := kv.Get(ctx, key)
+		if err != nil || raw == nil {
+			continue
+		}
+		var m map[string]json.RawMessage
+		if json.Unmarshal(raw, &m) != nil || m["format"] == nil {
+			continue
+		}
+		delete(m, "format")
+		raw, _ = json.Marshal(m)
+		must(t, kv.Put(ctx, key, raw))
+		old++
+	}
+	if old != 3 {
+		t.Fatalf("%d document states carried a format, want 3", old)
+	}
+	n := out.len()
+	st, err := src.Reconcile(ctx, nil)
+	if err != nil || st.Sent != 3 {
+		t.Fatalf("after the format change: %+v, %v", st, err)
+	}
+	for _, e := range out.since(n) {
+		if e.Version <= first[e.DocID] {
+			t.Errorf("%s sent again at version %d, not after %d", e.DocID, e.Version, first[e.DocID])
+		}
+	}
+	if st, _ := src.Reconcile(ctx, nil); st.Sent != 0 || st.Unchanged != 3 {
+		t.Errorf("a third reconciliation: %+v, want nothing sent", st)
 	}
 }
