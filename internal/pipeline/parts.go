@@ -49,6 +49,12 @@ func (s *System) openParts(ctx context.Context, stages []string) error {
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}
+	if has(bus.StageIndex) {
+		if n, err := s.Store.ChunksWithoutSpans(ctx); err == nil && n > 0 {
+			s.cfg.Log.Warn().Int("chunks", n).Msg("chunks indexed before block spans: citations of them point at the chunk's first block " +
+				"until their documents are sent again (SiYuan: at the next reconciliation, by itself; Markdown folders: at the next exocortex ingest)")
+		}
+	}
 	if has(bus.StageAnswer) {
 		if err := s.openAnswer(); err != nil {
 			return err
