@@ -96,6 +96,9 @@ type Verified struct {
 // marker matches [1], [1, 3] and [20210808180117-abc1234] style citations.
 var marker = regexp.MustCompile(`\[((?:\d{1,3}|\d{14}-[0-9a-z]{7}|[A-Za-z0-9_#:.-]{6,})(?:\s*,\s*(?:\d{1,3}|\d{14}-[0-9a-z]{7}|[A-Za-z0-9_#:.-]{6,}))*)\]`)
 
+// spacedMarker is a marker with the space before it.
+var spacedMarker = regexp.MustCompile(`\s*` + marker.String())
+
 // quoted matches text in «», “” or "" quotes inside a sentence.
 var quoted = regexp.MustCompile(`«([^»]{3,})»|“([^”]{3,})”|"([^"]{3,})"`)
 
@@ -186,7 +189,7 @@ func (v *verifier) sentences(text string, cites []jsonCitation, isJSON bool) []s
 				s.refs = append(s.refs, r)
 			}
 		}
-		s.claim = strings.TrimSpace(marker.ReplaceAllString(raw, ""))
+		s.claim = strings.TrimSpace(spacedMarker.ReplaceAllString(raw, ""))
 		out = append(out, s)
 	}
 	if isJSON && !anyMarker {
