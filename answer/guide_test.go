@@ -55,4 +55,3 @@ func guideContexts(t *testing.T, rel string) []schemas.Context {
 	}
 	return out
 }
-
