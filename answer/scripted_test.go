@@ -218,3 +218,56 @@ func TestAProviderThatNeverStopsStillGivesAnAnswer(t *testing.T) {
 		t.Fatal("no answer within the default deadline of 60 s")
 	}
 }
+
+// TestAJSONAnswerStreamsItsTextAsItArrives: the client sees the "answer"
+// string growing, never the JSON around it, then the verified text.
+func TestAJSONAnswerStreamsItsTextAsItArrives(t *testing.T) {
+	ctxs := guideContexts(t, searchPage)[:2]
+	srv := llmtest.NewScripted(t, llmtest.ScriptOptions{Behaviour: llmtest.Good})
+	var toks tokens
+	a := &answer.Answerer{Router: scriptedRouter(t, srv, true), Analyzer: analyzer(t), Emit: toks.emit}
+	done := a.Answer(context.Background(), &schemas.QueryReranked{QueryID: "q1", Question: "How do I make search case sensitive?",
+		Lang: "en", Mode: schemas.ModeHybrid, Contexts: ctxs})
+	if done.Mode != schemas.AnswerLLM || done.Answer != goodEN {
+		t.Fatalf("mode %s, answer %q, reasons %q", done.Mode, done.Answer, done.Reasons)
+	}
+	var before []string
+	for _, tok := range toks.got {
+		if tok.Restart {
+			break
+		}
+		before = append(before, tok.Text)
+	}
+	streamed := strings.Join(before, "")
+	if len(before) < 5 || streamed != "According to the notes, «"+caseQuote+"»." {
+		t.Errorf("before the verified text the client saw %d tokens: %q", len(before), before)
+	}
+	toks.check(t)
+	if toks.text() != done.Answer {
+		t.Errorf("the client shows %q, the answer is %q", toks.text(), done.Answer)
+	}
+}
+
+// TestACalibrationDecidesAndMapsTheConfidence: a calibration whose threshold
+// the answer does not reach sends it down the ladder; one it reaches maps
+// its confidence.
+func TestACalibrationDecidesAndMapsTheConfidence(t *testing.T) {
+	ctxs := guideContexts(t, searchPage)[:2]
+	q := &schemas.QueryReranked{QueryID: "q1", Question: "How do I make search case sensitive?", Lang: "en", Mode: schemas.ModeHybrid, Contexts: ctxs}
+	srv := llmtest.NewScripted(t, llmtest.ScriptOptions{Behaviour: llmtest.Invented})
+	a := &answer.Answerer{Router: scriptedRouter(t, srv, false), Analyzer: analyzer(t)}
+	done := a.Answer(context.Background(), q)
+	if done.Mode != schemas.AnswerLLM || done.Confidence != 0.5 {
+		t.Fatalf("uncalibrated: mode %s, confidence %v; want llm at 0.5 (one of two claims quoted)", done.Mode, done.Confidence)
+	}
+	a.Config.Calibration = &answer.Calibration{Method: "isotonic", X: []float64{0, 0.5, 1}, Y: []float64{0, 0.3, 0.95}, Threshold: 0.5}
+	done = a.Answer(context.Background(), q)
+	if done.Mode != schemas.AnswerSearchOnly || !strings.Contains(strings.Join(done.Reasons, " "), "confidence 0.30") {
+		t.Errorf("calibrated to 0.3 under a threshold of 0.5: mode %s, reasons %q", done.Mode, done.Reasons)
+	}
+	srv.SetBehaviour(llmtest.Good)
+	done = a.Answer(context.Background(), q)
+	if done.Mode != schemas.AnswerLLM || done.Confidence != 0.95 {
+		t.Errorf("a quoted answer, calibrated: mode %s, confidence %v", done.Mode, done.Confidence)
+	}
+}
