@@ -96,8 +96,17 @@ type Verified struct {
 // marker matches [1], [1, 3] and [20210808180117-abc1234] style citations.
 var marker = regexp.MustCompile(`\[((?:\d{1,3}|\d{14}-[0-9a-z]{7}|[A-Za-z0-9_#:.-]{6,})(?:\s*,\s*(?:\d{1,3}|\d{14}-[0-9a-z]{7}|[A-Za-z0-9_#:.-]{6,}))*)\]`)
 
-// spacedMarker is a marker with the space before it.
-var spacedMarker = regexp.MustCompile(`\s*` + marker.String())
+// markers finds the citation markers of a sentence, except those inside a
+// «» quote (a note's own "[Settings]" or link text).
+func markers(s string) [][]int {
+	var out [][]int
+	for _, loc := range marker.FindAllStringSubmatchIndex(s, -1) {
+		if strings.Count(s[:loc[0]], "«") <= strings.Count(s[:loc[0]], "»") {
+			out = append(out, loc)
+		}
+	}
+	return out
+}
 
 // quoted matches text in «», “” or "" quotes inside a sentence.
 var quoted = regexp.MustCompile(`«([^»]{3,})»|“([^”]{3,})”|"([^"]{3,})"`)
@@ -168,7 +177,7 @@ func (v *verifier) sentences(text string, cites []jsonCitation, isJSON bool) []s
 	anyMarker := false
 	for _, raw := range splitSentences(text) {
 		s := sentence{raw: raw}
-		for g, loc := range marker.FindAllStringSubmatchIndex(raw, -1) {
+		for g, loc := range markers(raw) {
 			anyMarker = true
 			s.groups = append(s.groups, []int{loc[0], loc[1]})
 			for _, label := range strings.Split(raw[loc[2]:loc[3]], ",") {
@@ -189,7 +198,14 @@ func (v *verifier) sentences(text string, cites []jsonCitation, isJSON bool) []s
 				s.refs = append(s.refs, r)
 			}
 		}
-		s.claim = strings.TrimSpace(spacedMarker.ReplaceAllString(raw, ""))
+		var claim strings.Builder
+		last := 0
+		for _, g := range s.groups {
+			claim.WriteString(strings.TrimRight(raw[last:g[0]], " \t"))
+			last = g[1]
+		}
+		claim.WriteString(raw[last:])
+		s.claim = strings.TrimSpace(claim.String())
 		out = append(out, s)
 	}
 	if isJSON && !anyMarker {
