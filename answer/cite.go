@@ -534,8 +534,8 @@ func blockRanges(c schemas.Context) []blockRange {
 	return out
 }
 
-// blockAt is the block of c whose text holds most of text[start:end] (the
-// first block when no span covers it).
+// blockAt is the block of c whose text holds most of text[start:end]; when
+// no span covers it, the last block that starts before it (else the first).
 func blockAt(c schemas.Context, start, end int) string {
 	rs := blockRanges(c)
 	best, bestLen := rs[0].id, 0
@@ -544,22 +544,43 @@ func blockAt(c schemas.Context, start, end int) string {
 			best, bestLen = r.id, n
 		}
 	}
+	if bestLen == 0 {
+		for _, r := range rs {
+			if r.start <= start {
+				best = r.id
+			}
+		}
+	}
 	return best
 }
 
+// ellipsis cuts a quote that leaves words out.
+var ellipsis = regexp.MustCompile(`\.\.\.|…|\[\.\.\.\]`)
+
 // find locates quote in text after normalisation, whole words only, and
-// returns its byte range in text.
+// returns its byte range in text. A quote with an ellipsis is found when its
+// pieces are, in order.
 func find(text, quote string) (start, end int, ok bool) {
-	nq := normalize(quote)
-	if nq == "" {
-		return 0, 0, false
-	}
 	nt, from, to := normalizeMap(text)
-	i := strings.Index(" "+nt+" ", " "+nq+" ")
-	if i < 0 {
-		return 0, 0, false
+	pad := " " + nt + " "
+	at, start, end := 0, -1, -1
+	for _, piece := range ellipsis.Split(quote, -1) {
+		nq := normalize(piece)
+		if nq == "" {
+			continue
+		}
+		i := strings.Index(pad[at:], " "+nq+" ")
+		if i < 0 {
+			return 0, 0, false
+		}
+		i += at
+		if start < 0 {
+			start = from[i]
+		}
+		end = to[i+len(nq)-1]
+		at = i + len(nq)
 	}
-	return from[i], to[i+len(nq)-1], true
+	return start, end, start >= 0
 }
 
 // normalize folds case and ё, and keeps letters and digits separated by
@@ -758,6 +779,9 @@ func splitSentences(text string) []string {
 		}
 		if j < len(text) && text[j] != ' ' && text[j] != '\n' {
 			continue // "3.14", "e.g." inside a word
+		}
+		if c != '\n' && strings.Count(text[start:i], "«") > strings.Count(text[start:i], "»") {
+			continue // inside a quote
 		}
 		end := skipSpaces(text, j)
 		out = append(out, text[start:end])

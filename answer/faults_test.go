@@ -39,7 +39,9 @@ func verifiedOnly(t *testing.T, done *schemas.AnswerDone, q *schemas.QueryRerank
 	citesOnlyContexts(t, done, q)
 	text := map[string]string{}
 	for _, c := range q.Contexts {
-		text[c.BlockID] = c.Text
+		for _, id := range blockIDs(c) {
+			text[id] = c.Text
+		}
 	}
 	for _, c := range done.Citations {
 		for _, piece := range strings.Split(strings.ReplaceAll(c.Quote, "**", ""), "…") {
