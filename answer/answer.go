@@ -23,6 +23,12 @@ const (
 	ReasonNoQA        = "no_qa_model"     // no extractive model is installed
 	ReasonLowQA       = "low_agreement"   // the extractive model found no span it trusts
 	ReasonDropped     = "dropped_citation"
+	// ReasonCorrected: a citation named another block of the same chunk
+	// than the one that holds its support, and now names that one.
+	ReasonCorrected = "corrected_citation"
+	// ReasonUnsupported: a sentence of the model's answer that no block
+	// supports was removed from the answer (listed in AnswerDone.Unsupported).
+	ReasonUnsupported = "unsupported_sentence"
 	// ReasonNotInNotes: the answer says that the notes do not hold the
 	// answer (the model abstained, or nothing supported it).
 	ReasonNotInNotes = "not_in_notes"
@@ -30,9 +36,20 @@ const (
 
 // Config tunes the answer.
 type Config struct {
-	// MinCoverage is the share of the answer's sentences that must keep a
-	// verified citation for the LLM's answer to be given (default 0.5).
+	// MinCoverage is the share of the answer's claims (sentences with
+	// content words, abstentions aside) that must keep a verified citation
+	// for the LLM's answer to be given (default 0.5).
 	MinCoverage float64
+	// MinConfidence is the answer confidence (Verified.Confidence) below
+	// which the LLM's answer is not given, when Calibration is nil (default
+	// 0.4). Calibration, fitted by `eval --answers --calibrate`, maps the
+	// raw confidence to a probability (AnswerDone.Confidence) and decides
+	// with its own threshold instead.
+	MinConfidence float64
+	Calibration   *Calibration
+	// QACalibration does the same for the extractive model's span score
+	// (nil: the score is kept and QAThreshold decides).
+	QACalibration *Calibration
 	// MaxContexts is how many contexts go into the prompt (default 8) and
 	// SearchOnly how many passages a search-only answer shows (default 3).
 	MaxContexts, SearchOnly int
@@ -50,6 +67,9 @@ type Config struct {
 func (c Config) withDefaults() Config {
 	if c.MinCoverage == 0 {
 		c.MinCoverage = 0.5
+	}
+	if c.MinConfidence == 0 {
+		c.MinConfidence = 0.4
 	}
 	if c.MaxContexts == 0 {
 		c.MaxContexts = 8
@@ -139,15 +159,21 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 	ctxs := rq.Contexts[:min(len(rq.Contexts), cfg.MaxContexts)]
 	t := time.Now()
 	msgs := Prompt(rq.Question, rq.Lang, ctxs)
-	req := llm.Request{Role: llm.RoleFast, Messages: msgs, OnRestart: func(string) { em.restart(ctx) }}
+	role := llm.RoleFast
 	if estimateTokens(msgs) >= cfg.LongPrompt {
-		req.Role = llm.RoleLongContext
+		role = llm.RoleLongContext
 	}
-	send := func(tok string) error { em.send(ctx, &schemas.AnswerToken{Text: tok}); return nil }
-	res, err := a.Router.Stream(ctx, req, send)
-	if errors.Is(err, llm.ErrNoProvider) && req.Role != llm.RoleFast {
-		req.Role = llm.RoleFast
-		res, err = a.Router.Stream(ctx, req, send)
+	st := &answerStream{send: func(tok string) error { em.send(ctx, &schemas.AnswerToken{Text: tok}); return nil }}
+	request := func(role string) llm.Request {
+		req := llm.Request{Role: role, Messages: msgs, OnRestart: func(string) { st.reset(); em.restart(ctx) }}
+		if a.Router.Structured(role) {
+			req.Messages, req.JSONSchema = JSONPrompt(rq.Question, rq.Lang, ctxs), AnswerSchema()
+		}
+		return req
+	}
+	res, err := a.Router.Stream(ctx, request(role), st.write)
+	if errors.Is(err, llm.ErrNoProvider) && role != llm.RoleFast {
+		res, err = a.Router.Stream(ctx, request(llm.RoleFast), st.write)
 	}
 	out.TimingsMS["llm"] = msSince(t)
 	if err != nil {
@@ -155,23 +181,48 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 		return false
 	}
 	v := Verify(a.Analyzer, res.Text, ctxs)
-	for _, d := range v.Dropped {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: [%s] %s", ReasonDropped, d.Marker, d.Reason))
-	}
-	if len(v.Citations) == 0 || v.Coverage < cfg.MinCoverage {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: %.0f%% of the answer's sentences are supported by the notes", ReasonLowCoverage, 100*v.Coverage))
+	if !a.accept(v, cfg, out) {
 		return false
 	}
-	out.Mode, out.Answer, out.Citations, out.Confidence, out.Provider = schemas.AnswerLLM, v.Text, v.Citations, v.Coverage, res.Provider
+	out.Provider = res.Provider
 	t = time.Now()
 	out.FollowUps = FollowUps(ctx, a.Router, rq.Question, v.Text, rq.Lang)
 	out.TimingsMS["follow_ups"] = msSince(t)
-	if v.Text != res.Text {
-		// The streamed text had citations that did not survive: the client
-		// gets the verified text in full.
+	if v.Text != st.shown.String() {
+		// The streamed text had claims or markers that did not survive (or
+		// was a JSON reply whose markers were added): the client gets the
+		// verified text in full.
 		em.restart(ctx)
 		em.send(ctx, &schemas.AnswerToken{Text: v.Text})
 	}
+	return true
+}
+
+// accept decides whether the verified answer is given, and fills out if so;
+// either way out.Reasons says what verification dropped or corrected.
+func (a *Answerer) accept(v Verified, cfg Config, out *schemas.AnswerDone) bool {
+	for _, d := range v.Dropped {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: [%s] %s", ReasonDropped, d.Marker, d.Reason))
+	}
+	for _, c := range v.Corrected {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: %s -> %s", ReasonCorrected, c.From, c.To))
+	}
+	if v.Abstained {
+		// The model says the notes do not answer: that is the answer.
+		out.Mode, out.Answer, out.Confidence = schemas.AnswerLLM, v.Text, 0
+		out.Reasons = append(out.Reasons, ReasonNotInNotes+": the language model found no answer in the notes")
+		return true
+	}
+	if len(v.Citations) == 0 || v.Coverage < cfg.MinCoverage || !cfg.Calibration.Accept(v.Confidence, cfg.MinConfidence) {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: %d of the answer's %d claims are supported by the notes (confidence %.2f)",
+			ReasonLowCoverage, v.Supported, v.Claims, cfg.Calibration.Apply(v.Confidence)))
+		return false
+	}
+	for _, u := range v.Unsupported {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: %s: %q", ReasonUnsupported, u.Reason, u.Text))
+	}
+	out.Mode, out.Answer, out.Citations, out.Unsupported = schemas.AnswerLLM, v.Text, v.Citations, v.Unsupported
+	out.Confidence = cfg.Calibration.Apply(v.Confidence)
 	return true
 }
 
@@ -195,7 +246,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 	}
 	best := -1
 	for i, s := range spans {
-		if s.Text != "" && s.Score >= cfg.QAThreshold && s.Score > s.NoAnswer && (best < 0 || s.Score > spans[best].Score) {
+		if s.Text != "" && cfg.QACalibration.Accept(s.Score, cfg.QAThreshold) && s.Score > s.NoAnswer && (best < 0 || s.Score > spans[best].Score) {
 			best = i
 		}
 	}
@@ -204,8 +255,12 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 		return false
 	}
 	s, c := spans[best], ctxs[best]
-	out.Mode, out.Answer, out.Confidence = schemas.AnswerExtractive, s.Text, s.Score
-	out.Citations = []schemas.Citation{citation(c, sentenceAround(c.Text, s.Start, s.End))}
+	out.Mode, out.Answer, out.Confidence = schemas.AnswerExtractive, s.Text, cfg.QACalibration.Apply(s.Score)
+	cite := citation(c, sentenceAround(c.Text, s.Start, s.End))
+	if b := blockAt(c, s.Start, s.End); b != c.BlockID {
+		cite.BlockID, cite.Link = b, Link(b, c.Path)
+	}
+	out.Citations = []schemas.Citation{cite}
 	em.restart(ctx)
 	em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
 	return true

@@ -73,7 +73,9 @@ func citesOnlyContexts(t *testing.T, done *schemas.AnswerDone, q *schemas.QueryR
 	t.Helper()
 	ok := map[string]bool{}
 	for _, c := range q.Contexts {
-		ok[c.BlockID] = true
+		for _, id := range blockIDs(c) {
+			ok[id] = true
+		}
 	}
 	for _, c := range done.Citations {
 		if !ok[c.BlockID] {
@@ -202,4 +204,13 @@ func TestSearchOnlySnippetsArePlainTextWithTheirMatchesInBold(t *testing.T) {
 	if !strings.Contains(done.Answer, "**Crows** **use** tools") || !strings.Contains(done.Answer, "the tools note and more") {
 		t.Errorf("search-only answer:\n%s", done.Answer)
 	}
+}
+
+// blockIDs are every block a context holds.
+func blockIDs(c schemas.Context) []string {
+	ids := append([]string{c.BlockID}, c.BlockIDs...)
+	for _, b := range c.BlockSpans {
+		ids = append(ids, b.ID)
+	}
+	return ids
 }

@@ -1,6 +1,6 @@
 // Package answer holds what the answer stage needs to trust a language
-// model's answer: the check of every inline citation against the contexts it
-// was given.
+// model's answer: the check of every claim against the block it cites, the
+// citations at block granularity, and the ladder of answer modes.
 package answer
 
 import (
@@ -9,20 +9,40 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/schemas"
 )
 
-// MinOverlap is the share of a sentence's content words (lemmas) that the
-// cited context must hold for the citation to count as support when the
-// sentence quotes nothing.
-const MinOverlap = 0.5
-
-// Drop reasons.
+// MinOverlap is the share of a claim's content words (lemmas, stopwords
+// aside) that the cited block must hold for the citation to count as support
+// when the claim quotes nothing it can be checked by; MinOverlapWords is how
+// many of them it must hold at least, so that one shared word never is
+// support.
 const (
-	DropNotRetrieved = "not_retrieved" // the marker names no context the model was given
-	DropUnsupported  = "unsupported"   // the context does not hold the quote or the sentence's words
+	MinOverlap      = 0.5
+	MinOverlapWords = 2
+	// MinQuoteWords is how many content words a quote must have to be
+	// support by itself: a one- or two-word quote is found almost anywhere.
+	MinQuoteWords = 3
+)
+
+// Support strengths: a quote found in the block is the strongest; a claim
+// whose words the block holds is weaker, the more so the fewer it holds.
+const (
+	quoteStrength   = 1.0
+	overlapStrength = 0.5 // plus 0.4 × the share of the claim's words held
+)
+
+// Drop reasons, for citations (Dropped.Reason) and unsupported sentences
+// (schemas.Unsupported.Reason).
+const (
+	DropNotRetrieved  = "not_retrieved"   // the marker or block_id names no context the model was given
+	DropUnsupported   = "unsupported"     // the block does not hold the sentence's words
+	DropQuoteNotFound = "quote_not_found" // the sentence quotes words its context does not hold
+	DropPolarity      = "polarity"        // the sentence negates what the block says, or the reverse
+	DropUncited       = "uncited"         // a sentence that states something and cites nothing
 )
 
 // Dropped is a citation that did not survive verification.
@@ -32,150 +52,655 @@ type Dropped struct {
 	Reason   string `json:"reason"`
 }
 
-// Verified is an answer after its citations were checked.
+// Corrected is a citation whose block id named another block of the same
+// chunk than the one that holds its support: it now cites To.
+type Corrected struct {
+	From, To string
+}
+
+// Verified is an answer after its claims were checked.
 type Verified struct {
-	// Text is the answer with dropped markers removed.
+	// Text is the answer as the user sees it: the answer text of a JSON reply
+	// or the prose, without the sentences no block supports, its markers
+	// renumbered [1..k] to match Citations.
 	Text string
-	// Citations are the supported ones, each block once, in order of first use.
+	// Citations are the supported blocks, each once, in order of first use;
+	// Citations[i].Number == i+1 and Spans are the claims each supports.
 	Citations []schemas.Citation
 	Dropped   []Dropped
-	// Flagged are sentences that cited something and kept no citation: claims
-	// the notes do not support.
+	Corrected []Corrected
+	// Unsupported are the sentences that state something and kept no
+	// citation: removed from Text.
+	Unsupported []schemas.Unsupported
+	// Flagged holds the text of each unsupported sentence (as Unsupported).
 	Flagged []string
-	// Coverage is the share of the answer's sentences that keep a citation.
+	// Claims is how many sentences state something (a sentence with no
+	// content word, or one that says the notes do not answer, is no claim)
+	// and Supported how many of them kept a citation.
+	Claims, Supported int
+	// Coverage is Supported/Claims (0 without claims).
 	Coverage float64
+	// Confidence is the mean support strength over the claims: 1 for a
+	// quote of the block, 0.7-0.9 for a block holding most of the claim's
+	// words, 0 for an unsupported claim; below 1 whenever anything was
+	// unsupported, 0 without claims. Uncalibrated.
+	Confidence float64
+	// Abstained: the answer only says that the notes do not answer.
+	Abstained bool
+	// JSON: the reply was a JSON object ({"answer", "citations", ...}).
+	JSON bool
+	// ModelConfidence is the confidence the model gave in a JSON reply, if any.
+	ModelConfidence *float64
 }
 
 // marker matches [1], [1, 3] and [20210808180117-abc1234] style citations.
 var marker = regexp.MustCompile(`\[((?:\d{1,3}|\d{14}-[0-9a-z]{7}|[A-Za-z0-9_#:.-]{6,})(?:\s*,\s*(?:\d{1,3}|\d{14}-[0-9a-z]{7}|[A-Za-z0-9_#:.-]{6,}))*)\]`)
 
-// quoted matches text in «», “” or "" quotes inside a sentence.
-var quoted = regexp.MustCompile(`«([^»]{3,})»|“([^”]{3,})”|"([^"]{3,})"`)
-
-// Verify checks every citation of answer against the contexts: the marker
-// must name one of them (by its 1-based number or a block id it covers), and
-// that context must support the sentence: a quote in the sentence found in
-// the context after normalisation, or else at least MinOverlap of the
-// sentence's content lemmas present in it. Unsupported citations are
-// removed from the text and reported; a sentence left without any is flagged.
-func Verify(a *analysis.Analyzer, text string, contexts []schemas.Context) Verified {
-	byBlock := map[string]int{}
-	for i, c := range contexts {
-		for _, b := range c.BlockIDs {
-			byBlock[b] = i
+// markers finds the citation markers of a sentence, except those inside a
+// «» quote (a note's own "[Settings]" or link text).
+func markers(s string) [][]int {
+	var out [][]int
+	for _, loc := range marker.FindAllStringSubmatchIndex(s, -1) {
+		if strings.Count(s[:loc[0]], "«") <= strings.Count(s[:loc[0]], "»") {
+			out = append(out, loc)
 		}
-		if c.BlockID != "" {
-			byBlock[c.BlockID] = i
-		}
-	}
-	lemmaSets := make([]map[string]bool, len(contexts))
-	var out Verified
-	seen := map[string]bool{}
-	var b strings.Builder
-	sentences := splitSentences(text)
-	cited := 0
-	for _, s := range sentences {
-		locs := marker.FindAllStringSubmatchIndex(s, -1)
-		if len(locs) == 0 {
-			b.WriteString(s)
-			continue
-		}
-		claim := strings.TrimSpace(marker.ReplaceAllString(s, ""))
-		kept := 0
-		last := 0
-		for _, loc := range locs {
-			before := s[last:loc[0]]
-			last = loc[1]
-			var keep []string
-			for _, ref := range strings.Split(s[loc[2]:loc[3]], ",") {
-				ref = strings.TrimSpace(ref)
-				i, ok := resolve(ref, len(contexts), byBlock)
-				if !ok {
-					out.Dropped = append(out.Dropped, Dropped{Marker: ref, Sentence: claim, Reason: DropNotRetrieved})
-					continue
-				}
-				if lemmaSets[i] == nil {
-					lemmaSets[i] = lemmaSet(a, contexts[i].Text)
-				}
-				quote, ok := support(a, claim, contexts[i].Text, lemmaSets[i])
-				if !ok {
-					out.Dropped = append(out.Dropped, Dropped{Marker: ref, Sentence: claim, Reason: DropUnsupported})
-					continue
-				}
-				keep = append(keep, ref)
-				c := contexts[i]
-				if !seen[c.BlockID] {
-					seen[c.BlockID] = true
-					out.Citations = append(out.Citations, schemas.Citation{BlockID: c.BlockID, ChunkID: c.ChunkID, DocID: c.DocID,
-						Title: c.Title, SectionPath: c.SectionPath, Quote: quote, Link: Link(c.BlockID, c.Path)})
-				}
-			}
-			if len(keep) > 0 {
-				kept++
-				b.WriteString(before + "[" + strings.Join(keep, ", ") + "]")
-			} else {
-				// A removed marker leaves no space before the punctuation.
-				b.WriteString(strings.TrimRight(before, " "))
-			}
-		}
-		if kept == 0 {
-			out.Flagged = append(out.Flagged, claim)
-		} else {
-			cited++
-		}
-		b.WriteString(s[last:])
-	}
-	out.Text = strings.TrimSpace(b.String())
-	if n := countClaims(sentences); n > 0 {
-		out.Coverage = float64(cited) / float64(n)
 	}
 	return out
 }
 
-func resolve(ref string, n int, byBlock map[string]int) (int, bool) {
-	if k, err := strconv.Atoi(ref); err == nil {
-		return k - 1, k >= 1 && k <= n
-	}
-	i, ok := byBlock[ref]
-	return i, ok
+// quoted matches text in «», “” or "" quotes inside a sentence.
+var quoted = regexp.MustCompile(`«([^»]{3,})»|“([^”]{3,})”|"([^"]{3,})"`)
+
+// ref is one citation of a sentence to check: a context and what it rests on.
+type ref struct {
+	label string // as the model wrote it: "2", a block id
+	group int    // which marker group of the sentence (-1: none, a JSON citation placed by its quote)
+	ctx   int    // -1: not among the contexts
+	named string // the block id the model named, if it named one
+	quote string // a JSON citation's quote
 }
 
-// support reports whether context supports the claim, and the quote that
-// shows it: the claim's own quote when the context holds it, else the
-// context's sentence sharing the most of the claim's lemmas.
-func support(a *analysis.Analyzer, claim, context string, ctxLemmas map[string]bool) (string, bool) {
-	for _, m := range quoted.FindAllStringSubmatch(claim, -1) {
-		q := firstNonEmpty(m[1:]...)
-		if q != "" && strings.Contains(normalize(context), normalize(q)) {
-			return q, true
+// sentence is one sentence of the answer text.
+type sentence struct {
+	raw    string  // as written, with trailing space
+	groups [][]int // marker groups: byte ranges in raw
+	claim  string  // without markers, trimmed
+	refs   []ref
+}
+
+// evidence is where a block supports a claim.
+type evidence struct {
+	ctx      int
+	block    string
+	quote    string
+	strength float64
+}
+
+// Verify checks an answer against the contexts it was given. The answer is
+// prose with inline [n] markers (n a context's number, or a block id) or a
+// JSON object {"answer", "citations": [{"block_id", "quote"}],
+// "confidence"}, possibly in ```json fences, whatever was asked.
+//
+// A claim (a sentence with content words) is supported by a citation when
+// its context holds a quote of the sentence (or the JSON citation's quote) of
+// at least MinQuoteWords content words after normalisation (case, ё,
+// punctuation, spacing), or else, without such a quote, when one block of the
+// context holds at least MinOverlap and MinOverlapWords of the claim's
+// content lemmas; and when negation is present in both the claim and the
+// evidence sentence or in neither. The citation then names the block that
+// holds the support (a block_id naming another block of the chunk is
+// corrected). Sentences that keep no citation are removed and listed in
+// Unsupported; the markers of the rest are renumbered [1..k].
+func Verify(a *analysis.Analyzer, text string, contexts []schemas.Context) Verified {
+	v := &verifier{a: a, contexts: contexts, lemmas: map[[2]int]map[string]bool{}}
+	var out Verified
+	var cites []jsonCitation
+	if j, ok := parseJSON(text); ok {
+		out.JSON, text, cites, out.ModelConfidence = true, j.Answer, j.Citations, j.Confidence
+	}
+	sents := v.sentences(text, cites, out.JSON)
+	v.check(sents, &out)
+	return out
+}
+
+type verifier struct {
+	a        *analysis.Analyzer
+	contexts []schemas.Context
+	lemmas   map[[2]int]map[string]bool // (context, block index) -> lemma set
+}
+
+// sentences splits text and attaches the refs of each sentence: its markers
+// (context numbers or block ids in prose, positions in citations in JSON),
+// and JSON citations placed by their quote when the text has no markers.
+func (v *verifier) sentences(text string, cites []jsonCitation, isJSON bool) []sentence {
+	var out []sentence
+	anyMarker := false
+	for _, raw := range splitSentences(text) {
+		s := sentence{raw: raw}
+		for g, loc := range markers(raw) {
+			anyMarker = true
+			s.groups = append(s.groups, []int{loc[0], loc[1]})
+			for _, label := range strings.Split(raw[loc[2]:loc[3]], ",") {
+				label = strings.TrimSpace(label)
+				r := ref{label: label, group: g, ctx: -1}
+				if isJSON {
+					if k, err := strconv.Atoi(label); err == nil && k >= 1 && k <= len(cites) {
+						r.ctx, r.named = v.resolveBlock(cites[k-1].BlockID)
+						r.quote = cites[k-1].Quote
+					}
+				} else if k, err := strconv.Atoi(label); err == nil {
+					if k >= 1 && k <= len(v.contexts) {
+						r.ctx = k - 1
+					}
+				} else {
+					r.ctx, r.named = v.resolveBlock(label)
+				}
+				s.refs = append(s.refs, r)
+			}
 		}
+		var claim strings.Builder
+		last := 0
+		for _, g := range s.groups {
+			claim.WriteString(strings.TrimRight(raw[last:g[0]], " \t"))
+			last = g[1]
+		}
+		claim.WriteString(raw[last:])
+		s.claim = strings.TrimSpace(claim.String())
+		out = append(out, s)
 	}
-	words := contentWords(a, claim)
-	if len(words) == 0 {
-		return "", false
-	}
-	hit := 0
-	for _, readings := range words {
-		for _, r := range readings {
-			if ctxLemmas[r] {
-				hit++
-				break
+	if isJSON && !anyMarker {
+		// Without markers, a citation goes with each sentence that holds its
+		// quote or shares content words with it; Verify then checks it.
+		for i := range out {
+			words := contentWords(v.a, out[i].claim)
+			for _, c := range cites {
+				hits, _ := overlap(words, lemmaSet(v.a, c.Quote))
+				if hits >= MinOverlapWords || holds(out[i].claim, c.Quote) {
+					ctx, named := v.resolveBlock(c.BlockID)
+					out[i].refs = append(out[i].refs, ref{label: c.BlockID, group: -1, ctx: ctx, named: named, quote: c.Quote})
+				}
 			}
 		}
 	}
-	if float64(hit)/float64(len(words)) < MinOverlap {
-		return "", false
-	}
-	return bestSentence(a, context, words), true
+	return out
 }
 
-// contentWords returns each non-stopword of text with its readings (lemmas).
-func contentWords(a *analysis.Analyzer, text string) [][]string {
-	var out [][]string
-	for _, t := range analysis.Tokenize(text) {
-		if analysis.IsStopword(analysis.Fold(t.Text)) {
+// holds tells whether text holds quote, after normalisation, whole words.
+func holds(text, quote string) bool {
+	nq := normalize(quote)
+	return nq != "" && strings.Contains(" "+normalize(text)+" ", " "+nq+" ")
+}
+
+// resolveBlock finds the context of a block id (or of a context number
+// written as a block id); named is the block id when it names a block.
+func (v *verifier) resolveBlock(id string) (ctx int, named string) {
+	id = strings.Trim(strings.TrimSpace(id), "[]")
+	if k, err := strconv.Atoi(id); err == nil {
+		if k >= 1 && k <= len(v.contexts) {
+			return k - 1, ""
+		}
+		return -1, ""
+	}
+	for i, c := range v.contexts {
+		if c.BlockID == id {
+			return i, id
+		}
+		for _, b := range c.BlockIDs {
+			if b == id {
+				return i, id
+			}
+		}
+		for _, b := range c.BlockSpans {
+			if b.ID == id {
+				return i, id
+			}
+		}
+	}
+	return -1, id
+}
+
+// check decides every sentence and builds the verified text and citations.
+func (v *verifier) check(sents []sentence, out *Verified) {
+	type decided struct {
+		keep   bool
+		claim  bool
+		groups [][]int // per marker group: indexes into blocks
+		extra  []int   // supported JSON citations placed by quote
+	}
+	var blocks []evidence // one per cited block, in order of first use
+	blockNum := map[string]int{}
+	use := func(e evidence) int {
+		if n, ok := blockNum[e.block]; ok {
+			return n
+		}
+		blocks = append(blocks, e)
+		blockNum[e.block] = len(blocks) - 1
+		return len(blocks) - 1
+	}
+	abstains := 0
+	var strength float64
+	ds := make([]decided, len(sents))
+	for i, s := range sents {
+		d := &ds[i]
+		d.keep = true
+		d.groups = make([][]int, len(s.groups))
+		if s.claim == "" || len(contentWords(v.a, s.claim)) == 0 {
+			continue // no claim: markers go, the words stay
+		}
+		if len(s.refs) == 0 && abstention(s.claim) {
+			abstains++
 			continue
 		}
+		d.claim = true
+		out.Claims++
+		reason, best := DropUncited, 0.0
+		for _, r := range s.refs {
+			if r.ctx < 0 {
+				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: DropNotRetrieved})
+				reason = DropNotRetrieved
+				continue
+			}
+			e, why := v.support(s.claim, r)
+			if why != "" {
+				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: why})
+				reason = why
+				continue
+			}
+			if r.named != "" && r.named != e.block {
+				out.Corrected = append(out.Corrected, Corrected{From: r.named, To: e.block})
+			}
+			k := use(e)
+			if r.group >= 0 {
+				if !containsInt(d.groups[r.group], k) {
+					d.groups[r.group] = append(d.groups[r.group], k)
+				}
+			} else if !containsInt(d.extra, k) {
+				d.extra = append(d.extra, k)
+			}
+			best = max(best, e.strength)
+		}
+		if best == 0 {
+			d.keep = false
+			out.Unsupported = append(out.Unsupported, schemas.Unsupported{Text: s.claim, Reason: reason})
+			out.Flagged = append(out.Flagged, s.claim)
+			continue
+		}
+		out.Supported++
+		strength += best
+	}
+
+	// Renumber in order of first use in the kept text.
+	number := make([]int, len(blocks))
+	next := 0
+	for i := range ds {
+		if !ds[i].keep {
+			continue
+		}
+		for _, g := range ds[i].groups {
+			for _, k := range g {
+				if number[k] == 0 {
+					next++
+					number[k] = next
+				}
+			}
+		}
+		for _, k := range ds[i].extra {
+			if number[k] == 0 {
+				next++
+				number[k] = next
+			}
+		}
+	}
+	out.Citations = make([]schemas.Citation, next)
+	for k, e := range blocks {
+		if number[k] == 0 {
+			continue
+		}
+		c := v.contexts[e.ctx]
+		out.Citations[number[k]-1] = schemas.Citation{BlockID: e.block, ChunkID: c.ChunkID, DocID: c.DocID, Title: c.Title,
+			SectionPath: c.SectionPath, Quote: e.quote, Link: Link(e.block, c.Path), Number: number[k]}
+	}
+
+	var b strings.Builder
+	runes := 0
+	for i, s := range sents {
+		d := ds[i]
+		if !d.keep {
+			// A removed sentence that ended a paragraph leaves the break.
+			if tail := s.raw[len(strings.TrimRight(s.raw, " \t\n")):]; strings.Contains(tail, "\n") {
+				cur := strings.TrimRight(b.String(), " \t")
+				b.Reset()
+				b.WriteString(cur)
+				if cur != "" && !strings.HasSuffix(cur, "\n") {
+					b.WriteString(tail)
+				}
+				runes = utf8.RuneCountInString(b.String())
+			}
+			continue
+		}
+		var sb strings.Builder
+		last := 0
+		var nums []int
+		for g, loc := range s.groups {
+			before := s.raw[last:loc[0]]
+			last = loc[1]
+			var labels []string
+			for _, k := range d.groups[g] {
+				nums = append(nums, number[k])
+				labels = append(labels, strconv.Itoa(number[k]))
+			}
+			if len(labels) > 0 {
+				sb.WriteString(before + "[" + strings.Join(labels, ", ") + "]")
+			} else {
+				// A removed marker leaves no space before the punctuation.
+				sb.WriteString(strings.TrimRight(before, " "))
+			}
+		}
+		sb.WriteString(s.raw[last:])
+		text := sb.String()
+		if len(d.extra) > 0 {
+			var labels []string
+			for _, k := range d.extra {
+				nums = append(nums, number[k])
+				labels = append(labels, strconv.Itoa(number[k]))
+			}
+			text = insertMarker(text, "["+strings.Join(labels, ", ")+"]")
+		}
+		if b.Len() == 0 {
+			text = strings.TrimLeft(text, " \t\n")
+		}
+		core := strings.TrimRight(text, " \t\n")
+		if d.claim {
+			start := runes + utf8.RuneCountInString(text[:len(text)-len(strings.TrimLeft(text, " \t\n"))])
+			span := schemas.TextSpan{Start: start, End: runes + utf8.RuneCountInString(core)}
+			for _, n := range nums {
+				c := &out.Citations[n-1]
+				if len(c.Spans) == 0 || c.Spans[len(c.Spans)-1] != span {
+					c.Spans = append(c.Spans, span)
+				}
+			}
+		}
+		b.WriteString(text)
+		runes += utf8.RuneCountInString(text)
+	}
+	out.Text = strings.TrimRight(b.String(), " \t\n")
+	if out.Claims > 0 {
+		out.Coverage = float64(out.Supported) / float64(out.Claims)
+		out.Confidence = strength / float64(out.Claims)
+	}
+	out.Abstained = out.Claims == 0 && abstains > 0
+}
+
+// support checks one citation of claim; why is the drop reason when it fails.
+func (v *verifier) support(claim string, r ref) (e evidence, why string) {
+	c := v.contexts[r.ctx]
+	words := contentWords(v.a, claim)
+	type quote struct {
+		text    string
+		inClaim bool // the claim's own words, not evidence given beside it
+	}
+	var quotes []quote
+	if r.quote != "" {
+		quotes = append(quotes, quote{r.quote, holds(claim, r.quote)})
+	}
+	for _, m := range quoted.FindAllStringSubmatch(claim, -1) {
+		quotes = append(quotes, quote{firstNonEmpty(m[1:]...), true})
+	}
+	for _, q := range quotes {
+		if len(contentWords(v.a, q.text)) < MinQuoteWords {
+			continue // too short to be support by itself
+		}
+		start, end, ok := find(c.Text, q.text)
+		if !ok {
+			return e, DropQuoteNotFound
+		}
+		around := sentenceSpan(c.Text, start, end)
+		e = evidence{ctx: r.ctx, block: blockAt(c, start, end), quote: strings.TrimSpace(c.Text[start:end]), strength: quoteStrength}
+		if !q.inClaim {
+			// A JSON citation's quote supports the sentence when the
+			// sentence says what the quote says.
+			hits, share := overlap(words, lemmaSet(v.a, q.text))
+			if hits < MinOverlapWords || share < MinOverlap {
+				continue
+			}
+			if negated(claim) != negated(around) {
+				return e, DropPolarity
+			}
+			e.strength = overlapStrength + 0.4*share
+			return e, ""
+		}
+		// Negation in the claim (quote or not) and in the sentence around
+		// the quote, or in neither.
+		if negated(claim) != negated(around) {
+			return e, DropPolarity
+		}
+		return e, ""
+	}
+	if len(words) == 0 {
+		return e, DropUnsupported
+	}
+	bestBlock, bestHits := -1, 0
+	ranges := blockRanges(c)
+	for k, br := range ranges {
+		if hits, _ := overlap(words, v.lemmaSet(r.ctx, k, c.Text[br.start:br.end])); hits > bestHits {
+			bestBlock, bestHits = k, hits
+		}
+	}
+	share := float64(bestHits) / float64(len(words))
+	if bestBlock < 0 || bestHits < MinOverlapWords || share < MinOverlap {
+		return e, DropUnsupported
+	}
+	br := ranges[bestBlock]
+	s := bestSentence(v.a, c.Text[br.start:br.end], words)
+	if negated(claim) != negated(s) {
+		return e, DropPolarity
+	}
+	return evidence{ctx: r.ctx, block: br.id, quote: s, strength: overlapStrength + 0.4*share}, ""
+}
+
+func (v *verifier) lemmaSet(ctx, block int, text string) map[string]bool {
+	key := [2]int{ctx, block}
+	if s, ok := v.lemmas[key]; ok {
+		return s
+	}
+	s := lemmaSet(v.a, text)
+	v.lemmas[key] = s
+	return s
+}
+
+// blockRange is a block's own text in a context, in bytes.
+type blockRange struct {
+	id         string
+	start, end int
+}
+
+// blockRanges are the context's blocks with their text; a context without
+// (valid) block spans, from an index built before them, is one block: its
+// first.
+func blockRanges(c schemas.Context) []blockRange {
+	var out []blockRange
+	for _, b := range c.BlockSpans {
+		if b.ID != "" && b.Start >= 0 && b.Start < b.End && b.End <= len(c.Text) {
+			out = append(out, blockRange{b.ID, b.Start, b.End})
+		}
+	}
+	if len(out) == 0 {
+		id := c.BlockID
+		if id == "" && len(c.BlockIDs) > 0 {
+			id = c.BlockIDs[0]
+		}
+		out = []blockRange{{id, 0, len(c.Text)}}
+	}
+	return out
+}
+
+// blockAt is the block of c whose text holds most of text[start:end]; when
+// no span covers it, the last block that starts before it (else the first).
+func blockAt(c schemas.Context, start, end int) string {
+	rs := blockRanges(c)
+	best, bestLen := rs[0].id, 0
+	for _, r := range rs {
+		if n := min(end, r.end) - max(start, r.start); n > bestLen {
+			best, bestLen = r.id, n
+		}
+	}
+	if bestLen == 0 {
+		for _, r := range rs {
+			if r.start <= start {
+				best = r.id
+			}
+		}
+	}
+	return best
+}
+
+// ellipsis cuts a quote that leaves words out.
+var ellipsis = regexp.MustCompile(`\.\.\.|…|\[\.\.\.\]`)
+
+// find locates quote in text after normalisation, whole words only, and
+// returns its byte range in text. A quote with an ellipsis is found when its
+// pieces are, in order.
+func find(text, quote string) (start, end int, ok bool) {
+	nt, from, to := normalizeMap(text)
+	pad := " " + nt + " "
+	at, start, end := 0, -1, -1
+	for _, piece := range ellipsis.Split(quote, -1) {
+		nq := normalize(piece)
+		if nq == "" {
+			continue
+		}
+		i := strings.Index(pad[at:], " "+nq+" ")
+		if i < 0 {
+			return 0, 0, false
+		}
+		i += at
+		if start < 0 {
+			start = from[i]
+		}
+		end = to[i+len(nq)-1]
+		at = i + len(nq)
+	}
+	return start, end, start >= 0
+}
+
+// normalize folds case and ё, and keeps letters and digits separated by
+// single spaces, so a quote matches whatever its punctuation and spacing.
+func normalize(s string) string {
+	n, _, _ := normalizeMap(s)
+	return n
+}
+
+// normalizeMap is normalize that also maps each byte of the result back to
+// the original: from[i], to[i] is the byte range of the rune it came from.
+func normalizeMap(s string) (n string, from, to []int) {
+	var b strings.Builder
+	space := true
+	for i, r := range s {
+		size := utf8.RuneLen(r)
+		if size < 0 {
+			size = 1
+		}
+		if unicode.IsLetter(r) || unicode.IsDigit(r) || unicode.Is(unicode.Mn, r) {
+			r = unicode.ToLower(r)
+			if r == 'ё' {
+				r = 'е'
+			}
+			k := b.Len()
+			b.WriteRune(r)
+			for j := k; j < b.Len(); j++ {
+				from, to = append(from, i), append(to, i+size)
+			}
+			space = false
+		} else if !space {
+			b.WriteByte(' ')
+			from, to = append(from, i), append(to, i)
+			space = true
+		}
+	}
+	n = b.String()
+	if strings.HasSuffix(n, " ") {
+		n, from, to = n[:len(n)-1], from[:len(from)-1], to[:len(to)-1]
+	}
+	return n, from, to
+}
+
+// sentenceSpan is the text of the sentences of text that hold [start, end).
+func sentenceSpan(text string, start, end int) string {
+	pos, from, to := 0, -1, len(text)
+	for _, s := range splitSentences(text) {
+		if from < 0 && start < pos+len(s) {
+			from = pos
+		}
+		if end <= pos+len(s) {
+			to = pos + len(s)
+			break
+		}
+		pos += len(s)
+	}
+	if from < 0 {
+		from = start
+	}
+	return text[from:to]
+}
+
+// Negation: words, and phrases that deny what follows.
+var (
+	negationWords = map[string]bool{}
+	negationRE    = regexp.MustCompile(`(?i)n['’]t\b|\bfalse that\b|\buntrue\b|неверно,? что|неправда,? что|ложно,? что`)
+)
+
+func init() {
+	for _, w := range strings.Fields(`не нет ни никогда нельзя ничего ничто никто никого никому никем нигде никуда
+		ниоткуда никак никакой никакая никакое никакие никаких ничей невозможно
+		not no never cannot none nor neither nothing nobody nowhere`) {
+		negationWords[w] = true
+	}
+}
+
+// negated tells whether text holds a negation (Russian or English).
+func negated(text string) bool {
+	if negationRE.MatchString(text) {
+		return true
+	}
+	for _, t := range analysis.Tokenize(text) {
+		if negationWords[t.Text] {
+			return true
+		}
+	}
+	return false
+}
+
+// Abstention: a sentence that says the notes do not answer.
+var abstentionRE = regexp.MustCompile(`(?i)` +
+	`\b(notes?|contexts?|documents?|sources?)\b.{0,60}\b(do not|don't|does not|doesn't|did not|didn't|never)\b.{0,30}\b(say|mention|contain|cover|answer|specify|describe|explain|address|discuss|include information)|` +
+	`\bno (information|mention|answer|details?)\b|\bnot (mentioned|covered|described|specified|stated)\b|` +
+	`\b(cannot|can't|could not|couldn't) find\b|\bnothing in (your|the) notes\b|\bi don't know\b|` +
+	`(?:^|[^\p{L}])не (?:сказано|говорится|упоминается|указано|описано|нашлось|найдено|удалось найти|содержится|содержат|содержит|приводится|объясняется)|` +
+	`(?:^|[^\p{L}])нет (?:информации|сведений|данных|ответа|упоминани)|(?:^|[^\p{L}])ничего не (?:сказано|говорится|нашлось|найдено|известно)|(?:^|[^\p{L}])не знаю`)
+
+// abstention tells whether a sentence says that the notes do not answer.
+func abstention(s string) bool { return abstentionRE.MatchString(analysis.Fold(s)) }
+
+// fillers are words that state nothing by themselves: an answer of only
+// these ("Yes [1].") is no claim.
+var fillers = map[string]bool{}
+
+func init() {
+	for _, w := range strings.Fields(`yes yeah indeed sure ok okay exactly also here
+		да конечно верно именно точно так ок также`) {
+		fillers[w] = true
+	}
+}
+
+// contentWords returns each distinct non-stopword of text with its readings (lemmas).
+func contentWords(a *analysis.Analyzer, text string) [][]string {
+	var out [][]string
+	seen := map[string]bool{}
+	for _, t := range analysis.Tokenize(text) {
+		if analysis.IsStopword(t.Text) || negationWords[t.Text] || fillers[t.Text] || seen[t.Text] {
+			continue
+		}
+		seen[t.Text] = true
 		if r := strings.Fields(a.Lemmas(t.Text)); len(r) > 0 {
 			out = append(out, r)
 		}
@@ -191,43 +716,47 @@ func lemmaSet(a *analysis.Analyzer, text string) map[string]bool {
 	return set
 }
 
-// bestSentence is the context's sentence that holds the most claim words.
-func bestSentence(a *analysis.Analyzer, context string, words [][]string) string {
-	best, bestHits := "", -1
-	for _, s := range splitSentences(context) {
-		set := lemmaSet(a, s)
-		hits := 0
-		for _, readings := range words {
-			for _, r := range readings {
-				if set[r] {
-					hits++
-					break
-				}
+// overlap counts the words of which set holds a reading.
+func overlap(words [][]string, set map[string]bool) (hits int, share float64) {
+	for _, readings := range words {
+		for _, r := range readings {
+			if set[r] {
+				hits++
+				break
 			}
 		}
-		if hits > bestHits {
+	}
+	if len(words) > 0 {
+		share = float64(hits) / float64(len(words))
+	}
+	return hits, share
+}
+
+// bestSentence is the text's sentence that holds the most claim words.
+func bestSentence(a *analysis.Analyzer, text string, words [][]string) string {
+	best, bestHits := "", -1
+	for _, s := range splitSentences(text) {
+		if hits, _ := overlap(words, lemmaSet(a, s)); hits > bestHits {
 			best, bestHits = strings.TrimSpace(s), hits
 		}
 	}
 	return best
 }
 
-// normalize folds case and ё, and keeps letters and digits separated by
-// single spaces, so a quote matches whatever its punctuation and spacing.
-func normalize(s string) string {
-	s = analysis.Fold(s)
-	var b strings.Builder
-	space := true
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(r)
-			space = false
-		} else if !space {
-			b.WriteByte(' ')
-			space = true
+// insertMarker puts m before the sentence's final punctuation (and closing
+// quotes), or at its end: "It is so." -> "It is so [1].".
+func insertMarker(s, m string) string {
+	core := strings.TrimRight(s, " \t\n")
+	tail := s[len(core):]
+	i := len(core)
+	for i > 0 {
+		r, size := utf8.DecodeLastRuneInString(core[:i])
+		if !strings.ContainsRune(".!?…:;", r) {
+			break
 		}
+		i -= size
 	}
-	return strings.TrimSpace(b.String())
+	return core[:i] + " " + m + core[i:] + tail
 }
 
 // splitSentences cuts text after '.', '!', '?' or a newline followed by
@@ -251,6 +780,9 @@ func splitSentences(text string) []string {
 		if j < len(text) && text[j] != ' ' && text[j] != '\n' {
 			continue // "3.14", "e.g." inside a word
 		}
+		if c != '\n' && strings.Count(text[start:i], "«") > strings.Count(text[start:i], "»") {
+			continue // inside a quote
+		}
 		end := skipSpaces(text, j)
 		out = append(out, text[start:end])
 		start, i = end, end-1
@@ -268,14 +800,13 @@ func skipSpaces(s string, i int) int {
 	return i
 }
 
-func countClaims(sentences []string) int {
-	n := 0
-	for _, s := range sentences {
-		if strings.TrimSpace(marker.ReplaceAllString(s, "")) != "" {
-			n++
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
 		}
 	}
-	return n
+	return false
 }
 
 func firstNonEmpty(xs ...string) string {

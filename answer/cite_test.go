@@ -80,18 +80,24 @@ func TestAMarkerAfterTheFullStopBelongsToItsSentence(t *testing.T) {
 	if len(v.Citations) != 1 || v.Citations[0].BlockID != "md-1#b2" {
 		t.Fatalf("citations = %+v (dropped %+v)", v.Citations, v.Dropped)
 	}
-	// "Crows live in flocks" is not in English in context 1 and not in 2.
+	// "Crows live in flocks" is not in English in context 1 and not in 2:
+	// the sentence goes, and context 2 becomes citation 1.
 	if len(v.Flagged) != 1 || !strings.HasPrefix(v.Flagged[0], "Crows") {
 		t.Errorf("flagged = %q", v.Flagged)
 	}
-	if v.Text != "Tomatoes need sun and water. [2] Crows live in flocks." {
+	if v.Text != "Tomatoes need sun and water. [1]" {
 		t.Errorf("text = %q", v.Text)
 	}
 }
 
-func TestAnAnswerWithoutMarkersCitesNothing(t *testing.T) {
+func TestAnAnswerWithoutMarkersCitesNothingAndSupportsNothing(t *testing.T) {
 	v := answer.Verify(analyzer(t), "Just words. No citations here.", contexts())
-	if len(v.Citations) != 0 || len(v.Flagged) != 0 || v.Coverage != 0 || v.Text != "Just words. No citations here." {
+	if len(v.Citations) != 0 || len(v.Unsupported) != 2 || v.Coverage != 0 || v.Confidence != 0 || v.Text != "" {
 		t.Errorf("%+v", v)
+	}
+	for _, u := range v.Unsupported {
+		if u.Reason != answer.DropUncited {
+			t.Errorf("unsupported %q: reason %q, want %q", u.Text, u.Reason, answer.DropUncited)
+		}
 	}
 }

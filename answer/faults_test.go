@@ -2,6 +2,7 @@ package answer_test
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 	"time"
@@ -39,7 +40,9 @@ func verifiedOnly(t *testing.T, done *schemas.AnswerDone, q *schemas.QueryRerank
 	citesOnlyContexts(t, done, q)
 	text := map[string]string{}
 	for _, c := range q.Contexts {
-		text[c.BlockID] = c.Text
+		for _, id := range blockIDs(c) {
+			text[id] = c.Text
+		}
 	}
 	for _, c := range done.Citations {
 		for _, piece := range strings.Split(strings.ReplaceAll(c.Quote, "**", ""), "…") {
@@ -171,6 +174,20 @@ func TestWithTheExtractiveModelAFailingProviderGivesASpanCitedToItsBlock(t *test
 	if toks.text() != done.Answer {
 		t.Errorf("the client shows %q, the answer is %q", toks.text(), done.Answer)
 	}
+
+	// A calibration of the span score decides instead of the threshold,
+	// and maps the score to the answer's confidence.
+	a.Config.QACalibration = &answer.Calibration{Method: "platt", A: 0, B: -3, Threshold: 0.5}
+	done = a.Answer(context.Background(), q)
+	if done.Mode != schemas.AnswerExtractive || math.Abs(done.Confidence-1/(1+math.Exp(-3))) > 1e-9 {
+		t.Errorf("calibrated to %.3f over 0.5: mode %s, confidence %v", 1/(1+math.Exp(-3)), done.Mode, done.Confidence)
+	}
+	a.Config.QACalibration.B = 3
+	done = a.Answer(context.Background(), q)
+	if done.Mode != schemas.AnswerSearchOnly || !strings.Contains(strings.Join(done.Reasons, " "), answer.ReasonLowQA) {
+		t.Errorf("calibrated under its threshold: mode %s, reasons %q", done.Mode, done.Reasons)
+	}
+	a.Config.QACalibration = nil
 
 	a.Config.QAThreshold = 0.99
 	done = a.Answer(context.Background(), q)

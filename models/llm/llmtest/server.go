@@ -74,6 +74,7 @@ type Server struct {
 	script   []Fault
 	always   *Fault
 	requests []Request
+	scripted *ScriptOptions // NewScripted: replies made from each request
 }
 
 // New starts a fake provider on 127.0.0.1, closed when the test ends.
@@ -130,6 +131,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		f = *s.always
 	}
 	answer, asJSON := s.answer, s.json
+	sc := s.scripted
 	s.mu.Unlock()
 
 	if r.URL.Path != "/v1/chat/completions" {
@@ -150,6 +152,15 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		case <-r.Context().Done():
 			return
 		}
+	}
+	if sc != nil {
+		var endless bool
+		answer, endless = scriptedReply(*sc, raw)
+		if endless {
+			streamEndless(w, r, answer)
+			return
+		}
+		asJSON = !body.Stream
 	}
 	finish := "stop"
 	if asJSON {
