@@ -75,7 +75,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if t.Restart {
-			fmt.Print("\n[restarting: the provider failed midway]\n")
+			fmt.Print("\n[restarting: the text above is withdrawn (the provider failed or ran out of time, or its answer did not hold)]\n")
 		}
 		fmt.Print(t.Text)
 	}
