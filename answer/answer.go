@@ -393,6 +393,9 @@ func failureSummary(res llm.Result, err error) string {
 			msg = msg[:i]
 		}
 		msg = strings.TrimPrefix(msg, "llm provider "+at.Provider+": ")
+		if msg == context.DeadlineExceeded.Error() {
+			msg = fmt.Sprintf("stopped at the deadline after %d tokens", at.Tokens)
+		}
 		line := at.Provider + ": " + msg
 		if i, ok := seen[at.Provider]; ok {
 			parts[i] = line

@@ -60,6 +60,10 @@ func TestAFailureSummaryNamesEachProvidersLastErrorWithoutBodies(t *testing.T) {
 	if got != "a: server error (status 500); b: unauthorized: check the API key in $B_KEY (status 401)" {
 		t.Fatalf("summary %q", got)
 	}
+	res = llm.Result{Attempts: []llm.Attempt{{Provider: "a", Err: "context deadline exceeded", Tokens: 42}}}
+	if got := failureSummary(res, errors.New("llm stream for role fast: context deadline exceeded")); got != "a: stopped at the deadline after 42 tokens" {
+		t.Fatalf("summary %q", got)
+	}
 	if got := failureSummary(llm.Result{}, errors.New(`llm: no provider for role "fast"`)); got != `no provider for role "fast"` {
 		t.Fatalf("summary %q", got)
 	}

@@ -85,3 +85,47 @@ func TestAskPrintsTheFollowUpsThatComeAfterTheAnswer(t *testing.T) {
 		t.Fatalf("ask --json --follow-ups-wait 0s: %v %+v\n%s", err, done, out)
 	}
 }
+
+// TestUpAnswersWithinItsDeadlineAndAskSaysWhoseDeadlineHolds: up's
+// --answer-deadline bounds the answers of the running system; a client's
+// own deadline does not apply to them, and ask says so.
+func TestUpAnswersWithinItsDeadlineAndAskSaysWhoseDeadlineHolds(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	srv := llmtest.New(t)
+	srv.SetAnswer("Crows use tools [1]. ")
+	srv.Always(llmtest.Forever(20 * time.Millisecond))
+	startUp(t, data, []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG="},
+		"--no-models", "--answer-deadline", "3s")
+	clientEnv := []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}
+	start := time.Now()
+	out, errOut, err := exoEnv(t, clientEnv, "ask", "what do crows use?", "--data", data, "--json")
+	if err != nil {
+		t.Fatalf("ask: %v\n%s", err, errOut)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("answered after %s", took)
+	}
+	var done struct {
+		Mode    string   `json:"mode"`
+		Answer  string   `json:"answer"`
+		Reasons []string `json:"reasons"`
+	}
+	if err := json.Unmarshal([]byte(out), &done); err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, out)
+	}
+	if done.Mode != "search_only" || !strings.HasPrefix(done.Answer, "The language model did not answer in time") ||
+		!strings.Contains(strings.Join(done.Reasons, "\n"), "deadline: the language model had not answered within 3s") {
+		t.Errorf("mode %s, answer %q, reasons %q", done.Mode, done.Answer, done.Reasons)
+	}
+	// A deadline of the client's own: the running system's holds, and ask
+	// says so (asked once up has answered, so its settings are recorded).
+	out, errOut, err = exoEnv(t, clientEnv, "ask", "what do crows use?", "--data", data, "--answer-deadline", "20s", "--json")
+	if err != nil || !strings.Contains(out, "within 3s") {
+		t.Fatalf("ask --answer-deadline 20s: %v\n%s\n%s", err, out, errOut)
+	}
+	if !strings.Contains(errOut, "answers within its deadline (3s), not your --answer-deadline 20s") {
+		t.Errorf("ask does not say whose deadline holds:\n%s\n%s", errOut, out)
+	}
+}

@@ -18,16 +18,32 @@ const EnvAnswerDeadline = "EXOCORTEX_ANSWER_DEADLINE"
 type answerFlags struct {
 	deadline time.Duration
 	envErr   error
+	fromEnv  bool
+	fs       *flag.FlagSet
+}
+
+// given says whether the user chose the deadline (flag or environment).
+func (a answerFlags) given() (string, bool) {
+	set := false
+	a.fs.Visit(func(f *flag.Flag) { set = set || f.Name == "answer-deadline" })
+	switch {
+	case set:
+		return "--answer-deadline " + a.deadline.String(), true
+	case a.fromEnv:
+		return EnvAnswerDeadline + "=" + os.Getenv(EnvAnswerDeadline), true
+	}
+	return "", false
 }
 
 func (a *answerFlags) register(fs *flag.FlagSet) {
+	a.fs = fs
 	def := answer.DefaultDeadline
 	if v := os.Getenv(EnvAnswerDeadline); v != "" {
 		d, err := time.ParseDuration(v)
 		if err != nil || d <= 0 {
 			a.envErr = fmt.Errorf("%s=%q: want a positive duration such as 60s", EnvAnswerDeadline, v)
 		} else {
-			def = d
+			def, a.fromEnv = d, true
 		}
 	}
 	fs.DurationVar(&a.deadline, "answer-deadline", def, "deadline of the whole answer: past it, the next rung (extractive, then passages) answers "+

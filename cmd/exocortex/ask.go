@@ -97,6 +97,14 @@ func cmdAsk(ctx context.Context, args []string) error {
 				reasonClientProviders, strings.Join(pipeline.ProviderSummary(mine), ", "), src, who))
 		}
 		notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
+		if src, ok := af.given(); ok && !here && (st == nil || st.AnswerDeadline != af.deadline.String()) {
+			running := "its own"
+			if st != nil && st.AnswerDeadline != "" {
+				running = st.AnswerDeadline
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s answers within its deadline (%s), not your %s; restart it with the deadline to use it",
+				reasonRunningSettings, who, running, src))
+		}
 		for _, note := range notes {
 			fmt.Fprintf(os.Stderr, "note: %s\n", note)
 		}
