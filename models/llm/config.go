@@ -183,6 +183,9 @@ const (
 	EnvBaseURL = "EXOCORTEX_LLM_BASE_URL"
 	EnvAPIKey  = "EXOCORTEX_LLM_API_KEY"
 	EnvModel   = "EXOCORTEX_LLM_MODEL"
+	// EnvStructuredOutput is the provider's structured_output
+	// ("json_schema" when it takes response_format json_schema).
+	EnvStructuredOutput = "EXOCORTEX_LLM_STRUCTURED_OUTPUT"
 )
 
 // FromEnv builds a one-provider config from EXOCORTEX_LLM_BASE_URL,
@@ -204,6 +207,8 @@ func FromEnv() (Config, bool) {
 		APIKeyEnv: EnvAPIKey,
 		Models:    models,
 		Free:      IsLocal(base),
+
+		StructuredOutput: strings.TrimSpace(os.Getenv(EnvStructuredOutput)),
 	}}}, true
 }
 
