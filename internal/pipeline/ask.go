@@ -83,16 +83,19 @@ func (f *FollowUps) Close() { f.once.Do(f.close) }
 // follow-up questions, published after it: wait for them with the returned
 // FollowUps (nil on error).
 func AskAnswerFollowUps(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
-	var fu *FollowUps
+	ch := make(chan []string, 1)
 	stopFU, err := b.Subscribe(schemas.SubjectAnswerFollowUps, func(ev schemas.Event) {
 		if f, ok := ev.(*schemas.AnswerFollowUps); ok && f.QueryID == q.QueryID {
-			fu.deliver(f.FollowUps)
+			select {
+			case ch <- f.FollowUps:
+			default: // a duplicate
+			}
 		}
 	})
 	if err != nil {
 		return nil, nil, err
 	}
-	fu = newFollowUps(stopFU)
+	fu := &FollowUps{ch: ch, close: stopFU}
 	done, err := askAnswer(ctx, b, q, timeout, onToken)
 	if err != nil {
 		fu.Close()
