@@ -582,17 +582,17 @@ func (r *Router) withRoleSettings(req Request) Request {
 // RoleSettings returns the generation settings requests of role get.
 func (r *Router) RoleSettings(role string) RoleSettings { return r.roles.RoleSettings(role) }
 
-// looksJSON tells whether a completion asked for JSON came back as JSON: a
-// JSON value (in a code fence or not), or, when cut at its budget, the
-// start of an object.
+// looksJSON tells whether a completion asked for JSON came back as JSON: an
+// object (in a code fence or not), or, when cut at its budget, the start of
+// one.
 func looksJSON(c Completion) bool {
 	t := strings.TrimSpace(c.Text)
 	if s, ok := strings.CutPrefix(t, "```"); ok {
 		s = strings.TrimPrefix(s, "json")
 		t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
 	}
-	if c.FinishReason == FinishLength {
-		return strings.HasPrefix(t, "{")
+	if !strings.HasPrefix(t, "{") {
+		return false
 	}
-	return json.Valid([]byte(t))
+	return c.FinishReason == FinishLength || json.Valid([]byte(t))
 }
