@@ -29,6 +29,12 @@ const (
 	// ReasonUnsupported: a sentence of the model's answer that no block
 	// supports was removed from the answer (listed in AnswerDone.Unsupported).
 	ReasonUnsupported = "unsupported_sentence"
+	// ReasonDeadline: the language model had not answered when the answer's
+	// deadline (Config.Deadline) came near; a lower rung answered.
+	ReasonDeadline = "deadline"
+	// ReasonCut: the model's answer ran past its max_tokens budget and was
+	// cut; what it said was verified as it is.
+	ReasonCut = "llm_cut"
 	// ReasonNotInNotes: the answer says that the notes do not hold the
 	// answer (the model abstained, or nothing supported it).
 	ReasonNotInNotes = "not_in_notes"
@@ -62,7 +68,20 @@ type Config struct {
 	// answer asks the long_context role instead of fast (default 6000;
 	// without a long_context provider it stays with fast).
 	LongPrompt int
+	// Deadline bounds the whole answer (default 60 s). The language model
+	// runs under it, leaving a tenth of it (at most 5 s) to the lower rungs;
+	// when it passes, or the providers fail, the next rung answers (the
+	// extractive model, then the passages), never an error. Follow-up
+	// questions come after the answer and are not counted.
+	Deadline time.Duration
 }
+
+// DefaultDeadline is Config.Deadline's default.
+const DefaultDeadline = 60 * time.Second
+
+// lowerRungs is the part of the deadline kept for the rungs below the
+// language model.
+func lowerRungs(deadline time.Duration) time.Duration { return min(deadline/10, 5*time.Second) }
 
 func (c Config) withDefaults() Config {
 	if c.MinCoverage == 0 {
@@ -86,6 +105,9 @@ func (c Config) withDefaults() Config {
 	if c.LongPrompt == 0 {
 		c.LongPrompt = 6000
 	}
+	if c.Deadline <= 0 {
+		c.Deadline = DefaultDeadline
+	}
 	return c
 }
 
@@ -105,8 +127,18 @@ type Answerer struct {
 	Cache *Cache
 }
 
-// Answer answers rq. Token emission errors end the stream but not the answer.
+// Answer answers rq and then generates its follow-up questions: Respond,
+// then FollowUp. Token emission errors end the stream but not the answer.
 func (a *Answerer) Answer(ctx context.Context, rq *schemas.QueryReranked) *schemas.AnswerDone {
+	done := a.Respond(ctx, rq)
+	a.FollowUp(ctx, rq, done)
+	return done
+}
+
+// Respond answers rq within the deadline, streaming its tokens (the final
+// one included), without follow-up questions: deliver the answer, then call
+// FollowUp, which also keeps the answer in the cache.
+func (a *Answerer) Respond(ctx context.Context, rq *schemas.QueryReranked) *schemas.AnswerDone {
 	em := &emitter{emit: a.Emit, queryID: rq.QueryID}
 	defer func() { em.send(ctx, &schemas.AnswerToken{Final: true}) }()
 	if a.Cache != nil && len(rq.QueryVector) > 0 {
@@ -116,34 +148,76 @@ func (a *Answerer) Answer(ctx context.Context, rq *schemas.QueryReranked) *schem
 			out := &schemas.AnswerDone{QueryID: rq.QueryID, Question: rq.Question, Lang: rq.Lang, Mode: schemas.AnswerCache,
 				Answer: hit.Answer, Citations: hit.Citations, Confidence: hit.Confidence, FollowUps: hit.FollowUps,
 				Reasons:   []string{fmt.Sprintf("cache: answered before as %q (%s); its notes have not changed", hit.Question, hit.Mode)},
-				TimingsMS: map[string]float64{"cache": msSince(t)}}
+				TimingsMS: map[string]float64{"cache": msSince(t)}, StandaloneQuestion: standaloneQuestion(rq)}
 			em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
 			return out
 		}
 	}
-	out := a.answer(ctx, rq, em)
-	if a.Cache != nil {
-		_ = a.Cache.Put(ctx, rq.QueryVector, out)
+	return a.answer(ctx, rq, em)
+}
+
+// FollowUp generates the follow-up questions of done (an answer in mode llm;
+// a cached answer brings its own), sets them in done, keeps the answer in
+// the cache, and returns the kb.answer.followups event. Best effort: a
+// provider failure gives none.
+func (a *Answerer) FollowUp(ctx context.Context, rq *schemas.QueryReranked, done *schemas.AnswerDone) *schemas.AnswerFollowUps {
+	t := time.Now()
+	if done.Mode == schemas.AnswerLLM && a.Router != nil && len(done.FollowUps) == 0 {
+		q := done.StandaloneQuestion
+		if q == "" {
+			q = done.Question
+		}
+		done.FollowUps = FollowUps(ctx, a.Router, q, done.Answer, done.Lang)
 	}
-	return out
+	ev := &schemas.AnswerFollowUps{QueryID: done.QueryID, Lang: done.Lang, FollowUps: done.FollowUps,
+		TimingsMS: map[string]float64{"follow_ups": msSince(t)}}
+	if done.Mode != schemas.AnswerCache && done.TimingsMS != nil {
+		done.TimingsMS["follow_ups"] = ev.TimingsMS["follow_ups"]
+	}
+	if a.Cache != nil && done.Mode != schemas.AnswerCache {
+		_ = a.Cache.Put(ctx, rq.QueryVector, done)
+	}
+	return ev
+}
+
+// standaloneQuestion is the question as answered: with a chat history, the
+// retrieval's standalone reformulation of it; "" without history.
+func standaloneQuestion(rq *schemas.QueryReranked) string {
+	if len(rq.History) == 0 {
+		return ""
+	}
+	if q := strings.TrimSpace(rq.Query); q != "" {
+		return q
+	}
+	return rq.Question
 }
 
 func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *emitter) *schemas.AnswerDone {
 	cfg := a.Config.withDefaults()
-	out := &schemas.AnswerDone{QueryID: rq.QueryID, Question: rq.Question, Lang: rq.Lang, TimingsMS: map[string]float64{}}
+	// The whole answer has a deadline; the language model gets all of it
+	// but a reserve for the rungs below, which run under what is left.
+	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
+	defer cancel()
+	out := &schemas.AnswerDone{QueryID: rq.QueryID, Question: rq.Question, Lang: rq.Lang, TimingsMS: map[string]float64{},
+		StandaloneQuestion: standaloneQuestion(rq)}
 	for k, v := range rq.TimingsMS {
 		out.TimingsMS[k] = v
 	}
 	if len(rq.Contexts) == 0 {
-		out.Mode, out.Reasons = schemas.AnswerSearchOnly, []string{ReasonNoContexts}
+		out.Mode, out.Reasons = schemas.AnswerSearchOnly, []string{ReasonNoContexts, ReasonNotInNotes + ": retrieval found no passage"}
 		out.Answer = noNotes(rq.Lang)
 		em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
 		return out
 	}
 	if a.Router == nil {
 		out.Reasons = append(out.Reasons, ReasonNoProvider)
-	} else if a.llm(ctx, rq, cfg, em, out) {
-		return out
+	} else {
+		lctx, lcancel := context.WithTimeout(ctx, cfg.Deadline-lowerRungs(cfg.Deadline))
+		ok := a.llm(lctx, rq, cfg, em, out)
+		lcancel()
+		if ok {
+			return out
+		}
 	}
 	if a.extractive(ctx, rq, cfg, em, out) {
 		return out
@@ -158,7 +232,11 @@ func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *em
 func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Config, em *emitter, out *schemas.AnswerDone) bool {
 	ctxs := rq.Contexts[:min(len(rq.Contexts), cfg.MaxContexts)]
 	t := time.Now()
-	msgs := Prompt(rq.Question, rq.Lang, ctxs)
+	question := rq.Question
+	if out.StandaloneQuestion != "" {
+		question = out.StandaloneQuestion
+	}
+	msgs := withAskedQuestion(Prompt(question, rq.Lang, ctxs), rq.Question, question)
 	role := llm.RoleFast
 	if estimateTokens(msgs) >= cfg.LongPrompt {
 		role = llm.RoleLongContext
@@ -167,27 +245,34 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 	request := func(role string) llm.Request {
 		req := llm.Request{Role: role, Messages: msgs, OnRestart: func(string) { st.reset(); em.restart(ctx) }}
 		if a.Router.Structured(role) {
-			req.Messages, req.JSONSchema = JSONPrompt(rq.Question, rq.Lang, ctxs), AnswerSchema()
+			req.Messages, req.JSONSchema = withAskedQuestion(JSONPrompt(question, rq.Lang, ctxs), rq.Question, question), AnswerSchema()
 		}
 		return req
 	}
 	res, err := a.Router.Stream(ctx, request(role), st.write)
 	if errors.Is(err, llm.ErrNoProvider) && role != llm.RoleFast {
-		res, err = a.Router.Stream(ctx, request(llm.RoleFast), st.write)
+		role = llm.RoleFast
+		res, err = a.Router.Stream(ctx, request(role), st.write)
 	}
 	out.TimingsMS["llm"] = msSince(t)
 	if err != nil {
-		out.Reasons = append(out.Reasons, ReasonLLMFailed+": "+err.Error())
+		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+			out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the language model had not answered within %s (%s)",
+				ReasonDeadline, cfg.Deadline, failureSummary(res, err)))
+			return false
+		}
+		out.Reasons = append(out.Reasons, ReasonLLMFailed+": "+failureSummary(res, err))
 		return false
+	}
+	if res.Cut {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model's answer ran past its budget of %d tokens and was cut; it is verified as it is",
+			ReasonCut, a.Router.RoleSettings(role).MaxTokens))
 	}
 	v := Verify(a.Analyzer, res.Text, ctxs)
 	if !a.accept(v, cfg, out) {
 		return false
 	}
 	out.Provider = res.Provider
-	t = time.Now()
-	out.FollowUps = FollowUps(ctx, a.Router, rq.Question, v.Text, rq.Lang)
-	out.TimingsMS["follow_ups"] = msSince(t)
 	if v.Text != st.shown.String() {
 		// The streamed text had claims or markers that did not survive (or
 		// was a JSON reply whose markers were added): the client gets the
@@ -305,22 +390,95 @@ func noNotes(lang string) string {
 	return "Nothing in your notes matches this question."
 }
 
-// searchOnlyLead says why the answer is passages: the model's answer was
-// not supported by the notes, or no model could answer.
+// searchOnlyLead says why the answer is passages, as it happened: the
+// deadline passed, no language model could answer (and why), the model
+// said the notes do not answer it, the verifier rejected the model's
+// answer, or no model is configured.
 func searchOnlyLead(lang string, reasons []string) string {
-	unsupported := false
-	for _, r := range reasons {
-		unsupported = unsupported || strings.HasPrefix(r, ReasonLowCoverage)
+	find := func(prefix string) (string, bool) {
+		for _, r := range reasons {
+			if r == prefix || strings.HasPrefix(r, prefix+":") {
+				return strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(r, prefix), ":")), true
+			}
+		}
+		return "", false
 	}
-	switch {
-	case unsupported && isRussian(lang):
-		return "Ответ языковой модели не подтверждается заметками, поэтому вот самые подходящие места из них:"
-	case unsupported:
-		return "The language model's answer is not supported by your notes, so here are the most relevant passages:"
-	case isRussian(lang):
-		return "Языковая модель недоступна, поэтому вот самые подходящие места из заметок:"
+	ru := isRussian(lang)
+	if _, ok := find(ReasonDeadline); ok {
+		if ru {
+			return "Языковая модель не ответила вовремя, поэтому вот самые подходящие места из заметок:"
+		}
+		return "The language model did not answer in time, so here are the most relevant passages from your notes:"
 	}
-	return "No language model could answer, so here are the most relevant passages from your notes:"
+	if why, ok := find(ReasonLLMFailed); ok {
+		if ru {
+			return "Ни одна языковая модель не смогла ответить: " + why + ". Вот самые подходящие места из заметок:"
+		}
+		return "No language model could answer: " + why + ". Here are the most relevant passages from your notes:"
+	}
+	if _, ok := find(ReasonNotInNotes); ok {
+		if ru {
+			return "Похоже, в заметках нет ответа на этот вопрос. Вот самые близкие к нему места:"
+		}
+		return "Your notes do not seem to answer this question. Here are the closest passages:"
+	}
+	if _, ok := find(ReasonLowCoverage); ok {
+		if ru {
+			return "Ответ модели не подтверждается заметками, поэтому вот самые подходящие места из них:"
+		}
+		return "The model's answer is not supported by your notes, so here are the most relevant passages:"
+	}
+	if ru {
+		return "Языковая модель не настроена, поэтому вот самые подходящие места из заметок:"
+	}
+	return "No language model is configured, so here are the most relevant passages from your notes:"
+}
+
+// failureSummary says briefly why the language model gave no answer: the
+// last error of each provider tried (without response bodies), or the
+// router's error.
+func failureSummary(res llm.Result, err error) string {
+	var parts []string
+	seen := map[string]int{}
+	for _, at := range res.Attempts {
+		if at.Err == "" {
+			continue
+		}
+		msg := at.Err
+		if i := strings.Index(msg, `: body "`); i >= 0 {
+			msg = msg[:i]
+		}
+		msg = strings.TrimPrefix(msg, "llm provider "+at.Provider+": ")
+		if msg == context.DeadlineExceeded.Error() {
+			msg = fmt.Sprintf("stopped at the deadline after %d tokens", at.Tokens)
+		}
+		line := at.Provider + ": " + msg
+		if i, ok := seen[at.Provider]; ok {
+			parts[i] = line
+			continue
+		}
+		seen[at.Provider] = len(parts)
+		parts = append(parts, line)
+	}
+	if len(parts) == 0 {
+		msg := err.Error()
+		if i := strings.Index(msg, `: body "`); i >= 0 {
+			msg = msg[:i]
+		}
+		return strings.TrimPrefix(msg, "llm: ")
+	}
+	return strings.Join(parts, "; ")
+}
+
+// withAskedQuestion shows the question as the user asked it beside the
+// standalone one the prompt ends with, when they differ.
+func withAskedQuestion(msgs []llm.Message, asked, standalone string) []llm.Message {
+	if asked == standalone || len(msgs) == 0 {
+		return msgs
+	}
+	last := &msgs[len(msgs)-1]
+	last.Content = "The user asked, in a conversation: «" + asked + "». It is rewritten below as a standalone question; answer that.\n\n" + last.Content
+	return msgs
 }
 
 // estimateTokens is a prompt's size in tokens, roughly: four characters

@@ -45,7 +45,7 @@ func Streams() []jetstream.StreamConfig {
 		{
 			Name:        StreamQuery,
 			Description: "Queries and finished answers",
-			Subjects:    []string{"kb.query.>", "kb.answer.done"},
+			Subjects:    []string{"kb.query.>", schemas.SubjectAnswerDone, schemas.SubjectAnswerFollowUps},
 			Retention:   jetstream.LimitsPolicy,
 			Storage:     jetstream.FileStorage,
 			MaxAge:      time.Hour,

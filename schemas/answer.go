@@ -6,6 +6,9 @@ import "fmt"
 const (
 	TypeAnswerTokenV1 = "kb.answer.token.v1"
 	TypeAnswerDoneV1  = "kb.answer.done.v1"
+	// TypeAnswerFollowUpsV1 comes after kb.answer.done: follow-up
+	// questions are generated once the answer is out, so they never delay it.
+	TypeAnswerFollowUpsV1 = "kb.answer.followups.v1"
 )
 
 // SubjectAnswerTokensPrefix + query id is the core NATS subject (not a
@@ -115,6 +118,28 @@ func (e *AnswerDone) Validate() error {
 		if c.BlockID == "" {
 			return fmt.Errorf("citation %d has no block_id", i)
 		}
+	}
+	return nil
+}
+
+// AnswerFollowUps carries the follow-up questions of an answer, published
+// on kb.answer.followups after its kb.answer.done (none when the answer is
+// not a language model's, or the provider gave none).
+type AnswerFollowUps struct {
+	Envelope
+	QueryID   string             `json:"query_id"`
+	Lang      string             `json:"lang,omitempty"`
+	FollowUps []string           `json:"follow_ups"`
+	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
+}
+
+// MsgID is "followups:<query_id>".
+func (e *AnswerFollowUps) MsgID() string { return "followups:" + e.QueryID }
+
+// Validate checks the fields clients rely on.
+func (e *AnswerFollowUps) Validate() error {
+	if e.QueryID == "" {
+		return fmt.Errorf("query_id is required")
 	}
 	return nil
 }

@@ -21,6 +21,9 @@ const (
 	SubjectRetrieved    = "kb.query.retrieved"
 	SubjectReranked     = "kb.query.reranked"
 	SubjectAnswerDone   = "kb.answer.done"
+	// SubjectAnswerFollowUps carries an answer's follow-up questions, after
+	// its kb.answer.done.
+	SubjectAnswerFollowUps = "kb.answer.followups"
 	// SubjectDLQPrefix + stage is where the bus copies poison messages.
 	SubjectDLQPrefix = "kb.dlq."
 )
@@ -75,6 +78,9 @@ func init() {
 	register(Spec{Type: TypeAnswerDoneV1, Subject: SubjectAnswerDone,
 		Description: "A finished answer: mode, text, verified citations, confidence, reasons, timings.",
 		New:         func() Event { return new(AnswerDone) }})
+	register(Spec{Type: TypeAnswerFollowUpsV1, Subject: SubjectAnswerFollowUps,
+		Description: "An answer's follow-up questions, sent after its kb.answer.done so they never delay it.",
+		New:         func() Event { return new(AnswerFollowUps) }})
 	// Tokens go to kb.answer.tokens.<query_id>; the registry names the prefix.
 	register(Spec{Type: TypeAnswerTokenV1, Subject: SubjectAnswerTokensPrefix + "*",
 		Description: "One streamed piece of an answer (core NATS, not a stream), with a sequence number; the last is final.",

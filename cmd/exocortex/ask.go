@@ -21,6 +21,9 @@ func cmdAsk(ctx context.Context, args []string) error {
 	c.register(fs, "warn")
 	var n neural
 	n.register(fs)
+	var af answerFlags
+	af.register(fs)
+	followWait := fs.Duration("follow-ups-wait", 10*time.Second, "how long to wait, after the answer, for its follow-up questions (0: do not wait)")
 	asJSON := fs.Bool("json", false, "print the kb.answer.done object instead of streaming")
 	history := fs.String("history", "", "chat history: a JSON file of [{\"role\":\"user\"|\"assistant\",\"text\":...}]")
 	lang := fs.String("lang", "", "the question's language (ru, en); default: detected")
@@ -53,6 +56,9 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
+	if err := af.apply(&cfg); err != nil {
+		return err
+	}
 	if n.noModels {
 		q.Options.Mode = schemas.ModeLexical // applies to this query also when a running system answers it
 	}
@@ -69,14 +75,15 @@ func cmdAsk(ctx context.Context, args []string) error {
 		mu.Lock()
 		defer mu.Unlock()
 		if t.Restart {
-			fmt.Print("\n[restarting: the provider failed midway]\n")
+			fmt.Print("\n[restarting: the text above is withdrawn (the provider failed or ran out of time, or its answer did not hold)]\n")
 		}
 		fmt.Print(t.Text)
 	}
 	var notes []string
 	var done *schemas.AnswerDone
+	var fu *pipeline.FollowUps
 	if local {
-		done, err = pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
+		done, fu, err = pipeline.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
 	} else {
 		// A running system answers: its settings, not this client's,
 		// unless the client brought its own language-model providers,
@@ -90,21 +97,40 @@ func cmdAsk(ctx context.Context, args []string) error {
 				reasonClientProviders, strings.Join(pipeline.ProviderSummary(mine), ", "), src, who))
 		}
 		notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
+		if src, ok := af.given(); ok && !here && (st == nil || st.AnswerDeadline != af.deadline.String()) {
+			running := "its own"
+			if st != nil && st.AnswerDeadline != "" {
+				running = st.AnswerDeadline
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s answers within its deadline (%s), not your %s; restart it with the deadline to use it",
+				reasonRunningSettings, who, running, src))
+		}
 		for _, note := range notes {
 			fmt.Fprintf(os.Stderr, "note: %s\n", note)
 		}
 		if here {
 			log := c.logger()
-			done, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, *timeout, onToken)
+			done, fu, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, cfg.Answer, *timeout, onToken)
 		} else {
-			done, err = pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
+			done, fu, err = pipeline.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
 		}
 	}
 	if err != nil {
 		return err
 	}
+	defer fu.Close()
+	// Follow-up questions come after the answer, so they never delay it;
+	// wait a little for them.
+	followUps := func() []string {
+		if len(done.FollowUps) > 0 || *followWait <= 0 {
+			return done.FollowUps
+		}
+		qs, _ := fu.Wait(ctx, *followWait)
+		return qs
+	}
 	if *asJSON {
 		done.Reasons = append(done.Reasons, notes...)
+		done.FollowUps = followUps()
 		return printJSON(done)
 	}
 	mu.Lock()
@@ -115,6 +141,18 @@ func cmdAsk(ctx context.Context, args []string) error {
 	}
 	for _, r := range done.Reasons {
 		fmt.Printf("note: %s\n", r)
+	}
+	if done.StandaloneQuestion != "" && done.StandaloneQuestion != done.Question {
+		fmt.Printf("answered as: %s\n", done.StandaloneQuestion)
+	}
+	mu.Unlock()
+	qs := followUps()
+	mu.Lock()
+	if len(qs) > 0 {
+		fmt.Printf("\nfollow-up questions:\n")
+		for _, q := range qs {
+			fmt.Printf("  - %s\n", q)
+		}
 	}
 	return nil
 }

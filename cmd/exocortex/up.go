@@ -21,6 +21,8 @@ func cmdUp(ctx context.Context, args []string) error {
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
 	var n neural
 	n.register(fs)
+	var af answerFlags
+	af.register(fs)
 	var br bridge
 	br.register(fs)
 	if _, err := parse(fs, args); err != nil {
@@ -33,6 +35,9 @@ func cmdUp(ctx context.Context, args []string) error {
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	if err := n.apply(&cfg); err != nil {
+		return err
+	}
+	if err := af.apply(&cfg); err != nil {
 		return err
 	}
 	if err := br.apply(&cfg); err != nil {
@@ -72,6 +77,8 @@ func cmdWorker(ctx context.Context, args []string) error {
 	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
 	var n neural
 	n.register(fs)
+	var af answerFlags
+	af.register(fs)
 	var br bridge
 	br.register(fs)
 	if _, err := parse(fs, args); err != nil {
@@ -91,6 +98,9 @@ func cmdWorker(ctx context.Context, args []string) error {
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	if err := n.apply(&cfg); err != nil {
+		return err
+	}
+	if err := af.apply(&cfg); err != nil {
 		return err
 	}
 	if err := br.apply(&cfg); err != nil {

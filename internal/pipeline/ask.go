@@ -3,6 +3,7 @@ package pipeline
 import (
 	"context"
 	"fmt"
+	"maps"
 	"sync"
 	"time"
 
@@ -47,7 +48,76 @@ func detectLang(q *schemas.QuerySubmitted) {
 // token of kb.answer.tokens.<query_id> as it comes (restart markers
 // included), and the finished kb.answer.done is returned.
 func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	done, fu, err := AskAnswerFollowUps(ctx, b, q, timeout, onToken)
+	if fu != nil {
+		fu.Close()
+	}
+	return done, err
+}
+
+// FollowUps waits for the follow-up questions of an answer, which come
+// after it (kb.answer.followups). Close it when done with it.
+type FollowUps struct {
+	ch    chan []string
+	close func()
+	once  sync.Once
+}
+
+func newFollowUps(close func()) *FollowUps {
+	return &FollowUps{ch: make(chan []string, 1), close: close}
+}
+
+func (f *FollowUps) deliver(qs []string) {
+	select {
+	case f.ch <- qs:
+	default: // a duplicate
+	}
+}
+
+// Wait returns the follow-up questions if they come within d (ok false
+// when they did not; an empty list when the answer has none).
+func (f *FollowUps) Wait(ctx context.Context, d time.Duration) (qs []string, ok bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case qs := <-f.ch:
+		return qs, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false
+}
+
+// Close stops waiting for them.
+func (f *FollowUps) Close() { f.once.Do(f.close) }
+
+// AskAnswerFollowUps is AskAnswer that also listens for the answer's
+// follow-up questions, published after it: wait for them with the returned
+// FollowUps (nil on error).
+func AskAnswerFollowUps(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
 	detectLang(q)
+	ch := make(chan []string, 1)
+	stopFU, err := b.Subscribe(schemas.SubjectAnswerFollowUps, func(ev schemas.Event) {
+		if f, ok := ev.(*schemas.AnswerFollowUps); ok && f.QueryID == q.QueryID {
+			select {
+			case ch <- f.FollowUps:
+			default: // a duplicate
+			}
+		}
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	fu := &FollowUps{ch: ch, close: stopFU}
+	done, err := askAnswer(ctx, b, q, timeout, onToken)
+	if err != nil {
+		fu.Close()
+		return nil, nil, err
+	}
+	return done, fu, nil
+}
+
+func askAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	final := make(chan struct{})
@@ -92,32 +162,41 @@ func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 // language-model providers over the contexts the running system retrieves
 // (its retrieve and rerank stages; its answer stage is told to leave the
 // query alone). onToken gets the streamed tokens. The extractive rung is
-// the running system's only, so it is not tried here.
+// the running system's only, so it is not tried here. The answer is
+// returned as soon as it is final; its follow-up questions are generated
+// after it, for the returned FollowUps (until it is closed).
 func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, providers llm.Config, opts llm.RouterOptions,
-	timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	cfg answer.Config, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
 	q.Options.NoAnswer = true
 	rq, err := Ask(ctx, b, q, timeout)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if rq.Lang == "" {
 		rq.Lang = q.Lang // a running system from before language detection
 	}
 	an, err := analysis.New(analysis.Full)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	router, err := llm.NewRouter(providers, opts)
 	if err != nil {
-		return nil, fmt.Errorf("language-model providers: %w", err)
+		return nil, nil, fmt.Errorf("language-model providers: %w", err)
 	}
-	a := &answer.Answerer{Analyzer: an, Router: router, Emit: func(ctx context.Context, t *schemas.AnswerToken) error {
+	a := &answer.Answerer{Analyzer: an, Router: router, Config: cfg, Emit: func(ctx context.Context, t *schemas.AnswerToken) error {
 		if onToken != nil {
 			onToken(t)
 		}
 		return nil
 	}}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	return a.Answer(ctx, rq), nil
+	done := a.Respond(ctx, rq)
+	fu := newFollowUps(cancel)
+	later := *done // FollowUp writes to it while the caller reads done
+	later.TimingsMS = maps.Clone(done.TimingsMS)
+	go func() {
+		ev := a.FollowUp(ctx, rq, &later)
+		fu.deliver(ev.FollowUps)
+	}()
+	return done, fu, nil
 }

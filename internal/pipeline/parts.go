@@ -213,7 +213,7 @@ func (s *System) openAnswer() error {
 	if err != nil {
 		return err
 	}
-	s.Answerer = &answer.Answerer{Analyzer: an}
+	s.Answerer = &answer.Answerer{Analyzer: an, Config: s.cfg.Answer}
 	cfg := s.cfg.LLM
 	if cfg == nil {
 		if c, ok := llm.FromEnv(); ok {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/models/llm"
 )
@@ -27,6 +28,16 @@ type Settings struct {
 	NoModels  bool   `json:"no_models,omitempty"`
 	// Search is the fullest retrieval mode its models allow.
 	Search string `json:"search"`
+	// AnswerDeadline is its answers' deadline ("60s").
+	AnswerDeadline string `json:"answer_deadline,omitempty"`
+}
+
+// AnswerDeadline is the deadline answers get with cfg.
+func AnswerDeadline(cfg answer.Config) time.Duration {
+	if cfg.Deadline > 0 {
+		return cfg.Deadline
+	}
+	return answer.DefaultDeadline
 }
 
 // ProviderSummary names the providers of c as Settings.Providers does.
@@ -43,7 +54,8 @@ func ProviderSummary(c *llm.Config) []string {
 
 // settings is what this system answers queries with.
 func (s *System) settings() Settings {
-	st := Settings{DataDir: absPath(s.cfg.DataDir), Providers: ProviderSummary(s.llmCfg), NoModels: s.cfg.NoModels, Search: "lexical"}
+	st := Settings{DataDir: absPath(s.cfg.DataDir), Providers: ProviderSummary(s.llmCfg), NoModels: s.cfg.NoModels, Search: "lexical",
+		AnswerDeadline: AnswerDeadline(s.cfg.Answer).String()}
 	if !s.cfg.NoModels {
 		st.ModelsDir = absPath(s.modelsDir())
 	}

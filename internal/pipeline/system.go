@@ -23,6 +23,7 @@ import (
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	answerstage "github.com/exocortex/exocortex/workers/answer"
@@ -75,6 +76,9 @@ type Config struct {
 	LLM *llm.Config
 	// LLMOptions tune the router (breaker, retries, backoff).
 	LLMOptions llm.RouterOptions
+	// Answer tunes the answer stage (its deadline, default 60 s, and the
+	// rest of answer.Config's defaults).
+	Answer answer.Config
 	// SiYuan, when set, runs the SiYuan bridge with the stages (or alone
 	// with Stages ["siyuan"]).
 	SiYuan *SiYuanConfig
@@ -288,7 +292,10 @@ func (s *System) startStage(ctx context.Context, name string) error {
 	case bus.StageRerank:
 		h = retrieve.NewRerank(s.Retriever)
 	case bus.StageAnswer:
-		h = answerstage.New(s.Answerer, s.Bus.PublishCore)
+		h = answerstage.New(s.Answerer, s.Bus.PublishCore, func(ctx context.Context, ev schemas.Event, traceID string) error {
+			_, err := s.Bus.Publish(ctx, ev, traceID)
+			return err
+		})
 	default:
 		return fmt.Errorf("stage %q has no handler in this build", name)
 	}

@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // DefaultTimeout bounds one request (first byte and whole stream) when a
@@ -30,8 +31,24 @@ type ChatRequest struct {
 	Model       string
 	Messages    []Message
 	Temperature *float64
-	MaxTokens   int
+	// MaxTokens is sent as max_tokens and is also the client's own budget:
+	// a stream that runs past it (with a small margin) is cut, and what
+	// arrived is returned with FinishReason "length" and no error.
+	MaxTokens int
+	Stop      []string
+	// JSONSchema, when set, is sent as response_format
+	// {"type":"json_schema","json_schema":{...}}.
+	JSONSchema *JSONSchema
 }
+
+// FinishLength is the finish reason of a generation that reached its
+// max_tokens budget (reported by the provider, or cut by the client).
+const FinishLength = "length"
+
+// budgetLimit is how many tokens a stream may deliver for a max_tokens
+// budget before the client cuts it: the providers count tokens their own
+// way, so a small margin.
+func budgetLimit(maxTokens int) int { return maxTokens + maxTokens/10 + 16 }
 
 // Usage is the token accounting a provider reports, when it does.
 type Usage struct {
@@ -46,6 +63,9 @@ type Completion struct {
 	FinishReason string
 	Usage        *Usage // nil when the provider reported none
 	Tokens       int    // pieces delivered to the token callback
+	// Cut says the client stopped reading a stream that ran past its
+	// max_tokens budget (FinishReason is then "length").
+	Cut bool
 }
 
 // Client talks to one OpenAI-compatible provider.
@@ -60,11 +80,18 @@ type Client struct {
 }
 
 type chatBody struct {
-	Model       string    `json:"model"`
-	Messages    []Message `json:"messages"`
-	Stream      bool      `json:"stream"`
-	Temperature *float64  `json:"temperature,omitempty"`
-	MaxTokens   int       `json:"max_tokens,omitempty"`
+	Model          string          `json:"model"`
+	Messages       []Message       `json:"messages"`
+	Stream         bool            `json:"stream"`
+	Temperature    *float64        `json:"temperature,omitempty"`
+	MaxTokens      int             `json:"max_tokens,omitempty"`
+	Stop           []string        `json:"stop,omitempty"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+}
+
+type responseFormat struct {
+	Type       string      `json:"type"`
+	JSONSchema *JSONSchema `json:"json_schema,omitempty"`
 }
 
 type chunk struct {
@@ -118,10 +145,14 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onToken func(string)
 }
 
 func (c *Client) do(ctx context.Context, req ChatRequest, onToken func(string) error) (Completion, error) {
-	body, err := json.Marshal(chatBody{
+	cb := chatBody{
 		Model: req.Model, Messages: req.Messages, Stream: true,
-		Temperature: req.Temperature, MaxTokens: req.MaxTokens,
-	})
+		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Stop: req.Stop,
+	}
+	if req.JSONSchema != nil {
+		cb.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: req.JSONSchema}
+	}
+	body, err := json.Marshal(cb)
 	if err != nil {
 		return Completion{}, fmt.Errorf("encode chat request: %w", err)
 	}
@@ -151,7 +182,7 @@ func (c *Client) do(ctx context.Context, req ChatRequest, onToken func(string) e
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
 	if mt == "text/event-stream" {
-		return c.readStream(ctx, resp.Body, onToken)
+		return c.readStream(ctx, resp.Body, req.MaxTokens, onToken)
 	}
 	return c.readJSON(resp.Body, onToken)
 }
@@ -211,12 +242,17 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 	return 0
 }
 
-func (c *Client) readStream(ctx context.Context, r io.Reader, onToken func(string) error) (Completion, error) {
+func (c *Client) readStream(ctx context.Context, r io.Reader, maxTokens int, onToken func(string) error) (Completion, error) {
 	var (
-		comp Completion
-		text strings.Builder
-		done bool
+		comp  Completion
+		text  strings.Builder
+		done  bool
+		runes int
 	)
+	limit := 0
+	if maxTokens > 0 {
+		limit = budgetLimit(maxTokens)
+	}
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64*1024), 4*1024*1024)
 	for sc.Scan() {
@@ -256,9 +292,18 @@ func (c *Client) readStream(ctx context.Context, r io.Reader, onToken func(strin
 		if tok := choice.Delta.Content; tok != "" {
 			text.WriteString(tok)
 			comp.Tokens++
+			runes += utf8.RuneCountInString(tok)
 			if err := onToken(tok); err != nil {
 				comp.Text = text.String()
 				return comp, fmt.Errorf("deliver token: %w", err)
+			}
+			// Tokens are counted as the pieces delivered, or four
+			// characters each when the pieces are larger.
+			if limit > 0 && max(comp.Tokens, runes/4) > limit {
+				// Over budget: the provider ignored max_tokens (or never
+				// stops). Stop reading; the caller closes the body.
+				comp.Text, comp.FinishReason, comp.Cut = text.String(), FinishLength, true
+				return comp, nil
 			}
 		}
 		if choice.FinishReason != nil && *choice.FinishReason != "" {

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/url"
 	"os"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -38,7 +39,58 @@ type Provider struct {
 type Config struct {
 	Providers []Provider `json:"providers"`
 	MaskPII   bool       `json:"mask_pii"` // mask e-mails and phones before sending to non-local providers
+	// Roles are the generation settings per role; a role or field left out
+	// takes DefaultRoles'. The router fills a request's zero fields from them.
+	Roles map[string]RoleSettings `json:"roles,omitempty"`
 }
+
+// RoleSettings bound one role's generation: every request of the role
+// carries max_tokens, temperature and stop.
+type RoleSettings struct {
+	// MaxTokens is the generation budget (max_tokens); a stream that runs
+	// past it is cut by the client and returned as is (finish "length").
+	MaxTokens int `json:"max_tokens,omitempty"`
+	// Temperature is sent as temperature (0 to 2).
+	Temperature *float64 `json:"temperature,omitempty"`
+	// Stop ends the generation at any of these strings (OpenAI "stop", at
+	// most 4).
+	Stop []string `json:"stop,omitempty"`
+}
+
+// DefaultRoles are the generation settings a role gets when the config
+// says nothing: answers (fast, long_context) are bounded and stop when the
+// model starts to invent another question or context; strategic calls
+// (query rewriting, translation, follow-ups) are short.
+func DefaultRoles() map[string]RoleSettings {
+	t := func(v float64) *float64 { return &v }
+	answerStop := []string{"\nQuestion:", "<context"}
+	return map[string]RoleSettings{
+		RoleFast:        {MaxTokens: 1024, Temperature: t(0.2), Stop: answerStop},
+		RoleLongContext: {MaxTokens: 2048, Temperature: t(0.2), Stop: answerStop},
+		RoleStrategic:   {MaxTokens: 256, Temperature: t(0.3)},
+	}
+}
+
+// RoleSettings returns the settings of role: the config's, with the fields
+// it leaves out taken from DefaultRoles.
+func (c Config) RoleSettings(role string) RoleSettings {
+	s := DefaultRoles()[role]
+	if o, ok := c.Roles[role]; ok {
+		if o.MaxTokens > 0 {
+			s.MaxTokens = o.MaxTokens
+		}
+		if o.Temperature != nil {
+			s.Temperature = o.Temperature
+		}
+		if o.Stop != nil {
+			s.Stop = o.Stop
+		}
+	}
+	return s
+}
+
+// maxStop is how many stop strings the OpenAI API takes.
+const maxStop = 4
 
 // Validate reports every problem at once.
 func (c Config) Validate() error {
@@ -75,6 +127,31 @@ func (c Config) Validate() error {
 		if p.Timeout < 0 {
 			errs = append(errs, fmt.Errorf("provider %s: negative timeout %s", name, p.Timeout))
 		}
+		switch p.StructuredOutput {
+		case "", "none", "json_schema":
+		default:
+			errs = append(errs, fmt.Errorf("provider %s: structured_output %q: want \"json_schema\" or \"none\"", name, p.StructuredOutput))
+		}
+	}
+	roles := make([]string, 0, len(c.Roles))
+	for role := range c.Roles {
+		roles = append(roles, role)
+	}
+	sort.Strings(roles)
+	for _, role := range roles {
+		rs := c.Roles[role]
+		if _, known := DefaultRoles()[role]; !known {
+			errs = append(errs, fmt.Errorf("roles: unknown role %q (want fast, long_context or strategic)", role))
+		}
+		if rs.MaxTokens < 0 {
+			errs = append(errs, fmt.Errorf("roles: %s: negative max_tokens %d", role, rs.MaxTokens))
+		}
+		if rs.Temperature != nil && (*rs.Temperature < 0 || *rs.Temperature > 2) {
+			errs = append(errs, fmt.Errorf("roles: %s: temperature %g is outside 0..2", role, *rs.Temperature))
+		}
+		if len(rs.Stop) > maxStop {
+			errs = append(errs, fmt.Errorf("roles: %s: %d stop strings, at most %d", role, len(rs.Stop), maxStop))
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -106,6 +183,9 @@ const (
 	EnvBaseURL = "EXOCORTEX_LLM_BASE_URL"
 	EnvAPIKey  = "EXOCORTEX_LLM_API_KEY"
 	EnvModel   = "EXOCORTEX_LLM_MODEL"
+	// EnvStructuredOutput is the provider's structured_output
+	// ("json_schema" when it takes response_format json_schema).
+	EnvStructuredOutput = "EXOCORTEX_LLM_STRUCTURED_OUTPUT"
 )
 
 // FromEnv builds a one-provider config from EXOCORTEX_LLM_BASE_URL,
@@ -127,6 +207,8 @@ func FromEnv() (Config, bool) {
 		APIKeyEnv: EnvAPIKey,
 		Models:    models,
 		Free:      IsLocal(base),
+
+		StructuredOutput: strings.TrimSpace(os.Getenv(EnvStructuredOutput)),
 	}}}, true
 }
 
@@ -136,13 +218,16 @@ type fileProvider struct {
 }
 
 type fileConfig struct {
-	Providers []fileProvider `json:"providers"`
-	MaskPII   bool           `json:"mask_pii"`
+	Providers []fileProvider          `json:"providers"`
+	MaskPII   bool                    `json:"mask_pii"`
+	Roles     map[string]RoleSettings `json:"roles"`
 }
 
 // LoadConfig reads a JSON config file: {"mask_pii": true, "providers":
 // [{"name", "base_url", "api_key_env", "models": {"fast": "..."}, "free",
-// "rate_limit": "30/10m", "timeout": "30s"}]}, then validates it.
+// "rate_limit": "30/10m", "timeout": "30s", "structured_output": "json_schema"}],
+// "roles": {"fast": {"max_tokens": 1024, "temperature": 0.2, "stop": ["..."]}}},
+// then validates it.
 func LoadConfig(path string) (Config, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -154,7 +239,7 @@ func LoadConfig(path string) (Config, error) {
 	if err := dec.Decode(&fc); err != nil {
 		return Config{}, fmt.Errorf("load llm config %s: %w", path, err)
 	}
-	cfg := Config{MaskPII: fc.MaskPII}
+	cfg := Config{MaskPII: fc.MaskPII, Roles: fc.Roles}
 	var errs []error
 	for i, fp := range fc.Providers {
 		p := fp.Provider

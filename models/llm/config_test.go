@@ -69,11 +69,20 @@ func TestFromEnv(t *testing.T) {
 		t.Fatalf("cfg = %+v, ok = %v", cfg, ok)
 	}
 	p := cfg.Providers[0]
-	if p.APIKeyEnv != EnvAPIKey || !p.Free || p.Models[RoleFast] != "qwen" || p.Models[RoleStrategic] != "qwen" || p.Models[RoleLongContext] != "qwen" {
+	if p.APIKeyEnv != EnvAPIKey || !p.Free || p.Models[RoleFast] != "qwen" || p.Models[RoleStrategic] != "qwen" || p.Models[RoleLongContext] != "qwen" ||
+		p.StructuredOutput != "" {
 		t.Fatalf("provider = %+v", p)
 	}
 	if err := cfg.Validate(); err != nil {
 		t.Fatal(err)
+	}
+	t.Setenv(EnvStructuredOutput, "json_schema")
+	if cfg, _ := FromEnv(); cfg.Providers[0].StructuredOutput != "json_schema" {
+		t.Fatalf("structured output %q", cfg.Providers[0].StructuredOutput)
+	}
+	t.Setenv(EnvStructuredOutput, "yes")
+	if cfg, _ := FromEnv(); cfg.Validate() == nil {
+		t.Fatal("structured output \"yes\" is valid")
 	}
 }
 

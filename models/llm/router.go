@@ -51,6 +51,13 @@ type Result struct {
 	FinishReason string
 	Usage        *Usage
 	Attempts     []Attempt
+	// Structured says the answering request asked for structured output
+	// (response_format json_schema was sent); the text may still be prose
+	// when the provider ignores it.
+	Structured bool
+	// Cut says the client cut the stream at its max_tokens budget
+	// (FinishReason "length"); the text is what arrived.
+	Cut bool
 }
 
 // Attempt is one request to one provider. Restarted marks an attempt whose
@@ -102,6 +109,7 @@ type ProviderHealth struct {
 type Router struct {
 	opts      RouterOptions
 	maskPII   bool
+	roles     Config // for RoleSettings
 	providers []*provider
 }
 
@@ -113,11 +121,16 @@ type provider struct {
 	limitN  int
 	limitP  time.Duration
 
-	mu         sync.Mutex
-	errScore   float64
-	errAt      time.Time
-	latency    time.Duration
-	requestsAt []time.Time
+	mu sync.Mutex
+	// noSchema: the provider answered 400 to response_format; ignoresSchema:
+	// it was sent response_format and answered something that is not JSON.
+	// Either way it is asked for prose from then on.
+	noSchema      bool
+	ignoresSchema bool
+	errScore      float64
+	errAt         time.Time
+	latency       time.Duration
+	requestsAt    []time.Time
 }
 
 const latencyAlpha = 0.3
@@ -158,7 +171,7 @@ func NewRouter(cfg Config, opts RouterOptions) (*Router, error) {
 		l := zerolog.Nop()
 		opts.Logger = &l
 	}
-	r := &Router{opts: opts, maskPII: cfg.MaskPII}
+	r := &Router{opts: opts, maskPII: cfg.MaskPII, roles: Config{Roles: cfg.Roles}}
 	for _, pc := range cfg.Providers {
 		p := &provider{cfg: pc, local: IsLocal(pc.BaseURL)}
 		if pc.RateLimit != "" {
@@ -333,6 +346,7 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 	if onToken == nil {
 		onToken = func(string) error { return nil }
 	}
+	req = r.withRoleSettings(req)
 	cands, skipped, limited, nextSlot := r.plan(req.Role)
 	var res Result
 	if len(cands) == 0 {
@@ -367,7 +381,10 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 				msgs[i] = Message{Role: m.Role, Content: MaskPII(m.Content)}
 			}
 		}
-		creq := ChatRequest{Model: c.model, Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens}
+		creq := ChatRequest{Model: c.model, Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Stop: req.Stop}
+		if req.JSONSchema != nil && p.takesSchema() {
+			creq.JSONSchema = req.JSONSchema
+		}
 
 		attempt := func() (Completion, error) {
 			if pending != "" {
@@ -389,8 +406,35 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 				Int("attempt", attemptNo).Logger()
 			start := time.Now()
 			comp, err := p.client.Chat(ctx, creq, onToken)
+			var pe400 *ProviderError
+			if creq.JSONSchema != nil && errors.As(err, &pe400) && pe400.Status == http.StatusBadRequest && comp.Tokens == 0 {
+				// The provider does not take response_format: once more
+				// without it, and never again with it.
+				p.mu.Lock()
+				first := !p.noSchema
+				p.noSchema = true
+				p.mu.Unlock()
+				if first {
+					log.Warn().Str("error", err.Error()).
+						Msg("llm provider rejects response_format json_schema; asking it for prose from now on")
+				}
+				res.Attempts = append(res.Attempts, Attempt{Provider: p.cfg.Name, Err: err.Error(), Duration: time.Since(start)})
+				creq.JSONSchema = nil
+				start = time.Now()
+				comp, err = p.client.Chat(ctx, creq, onToken)
+			}
 			dur := time.Since(start)
 			r.record(p, err, dur)
+			if err == nil && creq.JSONSchema != nil && !looksJSON(comp) {
+				p.mu.Lock()
+				first := !p.ignoresSchema
+				p.ignoresSchema = true
+				p.mu.Unlock()
+				if first {
+					log.Warn().Str("text", excerpt(comp.Text, "")).
+						Msg("llm provider ignores response_format json_schema (answered prose); asking it for prose from now on")
+				}
+			}
 			a := Attempt{Provider: p.cfg.Name, Duration: dur, Tokens: comp.Tokens}
 			ev := log.Info()
 			if err != nil {
@@ -424,7 +468,8 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 		comp, err := failsafe.With[Completion](retry, p.breaker).WithContext(ctx).Get(attempt)
 		if err == nil {
 			res.Text, res.Provider, res.Model = comp.Text, p.cfg.Name, c.model
-			res.FinishReason, res.Usage = comp.FinishReason, comp.Usage
+			res.FinishReason, res.Usage, res.Cut = comp.FinishReason, comp.Usage, comp.Cut
+			res.Structured = creq.JSONSchema != nil
 			return res, nil
 		}
 		if ctx.Err() != nil {
@@ -500,12 +545,54 @@ func (r *Router) record(p *provider, err error, dur time.Duration) {
 
 // Structured tells whether the provider the router would try first for role
 // takes structured output (response_format json_schema), so the caller can
-// ask for JSON. A provider that ignores it is answered in prose anyway, and
-// callers parse either.
+// ask for JSON: configured so, and not found to reject it (400) or to
+// ignore it (answering prose). Callers parse either format anyway.
 func (r *Router) Structured(role string) bool {
 	cands, _, _, _ := r.plan(role)
 	if len(cands) == 0 {
 		return false
 	}
-	return cands[0].p.cfg.StructuredOutput == "json_schema"
+	return cands[0].p.takesSchema()
+}
+
+// takesSchema: configured for response_format json_schema and not found
+// to reject or ignore it.
+func (p *provider) takesSchema() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cfg.StructuredOutput == "json_schema" && !p.noSchema && !p.ignoresSchema
+}
+
+// withRoleSettings fills the request's zero generation fields from its
+// role's settings (the config's, or DefaultRoles').
+func (r *Router) withRoleSettings(req Request) Request {
+	rs := r.roles.RoleSettings(req.Role)
+	if req.MaxTokens == 0 {
+		req.MaxTokens = rs.MaxTokens
+	}
+	if req.Temperature == nil {
+		req.Temperature = rs.Temperature
+	}
+	if req.Stop == nil {
+		req.Stop = rs.Stop
+	}
+	return req
+}
+
+// RoleSettings returns the generation settings requests of role get.
+func (r *Router) RoleSettings(role string) RoleSettings { return r.roles.RoleSettings(role) }
+
+// looksJSON tells whether a completion asked for JSON came back as JSON: an
+// object (in a code fence or not), or, when cut at its budget, the start of
+// one.
+func looksJSON(c Completion) bool {
+	t := strings.TrimSpace(c.Text)
+	if s, ok := strings.CutPrefix(t, "```"); ok {
+		s = strings.TrimPrefix(s, "json")
+		t = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(s), "```"))
+	}
+	if !strings.HasPrefix(t, "{") {
+		return false
+	}
+	return c.FinishReason == FinishLength || json.Valid([]byte(t))
 }

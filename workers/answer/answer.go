@@ -1,10 +1,11 @@
 // Package answer is the answer stage: kb.query.reranked -> streamed tokens on
-// kb.answer.tokens.<query_id> (core NATS) and the finished answer on
-// kb.answer.done.
+// kb.answer.tokens.<query_id> (core NATS), the finished answer on
+// kb.answer.done, then its follow-up questions on kb.answer.followups.
 package answer
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/rs/zerolog"
 
@@ -13,10 +14,16 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 )
 
+// Publish sends an event: on core NATS for the tokens, on its stream for
+// the answer.
+type Publish func(ctx context.Context, ev schemas.Event, traceID string) error
+
 // New returns the stage's handler. Tokens go out as they come through
-// publish (the bus's core publish); the answer is the handler's output, so
-// it is published on the stream before the query is acked.
-func New(a *answer.Answerer, publish func(ev schemas.Event, traceID string) error) bus.Handler {
+// publishCore (the bus's core publish). The answer goes out through
+// publish (its stream) as soon as it is final, before the follow-up
+// questions are generated, so they never delay it; the follow-ups are the
+// handler's output, published on their stream before the query is acked.
+func New(a *answer.Answerer, publishCore func(ev schemas.Event, traceID string) error, publish Publish) bus.Handler {
 	return bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 		rq, err := bus.Decode[*schemas.QueryReranked](m)
 		if err != nil {
@@ -25,17 +32,24 @@ func New(a *answer.Answerer, publish func(ev schemas.Event, traceID string) erro
 		if rq.Options.NoAnswer {
 			return nil, nil // the client wanted the contexts only
 		}
+		log := zerolog.Ctx(ctx)
 		ans := *a
 		ans.Emit = func(ctx context.Context, t *schemas.AnswerToken) error {
-			if err := publish(t, m.TraceID); err != nil {
-				zerolog.Ctx(ctx).Warn().Err(err).Str("query_id", rq.QueryID).Int("seq", t.Seq).Msg("answer token not sent; the stream to the client stops")
+			if err := publishCore(t, m.TraceID); err != nil {
+				log.Warn().Err(err).Str("query_id", rq.QueryID).Int("seq", t.Seq).Msg("answer token not sent; the stream to the client stops")
 				return err
 			}
 			return nil
 		}
-		done := ans.Answer(ctx, rq)
-		zerolog.Ctx(ctx).Info().Str("query_id", rq.QueryID).Str("mode", done.Mode).Int("citations", len(done.Citations)).
+		done := ans.Respond(ctx, rq)
+		log.Info().Str("query_id", rq.QueryID).Str("mode", done.Mode).Int("citations", len(done.Citations)).
 			Float64("confidence", done.Confidence).Strs("reasons", done.Reasons).Msg("answered")
-		return []schemas.Event{done}, nil
+		if err := publish(ctx, done, m.TraceID); err != nil {
+			return nil, fmt.Errorf("publish answer %s: %w", rq.QueryID, err)
+		}
+		fu := ans.FollowUp(ctx, rq, done)
+		log.Info().Str("query_id", rq.QueryID).Int("follow_ups", len(fu.FollowUps)).
+			Float64("took_ms", fu.TimingsMS["follow_ups"]).Msg("follow-up questions")
+		return []schemas.Event{fu}, nil
 	})
 }

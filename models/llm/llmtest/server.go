@@ -25,6 +25,10 @@ const (
 	Slow                       // wait Fault.Delay before answering
 	Cut                        // stream Fault.After tokens, then close without [DONE]
 	BadJSON                    // stream Fault.After tokens, then an invalid chunk
+	// ForeverStream streams the answer's tokens over and over, never finishing,
+	// until the client goes away (one token every Fault.Delay; without a
+	// delay as fast as the connection takes them).
+	ForeverStream
 )
 
 // Fault is one scripted behaviour.
@@ -37,13 +41,14 @@ type Fault struct {
 }
 
 // Constructors for the usual faults.
-func Fail(status int) Fault           { return Fault{Kind: Status, Status: status} }
-func Unauthorized() Fault             { return Fail(http.StatusUnauthorized) }
-func TooMany(retryAfter string) Fault { return Fault{Kind: RateLimit, RetryAfter: retryAfter} }
-func Delay(d time.Duration) Fault     { return Fault{Kind: Slow, Delay: d} }
-func CutAfter(tokens int) Fault       { return Fault{Kind: Cut, After: tokens} }
-func BadJSONAfter(tokens int) Fault   { return Fault{Kind: BadJSON, After: tokens} }
-func Answer() Fault                   { return Fault{Kind: OK} }
+func Fail(status int) Fault             { return Fault{Kind: Status, Status: status} }
+func Unauthorized() Fault               { return Fail(http.StatusUnauthorized) }
+func TooMany(retryAfter string) Fault   { return Fault{Kind: RateLimit, RetryAfter: retryAfter} }
+func Delay(d time.Duration) Fault       { return Fault{Kind: Slow, Delay: d} }
+func CutAfter(tokens int) Fault         { return Fault{Kind: Cut, After: tokens} }
+func BadJSONAfter(tokens int) Fault     { return Fault{Kind: BadJSON, After: tokens} }
+func Answer() Fault                     { return Fault{Kind: OK} }
+func Forever(every time.Duration) Fault { return Fault{Kind: ForeverStream, Delay: every} }
 
 // ChatBody is the decoded request body.
 type ChatBody struct {
@@ -52,9 +57,21 @@ type ChatBody struct {
 		Role    string `json:"role"`
 		Content string `json:"content"`
 	} `json:"messages"`
-	Stream      bool     `json:"stream"`
-	Temperature *float64 `json:"temperature"`
-	MaxTokens   int      `json:"max_tokens"`
+	Stream         bool            `json:"stream"`
+	Temperature    *float64        `json:"temperature"`
+	MaxTokens      int             `json:"max_tokens"`
+	Stop           []string        `json:"stop"`
+	ResponseFormat *ResponseFormat `json:"response_format"`
+}
+
+// ResponseFormat is the request's response_format, when it has one.
+type ResponseFormat struct {
+	Type       string `json:"type"`
+	JSONSchema *struct {
+		Name   string          `json:"name"`
+		Schema json.RawMessage `json:"schema"`
+		Strict bool            `json:"strict"`
+	} `json:"json_schema"`
 }
 
 // Request is one recorded request.
@@ -75,7 +92,14 @@ type Server struct {
 	always   *Fault
 	requests []Request
 	scripted *ScriptOptions // NewScripted: replies made from each request
+	// rejectFormat: answer 400 to a request with response_format, as
+	// servers that do not take it do.
+	rejectFormat bool
 }
+
+// RejectResponseFormat makes the server answer 400 to every request that
+// carries response_format (a provider without structured output).
+func (s *Server) RejectResponseFormat(on bool) { s.mu.Lock(); s.rejectFormat = on; s.mu.Unlock() }
 
 // New starts a fake provider on 127.0.0.1, closed when the test ends.
 func New(t testing.TB) *Server {
@@ -130,12 +154,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	} else if s.always != nil {
 		f = *s.always
 	}
-	answer, asJSON := s.answer, s.json
+	answer, asJSON, reject := s.answer, s.json, s.rejectFormat
 	sc := s.scripted
 	s.mu.Unlock()
 
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
+		return
+	}
+	if reject && body.ResponseFormat != nil {
+		http.Error(w, `{"error":{"message":"unknown field response_format"}}`, http.StatusBadRequest)
 		return
 	}
 	switch f.Kind {
@@ -177,6 +205,24 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "data: %s\n\n", data)
 		if fl != nil {
 			fl.Flush()
+		}
+	}
+	if f.Kind == ForeverStream {
+		toks := Tokens(answer)
+		for i := 0; ; i++ {
+			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"delta": map[string]string{"content": toks[i%len(toks)]}}}})
+			send(string(b))
+			if f.Delay <= 0 {
+				if r.Context().Err() != nil {
+					return
+				}
+				continue
+			}
+			select {
+			case <-r.Context().Done():
+				return
+			case <-time.After(f.Delay):
+			}
 		}
 	}
 	for i, tok := range Tokens(answer) {

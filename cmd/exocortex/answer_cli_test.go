@@ -1,0 +1,131 @@
+package main_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/models/llm/llmtest"
+)
+
+// TestAskGivesTheNextRungWhenTheProviderNeverFinishes: a provider that
+// streams without end; ask answers from the passages within its
+// --answer-deadline and says why, in the question's language.
+func TestAskGivesTheNextRungWhenTheProviderNeverFinishes(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Птицы\n\nВороны используют инструменты для добычи пищи.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	srv := llmtest.New(t)
+	srv.SetAnswer("Вороны используют инструменты [1]. ")
+	srv.Always(llmtest.Forever(20 * time.Millisecond))
+	env := []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG="}
+	start := time.Now()
+	out, errOut, err := exoEnv(t, env, "ask", "Что используют вороны?", "--lang", "ru", "--data", data, "--no-models", "--answer-deadline", "2s")
+	took := time.Since(start)
+	if err != nil {
+		t.Fatalf("ask: %v\n%s\n%s", err, out, errOut)
+	}
+	for _, want := range []string{"[restarting: the text above is withdrawn", "Языковая модель не ответила вовремя", "mode: search_only", "note: deadline: the language model had not answered within 2s"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("ask does not say %q:\n%s", want, out)
+		}
+	}
+	if len(srv.Requests()) != 1 {
+		t.Errorf("%d requests to the provider", len(srv.Requests()))
+	}
+	t.Logf("ask with an endless provider and a 2s deadline took %s (start-up included)", took)
+
+	_, errOut, err = exoEnv(t, env, "ask", "x", "--data", data, "--answer-deadline", "0s")
+	if err == nil || !strings.Contains(errOut, "--answer-deadline") {
+		t.Errorf("a zero deadline: %v\n%s", err, errOut)
+	}
+}
+
+// TestAskPrintsTheFollowUpsThatComeAfterTheAnswer: the answer is printed
+// when it is done; the follow-ups, which come after it, below it.
+func TestAskPrintsTheFollowUpsThatComeAfterTheAnswer(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	answers, ideas := llmtest.New(t), llmtest.New(t)
+	answers.SetAnswer("Crows «use tools to get food» [1].")
+	ideas.SetAnswer("Where do crows live?\nWhat do crows eat?\nHow long do crows live?")
+	ideas.Always(llmtest.Delay(time.Second))
+	cfg := filepath.Join(t.TempDir(), "llm.json")
+	raw, _ := json.Marshal(map[string]any{"providers": []map[string]any{
+		{"name": "answers", "base_url": answers.URL(), "models": map[string]string{"fast": "m"}},
+		{"name": "ideas", "base_url": ideas.URL(), "models": map[string]string{"strategic": "s"}},
+	}})
+	if err := os.WriteFile(cfg, raw, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG=" + cfg}
+	out, errOut, err := exoEnv(t, env, "ask", "What do crows use?", "--data", data, "--no-models")
+	if err != nil {
+		t.Fatalf("ask: %v\n%s\n%s", err, out, errOut)
+	}
+	i, j := strings.Index(out, "mode: llm"), strings.Index(out, "follow-up questions:\n  - Where do crows live?\n  - What do crows eat?\n")
+	if i < 0 || j < i {
+		t.Fatalf("ask output:\n%s", out)
+	}
+
+	// Not waiting for them: the answer alone.
+	out, errOut, err = exoEnv(t, env, "ask", "What do crows use?", "--data", data, "--no-models", "--follow-ups-wait", "0s", "--json")
+	if err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, errOut)
+	}
+	var done struct {
+		Mode      string   `json:"mode"`
+		FollowUps []string `json:"follow_ups"`
+	}
+	if err := json.Unmarshal([]byte(out), &done); err != nil || done.Mode != "llm" || len(done.FollowUps) != 0 {
+		t.Fatalf("ask --json --follow-ups-wait 0s: %v %+v\n%s", err, done, out)
+	}
+}
+
+// TestUpAnswersWithinItsDeadlineAndAskSaysWhoseDeadlineHolds: up's
+// --answer-deadline bounds the answers of the running system; a client's
+// own deadline does not apply to them, and ask says so.
+func TestUpAnswersWithinItsDeadlineAndAskSaysWhoseDeadlineHolds(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	srv := llmtest.New(t)
+	srv.SetAnswer("Crows use tools [1]. ")
+	srv.Always(llmtest.Forever(20 * time.Millisecond))
+	startUp(t, data, []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG="},
+		"--no-models", "--answer-deadline", "3s")
+	clientEnv := []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}
+	start := time.Now()
+	out, errOut, err := exoEnv(t, clientEnv, "ask", "what do crows use?", "--data", data, "--json")
+	if err != nil {
+		t.Fatalf("ask: %v\n%s", err, errOut)
+	}
+	if took := time.Since(start); took > 10*time.Second {
+		t.Errorf("answered after %s", took)
+	}
+	var done struct {
+		Mode    string   `json:"mode"`
+		Answer  string   `json:"answer"`
+		Reasons []string `json:"reasons"`
+	}
+	if err := json.Unmarshal([]byte(out), &done); err != nil {
+		t.Fatalf("ask --json: %v\n%s", err, out)
+	}
+	if done.Mode != "search_only" || !strings.HasPrefix(done.Answer, "The language model did not answer in time") ||
+		!strings.Contains(strings.Join(done.Reasons, "\n"), "deadline: the language model had not answered within 3s") {
+		t.Errorf("mode %s, answer %q, reasons %q", done.Mode, done.Answer, done.Reasons)
+	}
+	// A deadline of the client's own: the running system's holds, and ask
+	// says so (asked once up has answered, so its settings are recorded).
+	out, errOut, err = exoEnv(t, clientEnv, "ask", "what do crows use?", "--data", data, "--answer-deadline", "20s", "--json")
+	if err != nil || !strings.Contains(out, "within 3s") {
+		t.Fatalf("ask --answer-deadline 20s: %v\n%s\n%s", err, out, errOut)
+	}
+	if !strings.Contains(errOut, "answers within its deadline (3s), not your --answer-deadline 20s") {
+		t.Errorf("ask does not say whose deadline holds:\n%s\n%s", errOut, out)
+	}
+}
