@@ -45,6 +45,11 @@ type Config struct {
 	// answer asks the long_context role instead of fast (default 6000;
 	// without a long_context provider it stays with fast).
 	LongPrompt int
+	// Calibration, when set, decides whether the language model's answer
+	// is given from its calibrated confidence (instead of MinCoverage), and
+	// QACalibration whether an extractive span is (instead of QAThreshold).
+	// Fitted by `exocortex eval --answers --calibrate`.
+	Calibration, QACalibration *Calibration
 }
 
 func (c Config) withDefaults() Config {
@@ -158,7 +163,7 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 	for _, d := range v.Dropped {
 		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: [%s] %s", ReasonDropped, d.Marker, d.Reason))
 	}
-	if len(v.Citations) == 0 || v.Coverage < cfg.MinCoverage {
+	if len(v.Citations) == 0 || !cfg.Calibration.Accept(v.Coverage, cfg.MinCoverage) {
 		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: %.0f%% of the answer's sentences are supported by the notes", ReasonLowCoverage, 100*v.Coverage))
 		return false
 	}
@@ -195,7 +200,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 	}
 	best := -1
 	for i, s := range spans {
-		if s.Text != "" && s.Score >= cfg.QAThreshold && s.Score > s.NoAnswer && (best < 0 || s.Score > spans[best].Score) {
+		if s.Text != "" && cfg.QACalibration.Accept(s.Score, cfg.QAThreshold) && s.Score > s.NoAnswer && (best < 0 || s.Score > spans[best].Score) {
 			best = i
 		}
 	}
