@@ -36,7 +36,8 @@ type AskFunc func(ctx context.Context, q Question) (*schemas.AnswerDone, error)
 //     SupportedAnswers is the share of answerable questions whose answer
 //     has at least one correct citation.
 //   - An answer abstains when one of its reasons starts with
-//     answer.ReasonNotInNotes. AbstainedRight counts the unanswerable
+//     answer.ReasonNotInNotes, or is answer.ReasonNoContexts (retrieval
+//     found nothing and the answer says so). AbstainedRight counts the unanswerable
 //     questions (SQuAD v2 impossible, JSONL "answers": []) that abstained;
 //     AbstainedWrong the answerable ones that did.
 //   - Exact match and F1 (SQuAD normalisation, best over the gold answers)
@@ -139,7 +140,7 @@ type AnswerScore struct {
 func ScoreAnswer(q Question, done *schemas.AnswerDone, blocks map[string]string) AnswerScore {
 	var s AnswerScore
 	for _, r := range done.Reasons {
-		s.Abstained = s.Abstained || strings.HasPrefix(r, answer.ReasonNotInNotes)
+		s.Abstained = s.Abstained || strings.HasPrefix(r, answer.ReasonNotInNotes) || r == answer.ReasonNoContexts
 	}
 	switch done.Mode {
 	case schemas.AnswerLLM, schemas.AnswerExtractive, schemas.AnswerCache:

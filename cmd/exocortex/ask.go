@@ -10,6 +10,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
@@ -95,7 +96,11 @@ func cmdAsk(ctx context.Context, args []string) error {
 		}
 		if here {
 			log := c.logger()
-			done, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, *timeout, onToken)
+			var acfg answer.Config // the calibration of this data directory, as the running system's answer stage has it
+			if err := pipeline.LoadCalibration(cfg.Calibration, c.data, &acfg, log); err != nil {
+				return err
+			}
+			done, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, acfg, *timeout, onToken)
 		} else {
 			done, err = pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
 		}

@@ -75,6 +75,13 @@ type Config struct {
 	LLM *llm.Config
 	// LLMOptions tune the router (breaker, retries, backoff).
 	LLMOptions llm.RouterOptions
+	// Answer tunes the answer stage (zero: its defaults); a calibration file
+	// sets its calibrations.
+	Answer answer.Config
+	// Calibration is the calibration file of the answer stage's thresholds
+	// (written by eval --answers --calibrate); empty: $EXOCORTEX_CALIBRATION,
+	// else <data>/calibration.json, used when present; "off": none.
+	Calibration string
 	// SiYuan, when set, runs the SiYuan bridge with the stages (or alone
 	// with Stages ["siyuan"]).
 	SiYuan *SiYuanConfig
