@@ -30,9 +30,20 @@ const (
 
 // Config tunes the answer.
 type Config struct {
-	// MinCoverage is the share of the answer's sentences that must keep a
-	// verified citation for the LLM's answer to be given (default 0.5).
+	// MinCoverage is the share of the answer's claims (sentences with
+	// content words, abstentions aside) that must keep a verified citation
+	// for the LLM's answer to be given (default 0.5).
 	MinCoverage float64
+	// MinConfidence is the answer confidence (Verified.Confidence) below
+	// which the LLM's answer is not given, when Calibration is nil (default
+	// 0.4). Calibration, fitted by `eval --answers --calibrate`, maps the
+	// raw confidence to a probability (AnswerDone.Confidence) and decides
+	// with its own threshold instead.
+	MinConfidence float64
+	Calibration   *Calibration
+	// QACalibration does the same for the extractive model's span score
+	// (nil: the score is kept and QAThreshold decides).
+	QACalibration *Calibration
 	// MaxContexts is how many contexts go into the prompt (default 8) and
 	// SearchOnly how many passages a search-only answer shows (default 3).
 	MaxContexts, SearchOnly int
@@ -45,16 +56,14 @@ type Config struct {
 	// answer asks the long_context role instead of fast (default 6000;
 	// without a long_context provider it stays with fast).
 	LongPrompt int
-	// Calibration, when set, decides whether the language model's answer
-	// is given from its calibrated confidence (instead of MinCoverage), and
-	// QACalibration whether an extractive span is (instead of QAThreshold).
-	// Fitted by `exocortex eval --answers --calibrate`.
-	Calibration, QACalibration *Calibration
 }
 
 func (c Config) withDefaults() Config {
 	if c.MinCoverage == 0 {
 		c.MinCoverage = 0.5
+	}
+	if c.MinConfidence == 0 {
+		c.MinConfidence = 0.4
 	}
 	if c.MaxContexts == 0 {
 		c.MaxContexts = 8

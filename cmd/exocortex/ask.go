@@ -10,7 +10,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
@@ -52,6 +51,11 @@ func cmdAsk(ctx context.Context, args []string) error {
 	}
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
+		return err
+	}
+	// The data directory's calibrated answer thresholds, for an answer
+	// given in this process (a running system's answer stage has its own).
+	if err := pipeline.LoadCalibration(cfg.Calibration, c.data, &cfg.Answer, c.logger()); err != nil {
 		return err
 	}
 	if n.noModels {
@@ -96,11 +100,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 		}
 		if here {
 			log := c.logger()
-			var acfg answer.Config // the calibration of this data directory, as the running system's answer stage has it
-			if err := pipeline.LoadCalibration(cfg.Calibration, c.data, &acfg, log); err != nil {
-				return err
-			}
-			done, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, acfg, *timeout, onToken)
+			done, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, cfg.Answer, *timeout, onToken)
 		} else {
 			done, err = pipeline.AskAnswer(ctx, b, q, *timeout, onToken)
 		}

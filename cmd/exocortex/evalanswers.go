@@ -68,7 +68,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		// Fit on what the verifier lets through at all: no calibration, and
 		// thresholds low enough that the raw scores are seen.
 		cfg.Calibration = pipeline.CalibrationOff
-		cfg.Answer.MinCoverage, cfg.Answer.QAThreshold = 1e-9, 1e-9
+		cfg.Answer.MinCoverage, cfg.Answer.MinConfidence, cfg.Answer.QAThreshold = 1e-9, 1e-9, 1e-9
 	} else {
 		cal, err := answer.LoadCalibrations(o.calibration)
 		if err != nil {

@@ -79,10 +79,10 @@ func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 // language-model providers over the contexts the running system retrieves
 // (its retrieve and rerank stages; its answer stage is told to leave the
 // query alone). onToken gets the streamed tokens. The extractive rung is
-// the running system's only, so it is not tried here. acfg tunes the
+// the running system's only, so it is not tried here. cfg tunes the
 // answer (its calibrated thresholds: LoadCalibration).
 func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, providers llm.Config, opts llm.RouterOptions,
-	acfg answer.Config, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	cfg answer.Config, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
 	q.Options.NoAnswer = true
 	rq, err := Ask(ctx, b, q, timeout)
 	if err != nil {
@@ -96,7 +96,7 @@ func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, prov
 	if err != nil {
 		return nil, fmt.Errorf("language-model providers: %w", err)
 	}
-	a := &answer.Answerer{Analyzer: an, Router: router, Config: acfg, Emit: func(ctx context.Context, t *schemas.AnswerToken) error {
+	a := &answer.Answerer{Analyzer: an, Router: router, Config: cfg, Emit: func(ctx context.Context, t *schemas.AnswerToken) error {
 		if onToken != nil {
 			onToken(t)
 		}

@@ -65,6 +65,11 @@ type Config struct {
 	// Vectors chooses the vector store (embedded under <data>/vectors by
 	// default, or Qdrant); Dim comes from the embedding model's manifest.
 	Vectors vectors.Config
+	// Calibration is the calibration file of the answer stage's thresholds
+	// (written by eval --answers --calibrate; it sets Answer's Calibration
+	// and QACalibration): empty means $EXOCORTEX_CALIBRATION, else
+	// <data>/calibration.json, used when present; "off" means none.
+	Calibration string
 	// Retrieval sizes the query stages (defaults: the design's 200/200/80/12/4).
 	Retrieval retrieval.Config
 	// RerankIdle unloads the reranker after this long unused (default 10m).
@@ -75,13 +80,9 @@ type Config struct {
 	LLM *llm.Config
 	// LLMOptions tune the router (breaker, retries, backoff).
 	LLMOptions llm.RouterOptions
-	// Answer tunes the answer stage (zero: its defaults); a calibration file
-	// sets its calibrations.
+	// Answer tunes the answer stage (its deadline, default 60 s, and the
+	// rest of answer.Config's defaults).
 	Answer answer.Config
-	// Calibration is the calibration file of the answer stage's thresholds
-	// (written by eval --answers --calibrate); empty: $EXOCORTEX_CALIBRATION,
-	// else <data>/calibration.json, used when present; "off": none.
-	Calibration string
 	// SiYuan, when set, runs the SiYuan bridge with the stages (or alone
 	// with Stages ["siyuan"]).
 	SiYuan *SiYuanConfig
