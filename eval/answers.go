@@ -35,6 +35,14 @@ type AskFunc func(ctx context.Context, q Question) (*schemas.AnswerDone, error)
 //     answerable questions that have at least one correct citation.
 //     SupportedAnswers is the share of answerable questions whose answer
 //     has at least one correct citation.
+//   - Support precision and recall check each citation against the claim it
+//     is given for, whatever the question (the issue's wording: citations
+//     whose block holds the support for their claim): a citation supports
+//     when its quote is in the cited block's text (normalised as above),
+//     or, without a quote, when at least 60% of the words of its claims are
+//     in the block. Support precision is the share of supporting citations
+//     among the citations of all answers (answerable or not); support recall
+//     the share of all answers' claims with a supporting citation.
 //   - An answer abstains when one of its reasons starts with
 //     answer.ReasonNotInNotes, or is answer.ReasonNoContexts (retrieval
 //     found nothing and the answer says so). AbstainedRight counts the unanswerable
@@ -57,6 +65,13 @@ type AnswerReport struct {
 	SupportedClaims       int     `json:"supported_claims"`
 	CitationRecall        float64 `json:"citation_recall"`
 	SupportedAnswers      float64 `json:"supported_answers"`
+
+	AllCitations     int     `json:"all_citations"`
+	SupportCitations int     `json:"supporting_citations"`
+	SupportPrecision float64 `json:"support_precision"`
+	AllClaims        int     `json:"all_claims"`
+	SupportClaims    int     `json:"claims_with_support"`
+	SupportRecall    float64 `json:"support_recall"`
 
 	AbstainedRight int     `json:"abstained_right"`
 	AbstentionRate float64 `json:"abstention"`
@@ -126,7 +141,7 @@ func RunAnswers(ctx context.Context, ask AskFunc, set *Set, blocks map[string]st
 // AnswerScore is how one answer fared.
 type AnswerScore struct {
 	Answered    bool // mode llm, extractive or cache
-	Abstained   bool // a reason starts with answer.ReasonNotInNotes
+	Abstained   bool // a reason starts with answer.ReasonNotInNotes (or is no_contexts)
 	Citations   int  // citations of the answer (when Answered)
 	Correct     int  // of them, correct ones
 	Claims      int
@@ -134,6 +149,9 @@ type AnswerScore struct {
 	Extractive  bool
 	EM, F1      float64
 	Unsupported int
+	// Support* check the citations against their claims' text, answerable
+	// question or not.
+	SupportCitations, AllClaims, SupportClaims int
 }
 
 // ScoreAnswer scores one answer against its golden question.
@@ -155,6 +173,7 @@ func ScoreAnswer(q Question, done *schemas.AnswerDone, blocks map[string]string)
 		return s
 	}
 	s.Citations = len(done.Citations)
+	s.supportOf(done, blocks)
 	if q.Unanswerable {
 		return s
 	}
@@ -192,6 +211,71 @@ func ScoreAnswer(q Question, done *schemas.AnswerDone, blocks map[string]string)
 	return s
 }
 
+// supportOf checks each citation against its own claims.
+func (s *AnswerScore) supportOf(done *schemas.AnswerDone, blocks map[string]string) {
+	runes := []rune(done.Answer)
+	claims := map[schemas.TextSpan]bool{}
+	own := 0
+	for _, c := range done.Citations {
+		var texts []string
+		for _, sp := range c.Spans {
+			if sp.Start >= 0 && sp.Start <= sp.End && sp.End <= len(runes) {
+				texts = append(texts, string(runes[sp.Start:sp.End]))
+			}
+		}
+		ok := Supports(blocks[c.BlockID], c.Quote, texts)
+		if ok {
+			s.SupportCitations++
+		}
+		if len(c.Spans) == 0 {
+			own++
+			if ok {
+				s.SupportClaims++
+			}
+			continue
+		}
+		for _, sp := range c.Spans {
+			claims[sp] = claims[sp] || ok
+		}
+	}
+	s.AllClaims = own + len(claims) + s.Unsupported
+	for _, ok := range claims {
+		if ok {
+			s.SupportClaims++
+		}
+	}
+}
+
+// Supports tells whether a block's text holds a citation's support: its
+// quote, normalised, or, without a quote, at least 60% of the words of its
+// claims (markers and one-letter words aside).
+func Supports(block, quote string, claims []string) bool {
+	b := wordsOf(block)
+	if b == "" {
+		return false
+	}
+	if q := wordsOf(quote); q != "" {
+		return strings.Contains(" "+b+" ", " "+q+" ")
+	}
+	have := map[string]bool{}
+	for _, w := range strings.Fields(b) {
+		have[w] = true
+	}
+	n, in := 0, 0
+	for _, c := range claims {
+		for _, w := range strings.Fields(wordsOf(c)) {
+			if len([]rune(w)) < 2 || strings.Trim(w, "0123456789") == "" && len(w) < 3 {
+				continue
+			}
+			n++
+			if have[w] {
+				in++
+			}
+		}
+	}
+	return n > 0 && float64(in) >= 0.6*float64(n)
+}
+
 // Right tells whether an answer counts as right for calibration.
 func (s AnswerScore) Right(q Question) bool {
 	if q.Unanswerable || !s.Answered {
@@ -207,6 +291,10 @@ func (r *AnswerReport) add(q Question, done *schemas.AnswerDone, s AnswerScore) 
 	r.N++
 	r.Modes[done.Mode]++
 	r.Unsupported += s.Unsupported
+	r.AllCitations += s.Citations
+	r.SupportCitations += s.SupportCitations
+	r.AllClaims += s.AllClaims
+	r.SupportClaims += s.SupportClaims
 	miss := func(format string, args ...any) {
 		if len(r.Misses) < maxMisses {
 			r.Misses = append(r.Misses, q.ID+": "+fmt.Sprintf(format, args...))
@@ -250,6 +338,12 @@ func (r *AnswerReport) finish(em, f1, conf float64, lat map[string][]float64) {
 	}
 	if r.Claims > 0 {
 		r.CitationRecall = round4(float64(r.SupportedClaims) / float64(r.Claims))
+	}
+	if r.AllCitations > 0 {
+		r.SupportPrecision = round4(float64(r.SupportCitations) / float64(r.AllCitations))
+	}
+	if r.AllClaims > 0 {
+		r.SupportRecall = round4(float64(r.SupportClaims) / float64(r.AllClaims))
 	}
 	if r.Answerable > 0 {
 		r.SupportedAnswers = round4(r.SupportedAnswers / float64(r.Answerable))
@@ -401,6 +495,10 @@ func MergeAnswers(name string, reps []AnswerReport) AnswerReport {
 		out.CitationsUnanswerable += r.CitationsUnanswerable
 		out.Claims += r.Claims
 		out.SupportedClaims += r.SupportedClaims
+		out.AllCitations += r.AllCitations
+		out.SupportCitations += r.SupportCitations
+		out.AllClaims += r.AllClaims
+		out.SupportClaims += r.SupportClaims
 		supported += r.SupportedAnswers * float64(r.Answerable)
 		out.AbstainedRight += r.AbstainedRight
 		out.AbstainedWrong += r.AbstainedWrong

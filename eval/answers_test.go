@@ -27,18 +27,29 @@ func TestScoreAnswer(t *testing.T) {
 		want AnswerScore
 	}{
 		{"a citation of the gold block is correct and supports its claim", historyQ,
-			schemas.AnswerDone{Mode: schemas.AnswerLLM, Citations: []schemas.Citation{{BlockID: "p1", Number: 1, Spans: span(0, 10)}}},
-			AnswerScore{Answered: true, Citations: 1, Correct: 1, Claims: 1, Supported: 1}},
+			schemas.AnswerDone{Mode: schemas.AnswerLLM, Answer: "It is in «workspace/history/» [1].",
+				Citations: []schemas.Citation{{BlockID: "p1", Number: 1, Quote: "workspace/history/", Spans: span(0, 33)}}},
+			AnswerScore{Answered: true, Citations: 1, Correct: 1, Claims: 1, Supported: 1, SupportCitations: 1, AllClaims: 1, SupportClaims: 1}},
 		{"the chunk's heading block is not the block that holds the answer", historyQ,
-			schemas.AnswerDone{Mode: schemas.AnswerLLM, Citations: []schemas.Citation{{BlockID: "h1", Number: 1, Spans: span(0, 10)}}},
-			AnswerScore{Answered: true, Citations: 1, Correct: 0, Claims: 1, Supported: 0}},
+			schemas.AnswerDone{Mode: schemas.AnswerLLM, Answer: "It is in «workspace/history/» [1].",
+				Citations: []schemas.Citation{{BlockID: "h1", Number: 1, Quote: "workspace/history/", Spans: span(0, 33)}}},
+			AnswerScore{Answered: true, Citations: 1, Correct: 0, Claims: 1, Supported: 0, AllClaims: 1}},
 		{"a block that holds a gold answer counts though it is not gold", Question{ID: "q2", Gold: []string{"zz"}, Answers: []string{"workspace/repo"}},
 			schemas.AnswerDone{Mode: schemas.AnswerLLM, Citations: []schemas.Citation{{BlockID: "p2"}}},
-			AnswerScore{Answered: true, Citations: 1, Correct: 1, Claims: 1, Supported: 1}},
+			AnswerScore{Answered: true, Citations: 1, Correct: 1, Claims: 1, Supported: 1, AllClaims: 1}},
+		{"a claim without a quote is supported by its words in the block", historyQ,
+			schemas.AnswerDone{Mode: schemas.AnswerLLM, Answer: "File history is saved as the original file [1].",
+				Citations: []schemas.Citation{{BlockID: "p1", Number: 1, Spans: span(0, 43)}}},
+			AnswerScore{Answered: true, Citations: 1, Correct: 1, Claims: 1, Supported: 1, SupportCitations: 1, AllClaims: 1, SupportClaims: 1}},
+		{"a claim without a quote is not supported by a block without its words", historyQ,
+			schemas.AnswerDone{Mode: schemas.AnswerLLM, Answer: "File history is saved as the original file [1].",
+				Citations: []schemas.Citation{{BlockID: "p2", Number: 1, Spans: span(0, 43)}}},
+			AnswerScore{Answered: true, Citations: 1, Correct: 0, Claims: 1, Supported: 0, AllClaims: 1}},
 		{"two citations of one claim support it once; a marked unsupported sentence is a claim without support", historyQ,
-			schemas.AnswerDone{Mode: schemas.AnswerLLM, Citations: []schemas.Citation{{BlockID: "h1", Spans: span(0, 10)}, {BlockID: "p1", Spans: span(0, 10)}},
-				Unsupported: []schemas.Unsupported{{Text: "It is in Peru.", Span: &schemas.TextSpan{Start: 11, End: 25}}, {Text: "removed"}}},
-			AnswerScore{Answered: true, Citations: 2, Correct: 1, Claims: 2, Supported: 1, Unsupported: 1}},
+			schemas.AnswerDone{Mode: schemas.AnswerLLM, Answer: "«File history» is in «workspace/history/» [1][2]. It is in Peru.",
+				Citations:   []schemas.Citation{{BlockID: "h1", Quote: "File history", Spans: span(0, 47)}, {BlockID: "p1", Quote: "workspace/history/", Spans: span(0, 47)}},
+				Unsupported: []schemas.Unsupported{{Text: "It is in Peru.", Span: &schemas.TextSpan{Start: 48, End: 62}}, {Text: "removed"}}},
+			AnswerScore{Answered: true, Citations: 2, Correct: 1, Claims: 2, Supported: 1, Unsupported: 1, SupportCitations: 2, AllClaims: 2, SupportClaims: 1}},
 		{"an abstention answers nothing", historyQ,
 			schemas.AnswerDone{Mode: schemas.AnswerSearchOnly, Reasons: []string{answer.ReasonNotInNotes + ": no sentence matched"}},
 			AnswerScore{Abstained: true}},
@@ -48,9 +59,13 @@ func TestScoreAnswer(t *testing.T) {
 		{"search-only passages are not claims", historyQ,
 			schemas.AnswerDone{Mode: schemas.AnswerSearchOnly, Citations: []schemas.Citation{{BlockID: "p1"}}},
 			AnswerScore{}},
+		{"an answer to an unanswerable question is checked for support only", capitalQ,
+			schemas.AnswerDone{Mode: schemas.AnswerLLM, Answer: "«Data snapshot» [1].", Citations: []schemas.Citation{{BlockID: "p2", Quote: "Data snapshot", Spans: span(0, 19)}}},
+			AnswerScore{Answered: true, Citations: 1, SupportCitations: 1, AllClaims: 1, SupportClaims: 1}},
 		{"an extractive answer is scored by exact match and F1", historyQ,
-			schemas.AnswerDone{Mode: schemas.AnswerExtractive, Answer: "the workspace/history/", Citations: []schemas.Citation{{BlockID: "p1"}}},
-			AnswerScore{Answered: true, Citations: 1, Correct: 1, Claims: 1, Supported: 1, Extractive: true, EM: 1, F1: 1}},
+			schemas.AnswerDone{Mode: schemas.AnswerExtractive, Answer: "the workspace/history/",
+				Citations: []schemas.Citation{{BlockID: "p1", Quote: "File history: saved in the `workspace/history/` folder as the original file"}}},
+			AnswerScore{Answered: true, Citations: 1, Correct: 1, Claims: 1, Supported: 1, Extractive: true, EM: 1, F1: 1, SupportCitations: 1, AllClaims: 1, SupportClaims: 1}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -84,6 +99,10 @@ func TestRunAnswersReportsPrecisionRecallAndAbstention(t *testing.T) {
 	}
 	if rep.Claims != 2 || rep.CitationRecall != 0.5 || rep.SupportedAnswers != 0.5 {
 		t.Errorf("claims %d recall %v supported answers %v; want 2, 0.5, 0.5", rep.Claims, rep.CitationRecall, rep.SupportedAnswers)
+	}
+	if rep.AllCitations != 3 || rep.SupportCitations != 0 || rep.AllClaims != 3 || rep.SupportPrecision != 0 {
+		t.Errorf("support: citations %d supporting %d claims %d precision %v; want 3, 0 (no quotes, no claim text), 3, 0",
+			rep.AllCitations, rep.SupportCitations, rep.AllClaims, rep.SupportPrecision)
 	}
 	if rep.AbstainedRight != 0 || rep.AbstainedWrong != 1 || rep.AbstentionRate != 0 {
 		t.Errorf("abstained right %d wrong %d", rep.AbstainedRight, rep.AbstainedWrong)

@@ -26,6 +26,12 @@ type answersJSON struct {
 	Claims                int            `json:"claims"`
 	SupportedClaims       int            `json:"supported_claims"`
 	CitationRecall        float64        `json:"citation_recall"`
+	AllCitations          int            `json:"all_citations"`
+	SupportCitations      int            `json:"supporting_citations"`
+	SupportPrecision      float64        `json:"support_precision"`
+	AllClaims             int            `json:"all_claims"`
+	SupportClaims         int            `json:"claims_with_support"`
+	SupportRecall         float64        `json:"support_recall"`
 	AbstainedRight        int            `json:"abstained_right"`
 	AbstainedWrong        int            `json:"abstained_wrong"`
 	LatencyMS             map[string]struct {
@@ -100,6 +106,13 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 	}
 	if want := float64(rep.CorrectCitations) / float64(rep.Citations); rep.CitationPrecision < want-1e-4 || rep.CitationPrecision > want+1e-4 {
 		t.Errorf("citation precision %v, want %d/%d", rep.CitationPrecision, rep.CorrectCitations, rep.Citations)
+	}
+	// The fixed quote is in the file-history block: an answer verified on
+	// this branch cites the chunk's first block (no block spans yet) and
+	// one on a branch with them cites that block, so support is checked,
+	// not assumed: it never exceeds the citations.
+	if rep.AllCitations < rep.Citations || rep.SupportCitations > rep.AllCitations || rep.SupportClaims > rep.AllClaims {
+		t.Errorf("support: %d of %d citations, %d of %d claims", rep.SupportCitations, rep.AllCitations, rep.SupportClaims, rep.AllClaims)
 	}
 	if l := rep.LatencyMS["total"]; l.N != 40 || l.P50 <= 0 || l.P95 < l.P50 {
 		t.Errorf("total latency %+v", l)
