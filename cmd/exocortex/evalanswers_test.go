@@ -145,3 +145,21 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 		t.Errorf("the run after --calibrate: calibrated %v from %q", again.Calibrated, again.CalibrationFile)
 	}
 }
+
+// TestEvalAnswersCountsSQuADv2ImpossibleQuestionsAsUnanswerable: with no
+// provider and no models every answer is passages, and the SQuAD v2
+// question without an answer is scored for abstention, not citations.
+func TestEvalAnswersCountsSQuADv2ImpossibleQuestionsAsUnanswerable(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "tiny.json"), `{"version":"v2.0","data":[{"title":"Cats","paragraphs":[
+	 {"context":"Cats sleep for most of the day and hunt at dusk.","qas":[
+	   {"id":"q1","question":"When do cats hunt?","answers":[{"text":"at dusk","answer_start":38}],"is_impossible":false},
+	   {"id":"q2","question":"What colour are the eggs cats lay?","answers":[],"is_impossible":true}]}]}]}`)
+	rep := evalAnswersJSON(t, []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG=", "EXOCORTEX_DATA=" + dir}, filepath.Join(dir, "tiny.json"))
+	if rep.N != 2 || rep.Answerable != 1 || rep.Unanswerable != 1 || rep.Modes["search_only"] != 2 {
+		t.Errorf("n %d answerable %d unanswerable %d modes %v; want 2, 1, 1 and both search_only", rep.N, rep.Answerable, rep.Unanswerable, rep.Modes)
+	}
+	if rep.Citations != 0 || rep.AbstainedRight != 0 || !strings.Contains(strings.Join(rep.Misses, "\n"), "q2: not in the notes") {
+		t.Errorf("citations %d abstained %d misses %q: passages are no claims, and they do not say the notes lack the answer", rep.Citations, rep.AbstainedRight, rep.Misses)
+	}
+}
