@@ -116,6 +116,9 @@ func cmdEval(ctx context.Context, args []string) error {
 		return errors.New("several analyzers need a temporary index each: leave out --data")
 	}
 	if *answers {
+		if len(modes) > 1 {
+			return errors.New("--answers runs on one index: give one --analyzer")
+		}
 		if *calPath == "" {
 			*calPath = answer.CalibrationPath(c.data) // the user's data directory, not the temporary index
 		}
@@ -129,7 +132,7 @@ func cmdEval(ctx context.Context, args []string) error {
 			dir = tmp
 		}
 		rep, err := evalAnswers(ctx, c, n, dir, loaded, extra, answersOptions{calibrate: *calib, calibration: *calPath, method: *method,
-			timeout: *qTimeout, part: *part})
+			timeout: *qTimeout, part: *part, analyzer: modes[0]})
 		if err != nil {
 			return err
 		}

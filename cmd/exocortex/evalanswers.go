@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
@@ -24,6 +25,7 @@ type answersOptions struct {
 	method      string
 	timeout     time.Duration
 	part        string
+	analyzer    analysis.Mode
 }
 
 // answersReport is what eval --answers prints with --json.
@@ -63,7 +65,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		}
 	}
 	rep := &answersReport{Part: o.part}
-	cfg := pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: c.logger(), Calibration: o.calibration}
+	cfg := pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: c.logger(), Calibration: o.calibration, Analyzer: o.analyzer}
 	if o.calibrate {
 		// Fit on what the verifier lets through at all: no calibration, and
 		// thresholds low enough that the raw scores are seen.
