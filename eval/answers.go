@@ -88,6 +88,7 @@ type AnswerReport struct {
 	// Samples are the raw scores of the answers with their correctness, for
 	// calibration.
 	Samples []Sample `json:"-"`
+	lat     map[string][]float64
 }
 
 // Latency is a stage's p50 and p95 in milliseconds over the questions.
@@ -135,6 +136,7 @@ func RunAnswers(ctx context.Context, ask AskFunc, set *Set, blocks map[string]st
 		conf += done.Confidence
 	}
 	rep.finish(em, f1, conf, lat)
+	rep.lat = lat
 	return rep, nil
 }
 
@@ -482,6 +484,7 @@ func CollectBlocks(sets []*Set, folders []string) (map[string]string, error) {
 // MergeAnswers combines per-set answer reports.
 func MergeAnswers(name string, reps []AnswerReport) AnswerReport {
 	out := AnswerReport{Name: name, Modes: map[string]int{}, LatencyMS: map[string]Latency{}}
+	lat := map[string][]float64{}
 	var em, f1, conf, supported float64
 	for _, r := range reps {
 		out.N += r.N
@@ -513,14 +516,13 @@ func MergeAnswers(name string, reps []AnswerReport) AnswerReport {
 				out.Misses = append(out.Misses, m)
 			}
 		}
-		for k, l := range r.LatencyMS {
-			if l.N > out.LatencyMS[k].N { // per-stage percentiles do not merge: keep the largest set's
-				out.LatencyMS[k] = l
-			}
+		for k, xs := range r.lat {
+			lat[k] = append(lat[k], xs...)
 		}
 	}
 	out.SupportedAnswers = supported
-	out.finish(em, f1, conf, nil)
+	out.finish(em, f1, conf, lat)
+	out.lat = lat
 	return out
 }
 

@@ -2,6 +2,7 @@ package eval
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"testing"
 
@@ -138,5 +139,32 @@ func TestSQuADNormalisation(t *testing.T) {
 	}
 	if !HoldsAnswer("uid 1000/gid 1000", []string{"1000"}) || HoldsAnswer("uid 10000", []string{"1000"}) {
 		t.Error("HoldsAnswer does not match whole words")
+	}
+}
+
+func TestMergeAnswersPoolsCountsAndLatencies(t *testing.T) {
+	one := func(id string) *Set {
+		q := Question{ID: id, Answers: []string{}, Unanswerable: true}
+		return &Set{Name: id, Questions: []Question{q}}
+	}
+	var reps []AnswerReport
+	for i, ms := range []float64{10, 20, 30, 40} {
+		done := &schemas.AnswerDone{Mode: schemas.AnswerSearchOnly, TimingsMS: map[string]float64{"lexical": ms}}
+		if i%2 == 0 {
+			done.Reasons = []string{answer.ReasonNotInNotes}
+		}
+		r, err := RunAnswers(context.Background(), func(context.Context, Question) (*schemas.AnswerDone, error) { return done, nil },
+			one(fmt.Sprint(i)), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, r)
+	}
+	m := MergeAnswers("all", reps)
+	if m.N != 4 || m.Unanswerable != 4 || m.AbstainedRight != 2 || m.AbstentionRate != 0.5 || m.Modes["search_only"] != 4 {
+		t.Errorf("merged %+v", m)
+	}
+	if l := m.LatencyMS["lexical"]; l.N != 4 || l.P50 != 20 || l.P95 != 40 {
+		t.Errorf("merged lexical latency %+v, want p50 20 and p95 40 over 4", l)
 	}
 }
