@@ -87,8 +87,11 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 	for _, k := range rep.Modes {
 		sum += k
 	}
-	if sum != 40 || rep.Modes["llm"] < 1 || rep.Modes["search_only"] < 30 {
-		t.Errorf("modes %v: want the question about file history in llm and most others search_only", rep.Modes)
+	// Of the 20 English questions only those whose contexts hold the
+	// quote (file history) can keep it; a Russian question may too, where
+	// the provider's fixed "translation" searches for the quote itself.
+	if sum != 40 || rep.Modes["llm"] < 1 || rep.Modes["search_only"] < 13 {
+		t.Errorf("modes %v: want the question about file history in llm and the other English ones search_only", rep.Modes)
 	}
 	// The provider never says the notes lack the answer: an English
 	// question abstains only where retrieval finds nothing, which it does
