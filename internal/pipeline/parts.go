@@ -207,9 +207,6 @@ func (s *System) openAnswer() error {
 		return err
 	}
 	s.Answerer = &answer.Answerer{Analyzer: an, Config: s.cfg.Answer}
-	if err := LoadCalibration(s.cfg.Calibration, s.cfg.DataDir, &s.Answerer.Config, s.cfg.Log); err != nil {
-		return err
-	}
 	cfg := s.cfg.LLM
 	if cfg == nil {
 		if c, ok := llm.FromEnv(); ok {
@@ -251,6 +248,11 @@ func (s *System) openAnswer() error {
 			return err
 		}
 		s.Cache, s.Answerer.Cache = cache, cache
+	}
+	// The calibrated answer thresholds, when eval --answers --calibrate
+	// wrote them.
+	if err := LoadCalibration(s.cfg.Calibration, s.cfg.DataDir, &s.Answerer.Config, s.cfg.Log); err != nil {
+		return err
 	}
 	if s.cfg.NoModels {
 		return nil
