@@ -28,8 +28,13 @@ type Question struct {
 	Lang     string   `json:"lang,omitempty"`
 	Gold     []string `json:"gold"`
 	Answers  []string `json:"answers,omitempty"`
-	// Unanswerable marks SQuAD v2.0 questions with no answer.
+	// Unanswerable marks questions whose answer is not in the notes: SQuAD
+	// v2.0 questions with no answer, and JSONL questions with "answers": []
+	// (set by ParseJSONL).
 	Unanswerable bool `json:"unanswerable,omitempty"`
+	// Translations holds the question in other languages (lang -> text),
+	// for a scripted provider's translation table.
+	Translations map[string]string `json:"translations,omitempty"`
 }
 
 // Set is a named golden set and, for SQuAD files, the documents it needs.
@@ -37,6 +42,10 @@ type Set struct {
 	Name      string
 	Docs      []*schemas.DocChanged
 	Questions []Question
+	// Notes are the folders a JSONL set's gold block ids point into, from
+	// its "# notes: PATH" lines (PATH relative to the set's file), indexed
+	// with the set.
+	Notes []string
 }
 
 // Load reads a SQuAD JSON file or a JSONL golden set, by content.
@@ -57,6 +66,11 @@ func Load(path string) (*Set, error) {
 	set, err := ParseJSONL(raw, name)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	for i, n := range set.Notes {
+		if !filepath.IsAbs(n) {
+			set.Notes[i] = filepath.Join(filepath.Dir(path), n)
+		}
 	}
 	return set, nil
 }
@@ -127,13 +141,21 @@ func ParseSQuAD(raw []byte, name string) (*Set, error) {
 }
 
 // ParseJSONL reads one Question per line; blank lines and lines starting
-// with # are skipped.
+// with # are skipped, except "# notes: PATH", which names a folder of notes
+// the gold ids point into (Set.Notes). A question with "answers": [] is
+// unanswerable: its answer is not in the notes.
 func ParseJSONL(raw []byte, name string) (*Set, error) {
 	set := &Set{Name: name}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(make([]byte, 0, 64*1024), 16<<20)
 	for line := 1; sc.Scan(); line++ {
 		text := strings.TrimSpace(sc.Text())
+		if rest, ok := strings.CutPrefix(text, "# notes:"); ok {
+			if n := strings.TrimSpace(rest); n != "" {
+				set.Notes = append(set.Notes, n)
+			}
+			continue
+		}
 		if text == "" || strings.HasPrefix(text, "#") {
 			continue
 		}
@@ -149,6 +171,9 @@ func ParseJSONL(raw []byte, name string) (*Set, error) {
 		}
 		if q.ID == "" {
 			q.ID = fmt.Sprintf("%s:%d", name, line)
+		}
+		if q.Answers != nil && len(q.Answers) == 0 {
+			q.Unanswerable = true
 		}
 		set.Questions = append(set.Questions, q)
 	}

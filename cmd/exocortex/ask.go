@@ -62,6 +62,11 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if n.noModels {
 		q.Options.Mode = schemas.ModeLexical // applies to this query also when a running system answers it
 	}
+	// The data directory's calibrated answer thresholds, for an answer
+	// given in this process (a running system's answer stage has its own).
+	if err := pipeline.LoadCalibration(cfg.Calibration, c.data, &cfg.Answer, c.logger()); err != nil {
+		return err
+	}
 	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {
 		return err

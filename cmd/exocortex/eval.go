@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
@@ -58,13 +59,28 @@ func cmdEval(ctx context.Context, args []string) error {
 	var n neural
 	n.register(fs)
 	part := fs.String("split", eval.PartAll, "questions to score: all, dev (a third of the articles, for tuning) or test (the rest)")
+	answers := fs.Bool("answers", false, "score answers instead of retrieval: every question goes through retrieval and the answer stage "+
+		"with the configured providers; reports citation precision and recall, abstention, EM/F1 of extractive answers, modes and latency per stage")
+	calib := fs.Bool("calibrate", false, "with --answers: fit the answer thresholds (llm confidence, extractive score) on the set "+
+		"and write them to the calibration file, which up, ask and eval then use")
+	calPath := fs.String("calibration", "", "calibration file (env "+answer.CalibrationEnv+"; default calibration.json in EXOCORTEX_DATA or --data)")
+	method := fs.String("calibration-method", eval.MethodIsotonic, "with --calibrate: isotonic (pool-adjacent-violators) or platt (logistic)")
+	qTimeout := fs.Duration("timeout", 2*time.Minute, "with --answers: how long to wait for each answer")
 	dataSet := false
-	if _, err := parse(fs, args); err != nil {
+	pos, err := parse(fs, args)
+	if err != nil {
 		return err
 	}
+	sets = append(sets, pos...)
 	fs.Visit(func(f *flag.Flag) { dataSet = dataSet || f.Name == "data" })
 	if len(sets) == 0 {
-		return errors.New("give --set FILE (SQuAD json or JSONL)")
+		return errors.New("give --set FILE (SQuAD json or JSONL), or the sets as arguments")
+	}
+	if *calib && !*answers {
+		return errors.New("--calibrate fits the answer thresholds: give --answers too")
+	}
+	if *method != eval.MethodIsotonic && *method != eval.MethodPlatt {
+		return fmt.Errorf("--calibration-method %q: want isotonic or platt", *method)
 	}
 	loaded := make([]*eval.Set, 0, len(sets))
 	for _, p := range sets {
@@ -98,6 +114,33 @@ func cmdEval(ctx context.Context, args []string) error {
 	}
 	if len(modes) > 1 && !temp {
 		return errors.New("several analyzers need a temporary index each: leave out --data")
+	}
+	if *answers {
+		if len(modes) > 1 {
+			return errors.New("--answers runs on one index: give one --analyzer")
+		}
+		if *calPath == "" {
+			*calPath = answer.CalibrationPath(c.data) // the user's data directory, not the temporary index
+		}
+		dir := c.data
+		if temp {
+			tmp, err := os.MkdirTemp("", "exocortex-eval-")
+			if err != nil {
+				return err
+			}
+			defer os.RemoveAll(tmp)
+			dir = tmp
+		}
+		rep, err := evalAnswers(ctx, c, n, dir, loaded, extra, answersOptions{calibrate: *calib, calibration: *calPath, method: *method,
+			timeout: *qTimeout, part: *part, analyzer: modes[0]})
+		if err != nil {
+			return err
+		}
+		if *asJSON {
+			return printJSON(rep)
+		}
+		printAnswers(rep)
+		return nil
 	}
 	var outs []evalReport
 	for _, mode := range modes {

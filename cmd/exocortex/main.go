@@ -38,7 +38,8 @@ func init() {
 		"search": {"QUERY", "search the notes (--mode lexical|vector|hybrid|rerank) with snippets and block ids", cmdSearch},
 		"status": {"", "per-stage pending, acked and dead-lettered counts; documents and chunks", cmdStatus},
 		"dlq":    {"list|replay|purge [SEQ...]", "list, replay or purge dead-lettered messages (all, or those numbered SEQ)", cmdDLQ},
-		"eval":   {"--set FILE...", "run a golden set (SQuAD json or JSONL) and report recall, MRR, latency per retrieval mode", cmdEval},
+		"eval": {"[--answers [--calibrate]] [--set] FILE...", "run a golden set (SQuAD json or JSONL) and report recall, MRR, latency per retrieval mode; " +
+			"with --answers, citation precision and recall, abstention and EM/F1 of the answers", cmdEval},
 		"ask":    {"QUESTION", "ask a question: the answer streams, with citations checked against your notes", cmdAsk},
 		"models": {"fetch|verify|list", "fetch, verify or list the neural models", cmdModels},
 	}
@@ -164,7 +165,7 @@ var placeholders = map[string]string{
 	"listen": "HOST:PORT", "siyuan-plugin-listen": "HOST:PORT", "qdrant": "HOST:PORT",
 	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
 	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
-	"split": "PART", "timeout": "DURATION",
+	"split": "PART", "timeout": "DURATION", "calibration": "FILE", "calibration-method": "METHOD",
 }
 
 // printHelp writes a command's usage line, summary and flags, spelled

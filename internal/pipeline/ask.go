@@ -164,7 +164,8 @@ func askAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 // query alone). onToken gets the streamed tokens. The extractive rung is
 // the running system's only, so it is not tried here. The answer is
 // returned as soon as it is final; its follow-up questions are generated
-// after it, for the returned FollowUps (until it is closed).
+// after it, for the returned FollowUps (until it is closed). cfg tunes the
+// answer (its calibrated thresholds: LoadCalibration).
 func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, providers llm.Config, opts llm.RouterOptions,
 	cfg answer.Config, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
 	q.Options.NoAnswer = true

@@ -10,6 +10,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
@@ -256,6 +258,11 @@ func (s *System) openAnswer() error {
 		}
 		s.Cache, s.Answerer.Cache = cache, cache
 	}
+	// The calibrated answer thresholds, when eval --answers --calibrate
+	// wrote them.
+	if err := LoadCalibration(s.cfg.Calibration, s.cfg.DataDir, &s.Answerer.Config, s.cfg.Log); err != nil {
+		return err
+	}
 	if s.cfg.NoModels {
 		return nil
 	}
@@ -274,6 +281,31 @@ func (s *System) openAnswer() error {
 		default:
 			s.ModelNotes = append(s.ModelNotes, "extractive QA model unavailable: "+err.Error())
 		}
+	}
+	return nil
+}
+
+// CalibrationOff, as a calibration path, uses no calibration file.
+const CalibrationOff = "off"
+
+// LoadCalibration reads the calibration file (path; empty: the data
+// directory's, see answer.CalibrationPath) into the answer config when it
+// exists. A file that cannot be read or parsed is an error that names it.
+func LoadCalibration(path, dataDir string, cfg *answer.Config, log zerolog.Logger) error {
+	if path == CalibrationOff {
+		return nil
+	}
+	if path == "" {
+		path = answer.CalibrationPath(dataDir)
+	}
+	cal, err := answer.LoadCalibrations(path)
+	if err != nil {
+		return err
+	}
+	if cal != nil {
+		cal.Apply(cfg)
+		log.Info().Str("calibration", path).Str("set", cal.Set).Bool("llm", cal.LLM != nil).Bool("qa", cal.QA != nil).
+			Msg("answer thresholds calibrated")
 	}
 	return nil
 }

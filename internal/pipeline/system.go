@@ -66,6 +66,11 @@ type Config struct {
 	// Vectors chooses the vector store (embedded under <data>/vectors by
 	// default, or Qdrant); Dim comes from the embedding model's manifest.
 	Vectors vectors.Config
+	// Calibration is the calibration file of the answer stage's thresholds
+	// (written by eval --answers --calibrate; it sets Answer's Calibration
+	// and QACalibration): empty means $EXOCORTEX_CALIBRATION, else
+	// <data>/calibration.json, used when present; "off" means none.
+	Calibration string
 	// Retrieval sizes the query stages (defaults: the design's 200/200/80/12/4).
 	Retrieval retrieval.Config
 	// RerankIdle unloads the reranker after this long unused (default 10m).
