@@ -53,6 +53,12 @@ type Config struct {
 	// with its own threshold instead.
 	MinConfidence float64
 	Calibration   *Calibration
+	// MinRelevance is the share of the question's content words (weighted
+	// by rarity among the contexts: see Relevance) that the notes an answer
+	// cites must hold for it to count as an answer to this question (default
+	// 0.5); below it the answer is not given and the reason says the notes
+	// do not answer (not_in_notes).
+	MinRelevance float64
 	// QACalibration does the same for the extractive model's span score
 	// (nil: the score is kept and QAThreshold decides).
 	QACalibration *Calibration
@@ -89,6 +95,9 @@ func (c Config) withDefaults() Config {
 	}
 	if c.MinConfidence == 0 {
 		c.MinConfidence = 0.4
+	}
+	if c.MinRelevance == 0 {
+		c.MinRelevance = 0.5
 	}
 	if c.MaxContexts == 0 {
 		c.MaxContexts = 8
@@ -269,7 +278,16 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 			ReasonCut, a.Router.RoleSettings(role).MaxTokens))
 	}
 	v := Verify(a.Analyzer, res.Text, ctxs)
+	rel, missing := Relevance(a.Analyzer, questionForms(rq), citedContexts(v.Citations, ctxs), ctxs)
 	if !a.accept(v, cfg, out) {
+		return false
+	}
+	if !v.Abstained && rel < cfg.MinRelevance {
+		// Supported, but not an answer to this question: the notes were
+		// quoted about something else.
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model's answer does not address the question: the notes it cites hold %.0f%% of what the question asks about (not: %s)",
+			ReasonNotInNotes, 100*rel, strings.Join(missing, ", ")))
+		out.Mode, out.Answer, out.Citations, out.Unsupported, out.Confidence = "", "", nil, nil, 0
 		return false
 	}
 	out.Provider = res.Provider
