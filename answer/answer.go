@@ -372,12 +372,18 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 // searchOnly shows the best passages with highlighted snippets.
 func (a *Answerer) searchOnly(rq *schemas.QueryReranked, cfg Config, out *schemas.AnswerDone) {
 	q := a.Analyzer.Query(rq.Question)
+	forms := questionForms(rq)
 	var b strings.Builder
 	b.WriteString(searchOnlyLead(rq.Lang, out.Reasons))
 	for i, c := range rq.Contexts[:min(len(rq.Contexts), cfg.SearchOnly)] {
 		snip := a.Analyzer.Snippet(analysis.PlainText(c.Text), q, analysis.SnippetOptions{Tokens: 40, MarkStart: "**", MarkEnd: "**", Ellipsis: "…"})
 		fmt.Fprintf(&b, "\n%d. %s — %s [%d]", i+1, strings.Join(c.SectionPath, " > "), strings.Join(strings.Fields(snip), " "), i+1)
-		out.Citations = append(out.Citations, citation(c, snip))
+		cit := citation(c, snip)
+		if id := a.matchingBlock(c, forms); id != "" && id != cit.BlockID {
+			cit.BlockID, cit.Link = id, Link(id, c.Path)
+		}
+		cit.Number = i + 1
+		out.Citations = append(out.Citations, cit)
 	}
 	out.Mode, out.Answer, out.Confidence = schemas.AnswerSearchOnly, b.String(), 0
 }

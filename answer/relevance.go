@@ -158,3 +158,28 @@ func questionForms(rq *schemas.QueryReranked) []string {
 	}
 	return forms
 }
+
+// matchingBlock is the block of c whose text holds the most of the
+// question's words (any of its forms), so a passage shown for a question is
+// cited by the block that matches it, not by the chunk's first block; ""
+// when no block holds any.
+func (a *Answerer) matchingBlock(c schemas.Context, forms []string) string {
+	var words []askedWord
+	for _, f := range forms {
+		words = append(words, askedWords(a.Analyzer, f)...)
+	}
+	best, bestHits := "", 0
+	for _, r := range blockRanges(c) {
+		set := lemmaSet(a.Analyzer, c.Text[r.start:r.end])
+		hits := 0
+		for _, w := range words {
+			if holdsAny(set, w.readings) {
+				hits++
+			}
+		}
+		if hits > bestHits {
+			best, bestHits = r.id, hits
+		}
+	}
+	return best
+}

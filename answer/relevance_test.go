@@ -65,3 +65,22 @@ func TestASupportedAnswerToAnotherQuestionIsNotGiven(t *testing.T) {
 		})
 	}
 }
+
+// The passages of a search-only answer are cited by the block that matches
+// the question, not by the chunk's first block (its heading).
+func TestSearchOnlyPassagesCiteTheBlockThatMatches(t *testing.T) {
+	text := "# Workspace\n\nA workspace is a folder.\n\nOne workspace can only be served by one kernel process."
+	c := schemas.Context{Passage: schemas.Passage{ChunkID: "c1", DocID: "d1", Title: "Workspace", BlockID: "20220615120310-aaaaaaa",
+		BlockIDs: []string{"20220615120310-aaaaaaa", "20220615120310-bbbbbbb", "20220615120310-ccccccc"}, Lang: "en", Text: text,
+		BlockSpans: []schemas.BlockSpan{{ID: "20220615120310-aaaaaaa", Start: 0, End: 11}, {ID: "20220615120310-bbbbbbb", Start: 13, End: 37},
+			{ID: "20220615120310-ccccccc", Start: 39, End: len(text)}}}}
+	q := &schemas.QueryReranked{QueryID: "q1", Question: "How many kernel processes can serve a workspace?", Lang: "en",
+		Mode: schemas.ModeLexical, Contexts: []schemas.Context{c}}
+	done := (&answer.Answerer{Analyzer: analyzer(t)}).Answer(context.Background(), q)
+	if done.Mode != schemas.AnswerSearchOnly || len(done.Citations) != 1 {
+		t.Fatalf("answer %+v", done)
+	}
+	if got := done.Citations[0]; got.BlockID != "20220615120310-ccccccc" || got.Link != "siyuan://blocks/20220615120310-ccccccc" || got.Number != 1 {
+		t.Errorf("citation %+v, want the block about kernel processes, number 1", got)
+	}
+}

@@ -197,11 +197,11 @@ func printAnswers(r *answersReport) {
 		}
 		sort.Strings(modes)
 		fmt.Printf("  modes               %s\n", strings.Join(modes, ", "))
-		fmt.Printf("  citation precision  %.4f  (%d of %d citations of answers to answerable questions name a gold block or one holding a gold answer)\n",
+		fmt.Printf("  citation precision  %.4f  (%d of %d citations name a block that holds their claim's support: its quote, or most of its words)\n", a.SupportPrecision, a.SupportCitations, a.AllCitations)
+		fmt.Printf("  citation recall     %.4f  (%d of %d claims have a citation whose block holds them)\n", a.SupportRecall, a.SupportClaims, a.AllClaims)
+		fmt.Printf("  gold precision      %.4f  (%d of %d citations of answers to answerable questions name a gold block or one holding a gold answer)\n",
 			a.CitationPrecision, a.CorrectCitations, a.Citations)
-		fmt.Printf("  citation recall     %.4f  (%d of %d claims have such a citation); answers with one: %.4f\n", a.CitationRecall, a.SupportedClaims, a.Claims, a.SupportedAnswers)
-		fmt.Printf("  support precision   %.4f  (%d of %d citations name a block that holds their quote or claim)\n", a.SupportPrecision, a.SupportCitations, a.AllCitations)
-		fmt.Printf("  support recall      %.4f  (%d of %d claims have a citation whose block holds them)\n", a.SupportRecall, a.SupportClaims, a.AllClaims)
+		fmt.Printf("  gold recall         %.4f  (%d of %d claims have such a citation); answers with one: %.4f\n", a.CitationRecall, a.SupportedClaims, a.Claims, a.SupportedAnswers)
 		fmt.Printf("  abstention          %.4f  (%d of %d questions not in the notes said so); answerable but abstained: %d\n", a.AbstentionRate, a.AbstainedRight, a.Unanswerable, a.AbstainedWrong)
 		if a.Extractive > 0 {
 			fmt.Printf("  extractive          EM %.4f  F1 %.4f  (%d answers)\n", a.ExactMatch, a.F1, a.Extractive)
