@@ -212,9 +212,19 @@ func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *em
 	for k, v := range rq.TimingsMS {
 		out.TimingsMS[k] = v
 	}
+	// How the question crossed languages, or why it could not, is part of
+	// why the answer is what it is.
+	untranslated := false
+	for _, r := range rq.Reasons {
+		if strings.HasPrefix(r, "translat") {
+			out.Reasons = append(out.Reasons, r)
+			untranslated = untranslated || strings.HasPrefix(r, "translation_")
+		}
+	}
 	if len(rq.Contexts) == 0 {
-		out.Mode, out.Reasons = schemas.AnswerSearchOnly, []string{ReasonNoContexts, ReasonNotInNotes + ": retrieval found no passage"}
-		out.Answer = noNotes(rq.Lang)
+		out.Mode = schemas.AnswerSearchOnly
+		out.Reasons = append(out.Reasons, ReasonNoContexts, ReasonNotInNotes+": retrieval found no passage")
+		out.Answer = noNotes(rq.Lang, untranslated)
 		em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
 		return out
 	}
@@ -407,8 +417,13 @@ func sentenceAround(text string, start, end int) string {
 
 func isRussian(lang string) bool { return lang == "ru" }
 
-func noNotes(lang string) string {
-	if isRussian(lang) {
+func noNotes(lang string, untranslated bool) string {
+	switch {
+	case untranslated && isRussian(lang):
+		return "В заметках не нашлось ничего по этому вопросу. Заметки на другом языке, а перевести вопрос не удалось: настройте языковую модель или установите многоязычную модель эмбеддингов."
+	case untranslated:
+		return "Nothing in your notes matches this question. Your notes are in another language and the question could not be translated: configure a language model, or install a multilingual embedding model."
+	case isRussian(lang):
 		return "В заметках не нашлось ничего по этому вопросу."
 	}
 	return "Nothing in your notes matches this question."

@@ -84,3 +84,18 @@ func TestSearchOnlyPassagesCiteTheBlockThatMatches(t *testing.T) {
 		t.Errorf("citation %+v, want the block about kernel processes, number 1", got)
 	}
 }
+
+// A question that found nothing because it could not cross into the notes'
+// language says so, in its own language, and keeps retrieval's reason.
+func TestNothingFoundForAnUntranslatedQuestionSaysWhy(t *testing.T) {
+	why := "translation_unavailable: the question is in ru and notes are in en, but no language-model provider can translate it"
+	q := &schemas.QueryReranked{QueryID: "q1", Question: "Сколько процессов ядра обслуживают рабочее пространство?", Lang: "ru",
+		Mode: schemas.ModeLexical, Reasons: []string{"no_embedding_model: none", why}}
+	done := (&answer.Answerer{Analyzer: analyzer(t)}).Answer(context.Background(), q)
+	if done.Mode != schemas.AnswerSearchOnly || !strings.Contains(done.Answer, "перевести вопрос не удалось") {
+		t.Errorf("answer %q (mode %s)", done.Answer, done.Mode)
+	}
+	if len(done.Reasons) == 0 || done.Reasons[0] != why {
+		t.Errorf("reasons %q, want retrieval's %q first", done.Reasons, why)
+	}
+}
