@@ -25,6 +25,13 @@ const (
 	BucketChunks  = "KB_CHUNKS"  // chunk manifests per document (the chunk stage's state)
 	BucketStats   = "KB_STATS"   // per-stage counters, flushed by running stages
 	BucketEmbeds  = "KB_EMBEDS"  // vectors by model and content hash (the embed stage's cache)
+	// BucketResearch holds research state: each task's fact list,
+	// checkpointed after every document, and the supervisor's record of the
+	// findings so far.
+	BucketResearch = "KB_RESEARCH_STATE"
+	// BucketReports holds finished research reports by research id (with
+	// their facts), for research status and research list.
+	BucketReports = "KB_RESEARCH_REPORTS"
 )
 
 // dlqMaxAge is how long dead letters (and their large bodies) are kept.
@@ -54,11 +61,12 @@ func Streams() []jetstream.StreamConfig {
 		{
 			Name:        StreamResearch,
 			Description: "Deep-research sessions",
-			Subjects:    []string{"kb.research.>"},
-			Retention:   jetstream.LimitsPolicy,
-			Storage:     jetstream.FileStorage,
-			MaxAge:      7 * 24 * time.Hour,
-			Duplicates:  5 * time.Minute,
+			Subjects: []string{schemas.SubjectResearchRequested, schemas.SubjectResearchTask, schemas.SubjectResearchFinding,
+				schemas.SubjectResearchDraft, schemas.SubjectResearchReport},
+			Retention:  jetstream.LimitsPolicy,
+			Storage:    jetstream.FileStorage,
+			MaxAge:     7 * 24 * time.Hour,
+			Duplicates: 5 * time.Minute,
 		},
 		{
 			Name:        StreamDLQ,
@@ -172,7 +180,7 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, stages []StageS
 			errs = append(errs, fmt.Errorf("consumer %s on %s: %w", st.Name, st.Stream, err))
 		}
 	}
-	for _, b := range []string{BucketSources, BucketChunks, BucketStats, BucketEmbeds} {
+	for _, b := range []string{BucketSources, BucketChunks, BucketStats, BucketEmbeds, BucketResearch, BucketReports} {
 		cfg := jetstream.KeyValueConfig{Bucket: b, Storage: jetstream.FileStorage}
 		if b == BucketEmbeds {
 			// A cache, bounded: when full, new vectors are simply not cached.

@@ -81,6 +81,24 @@ func init() {
 	register(Spec{Type: TypeAnswerFollowUpsV1, Subject: SubjectAnswerFollowUps,
 		Description: "An answer's follow-up questions, sent after its kb.answer.done so they never delay it.",
 		New:         func() Event { return new(AnswerFollowUps) }})
+	register(Spec{Type: TypeResearchRequestedV1, Subject: SubjectResearchRequested,
+		Description: "A broad question to research over the notes, with its budget.",
+		New:         func() Event { return new(ResearchRequested) }})
+	register(Spec{Type: TypeResearchTaskV1, Subject: SubjectResearchTask,
+		Description: "One planned sub-question of a research, for an investigate worker.",
+		New:         func() Event { return new(ResearchTask) }})
+	register(Spec{Type: TypeResearchFindingV1, Subject: SubjectResearchFinding,
+		Description: "What one sub-question found: verified facts, a cited summary, the documents read.",
+		New:         func() Event { return new(ResearchFinding) }})
+	register(Spec{Type: TypeResearchDraftV1, Subject: SubjectResearchDraft,
+		Description: "The supervisor's draft report, written from every finding.",
+		New:         func() Event { return new(ResearchDraft) }})
+	register(Spec{Type: TypeResearchReportV1, Subject: SubjectResearchReport,
+		Description: "The final research report: structured, as Markdown, every statement cited to a verified block.",
+		New:         func() Event { return new(ResearchReport) }})
+	register(Spec{Type: TypeResearchProgressV1, Subject: SubjectResearchProgressPrefix + "*",
+		Description: "A step of a research (core NATS, not a stream): plan ready, documents read, facts kept, draft, report.",
+		New:         func() Event { return new(ResearchProgress) }})
 	// Tokens go to kb.answer.tokens.<query_id>; the registry names the prefix.
 	register(Spec{Type: TypeAnswerTokenV1, Subject: SubjectAnswerTokensPrefix + "*",
 		Description: "One streamed piece of an answer (core NATS, not a stream), with a sequence number; the last is final.",
