@@ -91,7 +91,8 @@ type Server struct {
 	script   []Fault
 	always   *Fault
 	requests []Request
-	scripted *ScriptOptions // NewScripted: replies made from each request
+	scripted  *ScriptOptions // NewScripted: replies made from each request
+	responder Responder      // SetResponder: replies made by the test
 	// rejectFormat: answer 400 to a request with response_format, as
 	// servers that do not take it do.
 	rejectFormat bool
@@ -139,6 +140,30 @@ func (s *Server) Requests() []Request {
 	return append([]Request(nil), s.requests...)
 }
 
+// Responder makes the reply to a request (ok false: not its request; the
+// scripted answerer or the fixed answer replies). A non-nil fault is served
+// instead of the reply, so a test can fail the requests of one step only.
+// It may be called from several requests at once.
+type Responder func(body ChatBody) (reply string, fault *Fault, ok bool)
+
+// SetResponder makes r answer the requests it takes.
+func (s *Server) SetResponder(r Responder) { s.mu.Lock(); s.responder = r; s.mu.Unlock() }
+
+// Chain is a responder that asks each of rs in turn.
+func Chain(rs ...Responder) Responder {
+	return func(body ChatBody) (string, *Fault, bool) {
+		for _, r := range rs {
+			if r == nil {
+				continue
+			}
+			if reply, f, ok := r(body); ok {
+				return reply, f, true
+			}
+		}
+		return "", nil, false
+	}
+}
+
 // Tokens splits text the way the server streams it.
 func Tokens(text string) []string { return strings.SplitAfter(text, " ") }
 
@@ -155,8 +180,16 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		f = *s.always
 	}
 	answer, asJSON, reject := s.answer, s.json, s.rejectFormat
-	sc := s.scripted
+	sc, resp := s.scripted, s.responder
 	s.mu.Unlock()
+	if resp != nil {
+		if reply, fault, ok := resp(body); ok {
+			answer, sc = reply, nil
+			if fault != nil {
+				f = *fault
+			}
+		}
+	}
 
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
