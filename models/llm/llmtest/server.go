@@ -85,12 +85,12 @@ type Request struct {
 type Server struct {
 	srv *httptest.Server
 
-	mu       sync.Mutex
-	answer   string
-	json     bool
-	script   []Fault
-	always   *Fault
-	requests []Request
+	mu        sync.Mutex
+	answer    string
+	json      bool
+	script    []Fault
+	always    *Fault
+	requests  []Request
 	scripted  *ScriptOptions // NewScripted: replies made from each request
 	responder Responder      // SetResponder: replies made by the test
 	// rejectFormat: answer 400 to a request with response_format, as
