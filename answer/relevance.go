@@ -5,8 +5,8 @@ import (
 	"strings"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/chunk"
 )
 
 // questionWords are words of a question that ask rather than say what is
@@ -51,7 +51,7 @@ func Relevance(a *analysis.Analyzer, questions []string, cited, all []schemas.Co
 	best := -1.0
 	judged := false
 	for _, q := range questions {
-		if l := chunk.DetectLang(q); l != "" && !langs[""] && !langs[l] {
+		if l := lang.DetectLang(q); l != "" && !langs[""] && !langs[l] {
 			continue // another language than the notes: no word can match
 		}
 		judged = true

@@ -13,6 +13,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // BenchmarkBusOverheadPerEvent measures what the bus adds to one event:
@@ -20,8 +21,8 @@ import (
 // chain, the handler call (a no-op) and the ack. ns/op is per event.
 func BenchmarkBusOverheadPerEvent(b *testing.B) {
 	bb := bustest.New(b)
-	spec := bus.StageSpec{Name: "bench", Stream: bus.StreamQuery, Filters: []string{"kb.query.bench"}}
-	if err := bus.EnsureTopology(context.Background(), bb.JS, []bus.StageSpec{spec}); err != nil {
+	spec := bus.StageSpec{Name: "bench", Stream: stage.StreamQuery, Filters: []string{"kb.query.bench"}}
+	if err := bus.EnsureTopology(context.Background(), bb.JS, bus.Topology{Stages: []bus.StageSpec{spec}}); err != nil {
 		b.Fatal(err)
 	}
 	var handled atomic.Int64

@@ -16,15 +16,16 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // testStage consumes kb.query.test on KB_QUERY (limits retention, so the test
 // can read the stream afterwards).
 func testStage(t *testing.T, b *bus.Bus, name string) bus.StageSpec {
 	t.Helper()
-	spec := bus.StageSpec{Name: name, Stream: bus.StreamQuery, Filters: []string{"kb.query." + name},
+	spec := bus.StageSpec{Name: name, Stream: stage.StreamQuery, Filters: []string{"kb.query." + name},
 		AckWait: 2 * time.Second, MaxDeliver: 3}
-	if err := bus.EnsureTopology(context.Background(), b.JS, []bus.StageSpec{spec}); err != nil {
+	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Stages: []bus.StageSpec{spec}}); err != nil {
 		t.Fatal(err)
 	}
 	return spec
@@ -267,9 +268,9 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // makes a running stage copy it to the DLQ and remove it from the work stream.
 func TestAMessageThatKeepsKillingItsWorkersIsDeadLetteredFromTheAdvisory(t *testing.T) {
 	b := bustest.New(t)
-	spec := bus.StageSpec{Name: "crashy", Stream: bus.StreamQuery, Filters: []string{"kb.query.crashy"},
+	spec := bus.StageSpec{Name: "crashy", Stream: stage.StreamQuery, Filters: []string{"kb.query.crashy"},
 		AckWait: 300 * time.Millisecond, MaxDeliver: 2}
-	if err := bus.EnsureTopology(context.Background(), b.JS, []bus.StageSpec{spec}); err != nil {
+	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Stages: []bus.StageSpec{spec}}); err != nil {
 		t.Fatal(err)
 	}
 	// Two "workers" take the message, one after the other, and die without acking.

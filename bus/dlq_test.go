@@ -10,6 +10,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // TestAReplayedDeadLetterThatFailsAgainIsListedOnce replays the dead letter of
@@ -18,9 +19,9 @@ import (
 // one, failing again, is listed once.
 func TestAReplayedDeadLetterThatFailsAgainIsListedOnce(t *testing.T) {
 	b := bustest.New(t)
-	a := bus.StageSpec{Name: "first", Stream: bus.StreamQuery, Filters: []string{"kb.query.shared"}, AckWait: 2 * time.Second, MaxDeliver: 3}
-	o := bus.StageSpec{Name: "second", Stream: bus.StreamQuery, Filters: []string{"kb.query.shared"}, AckWait: 2 * time.Second, MaxDeliver: 3}
-	if err := bus.EnsureTopology(context.Background(), b.JS, []bus.StageSpec{a, o}); err != nil {
+	a := bus.StageSpec{Name: "first", Stream: stage.StreamQuery, Filters: []string{"kb.query.shared"}, AckWait: 2 * time.Second, MaxDeliver: 3}
+	o := bus.StageSpec{Name: "second", Stream: stage.StreamQuery, Filters: []string{"kb.query.shared"}, AckWait: 2 * time.Second, MaxDeliver: 3}
+	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Stages: []bus.StageSpec{a, o}}); err != nil {
 		t.Fatal(err)
 	}
 	var firstCalls, secondCalls atomic.Int32
@@ -87,8 +88,8 @@ func TestPurgeRemovesTheGivenDeadLettersOrAll(t *testing.T) {
 func TestStageStatesCountAMessageAsSoonAsItsPublishIsAcknowledged(t *testing.T) {
 	b := bustest.New(t)
 	ctx := context.Background()
-	spec := bus.StageSpec{Name: "backlog", Stream: bus.StreamQuery, Filters: []string{"kb.query.backlog"}}
-	if err := bus.EnsureTopology(ctx, b.JS, []bus.StageSpec{spec}); err != nil {
+	spec := bus.StageSpec{Name: "backlog", Stream: stage.StreamQuery, Filters: []string{"kb.query.backlog"}}
+	if err := bus.EnsureTopology(ctx, b.JS, bus.Topology{Stages: []bus.StageSpec{spec}}); err != nil {
 		t.Fatal(err)
 	}
 	var lagged int

@@ -132,7 +132,7 @@ func (b *Bus) loadPayload(ctx context.Context, m *Msg) error {
 // dropPayload deletes the object of an acked message when no other stage
 // will read it.
 func (b *Bus) dropPayload(ctx context.Context, m *Msg) {
-	if m.object == "" || interestedStages(m.Subject) > 1 {
+	if m.object == "" || b.interestedStages(ctx, m.Stream, m.Subject) > 1 {
 		return
 	}
 	obs, err := b.JS.ObjectStore(ctx, BucketPayloads)

@@ -13,7 +13,11 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
+
+// chunkSpec is a stage reading document changes from the ingest stream.
+var chunkSpec = bus.StageSpec{Name: "chunk", Stream: stage.StreamIngest, Filters: []string{schemas.SubjectDocChanged}}
 
 // smallBus runs a real embedded server whose max payload is 64 KiB, so that
 // a few hundred kilobytes exceed it.
@@ -27,7 +31,7 @@ func smallBus(t *testing.T) *bus.Bus {
 		t.Fatal(err)
 	}
 	t.Cleanup(b.Close)
-	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Stages()); err != nil {
+	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Streams: stage.Streams(), Stages: []bus.StageSpec{chunkSpec}, Buckets: stage.Buckets()}); err != nil {
 		t.Fatal(err)
 	}
 	return b
@@ -51,7 +55,7 @@ func TestLargeMessagesTravelThroughTheObjectStore(t *testing.T) {
 		t.Fatalf("publishing a document over the max payload: %v", err)
 	}
 	var got atomic.Pointer[schemas.DocChanged]
-	spec, _ := bus.LookupStage(bus.StageChunk)
+	spec := chunkSpec
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 		d, err := bus.Decode[*schemas.DocChanged](m)
 		if err != nil {
@@ -88,7 +92,7 @@ func TestLargeMessagesTravelThroughTheObjectStore(t *testing.T) {
 func TestLargeKVValuesRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	b := smallBus(t)
-	kv, err := b.KV(ctx, bus.BucketChunks)
+	kv, err := b.KV(ctx, stage.BucketChunks)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +135,7 @@ func TestALargeMessageIsDeadLetteredAndReplayedWithItsBody(t *testing.T) {
 	var fail atomic.Bool
 	fail.Store(true)
 	var got atomic.Int64
-	spec, _ := bus.LookupStage(bus.StageChunk)
+	spec := chunkSpec
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 		d, err := bus.Decode[*schemas.DocChanged](m)
 		if err != nil {
@@ -145,7 +149,7 @@ func TestALargeMessageIsDeadLetteredAndReplayedWithItsBody(t *testing.T) {
 	}))
 	var letters []bus.DeadLetter
 	waitFor(t, "the dead letter", func() bool {
-		letters = deadLetters(t, b, bus.StageChunk)
+		letters = deadLetters(t, b, chunkSpec.Name)
 		return len(letters) == 1
 	})
 	if !strings.Contains(letters[0].Reason, "refused") {
@@ -174,7 +178,7 @@ func TestALargeDeadLetterKeepsItsBodyAfterTheMessageBodyExpires(t *testing.T) {
 	var fail atomic.Bool
 	fail.Store(true)
 	var got atomic.Int64
-	spec, _ := bus.LookupStage(bus.StageChunk)
+	spec := chunkSpec
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 		d, err := bus.Decode[*schemas.DocChanged](m)
 		if err != nil {
@@ -188,7 +192,7 @@ func TestALargeDeadLetterKeepsItsBodyAfterTheMessageBodyExpires(t *testing.T) {
 	}))
 	var letters []bus.DeadLetter
 	waitFor(t, "the dead letter", func() bool {
-		letters = deadLetters(t, b, bus.StageChunk)
+		letters = deadLetters(t, b, chunkSpec.Name)
 		return len(letters) == 1
 	})
 	payloads, err := b.JS.ObjectStore(ctx, bus.BucketPayloads)
@@ -206,7 +210,7 @@ func TestALargeDeadLetterKeepsItsBodyAfterTheMessageBodyExpires(t *testing.T) {
 		t.Fatalf("replay: %d, %v", n, err)
 	}
 	waitFor(t, "the replayed document", func() bool { return got.Load() == 1000 })
-	if left := deadLetters(t, b, bus.StageChunk); len(left) != 0 {
+	if left := deadLetters(t, b, chunkSpec.Name); len(left) != 0 {
 		t.Errorf("dead letters after the replay: %+v", left)
 	}
 	if kept, err := b.JS.ObjectStore(ctx, bus.BucketDLQBodies); err == nil {
@@ -228,7 +232,7 @@ func TestALargeDeadLetterLeavesNoMessageBodyBehind(t *testing.T) {
 	var fail atomic.Bool
 	fail.Store(true)
 	var got atomic.Int64
-	spec, _ := bus.LookupStage(bus.StageChunk)
+	spec := chunkSpec
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 		d, err := bus.Decode[*schemas.DocChanged](m)
 		if err != nil {
@@ -250,7 +254,7 @@ func TestALargeDeadLetterLeavesNoMessageBodyBehind(t *testing.T) {
 	}
 	var letters []bus.DeadLetter
 	waitFor(t, "the dead letter", func() bool {
-		letters = deadLetters(t, b, bus.StageChunk)
+		letters = deadLetters(t, b, chunkSpec.Name)
 		return len(letters) == 1
 	})
 	waitFor(t, "the message body to leave "+bus.BucketPayloads, func() bool { return objects(bus.BucketPayloads) == 0 })

@@ -459,7 +459,7 @@ func (b *Bus) watchMaxDeliveries(spec StageSpec) (*nats.Subscription, error) {
 			return
 		}
 		// Remove it from the work stream unless another stage still wants it.
-		if interestedStages(raw.Subject) <= 1 {
+		if interestedStages(ctx, st, raw.Subject) <= 1 {
 			if st.DeleteMsg(ctx, adv.StreamSeq) == nil {
 				// The dead letter keeps its own copy of a large body.
 				m.object = raw.Header.Get(HeaderPayloadObject)
@@ -473,18 +473,41 @@ func (b *Bus) watchMaxDeliveries(spec StageSpec) (*nats.Subscription, error) {
 	return sub, nil
 }
 
-// interestedStages counts the known stages whose filters match subject.
-func interestedStages(subject string) int {
+// interestedStages counts the consumers of st whose filters match subject
+// (every process's stages, as the server knows them); on an error it
+// answers 2, so the message is kept.
+func interestedStages(ctx context.Context, st jetstream.Stream, subject string) int {
 	n := 0
-	for _, st := range Stages() {
-		for _, f := range st.Filters {
+	lister := st.ListConsumers(ctx)
+	for info := range lister.Info() {
+		filters := info.Config.FilterSubjects
+		if f := info.Config.FilterSubject; f != "" {
+			filters = append(filters, f)
+		}
+		if len(filters) == 0 {
+			filters = []string{">"}
+		}
+		for _, f := range filters {
 			if subjectMatches(f, subject) {
 				n++
 				break
 			}
 		}
 	}
+	if lister.Err() != nil {
+		return 2
+	}
 	return n
+}
+
+// interestedStages counts the consumers of the named stream that want
+// subject (2, keep it, when the stream cannot be read).
+func (b *Bus) interestedStages(ctx context.Context, stream, subject string) int {
+	st, err := b.JS.Stream(ctx, stream)
+	if err != nil {
+		return 2
+	}
+	return interestedStages(ctx, st, subject)
 }
 
 // subjectMatches reports whether a NATS subject matches a filter with * and >.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -11,73 +12,38 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 )
 
-// Stream names.
-const (
-	StreamIngest   = "KB_INGEST"
-	StreamQuery    = "KB_QUERY"
-	StreamResearch = "KB_RESEARCH"
-	StreamDLQ      = "KB_DLQ"
-)
+// StreamDLQ is the bus's dead-letter stream (kb.dlq.<stage>).
+const StreamDLQ = "KB_DLQ"
 
-// KV buckets.
-const (
-	BucketSources = "KB_SOURCES" // source state: document hashes per source path
-	BucketChunks  = "KB_CHUNKS"  // chunk manifests per document (the chunk stage's state)
-	BucketStats   = "KB_STATS"   // per-stage counters, flushed by running stages
-	BucketEmbeds  = "KB_EMBEDS"  // vectors by model and content hash (the embed stage's cache)
-	// BucketResearch holds research state: each task's fact list,
-	// checkpointed after every document, and the supervisor's record of the
-	// findings so far.
-	BucketResearch = "KB_RESEARCH_STATE"
-	// BucketReports holds finished research reports by research id (with
-	// their facts), for research status and research list.
-	BucketReports = "KB_RESEARCH_REPORTS"
-)
+// BucketStats is the bus's KV bucket of per-stage counters, flushed by
+// running stages.
+const BucketStats = "KB_STATS"
 
 // dlqMaxAge is how long dead letters (and their large bodies) are kept.
 const dlqMaxAge = 90 * 24 * time.Hour
 
-// Streams returns the configuration of every stream the system uses.
-func Streams() []jetstream.StreamConfig {
-	return []jetstream.StreamConfig{
-		{
-			Name:        StreamIngest,
-			Description: "Ingest pipeline: document changes, chunks, structure, embeddings",
-			Subjects:    []string{"kb.doc.>", "kb.chunk.>", "kb.embed.>"},
-			Retention:   jetstream.InterestPolicy,
-			Storage:     jetstream.FileStorage,
-			MaxAge:      7 * 24 * time.Hour,
-			Duplicates:  5 * time.Minute,
-		},
-		{
-			Name:        StreamQuery,
-			Description: "Queries and finished answers",
-			Subjects:    []string{"kb.query.>", schemas.SubjectAnswerDone, schemas.SubjectAnswerFollowUps},
-			Retention:   jetstream.LimitsPolicy,
-			Storage:     jetstream.FileStorage,
-			MaxAge:      time.Hour,
-			Duplicates:  time.Minute,
-		},
-		{
-			Name:        StreamResearch,
-			Description: "Deep-research sessions",
-			Subjects: []string{schemas.SubjectResearchRequested, schemas.SubjectResearchTask, schemas.SubjectResearchFinding,
-				schemas.SubjectResearchDraft, schemas.SubjectResearchReport},
-			Retention:  jetstream.LimitsPolicy,
-			Storage:    jetstream.FileStorage,
-			MaxAge:     7 * 24 * time.Hour,
-			Duplicates: 5 * time.Minute,
-		},
-		{
-			Name:        StreamDLQ,
-			Description: "Dead letters: poison messages with reason, stage, subject, delivery count",
-			Subjects:    []string{schemas.SubjectDLQPrefix + ">"},
-			Retention:   jetstream.LimitsPolicy,
-			Storage:     jetstream.FileStorage,
-			MaxAge:      dlqMaxAge,
-			Duplicates:  time.Hour,
-		},
+// dlqStream is the dead-letter stream's configuration.
+func dlqStream() jetstream.StreamConfig {
+	return jetstream.StreamConfig{
+		Name:        StreamDLQ,
+		Description: "Dead letters: poison messages with reason, stage, subject, delivery count",
+		Subjects:    []string{schemas.SubjectDLQPrefix + ">"},
+		Retention:   jetstream.LimitsPolicy,
+		Storage:     jetstream.FileStorage,
+		MaxAge:      dlqMaxAge,
+		Duplicates:  time.Hour,
 	}
+}
+
+// Topology is what EnsureTopology creates: the application's streams, the
+// durable consumer of each stage and its KV buckets. The bus adds its own
+// dead-letter stream, stats bucket and object stores; it knows no stage or
+// stream of the application (those are declared in workers/, see
+// workers/stage).
+type Topology struct {
+	Streams []jetstream.StreamConfig
+	Stages  []StageSpec
+	Buckets []jetstream.KeyValueConfig
 }
 
 // StageSpec describes one stage's durable pull consumer.
@@ -92,41 +58,6 @@ type StageSpec struct {
 	MaxDeliver int
 	// MaxAckPending bounds the unacknowledged messages in flight.
 	MaxAckPending int
-}
-
-// Stage names.
-const (
-	StageChunk    = "chunk"
-	StageIndex    = "index"
-	StageEmbed    = "embed"
-	StageRetrieve = "retrieve"
-	StageRerank   = "rerank"
-	StageAnswer   = "answer"
-)
-
-// Stages returns the specs of the stages this build knows.
-func Stages() []StageSpec {
-	return []StageSpec{
-		{Name: StageChunk, Stream: StreamIngest, Filters: []string{schemas.SubjectDocChanged}},
-		{Name: StageIndex, Stream: StreamIngest, Filters: []string{schemas.SubjectChunkCreated, schemas.SubjectDocStructure, schemas.SubjectEmbedDone}},
-		// A model run over a batch of passages can take a while on two cores.
-		{Name: StageEmbed, Stream: StreamIngest, Filters: []string{schemas.SubjectChunkCreated, schemas.SubjectEmbedRequest},
-			AckWait: 2 * time.Minute, MaxAckPending: 256},
-		{Name: StageRetrieve, Stream: StreamQuery, Filters: []string{schemas.SubjectQuery}, AckWait: 30 * time.Second},
-		{Name: StageRerank, Stream: StreamQuery, Filters: []string{schemas.SubjectRetrieved}, AckWait: time.Minute},
-		// An answer waits on a language model: minutes at worst, with retries.
-		{Name: StageAnswer, Stream: StreamQuery, Filters: []string{schemas.SubjectReranked}, AckWait: 3 * time.Minute, MaxDeliver: 2},
-	}
-}
-
-// LookupStage returns the spec of a named stage.
-func LookupStage(name string) (StageSpec, bool) {
-	for _, s := range Stages() {
-		if s.Name == name {
-			return s, true
-		}
-	}
-	return StageSpec{}, false
 }
 
 func (s StageSpec) withDefaults() StageSpec {
@@ -161,13 +92,15 @@ func (s StageSpec) consumerConfig() jetstream.ConsumerConfig {
 	return cfg
 }
 
-// EnsureTopology creates (or updates) every stream, the durable consumer of
-// every stage and the KV buckets. It is idempotent and safe to call from every
-// process at start; consumers must exist before anything is published, since
-// KB_INGEST keeps a message only while a consumer is interested in it.
-func EnsureTopology(ctx context.Context, js jetstream.JetStream, stages []StageSpec) error {
+// EnsureTopology creates (or updates) every stream of t and the bus's
+// dead-letter stream, the durable consumer of every stage of t, t's KV
+// buckets and the bus's own, and the object stores. It is idempotent and
+// safe to call from every process at start; consumers must exist before
+// anything is published, since an interest-retention stream keeps a message
+// only while a consumer is interested in it.
+func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology) error {
 	var errs []error
-	for _, cfg := range Streams() {
+	for _, cfg := range append(slices.Clone(t.Streams), dlqStream()) {
 		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
 			errs = append(errs, fmt.Errorf("stream %s: %w", cfg.Name, err))
 		}
@@ -175,20 +108,15 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, stages []StageS
 	if len(errs) > 0 {
 		return errors.Join(errs...)
 	}
-	for _, st := range stages {
+	for _, st := range t.Stages {
 		if _, err := js.CreateOrUpdateConsumer(ctx, st.Stream, st.consumerConfig()); err != nil {
 			errs = append(errs, fmt.Errorf("consumer %s on %s: %w", st.Name, st.Stream, err))
 		}
 	}
-	for _, b := range []string{BucketSources, BucketChunks, BucketStats, BucketEmbeds, BucketResearch, BucketReports} {
-		cfg := jetstream.KeyValueConfig{Bucket: b, Storage: jetstream.FileStorage}
-		if b == BucketEmbeds {
-			// A cache, bounded: when full, new vectors are simply not cached.
-			cfg.MaxBytes = 1 << 30
-			cfg.Description = "embedding cache: vectors by model and content hash"
-		}
+	buckets := append(slices.Clone(t.Buckets), jetstream.KeyValueConfig{Bucket: BucketStats, Storage: jetstream.FileStorage})
+	for _, cfg := range buckets {
 		if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
-			errs = append(errs, fmt.Errorf("kv bucket %s: %w", b, err))
+			errs = append(errs, fmt.Errorf("kv bucket %s: %w", cfg.Bucket, err))
 		}
 	}
 	for _, cfg := range []jetstream.ObjectStoreConfig{

@@ -8,12 +8,14 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // New starts an embedded JetStream server on a free port with its store in a
-// temporary directory, creates the topology and returns a connected bus. The
-// server stops when the test ends.
-func New(t testing.TB) *bus.Bus {
+// temporary directory, creates the application's streams and KV buckets
+// (workers/stage) and the consumers of the given stages, and returns a
+// connected bus. The server stops when the test ends.
+func New(t testing.TB, stages ...bus.StageSpec) *bus.Bus {
 	t.Helper()
 	b, err := bus.Open(context.Background(), bus.Options{
 		Server: bus.ServerOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"},
@@ -23,7 +25,7 @@ func New(t testing.TB) *bus.Bus {
 		t.Fatalf("start embedded nats: %v", err)
 	}
 	t.Cleanup(b.Close)
-	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Stages()); err != nil {
+	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Streams: stage.Streams(), Stages: stages, Buckets: stage.Buckets()}); err != nil {
 		t.Fatalf("topology: %v", err)
 	}
 	return b

@@ -1,7 +1,6 @@
-// Package retrieve holds the query stages: retrieve (kb.query.submitted ->
-// kb.query.retrieved: BM25 and vector search fused by RRF) and rerank
-// (kb.query.retrieved -> kb.query.reranked: cross-encoder, top K, graph
-// expansion). Both wrap a retrieval.Retriever.
+// Package retrieve is the retrieve stage (kb.query.submitted ->
+// kb.query.retrieved: BM25 and vector search fused by RRF), over a
+// retrieval.Retriever. The rerank stage is workers/rerank.
 package retrieve
 
 import (
@@ -31,7 +30,7 @@ func NewRetrieve(r *retrieval.Retriever) bus.Handler {
 		defer cancel()
 		out, err := r.Retrieve(ctx, q)
 		if err != nil {
-			return nil, classify(err)
+			return nil, Classify(err)
 		}
 		zerolog.Ctx(ctx).Info().Str("query_id", q.QueryID).Str("mode", out.Mode).Int("candidates", len(out.Candidates)).
 			Interface("timings_ms", out.TimingsMS).Strs("reasons", out.Reasons).Msg("retrieved")
@@ -39,28 +38,9 @@ func NewRetrieve(r *retrieval.Retriever) bus.Handler {
 	})
 }
 
-// NewRerank returns the rerank stage's handler.
-func NewRerank(r *retrieval.Retriever) bus.Handler {
-	return bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
-		rq, err := bus.Decode[*schemas.QueryRetrieved](m)
-		if err != nil {
-			return nil, err
-		}
-		ctx, cancel := context.WithTimeout(ctx, Timeout)
-		defer cancel()
-		out, err := r.Rerank(ctx, rq)
-		if err != nil {
-			return nil, classify(err)
-		}
-		zerolog.Ctx(ctx).Info().Str("query_id", rq.QueryID).Str("mode", out.Mode).Int("contexts", len(out.Contexts)).
-			Interface("timings_ms", out.TimingsMS).Msg("reranked")
-		return []schemas.Event{out}, nil
-	})
-}
-
-// classify retries a query that ran out of time a little later; other
+// Classify retries a query that ran out of time a little later; other
 // failures (the index is busy, a model failed) are retried with backoff.
-func classify(err error) error {
+func Classify(err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return bus.RetryAfter(fmt.Errorf("query timed out after %s: %w", Timeout, err), time.Second)
 	}

@@ -1,0 +1,156 @@
+package stage
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/nats-io/nats.go/jetstream"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// The application's streams.
+const (
+	StreamIngest   = "KB_INGEST"
+	StreamQuery    = "KB_QUERY"
+	StreamResearch = "KB_RESEARCH"
+)
+
+// The application's KV buckets (the bus's own, KB_STATS, is bus.BucketStats).
+const (
+	BucketSources = "KB_SOURCES" // source state: document hashes per source path
+	BucketChunks  = "KB_CHUNKS"  // chunk manifests per document (the chunk stage's state)
+	BucketEmbeds  = "KB_EMBEDS"  // vectors by model and content hash (the embed stage's cache)
+	// BucketResearch holds research state: each task's fact list,
+	// checkpointed after every document, and the supervisor's record of the
+	// findings so far.
+	BucketResearch = "KB_RESEARCH_STATE"
+	// BucketReports holds finished research reports by research id (with
+	// their facts), for research status and research list.
+	BucketReports = "KB_RESEARCH_REPORTS"
+)
+
+// Streams returns the configuration of the application's streams (the bus
+// adds its own dead-letter stream).
+func Streams() []jetstream.StreamConfig {
+	return []jetstream.StreamConfig{
+		{
+			Name:        StreamIngest,
+			Description: "Ingest pipeline: document changes, chunks, structure, embeddings",
+			Subjects:    []string{"kb.doc.>", "kb.chunk.>", "kb.embed.>"},
+			Retention:   jetstream.InterestPolicy,
+			Storage:     jetstream.FileStorage,
+			MaxAge:      7 * 24 * time.Hour,
+			Duplicates:  5 * time.Minute,
+		},
+		{
+			Name:        StreamQuery,
+			Description: "Queries and finished answers",
+			Subjects:    []string{"kb.query.>", schemas.SubjectAnswerDone, schemas.SubjectAnswerFollowUps},
+			Retention:   jetstream.LimitsPolicy,
+			Storage:     jetstream.FileStorage,
+			MaxAge:      time.Hour,
+			Duplicates:  time.Minute,
+		},
+		{
+			Name:        StreamResearch,
+			Description: "Deep-research sessions",
+			Subjects: []string{schemas.SubjectResearchRequested, schemas.SubjectResearchTask, schemas.SubjectResearchFinding,
+				schemas.SubjectResearchDraft, schemas.SubjectResearchReport},
+			Retention:  jetstream.LimitsPolicy,
+			Storage:    jetstream.FileStorage,
+			MaxAge:     7 * 24 * time.Hour,
+			Duplicates: 5 * time.Minute,
+		},
+	}
+}
+
+// Buckets returns the configuration of the application's KV buckets.
+func Buckets() []jetstream.KeyValueConfig {
+	var out []jetstream.KeyValueConfig
+	for _, b := range []string{BucketSources, BucketChunks, BucketEmbeds, BucketResearch, BucketReports} {
+		cfg := jetstream.KeyValueConfig{Bucket: b, Storage: jetstream.FileStorage}
+		if b == BucketEmbeds {
+			// A cache, bounded: when full, new vectors are simply not cached.
+			cfg.MaxBytes = 1 << 30
+			cfg.Description = "embedding cache: vectors by model and content hash"
+		}
+		out = append(out, cfg)
+	}
+	return out
+}
+
+// Catalog is a build's streams, KV buckets and stages, in pipeline order.
+type Catalog struct {
+	Streams []jetstream.StreamConfig
+	Buckets []jetstream.KeyValueConfig
+	Stages  []Declaration
+}
+
+// With returns a copy of c with more stages (and the streams they need).
+func (c Catalog) With(streams []jetstream.StreamConfig, decls ...Declaration) Catalog {
+	return Catalog{
+		Streams: append(append([]jetstream.StreamConfig(nil), c.Streams...), streams...),
+		Buckets: append([]jetstream.KeyValueConfig(nil), c.Buckets...),
+		Stages:  append(append([]Declaration(nil), c.Stages...), decls...),
+	}
+}
+
+// Topology is what the bus creates for c.
+func (c Catalog) Topology() bus.Topology {
+	return bus.Topology{Streams: c.Streams, Stages: c.Specs(), Buckets: c.Buckets}
+}
+
+// Specs are the consumer specs of c's stages.
+func (c Catalog) Specs() []bus.StageSpec {
+	out := make([]bus.StageSpec, len(c.Stages))
+	for i, d := range c.Stages {
+		out[i] = d.Spec()
+	}
+	return out
+}
+
+// Names are c's stage names, in pipeline order.
+func (c Catalog) Names() []string {
+	out := make([]string, len(c.Stages))
+	for i, d := range c.Stages {
+		out[i] = d.Name
+	}
+	return out
+}
+
+// Lookup returns the declaration of a named stage.
+func (c Catalog) Lookup(name string) (Declaration, bool) {
+	for _, d := range c.Stages {
+		if d.Name == name {
+			return d, true
+		}
+	}
+	return Declaration{}, false
+}
+
+// Validate joins every problem with the catalog: invalid declarations, two
+// stages of one name, a stage on a stream that is not declared.
+func (c Catalog) Validate() error {
+	var errs []error
+	streams := map[string]bool{}
+	for _, s := range c.Streams {
+		streams[s.Name] = true
+	}
+	seen := map[string]bool{}
+	for _, d := range c.Stages {
+		if err := d.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+		if seen[d.Name] {
+			errs = append(errs, fmt.Errorf("stage %q declared twice", d.Name))
+		}
+		seen[d.Name] = true
+		if d.Stream != "" && !streams[d.Stream] {
+			errs = append(errs, fmt.Errorf("stage %q: stream %s is not declared", d.Name, d.Stream))
+		}
+	}
+	return errors.Join(errs...)
+}
