@@ -11,7 +11,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/analysis"
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/store"
@@ -62,7 +61,7 @@ func TestIntegrationTuneWeights(t *testing.T) {
 			}
 		}
 	}
-	if err := pipeline.WaitIdle(ctx, sys.Bus, bus.Stages(), 100*time.Millisecond, nil); err != nil {
+	if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 	score := func(part string, w store.Weights) []eval.Report {

@@ -35,7 +35,7 @@ func cmdDLQ(ctx context.Context, args []string) error {
 	fs := newFlags("dlq")
 	var c common
 	c.register(fs, "warn")
-	stage := fs.String("stage", "", "only this stage's dead letters")
+	stage := fs.String("stage", "", "only this stage's dead letters (stages: "+strings.Join(pipeline.StageNames(), ", ")+")")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parse(fs, args)
 	if err != nil {

@@ -12,13 +12,13 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 type stringList []string
@@ -263,7 +263,7 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 		}
 	}
 	if len(extra) > 0 {
-		state, err := b.KV(ctx, bus.BucketSources)
+		state, err := b.KV(ctx, stage.BucketSources)
 		if err != nil {
 			return nil, err
 		}
@@ -274,7 +274,7 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 			return nil, err
 		}
 	}
-	if err := pipeline.WaitIdle(ctx, b, bus.Stages(), 100*time.Millisecond, nil); err != nil {
+	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
 		return nil, fmt.Errorf("waiting for indexing: %w", err)
 	}
 	indexSecs := time.Since(start).Seconds()

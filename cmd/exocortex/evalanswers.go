@@ -11,11 +11,11 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // answersOptions are the flags of eval --answers.
@@ -103,7 +103,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		}
 	}
 	if len(folders) > 0 {
-		state, err := b.KV(ctx, bus.BucketSources)
+		state, err := b.KV(ctx, stage.BucketSources)
 		if err != nil {
 			return nil, err
 		}
@@ -114,7 +114,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 			return nil, err
 		}
 	}
-	if err := pipeline.WaitIdle(ctx, b, bus.Stages(), 100*time.Millisecond, nil); err != nil {
+	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
 		return nil, fmt.Errorf("waiting for indexing: %w", err)
 	}
 	rep.IndexSeconds = round4(time.Since(start).Seconds())

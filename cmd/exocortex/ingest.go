@@ -17,6 +17,7 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 func newTraceID(prefix string) string {
@@ -91,7 +92,7 @@ func ingest(ctx context.Context, args []string) error {
 	if !local && !*quiet {
 		fmt.Fprintf(os.Stderr, "ingest: feeding the running system at %s\n", b.URL())
 	}
-	state, err := b.KV(ctx, bus.BucketSources)
+	state, err := b.KV(ctx, stage.BucketSources)
 	if err != nil {
 		return err
 	}
@@ -128,7 +129,7 @@ func ingest(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	stages := bus.Stages()
+	stages := pipeline.StageSpecs()
 	err = pipeline.WaitIdle(ctx, b, stages, 250*time.Millisecond, func(states []bus.StageState) {
 		var parts []string
 		for _, s := range states {

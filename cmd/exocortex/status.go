@@ -79,7 +79,7 @@ func cmdStatus(ctx context.Context, args []string) error {
 	if rep.Running || c.nats != "" {
 		rep.NATS = b.URL()
 	}
-	states, err := b.StageStates(ctx, bus.Stages())
+	states, err := b.StageStates(ctx, pipeline.StageSpecs())
 	if err != nil {
 		return err
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/llm"
@@ -65,7 +64,7 @@ func BenchmarkIngestPipeline(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
-		if err := pipeline.WaitIdle(ctx, sys.Bus, bus.Stages(), 10*time.Millisecond, nil); err != nil {
+		if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 10*time.Millisecond, nil); err != nil {
 			b.Fatal(err)
 		}
 		elapsed += time.Since(start)
@@ -113,7 +112,7 @@ func BenchmarkAskOverTheBus(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
-	if err := pipeline.WaitIdle(ctx, sys.Bus, bus.Stages(), 10*time.Millisecond, nil); err != nil {
+	if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 10*time.Millisecond, nil); err != nil {
 		b.Fatal(err)
 	}
 	_, chunks, _ := sys.Store.Counts(ctx)

@@ -22,7 +22,7 @@ func Attach(ctx context.Context, cfg Config, withStages bool) (b *bus.Bus, local
 		if err != nil {
 			return nil, false, nil, err
 		}
-		if err := bus.EnsureTopology(ctx, b.JS, bus.Stages()); err != nil {
+		if err := bus.EnsureTopology(ctx, b.JS, cfg.catalog().Topology()); err != nil {
 			b.Close()
 			return nil, false, nil, err
 		}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // TestAnIndexWithRelativeMarkdownIDsMigrates builds the index an older
@@ -29,7 +29,7 @@ func TestAnIndexWithRelativeMarkdownIDsMigrates(t *testing.T) {
 	writeFile(t, filepath.Join(vault, "other.md"), "# Other\n\nFigs like a sunny wall.\n")
 	writeFile(t, filepath.Join(vault, "sub", "deep.md"), "# Deep\n\nMulch the blueberries in spring.\n")
 
-	kv, err := sys.Bus.KV(ctx, bus.BucketSources)
+	kv, err := sys.Bus.KV(ctx, stage.BucketSources)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,7 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/schemas"
@@ -232,7 +231,7 @@ func TestAModelInstalledLaterBackfillsTheIndexAndVectorsSurviveARestart(t *testi
 	if sent, err := sys.Backfill(ctx); err != nil || sent != 0 {
 		t.Errorf("backfill after a restart asked for %d chunks (%v), want 0", sent, err)
 	}
-	st, err := sys.Bus.StageStates(ctx, bus.Stages())
+	st, err := sys.Bus.StageStates(ctx, pipeline.StageSpecs())
 	if err != nil {
 		t.Fatal(err)
 	}

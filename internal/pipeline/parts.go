@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -21,6 +20,7 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // CachePath is the answer stage's semantic cache database.
@@ -30,53 +30,60 @@ func CachePath(dataDir string) string { return filepath.Join(dataDir, "answers.d
 // directory per embedding model, so a model swap starts a fresh index.
 func VectorsDir(dataDir, model string) string { return filepath.Join(dataDir, "vectors", model) }
 
-// openParts opens what the stages that run here need: the SQLite store, the
-// embedding model, the vector store, the reranker.
-func (s *System) openParts(ctx context.Context, stages []string) error {
-	has := func(names ...string) bool {
-		for _, n := range names {
-			if slices.Contains(stages, n) {
-				return true
-			}
-		}
-		return false
-	}
+// openParts opens what the stages that run here need (the union of their
+// declared needs): the SQLite store, the language-model router and the
+// answerer, the embedding model, the vector store, the reranker, the
+// retriever over them.
+func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 	var err error
 	switch {
-	case has(bus.StageIndex):
+	case needs.Has(stage.NeedStoreWrite):
 		s.Store, err = store.Open(DBPath(s.cfg.DataDir))
-	case has(bus.StageRetrieve, bus.StageRerank):
+	case needs.Has(stage.NeedStore):
 		s.Store, err = store.OpenReadOnly(DBPath(s.cfg.DataDir))
 	}
 	if err != nil {
 		return fmt.Errorf("open index: %w", err)
 	}
-	if has(bus.StageIndex) {
+	if needs.Has(stage.NeedStoreWrite) {
+		if err := s.useAnalyzer(ctx); err != nil {
+			return err
+		}
 		if n, err := s.Store.ChunksWithoutSpans(ctx); err == nil && n > 0 {
 			s.cfg.Log.Warn().Int("chunks", n).Msg("chunks indexed before block spans: citations of them point at the chunk's first block " +
 				"until their documents are sent again (SiYuan: at the next reconciliation, by itself; Markdown folders: at the next exocortex ingest)")
 		}
 	}
-	if has(bus.StageAnswer) {
+	if needs.Any(stage.NeedAnalyzer | stage.NeedAnswerer) {
+		if s.Analyzer, err = analysis.New(analysis.Full); err != nil {
+			return err
+		}
+	}
+	if needs.Any(stage.NeedRouter | stage.NeedAnswerer) {
+		if err := s.openRouter(); err != nil {
+			return err
+		}
+	}
+	if needs.Has(stage.NeedAnswerer) {
 		if err := s.openAnswer(); err != nil {
 			return err
 		}
 	}
-	if !has(bus.StageIndex, bus.StageEmbed, bus.StageRetrieve, bus.StageRerank) {
+	if !needs.Any(stage.NeedStoreWrite | stage.NeedEmbedder | stage.NeedVectors | stage.NeedReranker | stage.NeedRetriever) {
 		return nil
 	}
 	log := s.cfg.Log
 	if s.cfg.NoModels {
 		s.ModelNotes = append(s.ModelNotes, "models disabled: lexical search only")
 	} else {
-		if err := s.openModels(has(bus.StageEmbed, bus.StageRetrieve), has(bus.StageRerank)); err != nil {
+		if err := s.openModels(needs.Has(stage.NeedEmbedder), needs.Has(stage.NeedReranker)); err != nil {
 			return err
 		}
 	}
 	for _, n := range s.ModelNotes {
 		log.Warn().Str("models", s.modelsDir()).Msg(n)
 	}
-	if s.vectorDim() > 0 && has(bus.StageIndex, bus.StageRetrieve) {
+	if s.vectorDim() > 0 && needs.Has(stage.NeedVectors) {
 		vc := s.cfg.Vectors
 		vc.Dim = s.vectorDim()
 		if vc.Kind == "" || vc.Kind == vectors.KindEmbedded {
@@ -161,15 +168,6 @@ func (s *System) openModels(wantEmbed, wantRerank bool) error {
 	return nil
 }
 
-// embedDrain is the embed stage without a model: it acknowledges chunks so
-// they do not pile up; when a model is installed later, Backfill embeds
-// what the index holds.
-func embedDrain() bus.Handler {
-	return bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
-		return nil, nil
-	})
-}
-
 // Backfill asks the embed stage to embed every chunk the index holds without
 // a vector of its current content from the loaded model (after the model was
 // installed or changed), logging progress. It returns how many it asked for.
@@ -208,14 +206,26 @@ func (s *System) Backfill(ctx context.Context) (int, error) {
 	return sent, nil
 }
 
-// openAnswer prepares the answer stage: the language-model router when
-// providers are configured, the extractive model when installed.
-func (s *System) openAnswer() error {
-	an, err := analysis.New(analysis.Full)
-	if err != nil {
-		return err
+// useAnalyzer switches the full-text index to the configured analyzer,
+// rebuilding its rows, when it differs (before the writer stage starts).
+func (s *System) useAnalyzer(ctx context.Context) error {
+	st := s.Store
+	if s.cfg.Analyzer == "" || s.cfg.Analyzer == st.Analyzer().Mode() {
+		return nil
 	}
-	s.Answerer = &answer.Answerer{Analyzer: an, Config: s.cfg.Answer}
+	t0 := time.Now()
+	s.cfg.Log.Info().Str("from", st.Analyzer().Name()).Str("to", string(s.cfg.Analyzer)).
+		Msg("rebuilding the full-text index for another analyzer")
+	if err := st.UseAnalyzer(ctx, s.cfg.Analyzer); err != nil {
+		return fmt.Errorf("full-text index analyzer %s: %w", s.cfg.Analyzer, err)
+	}
+	s.cfg.Log.Info().Dur("took", time.Since(t0)).Msg("full-text index rebuilt")
+	return nil
+}
+
+// openRouter opens the language-model router when providers are
+// configured (cfg.LLM, else the environment); without, Router stays nil.
+func (s *System) openRouter() error {
 	cfg := s.cfg.LLM
 	if cfg == nil {
 		if c, ok := llm.FromEnv(); ok {
@@ -223,15 +233,25 @@ func (s *System) openAnswer() error {
 		}
 	}
 	s.llmCfg = cfg
-	if cfg != nil && len(cfg.Providers) > 0 {
-		opts := s.cfg.LLMOptions
-		if opts.Logger == nil {
-			l := s.cfg.Log
-			opts.Logger = &l
-		}
-		if s.Router, err = llm.NewRouter(*cfg, opts); err != nil {
-			return err
-		}
+	if cfg == nil || len(cfg.Providers) == 0 {
+		return nil
+	}
+	opts := s.cfg.LLMOptions
+	if opts.Logger == nil {
+		l := s.cfg.Log
+		opts.Logger = &l
+	}
+	var err error
+	s.Router, err = llm.NewRouter(*cfg, opts)
+	return err
+}
+
+// openAnswer prepares the answer stage: the answerer over the router (when
+// providers are configured), the semantic cache, the extractive model when
+// installed.
+func (s *System) openAnswer() error {
+	s.Answerer = &answer.Answerer{Analyzer: s.Analyzer, Config: s.cfg.Answer}
+	if s.Router != nil {
 		s.Answerer.Router = s.Router
 	} else {
 		s.ModelNotes = append(s.ModelNotes, "no language-model provider (EXOCORTEX_LLM_BASE_URL): answers are extractive or search-only")

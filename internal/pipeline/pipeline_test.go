@@ -20,8 +20,11 @@ import (
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/workers/chunk"
+	"github.com/exocortex/exocortex/workers/embed"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 const guide = "../../../shared/eval/siyuan-guide"
@@ -50,7 +53,7 @@ func start(t *testing.T, dir string) *pipeline.System {
 func syncPaths(t *testing.T, b *bus.Bus, paths ...string) files.SyncStats {
 	t.Helper()
 	ctx := context.Background()
-	kv, err := b.KV(ctx, bus.BucketSources)
+	kv, err := b.KV(ctx, stage.BucketSources)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +74,7 @@ func waitIdle(t *testing.T, b *bus.Bus) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := pipeline.WaitIdle(ctx, b, bus.Stages(), 50*time.Millisecond, nil); err != nil {
+	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -150,7 +153,7 @@ func TestAMalformedEventIsDeadLetteredAndIndexingGoesOn(t *testing.T) {
 	syncPaths(t, sys.Bus, vault)
 	waitIdle(t, sys.Bus)
 
-	letters, err := sys.Bus.DeadLetters(ctx, bus.StageChunk)
+	letters, err := sys.Bus.DeadLetters(ctx, chunk.Stage().Name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -223,14 +226,14 @@ func TestKillingTheIndexStageMidIngestIndexesEveryChunkExactlyOnce(t *testing.T)
 	}
 
 	dir := t.TempDir()
-	main, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Stages: []string{bus.StageChunk, bus.StageEmbed}, Log: testLog(t)})
+	main, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Stages: []string{chunk.Stage().Name, embed.Stage().Name}, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = main.Stop() })
-	spec, _ := bus.LookupStage(bus.StageIndex)
+	spec := index.Stage().Spec()
 	spec.AckWait = 2 * time.Second // redeliver the dead process's messages quickly
-	if err := bus.EnsureTopology(ctx, main.Bus.JS, []bus.StageSpec{spec}); err != nil {
+	if err := bus.EnsureTopology(ctx, main.Bus.JS, bus.Topology{Stages: []bus.StageSpec{spec}}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -11,6 +11,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/siyuan"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // StageSiYuan is the SiYuan bridge: not a consumer of the bus but a source
@@ -31,7 +32,7 @@ type SiYuanConfig struct {
 // startSiYuan runs the bridge until the system stops; its state goes to
 // KB_STATS every second.
 func (s *System) startSiYuan(ctx context.Context) error {
-	state, err := s.Bus.KV(ctx, bus.BucketSources)
+	state, err := s.Bus.KV(ctx, stage.BucketSources)
 	if err != nil {
 		return err
 	}

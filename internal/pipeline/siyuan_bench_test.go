@@ -8,7 +8,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
@@ -89,7 +88,7 @@ func BenchmarkSiYuanInitialSync10k(b *testing.B) {
 		for sys.SiYuan.Status().DocsSynced != 100 {
 			time.Sleep(5 * time.Millisecond)
 		}
-		if err := pipeline.WaitIdle(ctx, sys.Bus, bus.Stages(), 10*time.Millisecond, nil); err != nil {
+		if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 10*time.Millisecond, nil); err != nil {
 			b.Fatal(err)
 		}
 		total += time.Since(t0)

@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 const spansNote = `# Ravens
@@ -105,7 +105,7 @@ func TestAnOlderIndexGetsBlockSpansAtTheNextIngest(t *testing.T) {
 		t.Fatal(err)
 	}
 	db.Close()
-	for _, bucket := range []string{bus.BucketChunks, bus.BucketSources} {
+	for _, bucket := range []string{stage.BucketChunks, stage.BucketSources} {
 		kv, err := sys.Bus.KV(ctx, bucket)
 		if err != nil {
 			t.Fatal(err)

@@ -9,7 +9,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -26,12 +25,10 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
-	answerstage "github.com/exocortex/exocortex/workers/answer"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/embed"
-	"github.com/exocortex/exocortex/workers/index"
-	"github.com/exocortex/exocortex/workers/retrieve"
 	"github.com/exocortex/exocortex/workers/siyuan"
+	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stages"
 )
 
 // Config locates the data and the bus.
@@ -44,8 +41,15 @@ type Config struct {
 	// Listen is the embedded server's host:port (default 127.0.0.1:4222;
 	// port -1 picks a free one).
 	Listen string
-	// Stages to run in-process; empty means every stage.
+	// Stages to run in-process; empty means every stage of the catalog.
 	Stages []string
+	// Catalog is the streams, buckets and stages of the system; nil means
+	// this build's (workers/stages.Catalog()).
+	Catalog *stage.Catalog
+	// StageConfig holds more stages' own configuration values, one per
+	// type (Chunk is added to them); a stage finds its own with
+	// stage.ConfigOf.
+	StageConfig []any
 	// NoStages starts the bus and topology only (status, dlq).
 	NoStages bool
 	// Workers per stage (default 1; the index stage always has one writer).
@@ -96,6 +100,10 @@ func (c Config) Validate() error {
 	if c.DataDir == "" {
 		errs = append(errs, errors.New("data dir is empty"))
 	}
+	cat := c.catalog()
+	if err := cat.Validate(); err != nil {
+		errs = append(errs, err)
+	}
 	for _, s := range c.Stages {
 		if s == StageSiYuan {
 			if c.SiYuan == nil {
@@ -103,8 +111,8 @@ func (c Config) Validate() error {
 			}
 			continue
 		}
-		if _, ok := bus.LookupStage(s); !ok {
-			errs = append(errs, fmt.Errorf("unknown stage %q (known: %s)", s, strings.Join(StageNames(), ", ")))
+		if _, ok := cat.Lookup(s); !ok {
+			errs = append(errs, fmt.Errorf("unknown stage %q (known: %s)", s, strings.Join(cat.Names(), ", ")))
 		}
 	}
 	if c.Analyzer != "" {
@@ -118,14 +126,20 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// StageNames lists the stages this build runs.
-func StageNames() []string {
-	var out []string
-	for _, s := range bus.Stages() {
-		out = append(out, s.Name)
+// catalog is the system's streams, buckets and stages.
+func (c Config) catalog() stage.Catalog {
+	if c.Catalog != nil {
+		return *c.Catalog
 	}
-	return out
+	return stages.Catalog()
 }
+
+// StageNames lists the stages this build runs, in pipeline order.
+func StageNames() []string { return stages.Catalog().Names() }
+
+// StageSpecs are the consumer specs of the stages this build runs, in
+// pipeline order (for status and WaitIdle).
+func StageSpecs() []bus.StageSpec { return stages.Catalog().Specs() }
 
 // DBPath is the SQLite index inside a data directory.
 func DBPath(dataDir string) string { return filepath.Join(dataDir, "exocortex.db") }
@@ -136,7 +150,7 @@ func URLFile(dataDir string) string { return filepath.Join(dataDir, "nats.url") 
 // System is a running set of stages on one bus.
 type System struct {
 	Bus   *bus.Bus
-	Store *store.Store // nil unless the index, retrieve or rerank stage runs here
+	Store *store.Store // nil unless a stage here needs it (stage.NeedStore, NeedStoreWrite)
 	// Neural parts, nil when absent: the system then runs lexical-only and
 	// every query says so in its reasons.
 	Vectors   vectors.Store
@@ -146,6 +160,9 @@ type System struct {
 	// Router and Answerer serve the answer stage (Router nil without providers).
 	Router   *llm.Router
 	Answerer *answer.Answerer
+	// Analyzer is the full text analysis (stems, lemmas) the citation
+	// verifier uses, for stages that need it.
+	Analyzer *analysis.Analyzer
 	QA       *models.QA
 	Cache    *answer.Cache
 	// SiYuan is the bridge when it runs here; PluginAddr its plugin endpoint.
@@ -187,7 +204,8 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := bus.EnsureTopology(ctx, b.JS, bus.Stages()); err != nil {
+	cat := cfg.catalog()
+	if err := bus.EnsureTopology(ctx, b.JS, cat.Topology()); err != nil {
 		b.Close()
 		return nil, err
 	}
@@ -205,16 +223,23 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if cfg.NoStages {
 		stages = nil
 	} else if len(cfg.Stages) == 0 {
-		stages = StageNames()
+		stages = cat.Names()
 	}
-	if err := s.openParts(ctx, stages); err != nil {
+	var decls []stage.Declaration
+	var needs stage.Needs
+	for _, name := range stages {
+		d, _ := cat.Lookup(name)
+		decls = append(decls, d)
+		needs |= d.Needs
+	}
+	if err := s.openParts(ctx, needs); err != nil {
 		s.Stop()
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	for _, name := range stages {
-		if err := s.startStage(runCtx, name); err != nil {
+	for _, d := range decls {
+		if err := s.startStage(runCtx, d); err != nil {
 			s.Stop()
 			return nil, err
 		}
@@ -235,7 +260,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			return nil, err
 		}
 	}
-	if slices.Contains(stages, bus.StageIndex) && slices.Contains(stages, bus.StageEmbed) && s.Embedder != nil {
+	// The index's writer and the embedder run here: embed what the index
+	// holds without a vector of the current model.
+	if needs.Has(stage.NeedStoreWrite) && s.Store != nil && s.Embedder != nil {
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
@@ -247,63 +274,31 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	return s, nil
 }
 
-func (s *System) startStage(ctx context.Context, name string) error {
-	spec, _ := bus.LookupStage(name)
-	opts := bus.RunOptions{Workers: s.cfg.Workers}
-	var h bus.Handler
-	switch name {
-	case bus.StageChunk:
-		kv, err := s.Bus.KV(ctx, bus.BucketChunks)
-		if err != nil {
-			return err
-		}
-		h = chunk.NewHandler(s.cfg.Chunk, kv)
-	case bus.StageIndex:
-		st := s.Store
-		if s.cfg.Analyzer != "" && s.cfg.Analyzer != st.Analyzer().Mode() {
-			t0 := time.Now()
-			s.cfg.Log.Info().Str("stage", name).Str("from", st.Analyzer().Name()).Str("to", string(s.cfg.Analyzer)).
-				Msg("rebuilding the full-text index for another analyzer")
-			if err := st.UseAnalyzer(ctx, s.cfg.Analyzer); err != nil {
-				return fmt.Errorf("stage index: %w", err)
-			}
-			s.cfg.Log.Info().Str("stage", name).Dur("took", time.Since(t0)).Msg("full-text index rebuilt")
-		}
-		h = index.NewHandler(st)
-		if s.Vectors != nil {
-			var err error
-			if h, err = index.NewWithVectors(index.DefaultConfig(), st, s.Vectors); err != nil {
-				return err
-			}
-		}
-		opts.Workers = 1 // SQLite has one writer
-		opts.Batch = 256
-	case bus.StageEmbed:
-		if s.Embedder == nil {
-			h = embedDrain()
-			break
-		}
-		kv, err := s.Bus.KV(ctx, bus.BucketEmbeds)
-		if err != nil {
-			return err
-		}
-		h = embed.New(embed.DefaultConfig(), s.Embedder, kv)
-		opts.Batch = embed.DefaultConfig().MaxBatch
-		// Each model run uses one thread; parallel runs use the cores
-		// (1.4x the chunks/s of one worker on two cores).
-		opts.Workers = max(opts.Workers, runtime.NumCPU())
-	case bus.StageRetrieve:
-		h = retrieve.NewRetrieve(s.Retriever)
-	case bus.StageRerank:
-		h = retrieve.NewRerank(s.Retriever)
-	case bus.StageAnswer:
-		h = answerstage.New(s.Answerer, s.Bus.PublishCore, func(ctx context.Context, ev schemas.Event, traceID string) error {
+func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
+	deps := &stage.Deps{
+		Stage:     d,
+		Config:    append([]any{s.cfg.Chunk}, s.cfg.StageConfig...),
+		Log:       s.cfg.Log.With().Str("stage", d.Name).Logger(),
+		Store:     s.Store,
+		Vectors:   s.Vectors,
+		Embedder:  s.Embedder,
+		Retriever: s.Retriever,
+		Router:    s.Router,
+		Answerer:  s.Answerer,
+		Analyzer:  s.Analyzer,
+		KV:        s.Bus.KV,
+		Publish: func(ctx context.Context, ev schemas.Event, traceID string) error {
 			_, err := s.Bus.Publish(ctx, ev, traceID)
 			return err
-		})
-	default:
-		return fmt.Errorf("stage %q has no handler in this build", name)
+		},
+		PublishCore: s.Bus.PublishCore,
 	}
+	h, err := d.New(ctx, deps)
+	if err != nil {
+		return fmt.Errorf("stage %s: %w", d.Name, err)
+	}
+	spec := d.Spec()
+	opts := bus.RunOptions{Workers: d.Workers(s.cfg.Workers), Batch: d.Batch}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -311,7 +306,7 @@ func (s *System) startStage(ctx context.Context, name string) error {
 			s.mu.Lock()
 			s.errs = append(s.errs, err)
 			s.mu.Unlock()
-			s.cfg.Log.Error().Err(err).Str("stage", name).Msg("stage failed")
+			s.cfg.Log.Error().Err(err).Str("stage", d.Name).Msg("stage failed")
 		}
 	}()
 	return nil

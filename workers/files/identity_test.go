@@ -14,6 +14,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // syncRun is what one Sync published.
@@ -68,7 +69,7 @@ func stateIDs(t *testing.T, kv bus.KV) map[string]string {
 func sourcesKV(t *testing.T) bus.KV {
 	t.Helper()
 	b := bustest.New(t)
-	kv, err := b.KV(context.Background(), bus.BucketSources)
+	kv, err := b.KV(context.Background(), stage.BucketSources)
 	if err != nil {
 		t.Fatal(err)
 	}
