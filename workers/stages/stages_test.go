@@ -1,0 +1,37 @@
+package stages_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stages"
+)
+
+func TestTheRegistryIsAValidCatalogInPipelineOrder(t *testing.T) {
+	c := stages.Catalog()
+	if err := c.Validate(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := c.Names(), []string{"chunk", "index", "embed", "retrieve", "rerank", "answer"}; !slices.Equal(got, want) {
+		t.Errorf("stages = %v, want %v", got, want)
+	}
+}
+
+func TestEveryInputSubjectIsProducedOrPublishedFromOutside(t *testing.T) {
+	// Sources and clients publish these; every other input is some stage's output.
+	outside := map[string]bool{schemas.SubjectDocChanged: true, schemas.SubjectQuery: true, schemas.SubjectEmbedRequest: true}
+	produced := map[string]bool{}
+	for _, d := range stages.All() {
+		for _, o := range d.Outputs {
+			produced[o] = true
+		}
+	}
+	for _, d := range stages.All() {
+		for _, in := range d.Inputs {
+			if !outside[in] && !produced[in] {
+				t.Errorf("stage %s reads %s, which no stage declares as an output", d.Name, in)
+			}
+		}
+	}
+}
