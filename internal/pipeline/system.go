@@ -292,6 +292,7 @@ func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
 			return err
 		},
 		PublishCore: s.Bus.PublishCore,
+		Bus:         s.Bus,
 	}
 	h, err := d.New(ctx, deps)
 	if err != nil {

@@ -158,6 +158,9 @@ type Deps struct {
 	// returns); PublishCore sends one on core NATS (tokens, progress).
 	Publish     func(ctx context.Context, ev schemas.Event, traceID string) error
 	PublishCore func(ev schemas.Event, traceID string) error
+	// Bus is the connection itself, for what the functions above do not
+	// cover (a KV update with a revision check through Bus.JS, say).
+	Bus *bus.Bus
 }
 
 // ConfigOf returns the first value of type T in d.Config, or def when
