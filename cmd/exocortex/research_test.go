@@ -241,13 +241,14 @@ func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
 		t.Errorf("the saved report lacks its title, sections or notes:\n%s", saved)
 	}
 
-	// --json prints the report event; a second run saves beside the first.
-	out, errOut, code = exoResearch(t, nil, "research", dbQuestion, "--nats", url, "--json", "--save", saveDir)
+	// --json prints the report event; --no-llm asks for evidence_only; a
+	// second run saves beside the first.
+	out, errOut, code = exoResearch(t, nil, "research", dbQuestion, "--nats", url, "--json", "--save", saveDir, "--no-llm")
 	var got schemas.ResearchReport
 	if code != 0 || json.Unmarshal([]byte(out), &got) != nil {
 		t.Fatalf("research --json: exit %d\n%s\n%s", code, out, errOut)
 	}
-	if len(f.requests()) != 2 || got.ResearchID != f.requests()[1].ResearchID || got.Mode != schemas.ResearchSynthesis ||
+	if len(f.requests()) != 2 || got.ResearchID != f.requests()[1].ResearchID || !f.requests()[1].NoLLM || got.Mode != schemas.ResearchSynthesis ||
 		len(got.Sources) != len(want.Sources) || got.Sources[0].BlockID != want.Sources[0].BlockID || len(got.Facts) != len(want.Facts) {
 		t.Errorf("research --json = %+v", got)
 	}
