@@ -9,7 +9,7 @@ import (
 
 func report() *schemas.ResearchReport {
 	return &schemas.ResearchReport{ResearchID: "research-1", Question: "Что я знаю о воронах?", Lang: "ru", Mode: schemas.ResearchSynthesis,
-		Title: "Вороны: орудия и память",
+		Title:   "Вороны: орудия и память",
 		Summary: []schemas.ReportSentence{{Text: "Вороны пользуются орудиями.", Sources: []int{1}}},
 		Sections: []schemas.ReportSection{{Title: "Память", Sentences: []schemas.ReportSentence{
 			{Text: "Вороны помнят лица.", Sources: []int{2, 7}}, // 7 names no source
