@@ -44,10 +44,23 @@ func TestCreateDocWithMdMakesADocumentWhoseBlockRefsResolve(t *testing.T) {
 	if rows[0].Str("hpath") != "/Research/What crows do" || rows[0].Str("content") != "What crows do" {
 		t.Errorf("document row = %v, want hpath /Research/What crows do titled What crows do", rows[0])
 	}
-	parent, err := c.SQL(ctx, "SELECT id, path FROM blocks WHERE type = 'd' AND hpath = '/Research' LIMIT 5")
-	if err != nil || len(parent) != 1 || !strings.HasSuffix(rows[0].Str("path"), "/"+parent[0].Str("id")+"/"+id+".sy") &&
-		!strings.Contains(rows[0].Str("path"), parent[0].Str("id")+"/"+id+".sy") {
-		t.Errorf("the parent document /Research: %v (new document's path %s), %v", parent, rows[0].Str("path"), err)
+	// A second report goes under the same /Research document.
+	other, err := c.CreateDocWithMd(ctx, box, "/Research/Other", "Text.")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	parent, err := c.SQL(ctx, "SELECT id FROM blocks WHERE type = 'd' AND hpath = '/Research' LIMIT 5")
+	if err != nil || len(parent) != 1 {
+		t.Fatalf("one parent document /Research: %v %v", parent, err)
+	}
+	for _, d := range []string{id, other} {
+		rows, err := c.SQL(ctx, "SELECT path FROM blocks WHERE id = '"+d+"' LIMIT 1")
+		if err != nil || len(rows) != 1 || !strings.HasSuffix(rows[0].Str("path"), "/"+parent[0].Str("id")+"/"+d+".sy") {
+			t.Errorf("document %s is not under /Research (%s): %v %v", d, parent[0].Str("id"), rows, err)
+		}
 	}
 	refs, err := c.SQL(ctx, `SELECT r.block_id, r.def_block_id, r.def_block_root_id, r.content, r.markdown, b.content AS def_text, s.root_id AS src_root
 		FROM refs r JOIN blocks b ON b.id = r.def_block_id JOIN blocks s ON s.id = r.block_id WHERE r.root_id = '`+id+`' ORDER BY r.id LIMIT 10`)
