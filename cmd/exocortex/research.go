@@ -222,7 +222,11 @@ func (pp *progressPrinter) print(p *schemas.ResearchProgress) {
 		fmt.Fprintln(pp.w, line)
 	case "failed":
 		if p.TaskID != "" {
-			fmt.Fprintf(pp.w, "task %s failed: %s\n", p.TaskID, oneLine(msg))
+			name := p.TaskID
+			if num := max(p.Task, pp.seen[p.TaskID]); num > 0 {
+				name = fmt.Sprint(num)
+			}
+			fmt.Fprintf(pp.w, "task %s failed: %s\n", name, oneLine(msg))
 		} else {
 			fmt.Fprintf(pp.w, "failed: %s\n", oneLine(msg))
 		}
@@ -294,6 +298,9 @@ func siyuanSaver(ctx context.Context, br bridge, notebook string) (func(*schemas
 		title := export.SafeTitle(r.Title)
 		if title == "" {
 			title = export.SafeTitle(r.Question)
+		}
+		if title == "" {
+			title = r.ResearchID
 		}
 		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 		defer cancel()

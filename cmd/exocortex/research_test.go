@@ -131,6 +131,13 @@ func (f *fakeResearch) report(req *schemas.ResearchRequested) *schemas.ResearchR
 		fmt.Fprintf(&md, "%s %v\n", s.Text, s.Sources)
 	}
 	r.Markdown = md.String()
+	if strings.Contains(req.Question, "HUGE") {
+		// More than one NATS message holds: the event travels as a stub,
+		// the stored report is whole.
+		for i := 0; i < 3000; i++ {
+			r.Facts = append(r.Facts, schemas.Fact{ID: fmt.Sprintf("x%d", i), Text: strings.Repeat("views share data ", 30), BlockIDs: []string{f.blocks[0].ID}})
+		}
+	}
 	return r
 }
 
@@ -252,13 +259,19 @@ func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
 		len(got.Sources) != len(want.Sources) || got.Sources[0].BlockID != want.Sources[0].BlockID || len(got.Facts) != len(want.Facts) {
 		t.Errorf("research --json = %+v", got)
 	}
+	// A report larger than a NATS message is read from KB_RESEARCH_REPORTS.
+	out, errOut, code = exoResearch(t, nil, "research", "HUGE "+dbQuestion, "--nats", url, "--json", "--timeout", "30s")
+	got = schemas.ResearchReport{}
+	if code != 0 || json.Unmarshal([]byte(out), &got) != nil || len(got.Facts) != len(want.Facts)+3000 || len(out) < 1<<20 {
+		t.Errorf("a report of %d bytes: exit %d, %d facts\n%s", len(out), code, len(got.Facts), errOut)
+	}
 	if _, err := os.Stat(filepath.Join(saveDir, want.Title+" (2).md")); err != nil {
 		t.Errorf("a second report of the same title overwrote the first or went missing: %v\n%s", err, errOut)
 	}
 
 	// list and status read the stored reports.
 	out, errOut, code = exoResearch(t, nil, "research", "list", "--nats", url)
-	if code != 0 || strings.Count(out, want.Title) != 2 || !strings.Contains(out, req.ResearchID) || !strings.Contains(out, got.ResearchID) ||
+	if code != 0 || strings.Count(out, want.Title) != 3 || !strings.Contains(out, req.ResearchID) || !strings.Contains(out, got.ResearchID) ||
 		!strings.Contains(out, "synthesis") || strings.Index(out, got.ResearchID) > strings.Index(out, req.ResearchID) {
 		t.Errorf("research list (newest first): exit %d\n%s\n%s", code, out, errOut)
 	}

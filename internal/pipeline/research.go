@@ -92,6 +92,15 @@ func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, t
 	for {
 		select {
 		case r := <-reports:
+			// The report step's progress and the report travel apart: let
+			// the step arrive, so the progress shown ends with it.
+			if poll == nil {
+				select {
+				case <-reported:
+				case <-time.After(time.Second):
+				case <-ctx.Done():
+				}
+			}
 			return r, nil
 		case why := <-failed:
 			return nil, fmt.Errorf("research %s: %w: %s", req.ResearchID, ErrResearchFailed, why)
