@@ -246,8 +246,11 @@ type ResearchProgress struct {
 	Envelope
 	ResearchID string `json:"research_id"`
 	// Step is "plan", "task", "draft", "report" or "failed".
-	Step    string `json:"step"`
-	TaskID  string `json:"task_id,omitempty"`
+	Step   string `json:"step"`
+	TaskID string `json:"task_id,omitempty"`
+	// Task is the task's number (1-based, among Tasks) on a "task" step, so
+	// a client can say "task 2/5"; Tasks is then the research's task count.
+	Task    int    `json:"task,omitempty"`
 	Message string `json:"message"`
 	// Tasks is the number of sub-questions once planned; DocsRead and
 	// FactsKept are a task's counts so far.

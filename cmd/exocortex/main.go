@@ -42,6 +42,8 @@ func init() {
 			"with --answers, citation precision and recall, abstention and EM/F1 of the answers", cmdEval},
 		"ask":    {"QUESTION", "ask a question: the answer streams, with citations checked against your notes", cmdAsk},
 		"models": {"fetch|verify|list", "fetch, verify or list the neural models", cmdModels},
+		"research": {"QUESTION | status ID | list", "research a broad question over the notes: live progress, then a cited report " +
+			"(--save siyuan|DIR writes it back); status and list read past ones", cmdResearch},
 	}
 }
 
@@ -166,6 +168,7 @@ var placeholders = map[string]string{
 	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
 	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
 	"split": "PART", "timeout": "DURATION", "calibration": "FILE", "calibration-method": "METHOD",
+	"out": "FILE", "save": "siyuan|DIR", "notebook": "ID", "sub-questions": "N", "docs": "N", "max-calls": "N", "max-time": "DURATION",
 }
 
 // printHelp writes a command's usage line, summary and flags, spelled

@@ -281,3 +281,22 @@ func (c *Client) BlockCounts(ctx context.Context) (map[string]int, error) {
 		}
 	}
 }
+
+// CreateDocWithMd creates a document in notebook at the title path path
+// (such as /Research/My report; missing parent documents are created too)
+// from markdown, through /api/filetree/createDocWithMd, and returns the new
+// document's id. Block references in markdown, ((<block id> "anchor")),
+// become references to those blocks (the kernel's refs table, backlinks).
+func (c *Client) CreateDocWithMd(ctx context.Context, notebook, path, markdown string) (string, error) {
+	if notebook == "" || !strings.HasPrefix(path, "/") {
+		return "", fmt.Errorf("siyuan createDocWithMd: want a notebook and a path that begins with /, got %q and %q", notebook, path)
+	}
+	var id string
+	if err := c.Call(ctx, "/api/filetree/createDocWithMd", map[string]string{"notebook": notebook, "path": path, "markdown": markdown}, &id); err != nil {
+		return "", err
+	}
+	if id == "" {
+		return "", fmt.Errorf("siyuan createDocWithMd %s: the kernel returned no document id", path)
+	}
+	return id, nil
+}

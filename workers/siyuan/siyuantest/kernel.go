@@ -565,13 +565,18 @@ func (k *Kernel) writeDoc(d *doc) error {
 			return err
 		}
 		for i, to := range b.Refs {
-			root := to
-			if _, ok := k.docs[to]; !ok {
-				_ = k.db.QueryRow(`SELECT root_id FROM blocks WHERE id = ? LIMIT 1`, to).Scan(&root)
+			// The referenced block as the index holds it: its document,
+			// parent, path and content (a dynamic anchor shows the content).
+			root, defParent, defPath, defContent := to, "", "", ""
+			if x, ok := k.docs[to]; ok {
+				defPath, defContent = x.path, x.title
+			} else {
+				_ = k.db.QueryRow(`SELECT root_id, parent_id, path, content FROM blocks WHERE id = ? LIMIT 1`, to).Scan(&root, &defParent, &defPath, &defContent)
 			}
+			content, md := refText(b, to, defContent)
 			if _, err := k.db.Exec(`INSERT INTO refs (id, def_block_id, def_block_parent_id, def_block_root_id, def_block_path,
-				block_id, root_id, box, path, content, markdown, type) VALUES (?, ?, '', ?, '', ?, ?, ?, ?, '', '', 'textmark')`,
-				fmt.Sprintf("%s-r%d", b.ID, i), to, root, b.ID, d.id, d.box, d.path); err != nil {
+				block_id, root_id, box, path, content, markdown, type) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'textmark')`,
+				fmt.Sprintf("%s-r%d", b.ID, i), to, defParent, root, defPath, b.ID, d.id, d.box, d.path, content, md); err != nil {
 				return err
 			}
 		}
@@ -665,6 +670,11 @@ func (k *Kernel) handle(w http.ResponseWriter, r *http.Request) {
 			attrs[name], _ = v.(string)
 		}
 		reply(nil, k.setBlockAttrs(id, attrs))
+	case "/api/filetree/createDocWithMd":
+		box, _ := req["notebook"].(string)
+		path, _ := req["path"].(string)
+		md, _ := req["markdown"].(string)
+		reply(k.createDocWithMd(box, path, md))
 	case "/api/sqlite/flushTransaction":
 		reply(nil, k.flush())
 	case "/api/block/getBlockKramdown":

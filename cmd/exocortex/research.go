@@ -1,0 +1,436 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/research/export"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/siyuan"
+)
+
+// EnvReportNotebook is the SiYuan notebook --save siyuan writes into.
+const EnvReportNotebook = "EXOCORTEX_SIYUAN_REPORT_NOTEBOOK"
+
+// researchFolder is the title path under which --save siyuan creates reports.
+const researchFolder = "/Research/"
+
+func cmdResearch(ctx context.Context, args []string) error {
+	if len(args) > 0 {
+		switch args[0] {
+		case "status":
+			return cmdResearchStatus(ctx, args[1:])
+		case "list":
+			return cmdResearchList(ctx, args[1:])
+		}
+	}
+	fs := newFlags("research")
+	var c common
+	c.register(fs, "warn")
+	var n neural
+	n.register(fs)
+	var br bridge // the kernel as the SiYuan bridge is configured, for --save siyuan
+	fs.StringVar(&br.url, "siyuan", os.Getenv("EXOCORTEX_SIYUAN_URL"),
+		"SiYuan kernel for --save siyuan, such as http://127.0.0.1:6806 (env EXOCORTEX_SIYUAN_URL; the API token from EXOCORTEX_SIYUAN_TOKEN)")
+	fs.StringVar(&br.config, "siyuan-config", os.Getenv("EXOCORTEX_SIYUAN_CONFIG"),
+		"SiYuan bridge settings, a JSON file (env EXOCORTEX_SIYUAN_CONFIG): its url and token_env are used for --save siyuan")
+	asJSON := fs.Bool("json", false, "print the report as JSON (the kb.research.report object: structured sections, sources, facts, Markdown)")
+	out := fs.String("out", "", "also write the report's Markdown to this file")
+	subQ := fs.Int("sub-questions", 0, "budget: sub-questions to plan (0: the plan stage's default, 5)")
+	docs := fs.Int("docs", 0, "budget: documents read per sub-question (0: the investigate stage's default, 8)")
+	calls := fs.Int("max-calls", 0, "budget: language-model calls for the whole research (0: no limit)")
+	maxTime := fs.Duration("max-time", 0, "budget: wall time of the whole research, such as 10m (0: the stages' default)")
+	noLLM := fs.Bool("no-llm", false, "write an evidence_only report (the best passages per theme, with citations) without a language model")
+	save := fs.String("save", "", "also save the report: 'siyuan' (a new document in a SiYuan notebook, citations as block references) or a folder (Markdown with links)")
+	notebook := fs.String("notebook", os.Getenv(EnvReportNotebook), "the SiYuan notebook id for --save siyuan (env "+EnvReportNotebook+")")
+	lang := fs.String("lang", "", "the question's language (ru, en); default: detected")
+	timeout := fs.Duration("timeout", 0, "how long to wait for the report (0: --max-time plus a minute, else 20m)")
+	words, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	bad := func(format string, a ...any) error {
+		return &usageError{cmd: "research", msg: fmt.Sprintf(format, a...)}
+	}
+	question := strings.TrimSpace(strings.Join(words, " "))
+	if question == "" {
+		return bad(`give a question: exocortex research "what have I learned about ravens, and where do my notes disagree?"`)
+	}
+	if err := checkLang(*lang); err != nil {
+		return bad("%v", err)
+	}
+	for name, v := range map[string]int{"sub-questions": *subQ, "docs": *docs, "max-calls": *calls} {
+		if v < 0 {
+			return bad("--%s %d: want a positive number (or 0 for the default)", name, v)
+		}
+	}
+	if *maxTime < 0 || *timeout < 0 {
+		return bad("--max-time and --timeout want a positive duration such as 10m")
+	}
+	if *timeout == 0 {
+		*timeout = 20 * time.Minute
+		if *maxTime > 0 {
+			*timeout = *maxTime + time.Minute
+		}
+	}
+	// Check where the report goes before the research runs: a bad setting
+	// must not cost a whole research.
+	var saver func(*schemas.ResearchReport) error
+	switch {
+	case *save == "siyuan":
+		if saver, err = siyuanSaver(ctx, br, *notebook); err != nil {
+			return err
+		}
+	case *save != "":
+		dir := *save
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("--save %s: %w", dir, err)
+		}
+		saver = func(r *schemas.ResearchReport) error {
+			path, err := saveToDir(dir, r)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(os.Stderr, "saved: %s\n", path)
+			return nil
+		}
+	}
+	if err := c.requireData(); err != nil {
+		return err
+	}
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
+	if err := n.apply(&cfg); err != nil {
+		return err
+	}
+	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	if local && !pipeline.HasResearchStages(ctx, b) {
+		return errors.New("this build runs no research stages in-process (no plan consumer on KB_RESEARCH); start 'exocortex up' with them, or give --nats")
+	}
+	req := &schemas.ResearchRequested{ResearchID: newTraceID("research"), Question: question, Lang: *lang, NoLLM: *noLLM,
+		Budget: schemas.ResearchBudget{SubQuestions: *subQ, DocsPerTask: *docs, LLMCalls: *calls,
+			WallSeconds: int(math.Ceil(maxTime.Seconds()))}}
+	fmt.Fprintf(os.Stderr, "research %s: %s\n", req.ResearchID, question)
+	pp := &progressPrinter{w: os.Stderr, seen: map[string]int{}}
+	r, err := pipeline.Research(ctx, b, req, *timeout, pp.print)
+	if err != nil {
+		return err
+	}
+	md := reportMarkdown(r)
+	if *asJSON {
+		if err := printJSON(r); err != nil {
+			return err
+		}
+	} else {
+		fmt.Print(md)
+	}
+	var errs []error
+	if *out != "" {
+		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+			errs = append(errs, fmt.Errorf("--out: %w", err))
+		} else {
+			fmt.Fprintf(os.Stderr, "wrote %s\n", *out)
+		}
+	}
+	if saver != nil {
+		if err := saver(r); err != nil {
+			errs = append(errs, fmt.Errorf("--save %s: %w (the report is stored: 'exocortex research status %s')", *save, err, r.ResearchID))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// reportMarkdown is the report's own Markdown (the report stage's), or,
+// from a report without one, the Markdown rendered from its structure.
+func reportMarkdown(r *schemas.ResearchReport) string {
+	md := r.Markdown
+	if strings.TrimSpace(md) == "" {
+		md = export.Markdown(r, export.Links)
+	}
+	if !strings.HasSuffix(md, "\n") {
+		md += "\n"
+	}
+	return md
+}
+
+// progressPrinter writes a research's progress steps as lines:
+// "plan ready: 5 sub-questions", "task 2/5: 3/8 documents read, 4 facts
+// kept", "draft: ...", "report: ...".
+type progressPrinter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	tasks int
+	seen  map[string]int // task id -> its number, for steps without one
+}
+
+func (pp *progressPrinter) print(p *schemas.ResearchProgress) {
+	pp.mu.Lock()
+	defer pp.mu.Unlock()
+	msg := strings.TrimSpace(p.Message)
+	switch p.Step {
+	case "plan":
+		if p.Tasks > 0 {
+			pp.tasks = p.Tasks
+		}
+		fmt.Fprintf(pp.w, "plan ready: %s\n", plural(p.Tasks, "sub-question", "sub-questions"))
+		for _, l := range strings.Split(msg, "\n") {
+			if l = strings.TrimSpace(l); l != "" {
+				fmt.Fprintf(pp.w, "  %s\n", l)
+			}
+		}
+	case "task":
+		num := p.Task
+		if num == 0 {
+			if num = pp.seen[p.TaskID]; num == 0 {
+				num = len(pp.seen) + 1
+			}
+		}
+		pp.seen[p.TaskID] = num
+		of := p.Tasks
+		if of == 0 {
+			of = pp.tasks
+		}
+		head := fmt.Sprintf("task %d", num)
+		if of > 0 {
+			head += fmt.Sprintf("/%d", of)
+		}
+		if p.Done {
+			head += " done"
+		}
+		read := fmt.Sprintf("%d documents read", p.DocsRead)
+		if p.DocsTotal > 0 {
+			read = fmt.Sprintf("%d/%d documents read", p.DocsRead, p.DocsTotal)
+		}
+		line := fmt.Sprintf("%s: %s, %s kept", head, read, plural(p.FactsKept, "fact", "facts"))
+		if p.Done && msg != "" {
+			line += " (" + oneLine(msg) + ")"
+		}
+		fmt.Fprintln(pp.w, line)
+	case "failed":
+		if p.TaskID != "" {
+			name := p.TaskID
+			if num := max(p.Task, pp.seen[p.TaskID]); num > 0 {
+				name = fmt.Sprint(num)
+			}
+			fmt.Fprintf(pp.w, "task %s failed: %s\n", name, oneLine(msg))
+		} else {
+			fmt.Fprintf(pp.w, "failed: %s\n", oneLine(msg))
+		}
+	default: // draft, report
+		if msg == "" {
+			msg = map[string]string{"draft": "writing the draft", "report": "report ready"}[p.Step]
+		}
+		fmt.Fprintf(pp.w, "%s: %s\n", p.Step, oneLine(msg))
+	}
+}
+
+// saveToDir writes the report as Markdown with links into dir, named from
+// its title; an existing file is never overwritten ("Title (2).md").
+func saveToDir(dir string, r *schemas.ResearchReport) (string, error) {
+	name := export.FileName(r)
+	base := strings.TrimSuffix(name, ".md")
+	md := []byte(export.Markdown(r, export.Links))
+	for i := 1; ; i++ {
+		path := filepath.Join(dir, name)
+		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+		if errors.Is(err, os.ErrExist) && i < 1000 {
+			name = fmt.Sprintf("%s (%d).md", base, i+1)
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		if _, err := f.Write(md); err != nil {
+			f.Close()
+			return "", fmt.Errorf("write %s: %w", path, err)
+		}
+		return path, f.Close()
+	}
+}
+
+// siyuanSaver checks the SiYuan settings for --save siyuan (the kernel as
+// the bridge is configured: --siyuan, --siyuan-config, the environment; the
+// notebook) and returns what saves a report there.
+func siyuanSaver(ctx context.Context, br bridge, notebook string) (func(*schemas.ResearchReport) error, error) {
+	var sc pipeline.Config
+	if err := br.apply(&sc); err != nil {
+		return nil, err
+	}
+	if sc.SiYuan == nil || sc.SiYuan.URL == "" {
+		return nil, &usageError{cmd: "research", msg: "--save siyuan needs the kernel: --siyuan URL or EXOCORTEX_SIYUAN_URL (the token in EXOCORTEX_SIYUAN_TOKEN), or --siyuan-config FILE"}
+	}
+	client := siyuan.NewClient(sc.SiYuan.URL, sc.SiYuan.Token)
+	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	nbs, err := client.Notebooks(cctx)
+	if err != nil {
+		return nil, fmt.Errorf("--save siyuan: %w", err)
+	}
+	var names []string
+	found := false
+	for _, nb := range nbs {
+		names = append(names, fmt.Sprintf("%s (%s)", nb.ID, nb.Name))
+		found = found || (nb.ID == notebook && !nb.Closed)
+	}
+	slices.Sort(names)
+	if notebook == "" {
+		return nil, &usageError{cmd: "research", msg: fmt.Sprintf("--save siyuan needs a notebook: --notebook ID or %s; the kernel's notebooks: %s",
+			EnvReportNotebook, strings.Join(names, ", "))}
+	}
+	if !found {
+		return nil, fmt.Errorf("--save siyuan: the kernel at %s has no open notebook %s; its notebooks: %s", sc.SiYuan.URL, notebook, strings.Join(names, ", "))
+	}
+	return func(r *schemas.ResearchReport) error {
+		title := export.SafeTitle(r.Title)
+		if title == "" {
+			title = export.SafeTitle(r.Question)
+		}
+		if title == "" {
+			title = r.ResearchID
+		}
+		sctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+		defer cancel()
+		id, err := client.CreateDocWithMd(sctx, notebook, researchFolder+title, export.Markdown(r, export.SiYuanRefs))
+		if err != nil {
+			return err
+		}
+		fmt.Fprintf(os.Stderr, "saved to SiYuan: document %s siyuan://blocks/%s (%s%s in notebook %s)\n", id, id, researchFolder, title, notebook)
+		return nil
+	}, nil
+}
+
+// cmdResearchStatus prints a research's stored report: its title, mode,
+// counts and reasons; or that it is in progress.
+func cmdResearchStatus(ctx context.Context, args []string) error {
+	fs := newFlags("research")
+	var c common
+	c.register(fs, "warn")
+	asJSON := fs.Bool("json", false, "print the stored report (the kb.research.report object)")
+	markdown := fs.Bool("markdown", false, "print the stored report's Markdown")
+	words, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(words) != 1 {
+		return &usageError{cmd: "research", msg: "give one research id: exocortex research status ID ('exocortex research list' lists them)"}
+	}
+	id := words[0]
+	b, closeFn, err := attachRead(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	r, err := pipeline.LoadReport(ctx, b, id)
+	if err != nil {
+		return err
+	}
+	if r == nil {
+		keys, err := pipeline.ResearchStateKeys(ctx, b, id)
+		if err != nil {
+			return err
+		}
+		if len(keys) == 0 {
+			return fmt.Errorf("no research %s: no stored report and no state ('exocortex research list' lists the reports)", id)
+		}
+		if *asJSON {
+			return printJSON(map[string]any{"research_id": id, "state": "in_progress", "state_keys": keys})
+		}
+		fmt.Printf("research %s: in progress (%s in KB_RESEARCH_STATE, no report yet)\n", id, plural(len(keys), "record", "records"))
+		return nil
+	}
+	switch {
+	case *asJSON:
+		return printJSON(r)
+	case *markdown:
+		fmt.Print(reportMarkdown(r))
+		return nil
+	}
+	fmt.Printf("research %s: %s\n", r.ResearchID, r.Title)
+	fmt.Printf("question: %s\n", oneLine(r.Question))
+	fmt.Printf("mode: %s\n", r.Mode)
+	if t := pipeline.ReportTime(r); !t.IsZero() {
+		line := "finished: " + t.Local().Format("2006-01-02 15:04:05")
+		if !r.Started.IsZero() && !r.Finished.IsZero() {
+			line += fmt.Sprintf(" (took %s)", r.Finished.Sub(r.Started).Round(time.Second))
+		}
+		fmt.Println(line)
+	}
+	fmt.Printf("%s, %s read, %s, %s, %s\n", plural(r.Tasks, "sub-question", "sub-questions"), plural(r.DocsRead, "document", "documents"),
+		plural(r.LLMCalls, "language-model call", "language-model calls"), plural(len(r.Facts), "fact", "facts"), plural(len(r.Sources), "source", "sources"))
+	for _, reason := range r.Reasons {
+		fmt.Printf("note: %s\n", oneLine(reason))
+	}
+	return nil
+}
+
+// reportEntry is one line of research list --json.
+type reportEntry struct {
+	ResearchID string    `json:"research_id"`
+	Time       time.Time `json:"time"`
+	Mode       string    `json:"mode"`
+	Title      string    `json:"title"`
+	Question   string    `json:"question"`
+}
+
+// cmdResearchList prints every stored report: id, time, mode, title.
+func cmdResearchList(ctx context.Context, args []string) error {
+	fs := newFlags("research")
+	var c common
+	c.register(fs, "warn")
+	asJSON := fs.Bool("json", false, "print the list as JSON")
+	words, err := parse(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(words) > 0 {
+		return &usageError{cmd: "research", msg: "research list takes no arguments"}
+	}
+	b, closeFn, err := attachRead(ctx, c)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	reports, lerr := pipeline.ListReports(ctx, b)
+	if lerr != nil {
+		fmt.Fprintf(os.Stderr, "warning: %v\n", lerr)
+	}
+	entries := make([]reportEntry, 0, len(reports))
+	for _, r := range reports {
+		entries = append(entries, reportEntry{ResearchID: r.ResearchID, Time: pipeline.ReportTime(r), Mode: r.Mode, Title: r.Title, Question: r.Question})
+	}
+	if *asJSON {
+		return printJSON(entries)
+	}
+	if len(entries) == 0 {
+		fmt.Println("no research reports yet")
+		return nil
+	}
+	for _, e := range entries {
+		fmt.Printf("%s  %s  %-13s  %s\n", e.ResearchID, e.Time.Local().Format("2006-01-02 15:04"), e.Mode, oneLine(e.Title))
+	}
+	return nil
+}
+
+// attachRead connects to the running system (or the external NATS server),
+// else opens the data directory's JetStream store without running stages.
+func attachRead(ctx context.Context, c common) (*bus.Bus, func() error, error) {
+	if err := c.requireData(); err != nil {
+		return nil, nil, err
+	}
+	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}, false)
+	return b, closeFn, err
+}
