@@ -20,6 +20,7 @@ import (
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // guideDB is the SiYuan user guide's "Database" document (a real .sy file).
@@ -163,7 +164,7 @@ func (f *fakeResearch) run(t *testing.T, req *schemas.ResearchRequested) {
 	progress(schemas.ResearchProgress{Step: "task", TaskID: "t1", Task: 1, Tasks: 2, DocsRead: 3, DocsTotal: 3, FactsKept: 2, Done: true})
 	progress(schemas.ResearchProgress{Step: "draft", Message: "drafting from 2 findings"})
 	r := f.report(req)
-	kv, err := f.b.KV(ctx, bus.BucketReports)
+	kv, err := f.b.KV(ctx, stage.BucketReports)
 	if err == nil {
 		raw, _ := json.Marshal(r)
 		err = kv.Put(ctx, r.ResearchID, raw)
@@ -283,7 +284,7 @@ func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
 		}
 	}
 	// A research with state and no report is in progress; one with neither is unknown.
-	state, err := b.KV(context.Background(), bus.BucketResearch)
+	state, err := b.KV(context.Background(), stage.BucketResearch)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // ErrResearchFailed is a research that its stages gave up on (a "failed"
@@ -134,7 +135,7 @@ func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, t
 // LoadReport returns the stored report of a research (KB_RESEARCH_REPORTS),
 // nil when there is none.
 func LoadReport(ctx context.Context, b *bus.Bus, researchID string) (*schemas.ResearchReport, error) {
-	kv, err := b.KV(ctx, bus.BucketReports)
+	kv, err := b.KV(ctx, stage.BucketReports)
 	if err != nil {
 		return nil, err
 	}
@@ -152,13 +153,13 @@ func LoadReport(ctx context.Context, b *bus.Bus, researchID string) (*schemas.Re
 // ListReports returns every stored report, the newest first. A value that
 // does not decode is skipped and named in the returned errors.
 func ListReports(ctx context.Context, b *bus.Bus) ([]*schemas.ResearchReport, error) {
-	kv, err := b.KV(ctx, bus.BucketReports)
+	kv, err := b.KV(ctx, stage.BucketReports)
 	if err != nil {
 		return nil, err
 	}
 	keys, err := kv.Keys(ctx)
 	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, fmt.Errorf("listing %s: %w", bus.BucketReports, err)
+		return nil, fmt.Errorf("listing %s: %w", stage.BucketReports, err)
 	}
 	var out []*schemas.ResearchReport
 	var errs []error
@@ -201,13 +202,13 @@ func ReportTime(r *schemas.ResearchReport) time.Time {
 // research (its task checkpoints and the supervisor's record hold its id):
 // a research with some and no report is in progress.
 func ResearchStateKeys(ctx context.Context, b *bus.Bus, researchID string) ([]string, error) {
-	kv, err := b.KV(ctx, bus.BucketResearch)
+	kv, err := b.KV(ctx, stage.BucketResearch)
 	if err != nil {
 		return nil, err
 	}
 	keys, err := kv.Keys(ctx)
 	if err != nil && !errors.Is(err, jetstream.ErrNoKeysFound) {
-		return nil, fmt.Errorf("listing %s: %w", bus.BucketResearch, err)
+		return nil, fmt.Errorf("listing %s: %w", stage.BucketResearch, err)
 	}
 	var out []string
 	for _, k := range keys {
@@ -223,6 +224,6 @@ func ResearchStateKeys(ctx context.Context, b *bus.Bus, researchID string) ([]st
 // (plan, on KB_RESEARCH) exists on b's server: without it a request is
 // never picked up.
 func HasResearchStages(ctx context.Context, b *bus.Bus) bool {
-	_, err := b.JS.Consumer(ctx, bus.StreamResearch, "plan")
+	_, err := b.JS.Consumer(ctx, stage.StreamResearch, "plan")
 	return err == nil
 }
