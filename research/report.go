@@ -139,6 +139,8 @@ func (r *Reporter) Write(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 		return nil, fmt.Errorf("report %s: %w", d.ResearchID, err)
 	} else if old != nil {
 		zerolog.Ctx(ctx).Info().Str("research_id", d.ResearchID).Msg("report already stored; published again as it is")
+		r.progress(&schemas.ResearchProgress{ResearchID: d.ResearchID, Step: "report", Done: true,
+			Message: fmt.Sprintf("report: %d sections, %d sources", len(old.Sections), len(old.Sources))})
 		return old, nil
 	}
 	rep, err := r.Build(ctx, d, lastTry)
@@ -194,8 +196,15 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 	b := &builder{a: r.d.Analyzer, blocks: blocks, lang: lang, rep: rep}
 
 	if rep.Mode == schemas.ResearchEvidenceOnly {
+		// Why no synthesis comes first, in the report's words.
 		why := noSynthesisWhy(lang, r.d.Router == nil)
-		rep.Reasons = appendOnce(rep.Reasons, "no_llm_provider: "+why)
+		reasons := []string{"no_llm_provider: " + why}
+		for _, reason := range rep.Reasons {
+			if !strings.HasPrefix(reason, "no_llm_provider: ") {
+				reasons = append(reasons, reason)
+			}
+		}
+		rep.Reasons = reasons
 		b.evidence(d, facts, r.d.Config)
 		b.lead = fmt.Sprintf(reportText(lang, "lead_evidence"), why)
 		return b.finish(r.d.Now()), nil

@@ -408,6 +408,31 @@ func TestReportKeepsOnlySentencesTheirFactsBlocksSupport(t *testing.T) {
 	if got := rig.steps(); !slices.Equal(got, []string{"draft", "report+done"}) {
 		t.Errorf("progress %q, want draft then report done", got)
 	}
+
+	// A redelivered draft gets the stored report, without asking the model.
+	rp, err := research.NewReporter(research.ReportDeps{Router: rig.router, Analyzer: ix.store.Analyzer(), Reports: reports})
+	if err != nil {
+		t.Fatal(err)
+	}
+	again, err := rp.Write(context.Background(), &schemas.ResearchDraft{ResearchID: "r1", Question: q, Mode: schemas.ResearchSynthesis}, false)
+	if err != nil || again.Markdown != rep.Markdown || rig.calls(research.ReportMarker) != 1 {
+		t.Fatalf("redelivered draft: %v, same report %v, %d report calls", err, again != nil && again.Markdown == rep.Markdown, rig.calls(research.ReportMarker))
+	}
+}
+
+func TestAFailingDraftCallRetriesThenTheReportIsWrittenWithoutAnOutline(t *testing.T) {
+	fail := llmtest.Fail(503)
+	rig := rpStart(t, llmtest.DraftReportOptions{DraftFault: &fail}, true, 1)
+	hooks := rig.ix.fact(t, "f1", "New Caledonian crows shape hooked tools from twigs.", "hooked tools", schemas.CertaintyHigh)
+	rep := rig.research(t, &schemas.ResearchFinding{ResearchID: "r-df", TaskID: "t1", Index: 0, Of: 1, Question: "Tools?",
+		Original: "What tools do crows use?", Lang: "en", Mode: schemas.ResearchSynthesis, Status: schemas.TaskDone, Facts: []schemas.Fact{hooks}})
+	checkCitations(t, rig.ix, rep)
+	if d, r := rig.calls(research.DraftMarker), rig.calls(research.ReportMarker); d != 3 || r != 1 {
+		t.Errorf("%d draft calls (want 3: one per delivery) and %d report calls (want 1)", d, r)
+	}
+	if len(rep.Sections) != 1 || !slices.ContainsFunc(rep.Reasons, func(r string) bool { return strings.HasPrefix(r, "draft_failed: ") }) {
+		t.Fatalf("want the model's report and why it has no outline: %q\n%s", rep.Reasons, rep.Markdown)
+	}
 }
 
 func TestReportOfARussianQuestionIsInRussian(t *testing.T) {
