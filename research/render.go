@@ -69,7 +69,7 @@ func lead(rep *schemas.ResearchReport) string {
 	for _, r := range rep.Reasons {
 		switch {
 		case rep.Mode == schemas.ResearchEvidenceOnly && strings.HasPrefix(r, "no_llm_provider: "):
-			return fmt.Sprintf(reportText(rep.Lang, "lead_evidence"), strings.TrimPrefix(r, "no_llm_provider: "))
+			return fmt.Sprintf(reportText(rep.Lang, "lead_evidence"), noSynthesisWhy(rep.Lang, !strings.Contains(r, "--no-llm")))
 		case strings.HasPrefix(r, "report_fallback: the model's report failed"):
 			return reportText(rep.Lang, "model_failed")
 		case strings.HasPrefix(r, "report_fallback: "):

@@ -197,8 +197,7 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 
 	if rep.Mode == schemas.ResearchEvidenceOnly {
 		// Why no synthesis comes first, in the report's words.
-		why := noSynthesisWhy(lang, r.d.Router == nil)
-		reasons := []string{"no_llm_provider: " + why}
+		reasons := []string{"no_llm_provider: " + noSynthesisWhy("en", r.d.Router == nil)}
 		for _, reason := range rep.Reasons {
 			if !strings.HasPrefix(reason, "no_llm_provider: ") {
 				reasons = append(reasons, reason)
@@ -206,7 +205,6 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 		}
 		rep.Reasons = reasons
 		b.evidence(d, facts, r.d.Config)
-		b.lead = fmt.Sprintf(reportText(lang, "lead_evidence"), why)
 		return b.finish(r.d.Now()), nil
 	}
 
@@ -218,12 +216,11 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 	if len(facts) == 0 {
 		rep.Reasons = append(rep.Reasons, "no_facts: the research found no verified facts in the notes")
 		rep.Title = fmt.Sprintf(reportText(lang, "title"), oneLine(d.Question))
-		b.lead = reportText(lang, "lead_nothing")
 		return b.finish(r.d.Now()), nil
 	}
 	if r.d.Router == nil {
 		rep.Reasons = append(rep.Reasons, "no_llm_provider: the report stage has no language model provider; the report lists the verified facts")
-		b.factsReport(d, facts, reportText(lang, "no_provider"))
+		b.factsReport(d, facts)
 		return b.finish(r.d.Now()), nil
 	}
 
@@ -253,7 +250,7 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 		}
 		log.Warn().Err(err).Str("research_id", d.ResearchID).Msg("report failed for good at the provider; built from the facts")
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("report_fallback: the model's report failed (%v); the report lists the verified facts", err))
-		b.factsReport(d, facts, reportText(lang, "model_failed"))
+		b.factsReport(d, facts)
 		return b.finish(r.d.Now()), nil
 	}
 	log.Info().Str("research_id", d.ResearchID).Str("provider", res.Provider).Dur("took", time.Since(t)).
@@ -269,7 +266,7 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 		}
 		rep.Reasons = append(rep.Reasons, "report_fallback: the model's report was unusable: "+why+"; the report lists the verified facts")
 		b.reset()
-		b.factsReport(d, facts, reportText(lang, "model_unusable"))
+		b.factsReport(d, facts)
 	}
 	return b.finish(r.d.Now()), nil
 }

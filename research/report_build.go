@@ -32,7 +32,6 @@ type builder struct {
 	blocks map[string]schemas.Context // block id -> a context holding that block alone
 	lang   string
 	rep    *schemas.ResearchReport
-	lead   string // a line under the title: why the report is what it is
 
 	summary, disagreements, conclusion []pendingSentence
 	sections                           []pendingSection
@@ -215,8 +214,7 @@ func (b *builder) setFacts(facts []numberedFact) {
 // factsReport is the report without the model's synthesis: the verified
 // facts by sub-question, each citing its blocks; the summary is the first
 // fact of each sub-question with the most certainty.
-func (b *builder) factsReport(d *schemas.ResearchDraft, facts []numberedFact, lead string) {
-	b.lead = lead
+func (b *builder) factsReport(d *schemas.ResearchDraft, facts []numberedFact) {
 	if b.rep.Title == "" {
 		b.rep.Title = fmt.Sprintf(reportText(b.lang, "title"), oneLine(d.Question))
 	}
