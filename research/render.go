@@ -2,6 +2,7 @@ package research
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -120,17 +121,13 @@ func RenderMarkdown(rep *schemas.ResearchReport) string {
 	if len(rep.Sources) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", reportText(rep.Lang, "sources"))
 		for i, c := range rep.Sources {
-			place := c.Title
-			if len(c.SectionPath) > 0 {
-				path := c.SectionPath
-				if path[0] == c.Title {
-					path = path[1:]
-				}
-				if len(path) > 0 {
-					place = strings.TrimSpace(strings.Join(append([]string{c.Title}, path...), " > "))
-				}
+			// The section path starts with the document's title path (a
+			// SiYuan notebook's tree), which holds its title.
+			path := c.SectionPath
+			if c.Title != "" && !slices.Contains(path, c.Title) {
+				path = append([]string{c.Title}, path...)
 			}
-			place = strings.TrimSpace(strings.TrimPrefix(place, " > "))
+			place := strings.Join(path, " > ")
 			if place == "" {
 				place = c.BlockID
 			}

@@ -66,15 +66,8 @@ type rpIndex struct {
 // rpIndexNotes chunks and indexes rpNotes into a fresh store.
 func rpIndexNotes(t *testing.T) *rpIndex {
 	t.Helper()
-	ctx := context.Background()
 	dir := t.TempDir()
-	s, err := store.Open(filepath.Join(t.TempDir(), "exocortex.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.Close() })
-	h := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
-	var docIDs []string
+	var docs []*schemas.DocChanged
 	for name, text := range rpNotes {
 		path := filepath.Join(dir, name)
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
@@ -84,6 +77,25 @@ func rpIndexNotes(t *testing.T) *rpIndex {
 		if err != nil {
 			t.Fatal(err)
 		}
+		docs = append(docs, doc)
+	}
+	return rpIndexDocs(t, docs)
+}
+
+// rpIndexDocs chunks and indexes documents into a fresh store, as the
+// chunk and index stages do.
+func rpIndexDocs(t *testing.T, docs []*schemas.DocChanged) *rpIndex {
+	t.Helper()
+	ctx := context.Background()
+	s, err := store.Open(filepath.Join(t.TempDir(), "exocortex.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	h := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	var docIDs []string
+	for _, doc := range docs {
+		name := doc.DocID
 		doc.Type = schemas.TypeDocChangedV1
 		docIDs = append(docIDs, doc.DocID)
 		raw, _ := json.Marshal(doc)
@@ -174,7 +186,12 @@ func rpRouter(t *testing.T, srv *llmtest.Server) *llm.Router {
 // its own consumer pool) on an embedded JetStream server.
 func rpStart(t *testing.T, opts llmtest.DraftReportOptions, withProvider bool, draftWorkers int) *rpRig {
 	t.Helper()
-	rig := &rpRig{b: bustest.New(t), ix: rpIndexNotes(t)}
+	return rpStartOn(t, rpIndexNotes(t), opts, withProvider, draftWorkers)
+}
+
+func rpStartOn(t *testing.T, ix *rpIndex, opts llmtest.DraftReportOptions, withProvider bool, draftWorkers int) *rpRig {
+	t.Helper()
+	rig := &rpRig{b: bustest.New(t), ix: ix}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := bus.EnsureTopology(ctx, rig.b.JS, wresearch.DraftReportSpecs()); err != nil {
 		t.Fatal(err)
@@ -547,5 +564,50 @@ func TestTwoDraftWorkersWriteOneDraftFromAllFindings(t *testing.T) {
 	}
 	if rep.Tasks != of {
 		t.Errorf("report of %d tasks, want %d", rep.Tasks, of)
+	}
+}
+
+// rpGuide is the SiYuan user guide notebook in the shared eval data.
+const rpGuide = "../../../shared/eval/siyuan-guide/20210808180117-6v0mkxr"
+
+func TestAReportOnTheSiYuanGuideCitesItsBlocksWithDeepLinks(t *testing.T) {
+	path := filepath.Join(rpGuide, "20200923234011-ieuun1p/20210808180303-xaduj2o/20240208172514-9dsv6na.sy")
+	content, err := os.ReadFile(path)
+	if err != nil {
+		t.Skipf("the SiYuan guide is not here (%v): it lives in shared/eval/siyuan-guide", err)
+	}
+	nb, err := files.LoadNotebook(rpGuide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc, err := files.ParseSiYuan(path, content, nb)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rig := rpStartOn(t, rpIndexDocs(t, []*schemas.DocChanged{doc}), llmtest.DraftReportOptions{Miscite: true}, true, 1)
+	ix := rig.ix
+	q := "How do databases work in SiYuan and what views do they have?"
+	what := ix.fact(t, "f1", "Databases consist of content blocks or non-content block data and are presented in different views.", "presented in different views", schemas.CertaintyHigh)
+	share := ix.fact(t, "f2", "Multiple views can be added to the same database, and all views share the same data.", "all views share the same data", schemas.CertaintyHigh)
+	table := ix.fact(t, "f1", "The table view is the default database view, displaying data in a tabular row-and-column format.", "tabular row-and-column format", schemas.CertaintyHigh)
+	kanban := ix.fact(t, "f2", "The kanban view displays data as cards in columns, each column a value of the grouping field.", "cards in columns", schemas.CertaintyMedium)
+	rep := rig.research(t,
+		&schemas.ResearchFinding{ResearchID: "guide", TaskID: "t1", Index: 0, Of: 2, Question: "What is a database in SiYuan?", Original: q,
+			Lang: "en", Mode: schemas.ResearchSynthesis, Status: schemas.TaskDone, Facts: []schemas.Fact{what, share}},
+		&schemas.ResearchFinding{ResearchID: "guide", TaskID: "t2", Index: 1, Of: 2, Question: "What views does a database have?", Original: q,
+			Lang: "en", Mode: schemas.ResearchSynthesis, Status: schemas.TaskDone, Facts: []schemas.Fact{table, kanban}})
+	checkCitations(t, ix, rep)
+	if len(rep.Sections) != 2 || len(rep.Sources) != 4 || len(rep.Facts) != 4 {
+		t.Fatalf("%d sections, %d sources, %d facts:\n%s", len(rep.Sections), len(rep.Sources), len(rep.Facts), rep.Markdown)
+	}
+	for _, c := range rep.Sources {
+		if c.Link != "siyuan://blocks/"+c.BlockID {
+			t.Errorf("source %s links to %q, want the block's siyuan:// link", c.BlockID, c.Link)
+		}
+	}
+	for _, want := range []string{"Database > Views — [", "General Operations > Database > Views > Kanban View — [", "(siyuan://blocks/20260613162855-3g52lzy)"} {
+		if !strings.Contains(rep.Markdown, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, rep.Markdown)
+		}
 	}
 }
