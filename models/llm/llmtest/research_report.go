@@ -87,8 +87,7 @@ func DraftReportResponder(opts DraftReportOptions) Responder {
 		}
 		switch {
 		case strings.Contains(system, draftMarker):
-			question, _, subs, facts := parseResearchPrompt(user)
-			_ = question
+			_, _, subs, facts := parseResearchPrompt(user)
 			type theme struct {
 				Title string   `json:"title"`
 				Facts []string `json:"facts"`
