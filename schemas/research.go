@@ -133,8 +133,14 @@ type ResearchFinding struct {
 	Index      int    `json:"index"`
 	Of         int    `json:"of"`
 	Question   string `json:"question"`
-	Status     string `json:"status"`
-	Facts      []Fact `json:"facts"`
+	// Original, Lang and Mode are the research's question, language and
+	// mode, copied from the task (the draft and report stages see only
+	// findings).
+	Original string `json:"original,omitempty"`
+	Lang     string `json:"lang,omitempty"`
+	Mode     string `json:"mode,omitempty"`
+	Status   string `json:"status"`
+	Facts    []Fact `json:"facts"`
 	// Summary is a short cited summary of the facts ([n] = Citations[n-1]).
 	Summary   string     `json:"summary,omitempty"`
 	Citations []Citation `json:"citations,omitempty"`
@@ -167,6 +173,11 @@ type ResearchDraft struct {
 	Draft      string            `json:"draft"`
 	Findings   []ResearchFinding `json:"findings"`
 	Reasons    []string          `json:"reasons,omitempty"`
+	// LLMCalls counts the provider calls of the research so far (the
+	// findings' and the draft's own).
+	LLMCalls int `json:"llm_calls,omitempty"`
+	// Started is when the supervisor recorded the research's first finding.
+	Started time.Time `json:"started"`
 }
 
 // MsgID is "research-draft:<research_id>".

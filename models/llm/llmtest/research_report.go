@@ -1,0 +1,177 @@
+package llmtest
+
+import (
+	"encoding/json"
+	"regexp"
+	"strings"
+)
+
+// Markers of the research supervisor's and final report's system messages
+// (research.DraftMarker, research.ReportMarker).
+const (
+	draftMarker  = "You supervise"
+	reportMarker = "You write the final report"
+)
+
+// DraftReportOptions script the supervisor's and the final report's
+// replies and faults.
+type DraftReportOptions struct {
+	// DraftFault and ReportFault are served instead of the reply to every
+	// draft or final report request (e.g. Fail(500)).
+	DraftFault, ReportFault *Fault
+	// Miscite adds to the first section a sentence that repeats the last
+	// fact's text but cites the first fact (which does not support it).
+	Miscite bool
+	// Invent adds to the summary a sentence that cites no fact and that no
+	// note says.
+	Invent bool
+	// Prose answers the final report request with prose, not the JSON asked.
+	Prose bool
+}
+
+// promptFact is a fact as the research prompts list it.
+type promptFact struct {
+	ID, Certainty, Text string
+	Task                int
+}
+
+var (
+	factLine     = regexp.MustCompile(`<fact id="([^"]+)" certainty="([^"]*)">(.*)</fact>`)
+	subQuestion  = regexp.MustCompile(`^## Sub-question (\d+): (.*)$`)
+	questionLine = regexp.MustCompile(`(?m)^Question: (.*)$`)
+	langLine     = regexp.MustCompile(`(?m)^Language: (.*)$`)
+)
+
+// parseResearchPrompt reads the question, language, sub-questions and facts
+// of a draft or report prompt.
+func parseResearchPrompt(user string) (question, lang string, subs []string, facts []promptFact) {
+	if m := questionLine.FindStringSubmatch(user); m != nil {
+		question = strings.TrimSpace(m[1])
+	}
+	if m := langLine.FindStringSubmatch(user); m != nil {
+		lang = strings.TrimSpace(m[1])
+	}
+	for _, line := range strings.Split(user, "\n") {
+		if m := subQuestion.FindStringSubmatch(line); m != nil {
+			subs = append(subs, strings.TrimSpace(m[2]))
+			continue
+		}
+		if m := factLine.FindStringSubmatch(line); m != nil {
+			facts = append(facts, promptFact{ID: m[1], Certainty: m[2], Text: m[3], Task: len(subs) - 1})
+		}
+	}
+	return question, lang, subs, facts
+}
+
+type scriptedSentence struct {
+	Text  string   `json:"text"`
+	Facts []string `json:"facts"`
+}
+
+// DraftReportResponder answers the research supervisor's outline request
+// (themes by sub-question, with their facts' ids) and the final report
+// request (the title from the question; a summary of the first fact of each
+// sub-question; a section per sub-question whose sentences are its facts'
+// texts, each citing its fact; a conclusion from the most certain fact),
+// in the prompt's language, from the facts the prompt lists.
+func DraftReportResponder(opts DraftReportOptions) Responder {
+	return func(body ChatBody) (string, *Fault, bool) {
+		var system, user string
+		for _, m := range body.Messages {
+			switch m.Role {
+			case "system":
+				system += m.Content
+			case "user":
+				user = m.Content
+			}
+		}
+		switch {
+		case strings.Contains(system, draftMarker):
+			_, _, subs, facts := parseResearchPrompt(user)
+			type theme struct {
+				Title string   `json:"title"`
+				Facts []string `json:"facts"`
+			}
+			out := struct {
+				Themes        []theme            `json:"themes"`
+				Disagreements []scriptedSentence `json:"disagreements"`
+			}{Disagreements: []scriptedSentence{}}
+			for i, s := range subs {
+				t := theme{Title: s}
+				for _, f := range facts {
+					if f.Task == i {
+						t.Facts = append(t.Facts, f.ID)
+					}
+				}
+				out.Themes = append(out.Themes, t)
+			}
+			raw, _ := json.Marshal(out)
+			return string(raw), opts.DraftFault, true
+		case strings.Contains(system, reportMarker):
+			return reportReply(user, opts), opts.ReportFault, true
+		}
+		return "", nil, false
+	}
+}
+
+func reportReply(user string, opts DraftReportOptions) string {
+	question, lang, subs, facts := parseResearchPrompt(user)
+	if opts.Prose {
+		if lang == "ru" {
+			return "Вот отчёт о ваших заметках: всё хорошо."
+		}
+		return "Here is a report on your notes: all is well."
+	}
+	type section struct {
+		Title     string             `json:"title"`
+		Sentences []scriptedSentence `json:"sentences"`
+	}
+	out := struct {
+		Title         string             `json:"title"`
+		Summary       []scriptedSentence `json:"summary"`
+		Sections      []section          `json:"sections"`
+		Disagreements []scriptedSentence `json:"disagreements"`
+		Conclusion    []scriptedSentence `json:"conclusion"`
+	}{Summary: []scriptedSentence{}, Disagreements: []scriptedSentence{}, Conclusion: []scriptedSentence{}}
+	out.Title = "Report: " + question
+	if lang == "ru" {
+		out.Title = "Отчёт: " + question
+	}
+	for i, s := range subs {
+		sec := section{Title: s}
+		for _, f := range facts {
+			if f.Task != i {
+				continue
+			}
+			if len(sec.Sentences) == 0 && len(out.Summary) < 3 {
+				out.Summary = append(out.Summary, scriptedSentence{Text: f.Text, Facts: []string{f.ID}})
+			}
+			sec.Sentences = append(sec.Sentences, scriptedSentence{Text: f.Text, Facts: []string{f.ID}})
+		}
+		if len(sec.Sentences) > 0 {
+			out.Sections = append(out.Sections, sec)
+		}
+	}
+	if opts.Miscite && len(facts) > 1 && len(out.Sections) > 0 {
+		out.Sections[0].Sentences = append(out.Sections[0].Sentences,
+			scriptedSentence{Text: facts[len(facts)-1].Text, Facts: []string{facts[0].ID}})
+	}
+	if opts.Invent {
+		text := "Your notes also show that the first version was written on the Moon in 1969 by a team of penguins."
+		if lang == "ru" {
+			text = "Заметки также показывают, что первую версию написали пингвины на Луне в 1969 году."
+		}
+		out.Summary = append(out.Summary, scriptedSentence{Text: text, Facts: []string{}})
+	}
+	best := -1
+	for i, f := range facts {
+		if best < 0 || (f.Certainty == "high" && facts[best].Certainty != "high") {
+			best = i
+		}
+	}
+	if best >= 0 {
+		out.Conclusion = append(out.Conclusion, scriptedSentence{Text: facts[best].Text, Facts: []string{facts[best].ID}})
+	}
+	raw, _ := json.MarshalIndent(out, "", "  ")
+	return "```json\n" + string(raw) + "\n```"
+}
