@@ -11,6 +11,7 @@ import (
 	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 func finding(rid, tid string, index, of int) *schemas.ResearchFinding {
@@ -69,7 +70,7 @@ func TestTheDraftComesWithTheLastFindingAndOnlyWithIt(t *testing.T) {
 func TestConcurrentSupervisorsAgreeOnOneDraft(t *testing.T) {
 	b := bustest.New(t)
 	ctx := context.Background()
-	kv, err := b.KV(ctx, bus.BucketResearch)
+	kv, err := b.KV(ctx, stage.BucketResearch)
 	if err != nil {
 		t.Fatal(err)
 	}

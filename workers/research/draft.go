@@ -7,6 +7,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // Stage names of the supervisor and the report.
@@ -27,9 +28,9 @@ const (
 // DraftReportSpecs are the consumer specs of the draft and report stages.
 func DraftReportSpecs() []bus.StageSpec {
 	return []bus.StageSpec{
-		{Name: StageDraft, Stream: bus.StreamResearch, Filters: []string{schemas.SubjectResearchFinding},
+		{Name: StageDraft, Stream: stage.StreamResearch, Filters: []string{schemas.SubjectResearchFinding},
 			AckWait: draftAckWait, MaxDeliver: draftMaxDeliver},
-		{Name: StageReport, Stream: bus.StreamResearch, Filters: []string{schemas.SubjectResearchDraft},
+		{Name: StageReport, Stream: stage.StreamResearch, Filters: []string{schemas.SubjectResearchDraft},
 			AckWait: reportAckWait, MaxDeliver: reportMaxDeliver},
 	}
 }

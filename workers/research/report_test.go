@@ -25,6 +25,7 @@ import (
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 	wresearch "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // rpNotes are the notes the report tests cite: real documents, chunked and
@@ -191,9 +192,9 @@ func rpStart(t *testing.T, opts llmtest.DraftReportOptions, withProvider bool, d
 
 func rpStartOn(t *testing.T, ix *rpIndex, opts llmtest.DraftReportOptions, withProvider bool, draftWorkers int) *rpRig {
 	t.Helper()
-	rig := &rpRig{b: bustest.New(t), ix: ix}
+	rig := &rpRig{b: bustest.New(t, wresearch.DraftReportSpecs()...), ix: ix}
 	ctx, cancel := context.WithCancel(context.Background())
-	if err := bus.EnsureTopology(ctx, rig.b.JS, wresearch.DraftReportSpecs()); err != nil {
+	if err := ctx.Err(); err != nil {
 		t.Fatal(err)
 	}
 	if withProvider {
@@ -201,11 +202,11 @@ func rpStartOn(t *testing.T, ix *rpIndex, opts llmtest.DraftReportOptions, withP
 		rig.provider.SetResponder(llmtest.DraftReportResponder(opts))
 		rig.router = rpRouter(t, rig.provider)
 	}
-	state, err := rig.b.KV(ctx, bus.BucketResearch)
+	state, err := rig.b.KV(ctx, stage.BucketResearch)
 	if err != nil {
 		t.Fatal(err)
 	}
-	reports, err := rig.b.KV(ctx, bus.BucketReports)
+	reports, err := rig.b.KV(ctx, stage.BucketReports)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -410,7 +411,7 @@ func TestReportKeepsOnlySentencesTheirFactsBlocksSupport(t *testing.T) {
 	}
 
 	// Stored, and listed.
-	reports, _ := rig.b.KV(context.Background(), bus.BucketReports)
+	reports, _ := rig.b.KV(context.Background(), stage.BucketReports)
 	stored, err := research.LoadReport(context.Background(), reports, "r1")
 	if err != nil || stored == nil || stored.Markdown != rep.Markdown || len(stored.Facts) != 3 {
 		t.Fatalf("stored report: %v %+v", err, stored)
