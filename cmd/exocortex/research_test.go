@@ -16,6 +16,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/siyuan"
@@ -166,8 +167,7 @@ func (f *fakeResearch) run(t *testing.T, req *schemas.ResearchRequested) {
 	r := f.report(req)
 	kv, err := f.b.KV(ctx, stage.BucketReports)
 	if err == nil {
-		raw, _ := json.Marshal(r)
-		err = kv.Put(ctx, r.ResearchID, raw)
+		err = research.SaveReport(ctx, kv, r)
 	}
 	if err != nil {
 		t.Errorf("store report: %v", err)

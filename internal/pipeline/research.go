@@ -12,6 +12,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -139,15 +140,7 @@ func LoadReport(ctx context.Context, b *bus.Bus, researchID string) (*schemas.Re
 	if err != nil {
 		return nil, err
 	}
-	raw, err := kv.Get(ctx, researchID)
-	if err != nil || raw == nil {
-		return nil, err
-	}
-	var r schemas.ResearchReport
-	if err := json.Unmarshal(raw, &r); err != nil {
-		return nil, fmt.Errorf("stored report %s: %w", researchID, err)
-	}
-	return &r, nil
+	return research.LoadReport(ctx, kv, researchID)
 }
 
 // ListReports returns every stored report, the newest first. A value that
