@@ -184,7 +184,12 @@ func (iv *investigator) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event
 	key := TaskKey(task.ResearchID, task.TaskID)
 	cp, err := iv.load(ctx, key)
 	if err != nil {
-		return nil, err
+		if bus.IsPermanent(err) || m.Delivered < uint64(iv.cfg.MaxDeliver) {
+			return nil, err
+		}
+		// Every task ends with a finding, even one whose state is lost.
+		cp = &checkpoint{Reasons: []string{fmt.Sprintf("%s: after %d deliveries: %v", ReasonTaskFailed, m.Delivered, err)}}
+		return []schemas.Event{iv.finding(task, cp, schemas.TaskFailed)}, nil
 	}
 	if cp.Finding != nil {
 		// Finished before; its finding was not acknowledged as published.
@@ -290,13 +295,10 @@ func (iv *investigator) readDocument(ctx context.Context, task *schemas.Research
 		return nil
 	}
 	ap := cp.Facts.Apply(iv.d.Analyzer, step, doc)
-	log.Debug().Str("doc_id", doc.DocID).Int("new", ap.New).Int("updated", ap.Updated).Int("contradicted", ap.Contradicted).
-		Int("unsupported", ap.Unsupported).Msg("document read")
-	for _, r := range ap.Reasons {
-		if len(cp.Reasons) < 40 {
-			cp.Reasons = append(cp.Reasons, r)
-		}
-	}
+	// What was dropped and why goes to the log; the finding counts it
+	// (Dropped) and keeps its reasons for what concerns the whole task.
+	log.Info().Str("doc_id", doc.DocID).Int("new", ap.New).Int("updated", ap.Updated).Int("contradicted", ap.Contradicted).
+		Int("unsupported", ap.Unsupported).Strs("dropped", ap.Reasons).Int("facts", len(cp.Facts.List)).Msg("document read")
 	return nil
 }
 
