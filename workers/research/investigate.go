@@ -209,7 +209,7 @@ func (iv *investigator) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event
 	if err := iv.save(ctx, key, cp); err != nil && status != schemas.TaskFailed {
 		return nil, err
 	}
-	iv.progress(&schemas.ResearchProgress{ResearchID: task.ResearchID, Step: "task", TaskID: task.TaskID,
+	iv.progress(task, &schemas.ResearchProgress{ResearchID: task.ResearchID, Step: "task", TaskID: task.TaskID,
 		DocsRead: len(f.DocsRead), DocsTotal: len(cp.Docs), FactsKept: len(f.Facts), Done: true,
 		Message: fmt.Sprintf("%s: %s (%d documents, %d facts)", task.TaskID, status, len(f.DocsRead), len(f.Facts))})
 	log.Info().Str("status", status).Int("docs", len(f.DocsRead)).Int("facts", len(f.Facts)).Int("dropped", f.Dropped).
@@ -266,7 +266,7 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 		if err := iv.save(ctx, key, cp); err != nil {
 			return "", err
 		}
-		iv.progress(&schemas.ResearchProgress{ResearchID: task.ResearchID, Step: "task", TaskID: task.TaskID,
+		iv.progress(task, &schemas.ResearchProgress{ResearchID: task.ResearchID, Step: "task", TaskID: task.TaskID,
 			DocsRead: cp.DocsDone, DocsTotal: len(cp.Docs), FactsKept: len(cp.Facts.List),
 			Message: fmt.Sprintf("%s: read %d of %d documents (%s), %d facts kept", task.TaskID, cp.DocsDone, len(cp.Docs), doc.Title, len(cp.Facts.List))})
 		if iv.d.AfterDocument != nil {
@@ -431,8 +431,9 @@ func (iv *investigator) finding(task *schemas.ResearchTask, cp *checkpoint, stat
 	return f
 }
 
-func (iv *investigator) progress(p *schemas.ResearchProgress) {
+func (iv *investigator) progress(task *schemas.ResearchTask, p *schemas.ResearchProgress) {
 	if iv.d.Progress != nil {
+		p.Envelope.TraceID = task.TraceID
 		iv.d.Progress(p)
 	}
 }

@@ -215,7 +215,9 @@ func NewPlan(d PlanDeps) bus.Handler {
 			msg += "\n(" + reason + ")"
 		}
 		if d.Progress != nil {
-			d.Progress(&schemas.ResearchProgress{ResearchID: req.ResearchID, Step: "plan", Tasks: len(subs), Message: msg})
+			p := &schemas.ResearchProgress{ResearchID: req.ResearchID, Step: "plan", Tasks: len(subs), Message: msg}
+			p.Envelope.TraceID = m.TraceID
+			d.Progress(p)
 		}
 		log.Info().Str("mode", mode).Int("tasks", len(subs)).Msg("research planned")
 		return out, nil
