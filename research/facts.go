@@ -327,3 +327,31 @@ func Summary(facts []schemas.Fact, max int) (string, []schemas.Citation) {
 	}
 	return strings.Join(parts, " "), cites
 }
+
+// FactStepSchema is the JSON schema of the fact step's reply, sent as
+// response_format json_schema to providers that take it.
+func FactStepSchema() *llm.JSONSchema {
+	str := map[string]any{"type": "string"}
+	ids := map[string]any{"type": "array", "items": str}
+	fact := func(withID bool) map[string]any {
+		props := map[string]any{"text": str, "certainty": map[string]any{"type": "string", "enum": []string{"high", "medium", "low"}},
+			"reasoning": str, "block_ids": ids}
+		req := []string{"text", "certainty", "reasoning", "block_ids"}
+		if withID {
+			props["id"] = str
+			req = append(req, "id")
+		}
+		return map[string]any{"type": "object", "properties": props, "required": req, "additionalProperties": false}
+	}
+	schema, _ := json.Marshal(map[string]any{
+		"type": "object",
+		"properties": map[string]any{
+			"new":          map[string]any{"type": "array", "items": fact(false)},
+			"updated":      map[string]any{"type": "array", "items": fact(true)},
+			"contradicted": ids,
+		},
+		"required":             []string{"new", "updated", "contradicted"},
+		"additionalProperties": false,
+	})
+	return &llm.JSONSchema{Name: "fact_step", Schema: schema, Strict: true}
+}

@@ -154,3 +154,18 @@ func firstOf(xs ...string) string {
 	}
 	return ""
 }
+
+// PlanSchema is the JSON schema of the plan's reply, sent as
+// response_format json_schema to providers that take it.
+func PlanSchema() *llm.JSONSchema {
+	str := map[string]any{"type": "string"}
+	schema, _ := json.Marshal(map[string]any{
+		"type": "object",
+		"properties": map[string]any{"sub_questions": map[string]any{"type": "array", "items": map[string]any{
+			"type": "object", "properties": map[string]any{"question": str, "why": str},
+			"required": []string{"question", "why"}, "additionalProperties": false}}},
+		"required":             []string{"sub_questions"},
+		"additionalProperties": false,
+	})
+	return &llm.JSONSchema{Name: "research_plan", Schema: schema, Strict: true}
+}

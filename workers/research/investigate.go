@@ -282,7 +282,7 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 func (iv *investigator) readDocument(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document) error {
 	log := zerolog.Ctx(ctx)
 	res, err := iv.d.Router.Stream(ctx, llm.Request{Role: llm.RoleFast,
-		Messages: research.FactMessages(task.Original, task.Question, task.Lang, cp.Facts.List, doc)}, nil)
+		Messages: research.FactMessages(task.Original, task.Question, task.Lang, cp.Facts.List, doc), JSONSchema: research.FactStepSchema()}, nil)
 	if err != nil {
 		return fmt.Errorf("investigate %s/%s: fact step on document %s (%d of %d): %w",
 			task.ResearchID, task.TaskID, doc.DocID, cp.DocsDone+1, len(cp.Docs), err)

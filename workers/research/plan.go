@@ -181,7 +181,7 @@ func NewPlan(d PlanDeps) bus.Handler {
 			mode, reason = schemas.ResearchEvidenceOnly, ReasonNoLLMAsked+": the request asked for no language model"
 		default:
 			res, err := d.Router.Stream(ctx, llm.Request{Role: llm.RoleStrategic, MaxTokens: cfg.MaxTokens,
-				Messages: research.PlanMessages(req.Question, lang, min(MinSubQuestions, n), n)}, nil)
+				Messages: research.PlanMessages(req.Question, lang, min(MinSubQuestions, n), n), JSONSchema: research.PlanSchema()}, nil)
 			switch {
 			case err != nil && m.Delivered < uint64(cfg.MaxDeliver):
 				return nil, fmt.Errorf("plan research %s: %w", req.ResearchID, err)

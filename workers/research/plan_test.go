@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
 	research "github.com/exocortex/exocortex/workers/research"
@@ -150,5 +151,21 @@ func TestATaskPastTheResearchsDeadlineReadsNothingMore(t *testing.T) {
 	f := e.await(1, 30*time.Second)["t1"]
 	if f.Status != schemas.TaskBudget || len(f.DocsRead) != 0 || pf.FactSteps() != 0 || !strings.Contains(strings.Join(f.Reasons, "\n"), "wall_budget: ") {
 		t.Errorf("finding %s, docs %v, fact steps %d, reasons %q; want budget before any document", f.Status, f.DocsRead, pf.FactSteps(), f.Reasons)
+	}
+}
+
+func TestAProviderWithStructuredOutputIsAskedForThePlanSchema(t *testing.T) {
+	srv := llmtest.New(t)
+	srv.SetResponder(llmtest.PlanFactsResponder(llmtest.PlanFactsOptions{}))
+	r, err := llm.NewRouter(llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: srv.URL(), StructuredOutput: "json_schema",
+		Models: map[string]string{llm.RoleStrategic: "strategic-model"}}}}, llm.RouterOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks := planTasks(t, research.PlanDeps{Router: r}, &schemas.ResearchRequested{ResearchID: "r5", Question: "What do I know about crows?"})
+	reqs := srv.Requests()
+	if len(tasks) != 3 || len(reqs) != 1 || reqs[0].Body.ResponseFormat == nil || reqs[0].Body.ResponseFormat.JSONSchema == nil ||
+		reqs[0].Body.ResponseFormat.JSONSchema.Name != "research_plan" {
+		t.Fatalf("%d tasks; requests %+v", len(tasks), reqs)
 	}
 }
