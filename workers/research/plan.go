@@ -1,0 +1,225 @@
+// Package research holds the deep-research stages: plan
+// (kb.research.requested -> kb.research.task per sub-question), investigate
+// (kb.research.task -> kb.research.finding), draft and report.
+package research
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/models/llm"
+	"github.com/exocortex/exocortex/research"
+	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Stage names.
+const (
+	StagePlan        = "plan"
+	StageInvestigate = "investigate"
+)
+
+// Consumer settings of plan and investigate. An investigate task reads up
+// to DocsPerTask documents, one provider call each; in-progress acks keep
+// its lease, so AckWait is how long a crashed worker's task waits to be
+// taken up again.
+const (
+	PlanAckWait           = 2 * time.Minute
+	PlanMaxDeliver        = 3
+	InvestigateAckWait    = time.Minute
+	InvestigateMaxDeliver = 5
+)
+
+// PlanSpecs are the stage specs of plan and investigate, on KB_RESEARCH.
+func PlanSpecs() []bus.StageSpec {
+	return []bus.StageSpec{
+		{Name: StagePlan, Stream: bus.StreamResearch, Filters: []string{schemas.SubjectResearchRequested},
+			AckWait: PlanAckWait, MaxDeliver: PlanMaxDeliver},
+		{Name: StageInvestigate, Stream: bus.StreamResearch, Filters: []string{schemas.SubjectResearchTask},
+			AckWait: InvestigateAckWait, MaxDeliver: InvestigateMaxDeliver},
+	}
+}
+
+// PlanConfig bounds a plan. Zero fields take the defaults.
+type PlanConfig struct {
+	// SubQuestions is the most sub-questions planned (5); a request's
+	// budget may ask for another number, at most 7.
+	SubQuestions int
+	// Wall is a research's wall-time budget from its request (10 min); a
+	// request's budget may ask for another.
+	Wall time.Duration
+	// MaxTokens bounds the plan's reply (1024; the strategic role's own
+	// default, 256, is too short for seven sub-questions with reasons).
+	MaxTokens int
+	// MaxDeliver is the plan stage's max deliveries: on the last one a
+	// failing provider no longer retries, the question itself is planned.
+	MaxDeliver int
+}
+
+// Defaults of PlanConfig and of the research budget.
+const (
+	DefaultSubQuestions = 5
+	MaxSubQuestions     = 7
+	MinSubQuestions     = 3
+	DefaultWall         = 10 * time.Minute
+	DefaultDocsPerTask  = 8
+)
+
+func (c PlanConfig) withDefaults() PlanConfig {
+	if c.SubQuestions <= 0 {
+		c.SubQuestions = DefaultSubQuestions
+	}
+	if c.Wall <= 0 {
+		c.Wall = DefaultWall
+	}
+	if c.MaxTokens <= 0 {
+		c.MaxTokens = 1024
+	}
+	if c.MaxDeliver <= 0 {
+		c.MaxDeliver = PlanMaxDeliver
+	}
+	return c
+}
+
+// Validate reports every problem of c.
+func (c PlanConfig) Validate() error {
+	var errs []error
+	if c.SubQuestions < 0 || c.SubQuestions > MaxSubQuestions {
+		errs = append(errs, fmt.Errorf("research sub-questions %d: want 1..%d", c.SubQuestions, MaxSubQuestions))
+	}
+	if c.Wall < 0 {
+		errs = append(errs, fmt.Errorf("research wall time %s: want a positive duration", c.Wall))
+	}
+	if c.MaxTokens < 0 {
+		errs = append(errs, fmt.Errorf("research plan max tokens %d: want positive", c.MaxTokens))
+	}
+	return errors.Join(errs...)
+}
+
+// PlanDeps are what the plan stage uses. Router nil: no provider, every
+// research is evidence_only.
+type PlanDeps struct {
+	Router   *llm.Router
+	Progress func(*schemas.ResearchProgress)
+	Config   PlanConfig
+	Now      func() time.Time
+}
+
+// Reasons a plan gives.
+const (
+	ReasonNoLLMProvider = "no_llm_provider"
+	ReasonNoLLMAsked    = "no_llm_asked"
+	ReasonPlanFailed    = "plan_failed"
+)
+
+// NewPlan returns the plan stage's handler: a request becomes one task per
+// sub-question (the strategic role plans 3-7 in the question's language,
+// at most the budget's number), each with the research's deadline. Without
+// a provider, or when the request asks for no language model, the question
+// itself is the one task, mode evidence_only. A reply with no usable
+// sub-question plans the question itself; a provider failure is retried
+// through the bus, and on the last delivery the question itself is planned.
+func NewPlan(d PlanDeps) bus.Handler {
+	cfg := d.Config.withDefaults()
+	now := d.Now
+	if now == nil {
+		now = time.Now
+	}
+	return bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		req, err := bus.Decode[*schemas.ResearchRequested](m)
+		if err != nil {
+			return nil, err
+		}
+		if err := req.Validate(); err != nil {
+			return nil, bus.Permanent(fmt.Errorf("research request: %w", err))
+		}
+		log := zerolog.Ctx(ctx).With().Str("research_id", req.ResearchID).Logger()
+		lang := req.Lang
+		if lang == "" {
+			lang = retrieval.QuestionLang(req.Question)
+		}
+		n := cfg.SubQuestions
+		if req.Budget.SubQuestions > 0 {
+			n = min(req.Budget.SubQuestions, MaxSubQuestions)
+		}
+		wall := cfg.Wall
+		if req.Budget.WallSeconds > 0 {
+			wall = time.Duration(req.Budget.WallSeconds) * time.Second
+		}
+		started := req.RequestedAt
+		if started.IsZero() {
+			started = req.Time
+		}
+		if started.IsZero() {
+			started = now()
+		}
+		budget := req.Budget
+		if budget.SubQuestions == 0 {
+			budget.SubQuestions = n
+		}
+		if budget.DocsPerTask == 0 {
+			budget.DocsPerTask = DefaultDocsPerTask
+		}
+		if budget.WallSeconds == 0 {
+			budget.WallSeconds = int(wall / time.Second)
+		}
+
+		mode := schemas.ResearchSynthesis
+		var reason string
+		var subs []research.SubQuestion
+		switch {
+		case d.Router == nil:
+			mode, reason = schemas.ResearchEvidenceOnly, ReasonNoLLMProvider+": no language-model provider is configured"
+		case req.NoLLM:
+			mode, reason = schemas.ResearchEvidenceOnly, ReasonNoLLMAsked+": the request asked for no language model"
+		default:
+			res, err := d.Router.Stream(ctx, llm.Request{Role: llm.RoleStrategic, MaxTokens: cfg.MaxTokens,
+				Messages: research.PlanMessages(req.Question, lang, min(MinSubQuestions, n), n), JSONSchema: research.PlanSchema()}, nil)
+			switch {
+			case err != nil && m.Delivered < uint64(cfg.MaxDeliver):
+				return nil, fmt.Errorf("plan research %s: %w", req.ResearchID, err)
+			case err != nil:
+				reason = ReasonPlanFailed + ": " + err.Error()
+			default:
+				subs = research.ParsePlan(res.Text, n)
+				if len(subs) == 0 {
+					reason = ReasonPlanFailed + ": the plan reply held no sub-question"
+				}
+			}
+		}
+		if len(subs) == 0 {
+			subs = []research.SubQuestion{{Question: req.Question}}
+			if reason != "" {
+				log.Warn().Str("reason", reason).Msg("research planned as the question itself")
+			}
+		}
+		deadline := started.Add(wall)
+		out := make([]schemas.Event, 0, len(subs))
+		var lines []string
+		for i, s := range subs {
+			t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(subs),
+				Question: s.Question, Why: s.Why, Lang: lang, Mode: mode, Budget: budget, Deadline: deadline, Original: req.Question}
+			t.Envelope.TraceID = m.TraceID
+			out = append(out, t)
+			lines = append(lines, fmt.Sprintf("%d. %s", i+1, s.Question))
+		}
+		msg := "planned " + strconv.Itoa(len(subs)) + " sub-questions:\n" + strings.Join(lines, "\n")
+		if reason != "" {
+			msg += "\n(" + reason + ")"
+		}
+		if d.Progress != nil {
+			p := &schemas.ResearchProgress{ResearchID: req.ResearchID, Step: "plan", Tasks: len(subs), Message: msg}
+			p.Envelope.TraceID = m.TraceID
+			d.Progress(p)
+		}
+		log.Info().Str("mode", mode).Int("tasks", len(subs)).Msg("research planned")
+		return out, nil
+	})
+}
