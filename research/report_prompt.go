@@ -41,7 +41,7 @@ func numberFacts(findings []schemas.ResearchFinding) []numberedFact {
 	return out
 }
 
-func languageName(lang string) string {
+func reportLanguage(lang string) string {
 	switch lang {
 	case "ru":
 		return "Russian"
@@ -83,7 +83,7 @@ func DraftPrompt(question, lang string, findings []schemas.ResearchFinding) []ll
 	}
 	sys := DraftMarker + " Sub-questions were researched and each gave facts, every fact verified against the notes. " +
 		"Write an outline of the report that answers the question: the themes it should have (each with the ids of the facts it rests on), " +
-		"and where the facts disagree with each other. Use only the facts given. Write in " + languageName(lang) + ". " +
+		"and where the facts disagree with each other. Use only the facts given. Write in " + reportLanguage(lang) + ". " +
 		`Answer with a JSON object: {"themes": [{"title": "...", "facts": ["F1"]}], "disagreements": [{"text": "...", "facts": ["F2", "F5"]}]}.`
 	return []llm.Message{{Role: "system", Content: sys}, {Role: "user", Content: b.String()}}
 }
@@ -97,7 +97,7 @@ func ReportPrompt(question, lang, draft string, findings []schemas.ResearchFindi
 	}
 	b.WriteString("\nFacts found in the notes, by sub-question:\n")
 	writeFacts(&b, findings, facts)
-	sys := ReportMarker + " Write it in " + languageName(lang) + " from the facts given, and only from them: " +
+	sys := ReportMarker + " Write it in " + reportLanguage(lang) + " from the facts given, and only from them: " +
 		"every sentence that states something cites the ids of the facts that support it, and says no more than they say. " +
 		"Give a title, an executive summary (2-4 sentences), sections by theme, where the notes disagree (if they do) and a conclusion. " +
 		`Answer with a JSON object only: {"title": "...", "summary": [{"text": "...", "facts": ["F1"]}], ` +

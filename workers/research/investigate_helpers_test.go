@@ -21,6 +21,7 @@ import (
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
 	research "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // invIndexNotes writes Markdown notes (name -> content) to a folder and
@@ -124,13 +125,13 @@ func newInvEnv(t testing.TB, notes map[string]string, pf *llmtest.PlanFacts, ack
 		}
 		e.specs[specs[i].Name] = specs[i]
 	}
-	collect := bus.StageSpec{Name: "collect_findings", Stream: bus.StreamResearch, Filters: []string{schemas.SubjectResearchFinding}}
+	collect := bus.StageSpec{Name: "collect_findings", Stream: stage.StreamResearch, Filters: []string{schemas.SubjectResearchFinding}}
 	e.specs[collect.Name] = collect
-	if err := bus.EnsureTopology(ctx, e.b.JS, append(specs, collect)); err != nil {
+	if err := bus.EnsureTopology(ctx, e.b.JS, bus.Topology{Stages: append(specs, collect)}); err != nil {
 		t.Fatal(err)
 	}
 	var err error
-	if e.state, err = e.b.KV(ctx, bus.BucketResearch); err != nil {
+	if e.state, err = e.b.KV(ctx, stage.BucketResearch); err != nil {
 		t.Fatal(err)
 	}
 	stop, err := e.b.Subscribe(schemas.SubjectResearchProgressPrefix+">", func(ev schemas.Event) {
@@ -194,7 +195,7 @@ func (e *invEnv) runPlan() {
 
 // investigateDeps are the deps of an investigate worker on bus b.
 func (e *invEnv) investigateDeps(b *bus.Bus) research.InvestigateDeps {
-	state, err := b.KV(context.Background(), bus.BucketResearch)
+	state, err := b.KV(context.Background(), stage.BucketResearch)
 	if err != nil {
 		e.t.Fatal(err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // Stage names.
@@ -40,9 +41,9 @@ const (
 // PlanSpecs are the stage specs of plan and investigate, on KB_RESEARCH.
 func PlanSpecs() []bus.StageSpec {
 	return []bus.StageSpec{
-		{Name: StagePlan, Stream: bus.StreamResearch, Filters: []string{schemas.SubjectResearchRequested},
+		{Name: StagePlan, Stream: stage.StreamResearch, Filters: []string{schemas.SubjectResearchRequested},
 			AckWait: PlanAckWait, MaxDeliver: PlanMaxDeliver},
-		{Name: StageInvestigate, Stream: bus.StreamResearch, Filters: []string{schemas.SubjectResearchTask},
+		{Name: StageInvestigate, Stream: stage.StreamResearch, Filters: []string{schemas.SubjectResearchTask},
 			AckWait: InvestigateAckWait, MaxDeliver: InvestigateMaxDeliver},
 	}
 }

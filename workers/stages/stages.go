@@ -8,6 +8,7 @@ import (
 	"github.com/exocortex/exocortex/workers/embed"
 	"github.com/exocortex/exocortex/workers/index"
 	"github.com/exocortex/exocortex/workers/rerank"
+	"github.com/exocortex/exocortex/workers/research"
 	"github.com/exocortex/exocortex/workers/retrieve"
 	"github.com/exocortex/exocortex/workers/stage"
 )
@@ -22,6 +23,10 @@ func All() []stage.Declaration {
 		retrieve.Stage(),
 		rerank.Stage(),
 		answer.Stage(),
+		research.PlanStage(),
+		research.InvestigateStage(),
+		research.DraftStage(),
+		research.ReportStage(),
 	}
 }
 

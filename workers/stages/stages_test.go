@@ -13,14 +13,15 @@ func TestTheRegistryIsAValidCatalogInPipelineOrder(t *testing.T) {
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
-	if got, want := c.Names(), []string{"chunk", "index", "embed", "retrieve", "rerank", "answer"}; !slices.Equal(got, want) {
+	if got, want := c.Names(), []string{"chunk", "index", "embed", "retrieve", "rerank", "answer", "plan", "investigate", "draft", "report"}; !slices.Equal(got, want) {
 		t.Errorf("stages = %v, want %v", got, want)
 	}
 }
 
 func TestEveryInputSubjectIsProducedOrPublishedFromOutside(t *testing.T) {
 	// Sources and clients publish these; every other input is some stage's output.
-	outside := map[string]bool{schemas.SubjectDocChanged: true, schemas.SubjectQuery: true, schemas.SubjectEmbedRequest: true}
+	outside := map[string]bool{schemas.SubjectDocChanged: true, schemas.SubjectQuery: true, schemas.SubjectEmbedRequest: true,
+		schemas.SubjectResearchRequested: true}
 	produced := map[string]bool{}
 	for _, d := range stages.All() {
 		for _, o := range d.Outputs {
