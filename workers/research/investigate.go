@@ -422,7 +422,7 @@ func (iv *investigator) whole(ctx context.Context, doc *research.Document) error
 func (iv *investigator) finding(task *schemas.ResearchTask, cp *checkpoint, status string) *schemas.ResearchFinding {
 	f := &schemas.ResearchFinding{ResearchID: task.ResearchID, TaskID: task.TaskID, Index: task.Index, Of: task.Of,
 		Question: task.Question, Status: status, Facts: append([]schemas.Fact{}, cp.Facts.List...), Dropped: cp.Facts.Dropped,
-		LLMCalls: cp.LLMCalls, Reasons: cp.Reasons}
+		LLMCalls: cp.LLMCalls, Reasons: cp.Reasons, Original: task.Original, Lang: task.Lang, Mode: task.Mode}
 	f.Envelope.TraceID = task.TraceID
 	for _, d := range cp.Docs[:cp.DocsDone] {
 		f.DocsRead = append(f.DocsRead, d.DocID)
