@@ -1,0 +1,152 @@
+package main_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/siyuan"
+	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
+)
+
+const guideDir = "../../../shared/eval/siyuan-guide/20210808180117-6v0mkxr"
+
+// guideDocs parses every document of the SiYuan guide.
+func guideDocs(t *testing.T) []*schemas.DocChanged {
+	t.Helper()
+	nb, err := files.LoadNotebook(guideDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var docs []*schemas.DocChanged
+	err = filepath.WalkDir(guideDir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".sy") {
+			return err
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		doc, err := files.ParseSiYuan(path, raw, nb)
+		if err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+		docs = append(docs, doc)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return docs
+}
+
+// TestResearchOnTheSiYuanGuideWithTheScriptedProvider runs the whole
+// research flow (plan, investigate, draft, report: the stages the command
+// runs itself over the data directory) on the indexed SiYuan guide with
+// the scripted provider that plans, extracts facts from the documents it
+// is given and writes the report from the facts; then saves the report
+// into a SiYuan notebook, where every citation is a block reference to the
+// cited block.
+func TestResearchOnTheSiYuanGuideWithTheScriptedProvider(t *testing.T) {
+	skipWithoutGuide(t)
+	data := t.TempDir()
+	if _, errOut, err := exo(t, "ingest", "../../../shared/eval/siyuan-guide", "--data", data); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, errOut)
+	}
+	p := llmtest.New(t)
+	p.SetResponder(llmtest.Chain(llmtest.PlanFactsResponder(llmtest.PlanFactsOptions{}),
+		llmtest.DraftReportResponder(llmtest.DraftReportOptions{})))
+	env := []string{"EXOCORTEX_LLM_BASE_URL=" + p.URL(), "EXOCORTEX_LLM_MODEL=m"}
+
+	out, errOut, code := exoResearch(t, env, "research", dbQuestion, "--data", data, "--json")
+	if code != 0 {
+		t.Fatalf("research: exit %d\n%s", code, errOut)
+	}
+	var rep schemas.ResearchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("research --json: %v\n%s", err, out)
+	}
+	for _, want := range []string{"plan ready: ", " documents read, ", "draft: ", "report: "} {
+		if !strings.Contains(errOut, want) {
+			t.Errorf("no progress line with %q:\n%s", want, errOut)
+		}
+	}
+	if rep.Mode != schemas.ResearchSynthesis || rep.Tasks < 3 || len(rep.Sections) == 0 || len(rep.Sources) == 0 || rep.DocsRead == 0 {
+		t.Fatalf("report: mode %s, %d tasks, %d sections, %d sources, %d documents read; reasons %q",
+			rep.Mode, rep.Tasks, len(rep.Sections), len(rep.Sources), rep.DocsRead, rep.Reasons)
+	}
+	t.Logf("the report:\n%s", rep.Markdown)
+	// Every source is a block of the guide, and the Markdown has the
+	// sections and the sources list with deep links.
+	blocks := map[string]string{}
+	docs := guideDocs(t)
+	for _, d := range docs {
+		for _, b := range d.Blocks {
+			blocks[b.ID] = b.Text
+		}
+	}
+	for i, s := range rep.Sources {
+		if _, ok := blocks[s.BlockID]; !ok || s.Link != "siyuan://blocks/"+s.BlockID {
+			t.Errorf("source %d %s (%s) is not a block of the guide", i+1, s.BlockID, s.Link)
+		}
+	}
+	if !strings.Contains(rep.Markdown, "\n## "+rep.Sections[0].Title) || !strings.Contains(rep.Markdown, "\n## Sources") ||
+		!strings.Contains(rep.Markdown, "siyuan://blocks/"+rep.Sources[0].BlockID) {
+		t.Errorf("markdown lacks the sections or the sources:\n%s", rep.Markdown)
+	}
+	for _, f := range rep.Facts {
+		if len(f.Citations) == 0 {
+			t.Errorf("fact %s %q kept without a verified citation", f.ID, f.Text)
+		}
+	}
+
+	// Saved into SiYuan: a new document whose references resolve.
+	k := siyuantest.New(t, "tok")
+	k.AddNotebook("20210808180117-6v0mkxr", "SiYuan User Guide")
+	k.AddNotebook("20261124100000-reports", "Reports")
+	for _, d := range docs {
+		var bs []siyuantest.Block
+		for _, b := range d.Blocks {
+			sb := siyuantest.Block{ID: b.ID, Type: "p", Content: b.Text, Markdown: b.Text}
+			if b.Type == schemas.BlockHeading {
+				sb.Type, sb.Subtype, sb.Markdown = "h", fmt.Sprintf("h%d", b.Level), strings.Repeat("#", b.Level)+" "+b.Text
+			}
+			bs = append(bs, sb)
+		}
+		if err := k.PutDoc("20210808180117-6v0mkxr", d.DocID, "", "/"+d.Title, bs...); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env = append(env, "EXOCORTEX_SIYUAN_URL="+k.URL(), "EXOCORTEX_SIYUAN_TOKEN=tok", "EXOCORTEX_SIYUAN_REPORT_NOTEBOOK=20261124100000-reports")
+	_, errOut, code = exoResearch(t, env, "research", dbQuestion, "--data", data, "--save", "siyuan")
+	m := regexp.MustCompile(`saved to SiYuan: document (\S+) `).FindStringSubmatch(errOut)
+	if code != 0 || m == nil {
+		t.Fatalf("research --save siyuan: exit %d\n%s", code, errOut)
+	}
+	c := siyuan.NewClient(k.URL(), "tok")
+	ctx := context.Background()
+	if err := c.Flush(ctx); err != nil {
+		t.Fatal(err)
+	}
+	refs, err := c.SQL(ctx, `SELECT r.def_block_id, b.id AS found FROM refs r LEFT JOIN blocks b ON b.id = r.def_block_id WHERE r.root_id = '`+m[1]+`' LIMIT 500`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) < len(rep.Sources) {
+		t.Errorf("%d block references in the saved report, want at least one per source (%d)", len(refs), len(rep.Sources))
+	}
+	for _, r := range refs {
+		if r.Str("found") != r.Str("def_block_id") {
+			t.Errorf("a block reference to %s that resolves to nothing", r.Str("def_block_id"))
+		}
+	}
+}
