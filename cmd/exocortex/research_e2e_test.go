@@ -150,3 +150,37 @@ func TestResearchOnTheSiYuanGuideWithTheScriptedProvider(t *testing.T) {
 		}
 	}
 }
+
+// Without a provider the research still gives a report: evidence_only,
+// themes from the section headings, the best passages cited, and why.
+func TestResearchWithoutAProviderPrintsAnEvidenceOnlyReport(t *testing.T) {
+	skipWithoutGuide(t)
+	data := t.TempDir()
+	if _, errOut, err := exo(t, "ingest", "../../../shared/eval/siyuan-guide", "--data", data); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, errOut)
+	}
+	env := []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}
+	out, errOut, code := exoResearch(t, env, "research", dbQuestion, "--data", data, "--json")
+	if code != 0 {
+		t.Fatalf("research: exit %d\n%s", code, errOut)
+	}
+	var rep schemas.ResearchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("research --json: %v\n%s", err, out)
+	}
+	if rep.Mode != schemas.ResearchEvidenceOnly || len(rep.Sections) < 2 || len(rep.Sources) == 0 ||
+		len(rep.Reasons) == 0 || !strings.HasPrefix(rep.Reasons[0], "no_llm_provider") {
+		t.Fatalf("report: mode %s, %d sections, %d sources, reasons %q", rep.Mode, len(rep.Sections), len(rep.Sources), rep.Reasons)
+	}
+	if !strings.Contains(rep.Markdown, "No synthesis was written: no language model provider is configured") ||
+		!strings.Contains(rep.Markdown, "[1]") || !strings.Contains(rep.Markdown, "siyuan://blocks/") {
+		t.Errorf("markdown does not say why or cite:\n%s", rep.Markdown)
+	}
+	for _, s := range rep.Sections {
+		for _, sen := range s.Sentences {
+			if len(sen.Sources) == 0 {
+				t.Errorf("section %q: a passage without a source: %q", s.Title, sen.Text)
+			}
+		}
+	}
+}
