@@ -187,7 +187,7 @@ func TestCLICommandsWorkWhileUpIsRunning(t *testing.T) {
 		}
 		time.Sleep(100 * time.Millisecond)
 	}
-	if !st.Running || st.Documents != 1 || st.Chunks != 1 || len(st.Stages) != 6 || st.Stages[0].Acked != 1 || st.Stages[1].Acked < 2 {
+	if !st.Running || st.Documents != 1 || st.Chunks != 1 || len(st.Stages) != 10 || st.Stages[0].Acked != 1 || st.Stages[1].Acked < 2 {
 		t.Errorf("status = %+v\n%s", st, out)
 	}
 	if out := mustExo(t, "dlq", "list", "--data", data); !strings.Contains(out, "no dead letters") {
