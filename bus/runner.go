@@ -32,6 +32,8 @@ type RunOptions struct {
 	// (default 100ms; unchanged ones are not written again), so status
 	// shows work right after it is done.
 	StatsEvery time.Duration
+	// Observer, when set, is told of every settled message (metrics).
+	Observer Observer
 }
 
 func (o RunOptions) withDefaults() RunOptions {
@@ -87,7 +89,7 @@ func (b *Bus) RunStage(ctx context.Context, spec StageSpec, h Handler, opts RunO
 	mw := append([]Middleware{Recover(), Logging(b.Log, spec.Name)}, opts.Middleware...)
 	r := &stageRunner{bus: b, spec: spec, raw: h, handler: Chain(h, mw...), opts: opts}
 
-	adv, err := b.watchMaxDeliveries(spec)
+	adv, err := b.watchMaxDeliveries(spec, opts.Observer)
 	if err != nil {
 		return err
 	}
@@ -186,6 +188,8 @@ type result struct {
 	m   *Msg
 	out []schemas.Event
 	err error
+	// took is how long the handler ran for this message.
+	took time.Duration
 }
 
 func toMsg(jm jetstream.Msg) *Msg {
@@ -309,7 +313,12 @@ func (r *stageRunner) handleBatch(ctx context.Context, bh BatchHandler, jms []je
 		}
 	}()
 	ctx = r.bus.Log.With().Str("stage", r.spec.Name).Int("batch", len(msgs)).Logger().WithContext(ctx)
+	start := time.Now()
 	outs := bh.HandleBatch(ctx, msgs)
+	each := time.Since(start) / time.Duration(len(msgs))
+	for _, i := range idx {
+		results[i].took = each
+	}
 	if len(outs) != len(msgs) {
 		fail(fmt.Errorf("stage %s: batch handler returned %d outcomes for %d messages", r.spec.Name, len(outs), len(msgs)))
 		return results
@@ -325,14 +334,16 @@ func (r *stageRunner) handle(ctx context.Context, jm jetstream.Msg) result {
 	if err := r.bus.loadPayload(ctx, m); err != nil {
 		return result{jm: jm, m: m, err: err}
 	}
+	start := time.Now()
 	out, err := r.handler.Handle(ctx, m)
-	return result{jm: jm, m: m, out: out, err: err}
+	return result{jm: jm, m: m, out: out, err: err, took: time.Since(start)}
 }
 
 // settle publishes a result's output and acks, or naks, terminates and
 // dead-letters, as its error says.
 func (r *stageRunner) settle(ctx context.Context, res result) {
 	jm, m, out, err := res.jm, res.m, res.out, res.err
+	var outcome Settlement
 	if err == nil && len(out) > 0 {
 		pctx, pcancel := context.WithTimeout(ctx, r.spec.AckWait)
 		if perr := PublishAll(pctx, r.bus.JS, out, m.TraceID); perr != nil {
@@ -342,8 +353,13 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 		}
 		pcancel()
 	}
+	if obs := r.opts.Observer; obs != nil {
+		failed := err != nil
+		defer func() { obs.Settled(r.spec.Name, outcome, res.took, failed) }()
+	}
 	switch {
 	case err == nil:
+		outcome = SettledAcked
 		if m.object != "" {
 			// The body goes once the server confirms the ack: a lost ack
 			// would redeliver a message whose body was deleted.
@@ -363,10 +379,12 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 			// Could not record it: leave the message for redelivery rather than lose it.
 			r.bus.Log.Error().Err(derr).Str("stage", r.spec.Name).Msg("dead-letter failed; message will be redelivered")
 			_ = jm.NakWithDelay(r.opts.NakMax)
+			outcome = SettledRetried
 			return
 		}
 		_ = jm.TermWithReason(truncate(reason, 256))
 		r.counters.deadLettered.Add(1)
+		outcome = SettledDeadLettered
 		// The dead letter keeps its own copy of a large body.
 		r.bus.dropPayload(ctx, m)
 	default:
@@ -376,6 +394,7 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 		}
 		_ = jm.NakWithDelay(d)
 		r.counters.retried.Add(1)
+		outcome = SettledRetried
 	}
 }
 
@@ -435,7 +454,7 @@ type maxDeliveriesAdvisory struct {
 
 // watchMaxDeliveries dead-letters messages that ran out of deliveries without
 // a handler result (a worker that crashed or hung on them every time).
-func (b *Bus) watchMaxDeliveries(spec StageSpec) (*nats.Subscription, error) {
+func (b *Bus) watchMaxDeliveries(spec StageSpec, obs Observer) (*nats.Subscription, error) {
 	subj := fmt.Sprintf("$JS.EVENT.ADVISORY.CONSUMER.MAX_DELIVERIES.%s.%s", spec.Stream, spec.Name)
 	sub, err := b.NC.Subscribe(subj, func(nm *nats.Msg) {
 		var adv maxDeliveriesAdvisory
@@ -457,6 +476,9 @@ func (b *Bus) watchMaxDeliveries(spec StageSpec) (*nats.Subscription, error) {
 		if err := b.deadLetter(ctx, spec.Name, m, fmt.Sprintf("max deliveries (%d) reached with no handler result (worker crashed or timed out)", adv.Deliveries)); err != nil {
 			b.Log.Error().Err(err).Msg("dead-letter from advisory failed")
 			return
+		}
+		if obs != nil {
+			obs.Settled(spec.Name, SettledDeadLettered, 0, true)
 		}
 		// Remove it from the work stream unless another stage still wants it.
 		if interestedStages(ctx, st, raw.Subject) <= 1 {

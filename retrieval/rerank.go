@@ -21,7 +21,7 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 	cfg := r.Config.withDefaults()
 	out := &schemas.QueryReranked{QueryID: rq.QueryID, Question: rq.Question, Query: rq.Query, Lang: langOf(rq.Lang, rq.Question),
 		History: rq.History, Options: rq.Options, Mode: rq.Mode, Reasons: append([]string(nil), rq.Reasons...),
-		TimingsMS: map[string]float64{}, QueryVector: rq.QueryVector}
+		TimingsMS: map[string]float64{}, QueryVector: rq.QueryVector, SubmittedAt: rq.SubmittedAt}
 	for k, v := range rq.TimingsMS {
 		out.TimingsMS[k] = v
 	}

@@ -155,7 +155,8 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 	// The question's language decides the answer's; Options.Lang, which
 	// restricts the chunks searched, stays as the client gave it.
 	out := &schemas.QueryRetrieved{QueryID: q.QueryID, Question: q.Question, Query: q.Question, Lang: langOf(q.Lang, q.Question),
-		History: q.History, Options: q.Options, Mode: mode, Reasons: reasons, TimingsMS: map[string]float64{}}
+		History: q.History, Options: q.Options, Mode: mode, Reasons: reasons, TimingsMS: map[string]float64{},
+		SubmittedAt: q.Time}
 	if r.Reformulate != nil && len(q.History) > 0 {
 		t := time.Now()
 		query, err := r.Reformulate(ctx, q.Question, q.History)

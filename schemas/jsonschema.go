@@ -92,7 +92,7 @@ func addFields(t reflect.Type, props map[string]any, required *[]string) {
 			name = f.Name
 		}
 		props[name] = schemaOf(f.Type)
-		if !strings.Contains(opts, "omitempty") {
+		if !strings.Contains(opts, "omitempty") && !strings.Contains(opts, "omitzero") {
 			*required = append(*required, name)
 		}
 	}

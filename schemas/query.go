@@ -3,6 +3,7 @@ package schemas
 import (
 	"fmt"
 	"strings"
+	"time"
 )
 
 // Query event types.
@@ -134,6 +135,9 @@ type QueryRetrieved struct {
 	// QueryVector is the query's embedding when one was made (the answer
 	// stage's semantic cache looks answers up by it).
 	QueryVector Vector `json:"query_vector,omitempty"`
+	// SubmittedAt is the kb.query.submitted event's time, carried to the
+	// answer stage so it can measure first-token and total latency.
+	SubmittedAt time.Time `json:"submitted_at,omitzero"`
 }
 
 // MsgID is "retrieved:<query_id>".
@@ -183,6 +187,8 @@ type QueryReranked struct {
 	Reasons     []string           `json:"reasons,omitempty"`
 	TimingsMS   map[string]float64 `json:"timings_ms,omitempty"`
 	QueryVector Vector             `json:"query_vector,omitempty"`
+	// SubmittedAt is the kb.query.submitted event's time (see QueryRetrieved).
+	SubmittedAt time.Time `json:"submitted_at,omitzero"`
 }
 
 // MsgID is "reranked:<query_id>".

@@ -14,6 +14,7 @@ import (
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/retrieval"
@@ -241,9 +242,20 @@ func (s *System) openRouter() error {
 		l := s.cfg.Log
 		opts.Logger = &l
 	}
+	if hook := opts.OnAttempt; hook != nil {
+		opts.OnAttempt = func(provider, role string, took time.Duration, err error) {
+			hook(provider, role, took, err)
+			metrics.LLMAttempt(provider, role, took, err)
+		}
+	} else {
+		opts.OnAttempt = metrics.LLMAttempt
+	}
 	var err error
-	s.Router, err = llm.NewRouter(*cfg, opts)
-	return err
+	if s.Router, err = llm.NewRouter(*cfg, opts); err != nil {
+		return err
+	}
+	s.unmetric = append(s.unmetric, metrics.SetRouter(s.Router.Health))
+	return nil
 }
 
 // openAnswer prepares the answer stage: the answerer over the router (when

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -43,6 +44,11 @@ func (s *System) startSiYuan(ctx context.Context) error {
 		return err
 	}, log)
 	s.SiYuan = src
+	s.unmetric = append(s.unmetric, metrics.SetBridge(func() metrics.Bridge {
+		st := src.Status()
+		return metrics.Bridge{Connected: st.Connected && !st.Stopped, LastEvent: st.LastEvent, LastReconcile: st.LastReconcile,
+			DocsSynced: st.DocsSynced, Sent: st.Sent, Deleted: st.Deleted}
+	}))
 	if addr := s.cfg.SiYuan.PluginListen; addr != "" {
 		ln, err := net.Listen("tcp", addr)
 		if err != nil {

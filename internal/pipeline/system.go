@@ -19,6 +19,7 @@ import (
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/retrieval"
@@ -175,6 +176,9 @@ type System struct {
 	llmCfg     *llm.Config
 	cfg        Config
 
+	// unmetric removes this system's sources of the scrape-time metrics.
+	unmetric []func()
+
 	cancel context.CancelFunc
 	wg     sync.WaitGroup
 	mu     sync.Mutex
@@ -210,6 +214,11 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		return nil, err
 	}
 	s := &System{Bus: b, cfg: cfg, siyuanErr: make(chan error, 1)}
+	// /metrics shows every stage's consumer (those of other processes too).
+	specs := cat.Specs()
+	s.unmetric = append(s.unmetric, metrics.SetStageStates(func(ctx context.Context) ([]bus.StageState, error) {
+		return b.StageStates(ctx, specs)
+	}))
 	if b.Server != nil {
 		if err := os.WriteFile(URLFile(cfg.DataDir), []byte(b.Server.ClientURL()+"\n"), 0o644); err != nil {
 			b.Close()
@@ -299,7 +308,7 @@ func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
 		return fmt.Errorf("stage %s: %w", d.Name, err)
 	}
 	spec := d.Spec()
-	opts := bus.RunOptions{Workers: d.Workers(s.cfg.Workers), Batch: d.Batch}
+	opts := bus.RunOptions{Workers: d.Workers(s.cfg.Workers), Batch: d.Batch, Observer: metrics.Stages}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -345,6 +354,9 @@ func (s *System) Stop() error {
 	}
 	if s.ownURL {
 		_ = os.Remove(URLFile(s.cfg.DataDir))
+	}
+	for _, remove := range s.unmetric {
+		remove()
 	}
 	s.Bus.Close()
 	s.mu.Lock()

@@ -91,6 +91,11 @@ type RouterOptions struct {
 	// OnRestart is nil, a failure after tokens were delivered is not retried
 	// at all: Stream returns the error rather than duplicate tokens.
 	OnRestart func(provider string)
+
+	// OnAttempt, when set, is told of every request to a provider once it
+	// ends: the provider's name, the request's role, how long it took and
+	// its error (nil on success). Metrics hang here.
+	OnAttempt func(provider, role string, took time.Duration, err error)
 }
 
 // ProviderHealth is a snapshot of one provider's standing.
@@ -425,6 +430,9 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 			}
 			dur := time.Since(start)
 			r.record(p, err, dur)
+			if r.opts.OnAttempt != nil {
+				r.opts.OnAttempt(p.cfg.Name, req.Role, dur, err)
+			}
 			if err == nil && creq.JSONSchema != nil && !looksJSON(comp) {
 				p.mu.Lock()
 				first := !p.ignoresSchema

@@ -6,11 +6,14 @@ package answer
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
+	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -33,8 +36,16 @@ func New(a *answer.Answerer, publishCore func(ev schemas.Event, traceID string) 
 			return nil, nil // the client wanted the contexts only
 		}
 		log := zerolog.Ctx(ctx)
+		// First-token and total latency count from the question's
+		// submission (from here when an older retrieve stage did not say).
+		since := rq.SubmittedAt
+		if since.IsZero() {
+			since = time.Now()
+		}
+		var firstToken atomic.Int64
 		ans := *a
 		ans.Emit = func(ctx context.Context, t *schemas.AnswerToken) error {
+			firstToken.CompareAndSwap(0, int64(max(time.Since(since), 1)))
 			if err := publishCore(t, m.TraceID); err != nil {
 				log.Warn().Err(err).Str("query_id", rq.QueryID).Int("seq", t.Seq).Msg("answer token not sent; the stream to the client stops")
 				return err
@@ -42,6 +53,7 @@ func New(a *answer.Answerer, publishCore func(ev schemas.Event, traceID string) 
 			return nil
 		}
 		done := ans.Respond(ctx, rq)
+		metrics.ObserveAnswer(done, time.Duration(firstToken.Load()), time.Since(since))
 		log.Info().Str("query_id", rq.QueryID).Str("mode", done.Mode).Int("citations", len(done.Citations)).
 			Float64("confidence", done.Confidence).Strs("reasons", done.Reasons).Msg("answered")
 		if err := publish(ctx, done, m.TraceID); err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -171,6 +172,10 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 			if err := h.vs.Delete(ctx, gone); err != nil {
 				return nil, fmt.Errorf("index: delete vectors of doc %s: %w", d.DocID, err)
 			}
+		}
+		if applied && !d.Deleted && d.Version > 0 {
+			// The version is the source's update time (unix ns).
+			metrics.ObserveSourceLag(d.Source, time.Unix(0, d.Version))
 		}
 		zerolog.Ctx(ctx).Debug().Str("doc_id", d.DocID).Int64("doc_version", d.Version).
 			Bool("deleted", d.Deleted).Int("blocks", len(d.Blocks)).Bool("applied", applied).Msg("index structure")
