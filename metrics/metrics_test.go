@@ -184,7 +184,7 @@ func TestMetricsMoveWhenNotesAreIndexedAndAQuestionIsAnswered(t *testing.T) {
 		t.Helper()
 		d := value(after, name, labels) - value(before, name, labels)
 		if d <= 0 {
-			t.Errorf("%s%v did not move (before %v, after %v)", name, labels, value(before, name, labels), value(after, name, labels))
+			t.Errorf("%s %v did not move (before %v, after %v)", name, labels, value(before, name, labels), value(after, name, labels))
 		}
 		return d
 	}
