@@ -21,7 +21,15 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/coder/websocket v1.8.14
+require (
+	github.com/chromedp/chromedp v0.23.0
+	github.com/coder/websocket v1.8.14
+)
+
+require (
+	github.com/chromedp/cdproto v0.159.0 // indirect
+	github.com/go-json-experiment/json v0.0.0-20260213210345-44df1a37e875 // indirect
+)
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect

@@ -345,12 +345,12 @@ function answerBody(done) {
   while ((m = re.exec(s))) {
     const n = Number(m[1]);
     if (!byNumber.has(n)) continue;
-    frag.append(document.createTextNode(s.slice(last, m.index)));
+    frag.append(highlight(s.slice(last, m.index)));
     frag.append(el("button", { type: "button", class: "cite", "data-n": n, "aria-pressed": "false",
       title: byNumber.get(n).title || "", onclick: () => showCitation(n) }, String(n)));
     last = m.index + m[0].length;
   }
-  frag.append(document.createTextNode(s.slice(last)));
+  frag.append(highlight(s.slice(last)));
   return frag;
 }
 
@@ -412,7 +412,8 @@ async function showCitation(n) {
   $("#cite-path").replaceChildren(...(c.section_path || []).map((p) => el("span", { text: p })));
   const quote = $("#cite-quote");
   quote.hidden = !c.quote;
-  quote.textContent = c.quote ? `«${c.quote}»` : "";
+  quote.replaceChildren();
+  if (c.quote) quote.append("«", highlight(c.quote), "»");
   const body = $("#cite-text");
   body.textContent = t("loading");
   const setLink = (link) => {
@@ -446,6 +447,7 @@ async function showCitation(n) {
 
 // markQuote shows a block's text with the cited quote marked.
 function markQuote(text, quote) {
+  quote = String(quote || "").replace(/\*\*/g, "");
   const frag = document.createDocumentFragment();
   const i = quote ? text.indexOf(quote) : -1;
   if (i < 0) {
