@@ -137,12 +137,12 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 
 	shot := func(name string) {
 		t.Helper()
-		// FullScreenshot writes JPEG below quality 100.
-		img, err := chromedp.Run(ctx, chromedp.FullScreenshot(90))
+		// Quality 100 is PNG.
+		img, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 		if err != nil {
 			t.Fatalf("screenshot %s: %v", name, err)
 		}
-		p := filepath.Join(shots, name+".jpg")
+		p := filepath.Join(shots, name+".png")
 		if err := os.WriteFile(p, img, 0o644); err != nil {
 			t.Fatal(err)
 		}
@@ -274,12 +274,16 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		chromedp.Click(`#tab-status`),
 		chromedp.WaitVisible(`#stages tbody tr[data-stage="chunk"]`),
 	)
-	chunkRow, bridge, index := text(`#stages tbody tr[data-stage="chunk"]`), text(`#status-siyuan`), text(`#status-index`)
+	chunkRow, bridge, index, model := text(`#stages tbody tr[data-stage="chunk"]`), text(`#status-siyuan`), text(`#status-index`),
+		text(`#status-providers [data-provider="fake"]`)
 	if f := strings.Fields(chunkRow); len(f) != 6 || f[0] != "chunk" || f[3] == "0" {
 		t.Errorf("chunk stage row %q, want its counts with at least one acked", chunkRow)
 	}
 	if !strings.Contains(bridge, "Connected") || !strings.Contains(bridge, "Documents synced") {
 		t.Errorf("SiYuan bridge shows %q, want it connected", bridge)
+	}
+	if !strings.HasPrefix(model, "breaker closed") {
+		t.Errorf("the fake provider shows %q, want its breaker closed", model)
 	}
 	if !strings.Contains(index, "Documents") {
 		t.Errorf("index card shows %q", index)

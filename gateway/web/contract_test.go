@@ -232,7 +232,6 @@ func (s *contractServer) status(w http.ResponseWriter, r *http.Request) {
 	if docs, chunks, err := s.sys.Store.Counts(ctx); err == nil {
 		out["documents"], out["chunks"] = docs, chunks
 	}
-	out["search"] = "lexical"
 	if hs, err := pipeline.ProviderHealth(ctx, b); err == nil {
 		out["providers"] = hs
 	}

@@ -25,6 +25,7 @@ const I18N = {
     siyuan_off: "Not configured (start with --siyuan URL).", connected: "Connected", disconnected: "Disconnected", bridge_stopped: "Stopped",
     url: "Kernel", docs_synced: "Documents synced", last_event: "Last event", last_reconcile: "Last reconcile", error: "Error",
     providers_none: "None configured: answers are extractive or search-only.", cache: "Answer cache",
+    breaker: "breaker", breaker_closed: "closed (healthy)", breaker_open: "open (failing)", "breaker_half-open": "half-open (trying)",
     footer: "Answers cite the blocks of your notes they come from.",
     failed: "Failed", network: "Cannot reach the gateway",
   },
@@ -50,6 +51,7 @@ const I18N = {
     siyuan_off: "Не настроен (запустите с --siyuan URL).", connected: "Подключён", disconnected: "Нет связи", bridge_stopped: "Остановлен",
     url: "Ядро", docs_synced: "Документов синхронизировано", last_event: "Последнее событие", last_reconcile: "Последняя сверка", error: "Ошибка",
     providers_none: "Не настроены: ответы извлекаются из заметок или показываются фрагменты.", cache: "Кэш ответов",
+    breaker: "предохранитель", breaker_closed: "замкнут (работает)", breaker_open: "разомкнут (сбои)", "breaker_half-open": "полуоткрыт (проверка)",
     footer: "Ответы ссылаются на блоки заметок, из которых взяты.",
     failed: "Ошибка", network: "Шлюз недоступен",
   },
@@ -525,7 +527,9 @@ function renderStatus() {
   }
   const pv = s.providers || [], pBox = $("#status-providers");
   if (pv.length === 0) pBox.replaceChildren(el("dd", { class: "empty", text: t("providers_none") }));
-  else dl(pBox, pv.map((p) => [p.name, el("span", {}, el("span", { class: `dot ${p.state === "closed" ? "on" : "off"}` }), p.state || "?")]));
+  else dl(pBox, pv.map((p) => [p.name, el("span", { "data-provider": p.name },
+    el("span", { class: `dot ${p.breaker === "closed" ? "on" : "off"}` }), `${t("breaker")} ${t("breaker_" + p.breaker)}`,
+    p.latency_ns ? ` · ${Math.round(p.latency_ns / 1e6)} ms` : "")]));
 }
 
 // ---- start ----
