@@ -76,10 +76,16 @@ func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server) {
 	}
 	provider := llmtest.New(t)
 	provider.SetAnswer("Crows «use tools to get food» [1]: they «bend wire into hooks» [1].")
+	provider.SetResponder(func(body llmtest.ChatBody) (string, *llmtest.Fault, bool) {
+		if len(body.Messages) > 0 && strings.HasPrefix(body.Messages[0].Content, "Suggest 3 to 5 short follow-up questions") {
+			return "How long do crows remember faces?\nDo ravens use tools too?\nWhat else do crows bend?", nil, true
+		}
+		return "", nil, false
+	})
 	// Slow enough that a person (and the test) sees the answer grow.
 	provider.SetTokenDelay(120 * time.Millisecond)
 	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
-		LLM:        &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: provider.URL(), Models: map[string]string{llm.RoleFast: "m"}}}},
+		LLM:        &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: provider.URL(), Models: map[string]string{llm.RoleFast: "m", llm.RoleStrategic: "m"}}}},
 		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
 		SiYuan:     &pipeline.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}},
 		Log:        zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
@@ -250,6 +256,12 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 	}
 	if !strings.Contains(sources, "Corvids") {
 		t.Errorf("sources show %q, want the cited document", sources)
+	}
+
+	// The follow-up questions come after the answer, on the same stream.
+	do("follow-ups", chromedp.WaitVisible(`#answer-followups li button`))
+	if fu := text(`#answer-followups`); !strings.Contains(fu, "How long do crows remember faces?") || !strings.Contains(fu, "Do ravens use tools too?") {
+		t.Errorf("follow-ups show %q", fu)
 	}
 
 	// Clicking [1] shows the cited block's text and a link into SiYuan.

@@ -124,7 +124,7 @@ func (s *contractServer) ask(w http.ResponseWriter, r *http.Request) {
 	}
 	q := &schemas.QuerySubmitted{QueryID: newQueryID(), Question: req.Question, Lang: req.Lang, History: req.History,
 		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K}}
-	done, err := pipeline.AskAnswer(r.Context(), s.sys.Bus, q, 60*time.Second, func(t *schemas.AnswerToken) {
+	done, fu, err := pipeline.AskAnswerFollowUps(r.Context(), s.sys.Bus, q, 60*time.Second, func(t *schemas.AnswerToken) {
 		if t.Restart {
 			send("restart", struct{}{})
 		}
@@ -140,6 +140,12 @@ func (s *contractServer) ask(w http.ResponseWriter, r *http.Request) {
 		send("error", map[string]string{"code": code, "message": err.Error()})
 	} else {
 		send("done", done)
+		// The follow-up questions come after the answer: sent as an optional
+		// followups event when they come soon.
+		if qs, ok := fu.Wait(r.Context(), 20*time.Second); ok && len(qs) > 0 {
+			send("followups", map[string]any{"query_id": done.QueryID, "follow_ups": qs})
+		}
+		fu.Close()
 	}
 	mu.Lock()
 	closed = true

@@ -317,6 +317,14 @@ async function ask(question) {
           renderAnswer();
           history.push({ role: "user", text: question }, { role: "assistant", text: data.answer || "" });
           renderConversation();
+          $("#ask-go").disabled = false; // follow-ups may still come on this stream
+          break;
+        case "followups":
+          // Optional, after done: the answer's follow-up questions (kb.answer.followups).
+          if (current.done && data && Array.isArray(data.follow_ups) && data.follow_ups.length) {
+            current.done.follow_ups = data.follow_ups;
+            renderAnswer();
+          }
           break;
         case "error":
           throw new Error((data && (data.message || data.code)) || t("failed"));
