@@ -118,7 +118,7 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 	if err != nil {
 		t.Skipf("no Chromium for the web page's browser test: %v (run `task setup` as root to install Debian's chromium, or set EXOCORTEX_CHROMIUM)", err)
 	}
-	sys, _ := startSystem(t)
+	sys, provider := startSystem(t)
 	mux, err := newContractMux(sys)
 	if err != nil {
 		t.Fatal(err)
@@ -209,38 +209,15 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		chromedp.SendKeys(`#ask-q`, "What do crows use to get food?"),
 		chromedp.Click(`#ask-go`),
 	)
-	type answerState struct {
-		State string `json:"state"`
-		Text  string `json:"text"`
-	}
-	var partial string
-	streamedShot := false
-	for {
-		st, err := chromedp.Run(ctx, chromedp.Evaluate[answerState](`(() => { const e = document.querySelector('#answer-text');
-			return {state: e.dataset.state || '', text: e.textContent}; })()`))
-		if err != nil {
-			t.Fatalf("read the answer: %v", err)
-		}
-		if st.State == "streaming" && st.Text != "" && partial == "" {
-			partial = st.Text
-		}
-		if st.State == "streaming" && !streamedShot && strings.Count(st.Text, " ") >= 4 {
-			shot("ask-streaming")
-			streamedShot = true
-		}
-		if st.State == "error" {
-			t.Fatalf("the answer failed: %s", text(`#answer-state`))
-		}
-		if st.State == "done" {
-			break
-		}
-		time.Sleep(15 * time.Millisecond)
-	}
 	const want = "Crows «use tools to get food» [1]: they «bend wire into hooks» [1]."
-	if partial == "" {
+	samples := watchAnswer(t, ctx, func() { shot("ask-streaming") })
+	if len(samples) == 0 {
 		t.Error("no text appeared before the done event: the answer did not stream")
-	} else if !strings.HasPrefix(want, strings.TrimSpace(partial)) {
-		t.Errorf("streamed text %q is not the start of the answer %q", partial, want)
+	}
+	for _, s := range samples {
+		if !strings.HasPrefix(want, s) {
+			t.Errorf("streamed text %q is not the start of the answer %q", s, want)
+		}
 	}
 
 	answerText, mode, sources := text(`#answer-text`), text(`#answer-mode`), text(`#answer-sources`)
@@ -302,13 +279,97 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 	}
 	shot("status")
 
+	// A provider that fails mid-answer is retried: the stream restarts,
+	// and the page drops the text so far instead of running the two together.
+	provider.Script(llmtest.CutAfter(4))
+	do("ask with a stream that breaks",
+		chromedp.Click(`#tab-ask`),
+		chromedp.Click(`#ask-new`),
+		chromedp.SendKeys(`#ask-q`, "What do crows bend into hooks?"),
+		chromedp.Click(`#ask-go`),
+	)
+	samples = watchAnswer(t, ctx, nil)
+	restarts := attr(`#answer-text`, "data-restarts")
+	if restarts != "1" {
+		t.Errorf("the page saw %q restarts, want 1", restarts)
+	}
+	for _, s := range samples {
+		if !strings.HasPrefix(want, s) {
+			t.Errorf("after a restart the page shows %q, not the start of the answer %q", s, want)
+		}
+	}
+	if got := text(`#answer-text`); !strings.HasPrefix(got, "Crows «use tools to get food» 1") {
+		t.Errorf("the answer after a restart reads %q", got)
+	}
+
+	// When the language model fails, the page says so and why, and shows
+	// the best passages with the matches marked.
+	provider.Always(llmtest.Fail(500))
+	do("ask with the model down",
+		chromedp.Click(`#ask-new`),
+		chromedp.SendKeys(`#ask-q`, "How do crows bend wire?"),
+		chromedp.Click(`#ask-go`),
+		chromedp.WaitVisible(`#answer-text[data-state="done"]`),
+	)
+	mode, reasons := text(`#answer-mode`), text(`#answer-reasons`)
+	marks, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#answer-text mark')].map(m => m.textContent)`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(mode, "search_only") || !strings.Contains(reasons, "llm_failed") {
+		t.Errorf("with the model down the answer shows mode %q and reasons %q, want search_only because llm_failed", mode, reasons)
+	}
+	if !slices.Contains(marks, "wire") {
+		t.Errorf("the passages mark %v, want the matched word wire", marks)
+	}
+	shot("ask-fallback")
+
 	// Russian: the interface switches, and the choice is kept.
 	do("switch to Russian", chromedp.Click(`#lang-ru`))
 	tab := text(`#tab-search`)
 	do("reload", chromedp.Reload(), chromedp.WaitVisible(`body[data-ready="true"]`))
 	placeholder := attr(`#ask-q`, "placeholder")
+	do("status in Russian", chromedp.Click(`#tab-status`), chromedp.WaitVisible(`#stages tbody tr[data-stage="chunk"]`))
+	if h := text(`#stages thead`); !strings.Contains(h, "Стадия") || !strings.Contains(h, "В очереди") {
+		t.Errorf("status header in Russian reads %q", h)
+	}
 	if tab != "Поиск" || placeholder != "Задайте вопрос по своим заметкам" {
 		t.Errorf("in Russian the search tab reads %q and the question box %q", tab, placeholder)
 	}
 	shot("status-ru")
+}
+
+// watchAnswer polls the answer as a person watches it, until it is done,
+// and returns the texts seen while it streamed (trimmed, non-empty).
+// onStreaming runs once, when a few words are there.
+func watchAnswer(t *testing.T, ctx context.Context, onStreaming func()) []string {
+	t.Helper()
+	type answerState struct {
+		State string `json:"state"`
+		Text  string `json:"text"`
+	}
+	var seen []string
+	for {
+		st, err := chromedp.Run(ctx, chromedp.Evaluate[answerState](`(() => { const e = document.querySelector('#answer-text');
+			return {state: e.dataset.state || '', text: e.textContent}; })()`))
+		if err != nil {
+			t.Fatalf("read the answer: %v", err)
+		}
+		switch st.State {
+		case "streaming":
+			if s := strings.TrimSpace(st.Text); s != "" && (len(seen) == 0 || seen[len(seen)-1] != s) {
+				seen = append(seen, s)
+			}
+			if onStreaming != nil && strings.Count(st.Text, " ") >= 4 {
+				onStreaming()
+				onStreaming = nil
+			}
+		case "error":
+			msg, _ := chromedp.Run(ctx, chromedp.Text(`#answer-state`))
+			t.Fatalf("the answer failed: %s", msg)
+		case "done":
+			return seen
+		}
+		time.Sleep(15 * time.Millisecond)
+	}
 }

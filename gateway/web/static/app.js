@@ -276,6 +276,7 @@ function resetAnswer(question) {
   text.replaceChildren();
   text.dataset.state = "waiting";
   text.dataset.tokens = "0";
+  text.dataset.restarts = "0";
   $("#answer-state").textContent = t("waiting");
   for (const id of ["#answer-meta", "#answer-unsupported", "#answer-sources", "#answer-followups", "#cite-panel"]) $(id).hidden = true;
 }
@@ -309,7 +310,9 @@ async function ask(question) {
           }
           break;
         case "restart":
+          // A provider failed mid-answer and another attempt starts over.
           text.replaceChildren();
+          text.dataset.restarts = String(Number(text.dataset.restarts || 0) + 1);
           break;
         case "done":
           current.done = data;
