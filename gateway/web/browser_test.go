@@ -119,7 +119,7 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		t.Skipf("no Chromium for the web page's browser test: %v (run `task setup` as root to install Debian's chromium, or set EXOCORTEX_CHROMIUM)", err)
 	}
 	sys, provider := startSystem(t)
-	mux, err := newContractMux(sys)
+	api, mux, err := newContractServer(sys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,6 +323,32 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		t.Errorf("the passages mark %v, want the matched word wire", marks)
 	}
 	shot("ask-fallback")
+
+	// A gateway with a token: the page asks for it, retries, and keeps it.
+	secret := "s3cret"
+	api.token.Store(&secret)
+	do("search without the token",
+		chromedp.Click(`#tab-search`),
+		chromedp.WaitVisible(`#search-q`),
+		chromedp.Click(`#search-go`),
+		chromedp.WaitVisible(`#token-form`),
+	)
+	if m := text(`#search-meta`); !strings.Contains(m, "access token") {
+		t.Errorf("without the token the search shows %q", m)
+	}
+	do("give the token",
+		chromedp.SendKeys(`#token-input`, "wrong"),
+		chromedp.Click(`#token-go`),
+		chromedp.WaitVisible(`#token-form`),
+	)
+	if l := text(`#token-label`); !strings.Contains(l, "refused") {
+		t.Errorf("after a wrong token the page says %q", l)
+	}
+	do("give the right token",
+		chromedp.SendKeys(`#token-input`, secret),
+		chromedp.Click(`#token-go`),
+		chromedp.WaitVisible(`#search-results li.hit`),
+	)
 
 	// Russian: the interface switches, and the choice is kept.
 	do("switch to Russian", chromedp.Click(`#lang-ru`))

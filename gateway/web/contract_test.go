@@ -7,12 +7,14 @@ package web_test
 import (
 	"context"
 	"crypto/rand"
+	"crypto/subtle"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/exocortex/exocortex/analysis"
@@ -28,21 +30,39 @@ import (
 type contractServer struct {
 	sys *pipeline.System
 	an  *analysis.Analyzer
+	// token, when set, is the bearer token every /v1 route wants (the
+	// gateway's EXOCORTEX_HTTP_TOKEN off loopback).
+	token atomic.Pointer[string]
 }
 
-func newContractMux(sys *pipeline.System) (http.Handler, error) {
+func newContractServer(sys *pipeline.System) (*contractServer, http.Handler, error) {
 	an, err := analysis.New(analysis.Full)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s := &contractServer{sys: sys, an: an}
+	api := http.NewServeMux()
+	api.HandleFunc("POST /v1/search", s.search)
+	api.HandleFunc("POST /v1/ask", s.ask)
+	api.HandleFunc("GET /v1/blocks/{id}", s.block)
+	api.HandleFunc("GET /v1/status", s.status)
 	mux := http.NewServeMux()
 	mux.Handle("/", web.Handler())
-	mux.HandleFunc("POST /v1/search", s.search)
-	mux.HandleFunc("POST /v1/ask", s.ask)
-	mux.HandleFunc("GET /v1/blocks/{id}", s.block)
-	mux.HandleFunc("GET /v1/status", s.status)
-	return mux, nil
+	mux.Handle("/v1/", s.authorize(api))
+	return s, mux, nil
+}
+
+func (s *contractServer) authorize(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tok := s.token.Load(); tok != nil {
+			got := []byte(r.Header.Get("Authorization"))
+			if subtle.ConstantTimeCompare(got, []byte("Bearer "+*tok)) != 1 {
+				writeError(w, http.StatusUnauthorized, "unauthorized", "missing or wrong bearer token (EXOCORTEX_HTTP_TOKEN)")
+				return
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 func writeError(w http.ResponseWriter, status int, code, msg string) {

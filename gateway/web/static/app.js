@@ -28,6 +28,9 @@ const I18N = {
     breaker: "breaker", breaker_closed: "closed (healthy)", breaker_open: "open (failing)", "breaker_half-open": "half-open (trying)",
     footer: "Answers cite the blocks of your notes they come from.",
     failed: "Failed", network: "Cannot reach the gateway",
+    token_needed: "This gateway needs its access token (EXOCORTEX_HTTP_TOKEN).", token_use: "Use token",
+    token_rejected: "The gateway refused this token: enter the one it was started with (EXOCORTEX_HTTP_TOKEN).",
+    unauthorized: "the access token is missing or wrong",
   },
   ru: {
     tab_search: "Поиск", tab_ask: "Вопрос", tab_status: "Состояние",
@@ -54,6 +57,9 @@ const I18N = {
     breaker: "предохранитель", breaker_closed: "замкнут (работает)", breaker_open: "разомкнут (сбои)", "breaker_half-open": "полуоткрыт (проверка)",
     footer: "Ответы ссылаются на блоки заметок, из которых взяты.",
     failed: "Ошибка", network: "Шлюз недоступен",
+    token_needed: "Шлюзу нужен токен доступа (EXOCORTEX_HTTP_TOKEN).", token_use: "Применить",
+    token_rejected: "Шлюз отклонил этот токен: введите тот, с которым он запущен (EXOCORTEX_HTTP_TOKEN).",
+    unauthorized: "токен доступа не указан или неверен",
   },
 };
 
@@ -124,6 +130,37 @@ function showView() {
 
 // ---- HTTP helpers ----
 
+// The gateway needs a bearer token when it listens off loopback: the page
+// asks for it on a 401, keeps it in this browser and sends it with every call.
+let token = "";
+try { token = localStorage.getItem("exocortex.token") || ""; } catch (_) { /* private mode */ }
+let lastAction = null; // retried once a token is given
+
+async function api(url, opts = {}) {
+  const headers = Object.assign({}, opts.headers || {});
+  if (token) headers.Authorization = `Bearer ${token}`;
+  const resp = await fetch(url, Object.assign({}, opts, { headers }));
+  if (resp.status === 401) {
+    const form = $("#token-form");
+    $("#token-label").textContent = t(token ? "token_rejected" : "token_needed");
+    form.hidden = false;
+    $("#token-input").focus();
+    const err = new Error(t("unauthorized"));
+    err.unauthorized = true;
+    throw err;
+  }
+  return resp;
+}
+
+function useToken(ev) {
+  ev.preventDefault();
+  token = $("#token-input").value.trim();
+  try { localStorage.setItem("exocortex.token", token); } catch (_) { /* private mode */ }
+  $("#token-input").value = "";
+  $("#token-form").hidden = true;
+  if (lastAction) lastAction();
+}
+
 async function apiError(resp) {
   let msg = `${resp.status} ${resp.statusText}`;
   try {
@@ -134,7 +171,7 @@ async function apiError(resp) {
 }
 
 async function postJSON(url, body) {
-  const resp = await fetch(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+  const resp = await api(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
   if (!resp.ok) throw await apiError(resp);
   return resp.json();
 }
@@ -215,11 +252,14 @@ function reasonList(reasons) {
 // ---- search ----
 
 let lastSearch = null;
-async function doSearch(ev) {
+function doSearch(ev) {
   ev.preventDefault();
   const query = $("#search-q").value.trim();
-  if (!query) return;
-  const mode = $("#search-mode").value;
+  if (query) search(query, $("#search-mode").value);
+}
+
+async function search(query, mode) {
+  lastAction = () => search(query, mode);
   const meta = $("#search-meta"), list = $("#search-results");
   meta.textContent = t("searching");
   list.replaceChildren();
@@ -283,13 +323,14 @@ function resetAnswer(question) {
 
 async function ask(question) {
   if (asking) asking.abort();
+  lastAction = () => ask(question);
   const ctl = new AbortController();
   asking = ctl;
   resetAnswer(question);
   $("#ask-go").disabled = true;
   const text = $("#answer-text");
   try {
-    const resp = await fetch("/v1/ask", {
+    const resp = await api("/v1/ask", {
       method: "POST", signal: ctl.signal,
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
       body: JSON.stringify({ question, lang: "", history: history.slice(-6) }),
@@ -436,7 +477,7 @@ async function showCitation(n) {
   };
   setLink(c.link || `siyuan://blocks/${c.block_id}`);
   try {
-    const resp = await fetch(`/v1/blocks/${encodeURIComponent(c.block_id)}`);
+    const resp = await api(`/v1/blocks/${encodeURIComponent(c.block_id)}`);
     if (seq !== citeSeq) return;
     if (resp.status === 404) {
       body.textContent = t("block_missing");
@@ -476,15 +517,16 @@ function markQuote(text, quote) {
 let lastStatus = null, statusTimer = null;
 async function loadStatus() {
   clearTimeout(statusTimer);
+  lastAction = loadStatus;
   try {
-    const resp = await fetch("/v1/status");
+    const resp = await api("/v1/status");
     if (!resp.ok) throw await apiError(resp);
     lastStatus = { data: await resp.json(), at: new Date() };
   } catch (e) {
     lastStatus = { error: e.message || t("network"), at: new Date() };
   }
   renderStatus();
-  if (document.body.dataset.view === "status") statusTimer = setTimeout(loadStatus, 5000);
+  if (document.body.dataset.view === "status" && $("#token-form").hidden) statusTimer = setTimeout(loadStatus, 5000);
 }
 
 function fmtTime(s) {
@@ -564,6 +606,7 @@ document.addEventListener("DOMContentLoaded", () => {
     $("#ask-q").focus();
   });
   $("#cite-close").addEventListener("click", () => { $("#cite-panel").hidden = true; });
+  $("#token-form").addEventListener("submit", useToken);
   $("#status-refresh").addEventListener("click", loadStatus);
   rerender.push(renderSearch, renderAnswer, renderConversation, renderStatus);
   window.addEventListener("hashchange", showView);
