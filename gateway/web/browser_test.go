@@ -115,6 +115,9 @@ func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server) {
 
 func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T) {
 	browser, err := findChromium()
+	if err != nil && os.Getenv("EXOCORTEX_CHROMIUM") != "" {
+		t.Fatalf("the browser EXOCORTEX_CHROMIUM names: %v", err)
+	}
 	if err != nil {
 		t.Skipf("no Chromium for the web page's browser test: %v (run `task setup` as root to install Debian's chromium, or set EXOCORTEX_CHROMIUM)", err)
 	}
