@@ -204,6 +204,18 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		t.Errorf("search meta %q, want the count and the mode", meta)
 	}
 	shot("search")
+	if !strings.Contains(meta, "no_embedding_model") {
+		t.Errorf("the best available search without models shows %q, want the reason it is lexical", meta)
+	}
+	// Asked for lexical, the search has nothing to explain.
+	do("lexical search",
+		chromedp.SetValue(`#search-mode`, "lexical"),
+		chromedp.Click(`#search-go`),
+		chromedp.WaitVisible(`#search-results li.hit`),
+	)
+	if m := text(`#search-meta`); !strings.Contains(m, "mode lexical") || strings.Contains(m, "no_embedding_model") {
+		t.Errorf("a lexical search shows %q, want mode lexical with no reason", m)
+	}
 
 	// Ask: the answer grows token by token before it is done.
 	do("ask",
