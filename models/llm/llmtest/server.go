@@ -96,7 +96,14 @@ type Server struct {
 	// rejectFormat: answer 400 to a request with response_format, as
 	// servers that do not take it do.
 	rejectFormat bool
+	// tokenDelay paces a streamed answer: the wait before each token after
+	// the first (SetTokenDelay).
+	tokenDelay time.Duration
 }
+
+// SetTokenDelay makes a streamed answer wait d before each token after the
+// first, as a real model generating does (0, the default: no wait).
+func (s *Server) SetTokenDelay(d time.Duration) { s.mu.Lock(); s.tokenDelay = d; s.mu.Unlock() }
 
 // RejectResponseFormat makes the server answer 400 to every request that
 // carries response_format (a provider without structured output).
@@ -179,7 +186,7 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	} else if s.always != nil {
 		f = *s.always
 	}
-	answer, asJSON, reject := s.answer, s.json, s.rejectFormat
+	answer, asJSON, reject, pace := s.answer, s.json, s.rejectFormat, s.tokenDelay
 	sc, resp := s.scripted, s.responder
 	s.mu.Unlock()
 	if resp != nil {
@@ -259,6 +266,13 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	for i, tok := range Tokens(answer) {
+		if i > 0 && pace > 0 {
+			select {
+			case <-time.After(pace):
+			case <-r.Context().Done():
+				return
+			}
+		}
 		if (f.Kind == Cut || f.Kind == BadJSON) && i == f.After {
 			if f.Kind == BadJSON {
 				send(`{"choices":[{"delta":{"content":`)

@@ -1,0 +1,56 @@
+// Package web is the page people open in a browser: search, ask with the
+// answer streaming in, and the system's status, in Russian and English. It
+// is plain HTML, CSS and JavaScript embedded in the binary (no Node build,
+// no external resources) and talks only to the gateway's own /v1 routes.
+package web
+
+import (
+	"embed"
+	"io/fs"
+	"net/http"
+	"strings"
+)
+
+//go:embed static
+var static embed.FS
+
+// Handler serves the page at "/" (and /index.html) and its assets under
+// /static/. Anything else is 404. Only GET and HEAD are allowed.
+func Handler() http.Handler {
+	sub, err := fs.Sub(static, "static")
+	if err != nil {
+		panic("web: embedded static directory: " + err.Error()) // the embed directive guarantees it
+	}
+	files := http.FileServerFS(sub)
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			http.Error(w, "method not allowed", http.StatusMethodNotAllowed)
+			return
+		}
+		h := w.Header()
+		h.Set("X-Content-Type-Options", "nosniff")
+		h.Set("Referrer-Policy", "no-referrer")
+		// Everything the page loads comes from here; the only links out are
+		// siyuan:// and file:// ones the user clicks.
+		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
+		switch p := r.URL.Path; {
+		case p == "/" || p == "/index.html":
+			h.Set("Cache-Control", "no-cache")
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = "/"
+			files.ServeHTTP(w, r2)
+		case strings.HasPrefix(p, "/static/") && !strings.HasSuffix(p, "/"):
+			h.Set("Cache-Control", "no-cache")
+			r2 := r.Clone(r.Context())
+			r2.URL.Path = strings.TrimPrefix(p, "/static")
+			if r2.URL.Path == "/index.html" {
+				http.NotFound(w, r)
+				return
+			}
+			files.ServeHTTP(w, r2)
+		default:
+			http.NotFound(w, r)
+		}
+	})
+}
