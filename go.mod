@@ -21,7 +21,16 @@ require (
 	modernc.org/sqlite v1.61.1
 )
 
-require github.com/coder/websocket v1.8.14
+require github.com/coder/websocket v1.8.15
+
+require (
+	github.com/modelcontextprotocol/go-sdk v1.8.0 // indirect
+	github.com/openai/openai-go/v3 v3.96.0 // indirect
+	github.com/tidwall/gjson v1.20.0 // indirect
+	github.com/tidwall/match v1.1.1 // indirect
+	github.com/tidwall/pretty v1.2.1 // indirect
+	github.com/tidwall/sjson v1.2.5 // indirect
+)
 
 require (
 	github.com/antithesishq/antithesis-sdk-go v0.8.0-default-no-op // indirect

@@ -1,0 +1,241 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	oa "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/exocortex/exocortex/gateway/openai"
+	"github.com/exocortex/exocortex/models/llm/llmtest"
+)
+
+var birds = map[string]string{
+	"birds.md":  "# Birds\n\nRavens and crows use tools to get food.\n\n## Nests\n\nMagpies build domed nests of twigs and mud.\n",
+	"plants.md": "# Plants\n\nFerns reproduce by spores, not seeds.\n",
+}
+
+const crowsAnswer = "Crows «use tools to get food» [1]."
+
+// reformulations answers the strategic provider's reformulation requests
+// with a standalone query, and its follow-up requests with questions.
+func reformulations(query string) llmtest.Responder {
+	return func(body llmtest.ChatBody) (string, *llmtest.Fault, bool) {
+		if len(body.Messages) > 0 && strings.Contains(body.Messages[0].Content, "standalone search query") {
+			return query, nil, true
+		}
+		return "What do ravens eat?\nWhere do crows nest?\nAre crows clever?\n", nil, true
+	}
+}
+
+func client(t *testing.T, b *pipelineBackend) (oa.Client, *httptest.Server) {
+	srv := httptest.NewServer(openai.Handler(b))
+	t.Cleanup(srv.Close)
+	return oa.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0)), srv
+}
+
+type extra struct {
+	Citations []openai.Citation `json:"citations"`
+	Exocortex *openai.Info      `json:"exocortex"`
+}
+
+func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(crowsAnswer)
+	pv.strategic.SetResponder(reformulations("what do crows use to get food"))
+	c, _ := client(t, b)
+
+	ctx := context.Background()
+	stream := c.Chat.Completions.NewStreaming(ctx, oa.ChatCompletionNewParams{
+		Model: openai.ModelAsk,
+		Messages: []oa.ChatCompletionMessageParamUnion{
+			oa.SystemMessage("You are a helpful assistant."),
+			oa.UserMessage("Tell me about crows"),
+			oa.AssistantMessage("Crows are clever birds [1].\n\nSources:\n[1] Birds — block x"),
+			oa.UserMessage("And what do they use?"),
+		},
+	})
+	var text strings.Builder
+	chunks, finished := 0, ""
+	var last extra
+	for stream.Next() {
+		ch := stream.Current()
+		if ch.Object != "chat.completion.chunk" || ch.Model != openai.ModelAsk || !strings.HasPrefix(ch.ID, "chatcmpl-") {
+			t.Errorf("chunk header: object %q model %q id %q", ch.Object, ch.Model, ch.ID)
+		}
+		if len(ch.Choices) != 1 {
+			t.Fatalf("chunk with %d choices: %s", len(ch.Choices), ch.RawJSON())
+		}
+		if d := ch.Choices[0].Delta.Content; d != "" {
+			text.WriteString(d)
+			chunks++
+		}
+		if ch.Choices[0].FinishReason != "" {
+			finished = ch.Choices[0].FinishReason
+			if err := json.Unmarshal([]byte(ch.RawJSON()), &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := text.String()
+	if finished != "stop" {
+		t.Errorf("finish_reason %q", finished)
+	}
+	if chunks < 3 {
+		t.Errorf("the answer came in %d content chunks, want it streamed token by token: %q", chunks, got)
+	}
+	if last.Exocortex == nil || last.Exocortex.Mode != "llm" || len(last.Citations) != 1 {
+		t.Fatalf("structured fields of the last chunk: %+v", last)
+	}
+	cite := last.Citations[0]
+	if cite.Number != 1 || cite.Quote != "use tools to get food" || cite.BlockID == "" {
+		t.Errorf("citation %+v", cite)
+	}
+	// The cited block holds the quote.
+	blk, err := b.Block(ctx, cite.BlockID)
+	if err != nil || blk == nil || !strings.Contains(blk.Text, "use tools to get food") {
+		t.Errorf("cited block %s: %+v (%v)", cite.BlockID, blk, err)
+	}
+	wantSources := "\n\nSources:\n[1] Birds — "
+	if !strings.HasPrefix(got, crowsAnswer+wantSources) {
+		t.Errorf("streamed text %q, want the answer then %q", got, wantSources)
+	}
+	if link := cite.Link; link == "" || !strings.HasSuffix(got, link) {
+		t.Errorf("the sources list does not end with the citation's link %q: %q", link, got)
+	}
+	// The history went into reformulation, our own sources list left out.
+	var reform string
+	for _, r := range pv.strategic.Requests() {
+		if len(r.Body.Messages) == 2 && strings.Contains(r.Body.Messages[0].Content, "standalone search query") {
+			reform = r.Body.Messages[1].Content
+		}
+	}
+	for _, want := range []string{"user: Tell me about crows", "assistant: Crows are clever birds [1].", "Last question: And what do they use?"} {
+		if !strings.Contains(reform, want) {
+			t.Errorf("the reformulation request lacks %q: %q", want, reform)
+		}
+	}
+	if strings.Contains(reform, "Sources:") || strings.Contains(reform, "helpful assistant") {
+		t.Errorf("the reformulation request carries the sources list or the system prompt: %q", reform)
+	}
+	if last.Exocortex.StandaloneQuestion != "what do crows use to get food" {
+		t.Errorf("standalone question %q", last.Exocortex.StandaloneQuestion)
+	}
+}
+
+func TestANonStreamedCompletionCarriesTheAnswerSourcesAndCitations(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(crowsAnswer)
+	c, _ := client(t, b)
+	res, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
+		Model:    openai.ModelAsk,
+		Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("What do crows use?")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Object != "chat.completion" || len(res.Choices) != 1 || res.Choices[0].FinishReason != "stop" || res.Choices[0].Message.Role != "assistant" {
+		t.Fatalf("completion %s", res.RawJSON())
+	}
+	content := res.Choices[0].Message.Content
+	if !strings.HasPrefix(content, crowsAnswer+"\n\nSources:\n[1] Birds — ") {
+		t.Errorf("content %q", content)
+	}
+	var ex extra
+	if err := json.Unmarshal([]byte(res.RawJSON()), &ex); err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Citations) != 1 || ex.Citations[0].Quote != "use tools to get food" || ex.Exocortex == nil || ex.Exocortex.Mode != "llm" ||
+		ex.Exocortex.QueryID == "" {
+		t.Errorf("structured fields %+v", ex)
+	}
+	if _, ok := res.JSON.ExtraFields["citations"]; !ok {
+		t.Errorf("the client does not see a citations field: %s", res.RawJSON())
+	}
+}
+
+func TestTheSearchModelListsCitedPassagesWithoutALanguageModel(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	c, _ := client(t, b)
+	models, err := c.Models.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range models.Data {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, ",") != "exocortex,exocortex-search" {
+		t.Errorf("models %v", ids)
+	}
+
+	before := len(pv.fast.Requests()) + len(pv.strategic.Requests())
+	res, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
+		Model:    openai.ModelSearch,
+		Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("magpies nests")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := res.Choices[0].Message.Content
+	var ex extra
+	if err := json.Unmarshal([]byte(res.RawJSON()), &ex); err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Citations) == 0 || ex.Exocortex.Mode != "search_only" || ex.Exocortex.RetrievalMode == "" {
+		t.Fatalf("structured fields %+v", ex)
+	}
+	first := ex.Citations[0]
+	if !strings.Contains(first.Snippet, "nests") || !strings.Contains(content, "1. **Birds > Nests**: ") ||
+		!strings.Contains(content, "\n\nSources:\n[1] Birds > Nests — ") {
+		t.Errorf("first passage %+v in %q", first, content)
+	}
+	if after := len(pv.fast.Requests()) + len(pv.strategic.Requests()); after != before {
+		t.Errorf("a search-only answer asked the language model (%d requests)", after-before)
+	}
+}
+
+func TestBadRequestsGetOpenAIErrors(t *testing.T) {
+	b, _ := startPipeline(t, birds)
+	c, srv := client(t, b)
+	_, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
+		Model: "gpt-4o", Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("hi")}})
+	var apiErr *oa.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || apiErr.Code != "model_not_found" ||
+		!strings.Contains(apiErr.Message, "exocortex-search") {
+		t.Errorf("unknown model: %v", err)
+	}
+	for _, tc := range []struct {
+		body   string
+		status int
+		msg    string
+	}{
+		{`{"model":"exocortex","messages":[`, 400, "not a chat completion request"},
+		{`{"model":"exocortex","messages":[{"role":"system","content":"be brief"}]}`, 400, "user message"},
+		{`{"model":"exocortex","messages":[{"role":"user","content":"` + strings.Repeat("a", openai.MaxBody) + `"}]}`, 413, "larger than"},
+	} {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var e struct {
+			Error struct{ Message, Type string } `json:"error"`
+		}
+		if resp.StatusCode != tc.status || json.Unmarshal(raw, &e) != nil || e.Error.Type != "invalid_request_error" ||
+			!strings.Contains(e.Error.Message, tc.msg) {
+			t.Errorf("%.60s: %d %s", tc.body, resp.StatusCode, raw)
+		}
+	}
+}
