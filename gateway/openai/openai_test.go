@@ -196,8 +196,8 @@ func TestTheSearchModelListsCitedPassagesWithoutALanguageModel(t *testing.T) {
 		t.Fatalf("structured fields %+v", ex)
 	}
 	first := ex.Citations[0]
-	if !strings.Contains(first.Snippet, "nests") || !strings.Contains(content, "1. **Birds > Nests**: ") ||
-		!strings.Contains(content, "\n\nSources:\n[1] Birds > Nests — ") {
+	if !strings.Contains(first.Snippet, "nests") || !strings.Contains(content, "1. **Birds**: ") ||
+		!strings.Contains(content, "\n\nSources:\n[1] Birds — "+first.Link) {
 		t.Errorf("first passage %+v in %q", first, content)
 	}
 	if after := len(pv.fast.Requests()) + len(pv.strategic.Requests()); after != before {
