@@ -350,7 +350,7 @@ func (o *responder) finish(answer, sources string, cites []Citation, info *Info)
 	defer o.mu.Unlock()
 	if !o.req.stream {
 		writeJSON(o.w, http.StatusOK, completion{ID: o.id, Object: "chat.completion", Created: o.created, Model: o.req.model,
-			Choices: []completionChoice{{Message: responseMessage{Role: "assistant", Content: answer + sources}, FinishReason: "stop"}},
+			Choices:   []completionChoice{{Message: responseMessage{Role: "assistant", Content: answer + sources}, FinishReason: "stop"}},
 			Citations: cites, Exocortex: info})
 		return
 	}
