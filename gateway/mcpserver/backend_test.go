@@ -113,6 +113,8 @@ func startPipeline(t *testing.T, notes map[string]string) (*pipelineBackend, pro
 		{Name: "strategic", BaseURL: pv.strategic.URL(), Models: map[string]string{llm.RoleStrategic: "s"}},
 	}}
 	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg,
+		// A short deadline: a test whose provider never finishes ends soon.
+		Answer:     answer.Config{Deadline: 5 * time.Second},
 		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
 		Log:        zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 	if err != nil {

@@ -9,12 +9,14 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"time"
 
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
 	"github.com/exocortex/exocortex/gateway/openai"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/schemas"
 )
 
 var birds = map[string]string{
@@ -237,5 +239,90 @@ func TestBadRequestsGetOpenAIErrors(t *testing.T) {
 			!strings.Contains(e.Error.Message, tc.msg) {
 			t.Errorf("%.60s: %d %s", tc.body, resp.StatusCode, raw)
 		}
+	}
+}
+
+// streamText streams a chat completion and returns its text and the last
+// chunk's structured fields.
+func streamText(t *testing.T, ctx context.Context, c oa.Client, question string) (string, extra, error) {
+	t.Helper()
+	stream := c.Chat.Completions.NewStreaming(ctx, oa.ChatCompletionNewParams{
+		Model: openai.ModelAsk, Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage(question)}})
+	defer stream.Close()
+	var text strings.Builder
+	var last extra
+	for stream.Next() {
+		ch := stream.Current()
+		if len(ch.Choices) == 0 {
+			continue
+		}
+		text.WriteString(ch.Choices[0].Delta.Content)
+		if ch.Choices[0].FinishReason != "" {
+			if err := json.Unmarshal([]byte(ch.RawJSON()), &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return text.String(), last, stream.Err()
+}
+
+func TestARestartedAnswerIsFollowedBySeparatorAndTheVerifiedText(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(crowsAnswer)
+	pv.fast.Script(llmtest.CutAfter(2)) // the first attempt breaks off after two tokens
+	c, _ := client(t, b)
+	got, last, err := streamText(t, context.Background(), c, "What do crows use?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Exocortex == nil || !last.Exocortex.Restarted || last.Exocortex.Mode != "llm" {
+		t.Fatalf("structured fields %+v of %q", last.Exocortex, got)
+	}
+	before, _, ok := strings.Cut(got, openai.RestartSeparator)
+	if !ok || before == "" || !strings.HasPrefix(crowsAnswer, before) {
+		t.Errorf("want the broken-off start, a separator, then the answer: %q", got)
+	}
+	if i := strings.LastIndex(got, openai.RestartSeparator); !strings.HasPrefix(got[i+len(openai.RestartSeparator):], crowsAnswer+"\n\nSources:\n[1] ") {
+		t.Errorf("the text after the last separator is not the verified answer with its sources: %q", got)
+	}
+}
+
+// cancelWatch records how the backend's Ask ended.
+type cancelWatch struct {
+	*pipelineBackend
+	ended chan error
+}
+
+func (c *cancelWatch) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	done, err := c.pipelineBackend.Ask(ctx, q, onToken)
+	c.ended <- err
+	return done, err
+}
+
+func TestAChatClientThatGoesAwayAbandonsItsQuery(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(strings.Repeat("Crows use tools. ", 200))
+	pv.fast.Always(llmtest.Forever(20 * time.Millisecond))
+	w := &cancelWatch{pipelineBackend: b, ended: make(chan error, 1)}
+	srv := httptest.NewServer(openai.Handler(w))
+	defer srv.Close()
+	c := oa.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	ctx, cancel := context.WithCancel(context.Background())
+	stream := c.Chat.Completions.NewStreaming(ctx, oa.ChatCompletionNewParams{
+		Model: openai.ModelAsk, Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("What do crows use?")}})
+	for stream.Next() {
+		if len(stream.Current().Choices) > 0 && stream.Current().Choices[0].Delta.Content != "" {
+			break // the answer is streaming: go away
+		}
+	}
+	cancel()
+	stream.Close()
+	select {
+	case err := <-w.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the query ended with %v, want it abandoned (context canceled)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the query went on 10s after its client went away")
 	}
 }
