@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -128,10 +129,13 @@ func TestTheMCPClientCallsTheToolsOverStreamableHTTP(t *testing.T) {
 	pv.fast.SetAnswer("Crows «use tools to get food» [1].")
 	srv := httptest.NewServer(mcpserver.HTTPHandler(b))
 	defer srv.Close()
+	var mu sync.Mutex
 	var progress []string
 	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
 		ProgressNotificationHandler: func(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+			mu.Lock()
 			progress = append(progress, req.Params.Message)
+			mu.Unlock()
 		}})
 	cs, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: srv.URL + "/mcp"}, nil)
 	if err != nil {
@@ -155,6 +159,8 @@ func TestTheMCPClientCallsTheToolsOverStreamableHTTP(t *testing.T) {
 	if rep.Mode != "evidence_only" || len(rep.Sources) == 0 || !strings.Contains(toolText(res), rep.Sources[0].BlockID) {
 		t.Errorf("research report %+v\n%s", rep, toolText(res))
 	}
+	mu.Lock()
+	defer mu.Unlock()
 	if len(progress) == 0 {
 		t.Errorf("no progress notifications during the research")
 	}

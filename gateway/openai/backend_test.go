@@ -29,6 +29,8 @@ import (
 type pipelineBackend struct {
 	sys *pipeline.System
 	n   int
+	// askTimeout bounds an answer (default 60 s).
+	askTimeout time.Duration
 }
 
 func (p *pipelineBackend) Search(ctx context.Context, req gateway.SearchRequest) (*gateway.SearchResult, error) {
@@ -60,7 +62,11 @@ func (p *pipelineBackend) Search(ctx context.Context, req gateway.SearchRequest)
 }
 
 func (p *pipelineBackend) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
-	return pipeline.AskAnswer(ctx, p.sys.Bus, q, 60*time.Second, onToken)
+	timeout := p.askTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	return pipeline.AskAnswer(ctx, p.sys.Bus, q, timeout, onToken)
 }
 
 func (p *pipelineBackend) Research(ctx context.Context, r *schemas.ResearchRequested, onProgress func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {

@@ -187,6 +187,14 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 	}
 	id := newID()
 	out := newResponder(w, req, id)
+	if req.stream {
+		// Headers and the role chunk at once, as OpenAI sends them: a
+		// client with a first-byte timeout does not give up while the
+		// notes are searched.
+		out.mu.Lock()
+		out.start()
+		out.mu.Unlock()
+	}
 	if req.model == ModelSearch {
 		h.search(r, req, out)
 		return

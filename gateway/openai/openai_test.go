@@ -326,3 +326,21 @@ func TestAChatClientThatGoesAwayAbandonsItsQuery(t *testing.T) {
 		t.Fatal("the query went on 10s after its client went away")
 	}
 }
+
+func TestAnAnswerThatDoesNotComeInTimeIsAnOpenAIErrorStreamedOrNot(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(crowsAnswer)
+	pv.fast.Always(llmtest.Delay(3 * time.Second))
+	b.askTimeout = 500 * time.Millisecond
+	c, _ := client(t, b)
+	_, _, err := streamText(t, context.Background(), c, "What do crows use?")
+	if err == nil || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Errorf("streamed: %v", err)
+	}
+	_, err = c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
+		Model: openai.ModelAsk, Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("What do crows use?")}})
+	var apiErr *oa.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusGatewayTimeout || apiErr.Code != "timeout" {
+		t.Errorf("not streamed: %v", err)
+	}
+}
