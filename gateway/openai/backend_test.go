@@ -110,7 +110,7 @@ type providers struct{ fast, strategic *llmtest.Server }
 
 // startPipeline runs every stage over a temp data dir with the fake
 // providers and ingests notes (file name -> Markdown).
-func startPipeline(t *testing.T, notes map[string]string) (*pipelineBackend, providers) {
+func startPipeline(t testing.TB, notes map[string]string) (*pipelineBackend, providers) {
 	t.Helper()
 	ctx := context.Background()
 	pv := providers{fast: llmtest.New(t), strategic: llmtest.New(t)}
