@@ -10,7 +10,9 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -18,19 +20,55 @@ import (
 )
 
 // TestMCPOnStdioServesTheToolsWithCitedResults runs `exocortex mcp` as an
-// assistant would (a subprocess speaking MCP on stdin/stdout, here with the
-// stages started over --data) and calls its tools with the SDK's client.
+// assistant would (a subprocess speaking MCP on stdin/stdout), with the
+// stages started over --data and against a running `up`, and calls its
+// tools with the SDK's client.
 func TestMCPOnStdioServesTheToolsWithCitedResults(t *testing.T) {
-	data, vault := t.TempDir(), t.TempDir()
-	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
-	write(t, filepath.Join(vault, "plants.md"), "# Plants\n\nFerns reproduce by spores, not seeds.\n")
-	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
-	srv := llmtest.New(t)
-	srv.SetAnswer("Crows «use tools to get food» [1].")
+	for _, withUp := range []bool{false, true} {
+		name := "stages here"
+		if withUp {
+			name = "against up"
+		}
+		t.Run(name, func(t *testing.T) {
+			data, vault := t.TempDir(), t.TempDir()
+			write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
+			write(t, filepath.Join(vault, "plants.md"), "# Plants\n\nFerns reproduce by spores, not seeds.\n")
+			srv := llmtest.New(t)
+			srv.SetAnswer("Crows «use tools to get food» [1].")
+			env := append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_MODELS=", "EXOCORTEX_LLM_BASE_URL="+srv.URL(),
+				"EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG=")
+			if withUp {
+				up := exec.Command(binary, "up", "--data", data, "--listen", "127.0.0.1:-1", "--no-models", "--log-level", "warn")
+				up.Env = env
+				upErr := &lockedBuffer{}
+				up.Stderr = upErr
+				if err := up.Start(); err != nil {
+					t.Fatal(err)
+				}
+				defer func() { _ = up.Process.Signal(syscall.SIGTERM); _ = up.Wait() }()
+				for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+					if _, err := os.Stat(filepath.Join(data, "nats.url")); err == nil {
+						break
+					}
+					if time.Now().After(deadline) {
+						t.Fatalf("up did not start: %s", upErr.String())
+					}
+				}
+			}
+			mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+			stderr := mcpTools(t, env, data)
+			if withUp != strings.Contains(stderr, `"stages_here":false`) {
+				t.Errorf("exocortex mcp attached to the running system: %v, want %v: %s", !withUp, withUp, stderr)
+			}
+		})
+	}
+}
 
+// mcpTools starts exocortex mcp over data and checks its tools; it
+// returns what the command logged.
+func mcpTools(t *testing.T, env []string, data string) string {
 	cmd := exec.Command(binary, "mcp", "--data", data, "--no-models", "--log-level", "info")
-	cmd.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_LLM_BASE_URL="+srv.URL(),
-		"EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG=")
+	cmd.Env = env
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	ctx := context.Background()
@@ -119,6 +157,7 @@ func TestMCPOnStdioServesTheToolsWithCitedResults(t *testing.T) {
 	if !strings.Contains(stderr.String(), "mcp: serving on stdin/stdout") {
 		t.Errorf("exocortex mcp does not log to stderr: %q", stderr.String())
 	}
+	return stderr.String()
 }
 
 // lockedBuffer is a bytes.Buffer the command's stderr copier and the test
