@@ -165,8 +165,8 @@ func parseRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 // verified part (after the last restart separator), without the sources
 // list.
 func answerText(s string) string {
-	if i := strings.LastIndex(s, strings.TrimSpace(RestartSeparator)); i >= 0 {
-		s = s[i+len(strings.TrimSpace(RestartSeparator)):]
+	if i := strings.LastIndex(s, RestartSeparator); i >= 0 {
+		s = s[i+len(RestartSeparator):]
 	}
 	for _, h := range []string{sourcesHeading("en"), sourcesHeading("ru")} {
 		if i := strings.LastIndex(s, "\n"+h+"\n"); i >= 0 {

@@ -60,7 +60,7 @@ func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t 
 		Messages: []oa.ChatCompletionMessageParamUnion{
 			oa.SystemMessage("You are a helpful assistant."),
 			oa.UserMessage("Tell me about crows"),
-			oa.AssistantMessage("Crows are clever birds [1].\n\nSources:\n[1] Birds — block x"),
+			oa.AssistantMessage("Crows are birds" + openai.RestartSeparator + "Crows are clever birds [1].\n\nSources:\n[1] Birds — block x"),
 			oa.UserMessage("And what do they use?"),
 		},
 	})
@@ -127,8 +127,8 @@ func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t 
 			t.Errorf("the reformulation request lacks %q: %q", want, reform)
 		}
 	}
-	if strings.Contains(reform, "Sources:") || strings.Contains(reform, "helpful assistant") {
-		t.Errorf("the reformulation request carries the sources list or the system prompt: %q", reform)
+	if strings.Contains(reform, "Sources:") || strings.Contains(reform, "helpful assistant") || strings.Contains(reform, "---") {
+		t.Errorf("the reformulation request carries the sources list, a withdrawn text or the system prompt: %q", reform)
 	}
 	if last.Exocortex.StandaloneQuestion != "what do crows use to get food" {
 		t.Errorf("standalone question %q", last.Exocortex.StandaloneQuestion)
