@@ -344,3 +344,49 @@ func TestAnAnswerThatDoesNotComeInTimeIsAnOpenAIErrorStreamedOrNot(t *testing.T)
 		t.Errorf("not streamed: %v", err)
 	}
 }
+
+func TestTheStreamIsOpenAIsWireFormat(t *testing.T) {
+	b, _ := startPipeline(t, birds)
+	_, srv := client(t, b)
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"exocortex-search","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"ferns spores"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("%d %s", resp.StatusCode, ct)
+	}
+	events := strings.Split(strings.TrimSuffix(string(raw), "\n\n"), "\n\n")
+	if len(events) < 4 || events[len(events)-1] != "data: [DONE]" {
+		t.Fatalf("want a role chunk, content, a last chunk and [DONE]: %q", raw)
+	}
+	var role struct {
+		Choices []struct {
+			Delta        map[string]string `json:"delta"`
+			FinishReason *string           `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	for i, ev := range events[:len(events)-1] {
+		data, ok := strings.CutPrefix(ev, "data: ")
+		if !ok || strings.Contains(data, "\n") {
+			t.Fatalf("event %d is not one data line: %q", i, ev)
+		}
+		if err := json.Unmarshal([]byte(data), &role); err != nil || len(role.Choices) != 1 {
+			t.Fatalf("event %d: %v %q", i, err, data)
+		}
+		fin := role.Choices[0].FinishReason
+		switch {
+		case i == 0 && (role.Choices[0].Delta["role"] != "assistant" || fin != nil):
+			t.Errorf("first chunk %q", data)
+		case i == len(events)-2 && (fin == nil || *fin != "stop" || !strings.Contains(data, `"citations":[{"number":1,`)):
+			t.Errorf("last chunk %q", data)
+		case i > 0 && i < len(events)-2 && (fin != nil || role.Choices[0].Delta["content"] == ""):
+			t.Errorf("content chunk %q", data)
+		}
+	}
+	if !strings.Contains(string(raw), "[spores]") {
+		t.Errorf("the passage is not in the stream: %q", raw)
+	}
+}
