@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -41,7 +42,8 @@ func NewServer(b gateway.Backend) *mcp.Server {
 			"Returns numbered passages with their section path, a snippet (matched words in [ ]) and a link to the block."}, t.search)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Title: "Ask the notes", Annotations: readOnly,
 		Description: "Answer a question from the user's notes. Every claim carries a [n] marker; the sources follow with block ids and links. " +
-			"The result says its mode (llm, cache, extractive, search_only) and why, and its confidence."}, t.ask)
+			"The result says its mode (llm, cache, extractive, search_only) and why, and its confidence. " +
+			"With a progress token, the answer's tokens stream as progress notifications."}, t.ask)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_block", Title: "Read a note block", Annotations: readOnly,
 		Description: "Read one block of the notes by id (as cited by search, ask or research): its text, document, section path, link and graph neighbours."}, t.getBlock)
 	mcp.AddTool(s, &mcp.Tool{Name: "research", Title: "Research a broad question", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)},
@@ -168,7 +170,9 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 	q := &schemas.QuerySubmitted{QueryID: id, Question: in.Question, Lang: in.Lang, History: in.History,
 		Options: schemas.QueryOptions{Mode: in.Mode, K: in.K}}
 	q.TraceID = id
-	done, err := t.b.Ask(ctx, q, nil)
+	onToken, stop := tokenProgress(ctx, req)
+	done, err := t.b.Ask(ctx, q, onToken)
+	stop()
 	if err != nil {
 		return nil, AskOutput{}, fmt.Errorf("ask: %w", err)
 	}
@@ -287,6 +291,35 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 		text = b.String()
 	}
 	return textResult(text), out, nil
+}
+
+// tokenProgress streams an answer's tokens as progress notifications when
+// the client asked for progress (a restart says the text so far is
+// withdrawn); stop ends them. The tool's result is the verified answer.
+func tokenProgress(ctx context.Context, req *mcp.CallToolRequest) (onToken func(*schemas.AnswerToken), stop func()) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return nil, func() {}
+	}
+	var mu sync.Mutex
+	stopped, n := false, 0
+	onToken = func(t *schemas.AnswerToken) {
+		msg := t.Text
+		if t.Restart {
+			msg = "[restart: the text so far is withdrawn]"
+		}
+		if msg == "" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		n++
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: float64(n)})
+	}
+	return onToken, func() { mu.Lock(); stopped = true; mu.Unlock() }
 }
 
 func textResult(s string) *mcp.CallToolResult {

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -144,8 +145,31 @@ func TestTheMCPClientCallsTheToolsOverStreamableHTTP(t *testing.T) {
 	defer cs.Close()
 	exercise(t, cs)
 
+	// ask with a progress token: the tokens stream as notifications.
+	params := &mcp.CallToolParams{Name: "ask", Arguments: map[string]any{"question": "What do crows use?"}}
+	params.SetProgressToken("a1")
+	if res, err := cs.CallTool(context.Background(), params); err != nil || res.IsError {
+		t.Fatalf("ask: %v", err)
+	}
+	// Notifications are handled apart from the result: wait for them.
+	var streamed string
+	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		streamed = strings.Join(progress, "")
+		mu.Unlock()
+		if strings.HasSuffix(streamed, "[1].") {
+			break
+		}
+	}
+	mu.Lock()
+	progress = nil
+	mu.Unlock()
+	if streamed != "Crows «use tools to get food» [1]." {
+		t.Errorf("the answer's tokens as progress: %q", streamed)
+	}
+
 	// research without a language model: an evidence-only report, cited.
-	params := &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "What do crows use to get food?", "no_llm": true}}
+	params = &mcp.CallToolParams{Name: "research", Arguments: map[string]any{"question": "What do crows use to get food?", "no_llm": true}}
 	params.SetProgressToken("r1")
 	res, err := cs.CallTool(context.Background(), params)
 	if err != nil || res.IsError {
@@ -159,9 +183,13 @@ func TestTheMCPClientCallsTheToolsOverStreamableHTTP(t *testing.T) {
 	if rep.Mode != "evidence_only" || len(rep.Sources) == 0 || !strings.Contains(toolText(res), rep.Sources[0].BlockID) {
 		t.Errorf("research report %+v\n%s", rep, toolText(res))
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	if len(progress) == 0 {
+	n := 0
+	for deadline := time.Now().Add(5 * time.Second); n == 0 && time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		mu.Lock()
+		n = len(progress)
+		mu.Unlock()
+	}
+	if n == 0 {
 		t.Errorf("no progress notifications during the research")
 	}
 }
