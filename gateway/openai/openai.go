@@ -321,7 +321,6 @@ func (o *responder) start() {
 	h := o.w.Header()
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-cache")
-	h.Set("Connection", "keep-alive")
 	h.Set("X-Accel-Buffering", "no")
 	o.w.WriteHeader(http.StatusOK)
 	o.chunk(chunk{Choices: []chunkChoice{{Delta: delta{Role: "assistant"}}}})
