@@ -44,6 +44,7 @@ func init() {
 		"models": {"fetch|verify|list", "fetch, verify or list the neural models", cmdModels},
 		"research": {"QUESTION | status ID | list", "research a broad question over the notes: live progress, then a cited report " +
 			"(--save siyuan|DIR writes it back); status and list read past ones", cmdResearch},
+		"mcp": {"", "serve the knowledge base to an AI assistant over MCP on stdin/stdout (tools search, ask, get_block, research)", cmdMCP},
 	}
 }
 

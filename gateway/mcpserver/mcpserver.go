@@ -1,0 +1,380 @@
+// Package mcpserver is the knowledge base as an MCP server (the official
+// Go SDK): tools search, ask, get_block and research over a
+// gateway.Backend, each returning its result as text with the citations
+// listed (for the assistant to read and quote) and as structured content.
+// HTTPHandler serves it over streamable HTTP (the gateway mounts it at
+// /mcp); RunStdio serves it on stdin/stdout (exocortex mcp).
+package mcpserver
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Version is what the server reports as its version in the MCP handshake.
+var Version = "dev"
+
+// SessionTimeout closes an HTTP session idle this long.
+const SessionTimeout = 30 * time.Minute
+
+// NewServer is the MCP server with the four tools over b.
+func NewServer(b gateway.Backend) *mcp.Server {
+	s := mcp.NewServer(&mcp.Implementation{Name: "exocortex", Title: "Exocortex knowledge base", Version: Version},
+		&mcp.ServerOptions{Instructions: "Exocortex answers from the user's own notes (SiYuan, Markdown), in Russian and English. " +
+			"Use search for passages, ask for a cited answer, get_block to read a cited block and its neighbours, " +
+			"research for a structured report on a broad question. Cite the [n] sources you use with their links."})
+	t := &tools{b: b}
+	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
+	mcp.AddTool(s, &mcp.Tool{Name: "search", Title: "Search the notes", Annotations: readOnly,
+		Description: "Find the passages of the user's notes that match a query (full-text and semantic search). " +
+			"Returns numbered passages with their section path, a snippet (matched words in [ ]) and a link to the block."}, t.search)
+	mcp.AddTool(s, &mcp.Tool{Name: "ask", Title: "Ask the notes", Annotations: readOnly,
+		Description: "Answer a question from the user's notes. Every claim carries a [n] marker; the sources follow with block ids and links. " +
+			"The result says its mode (llm, cache, extractive, search_only) and why, and its confidence. " +
+			"With a progress token, the answer's tokens stream as progress notifications."}, t.ask)
+	mcp.AddTool(s, &mcp.Tool{Name: "get_block", Title: "Read a note block", Annotations: readOnly,
+		Description: "Read one block of the notes by id (as cited by search, ask or research): its text, document, section path, link and graph neighbours."}, t.getBlock)
+	mcp.AddTool(s, &mcp.Tool{Name: "research", Title: "Research a broad question", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)},
+		Description: "Run a deep research over the notes: sub-questions, facts gathered per document, and a structured report " +
+			"(summary, sections, conclusion, every source cited). Slow (minutes); sends progress notifications when asked for them."}, t.research)
+	return s
+}
+
+// HTTPHandler serves the MCP server over streamable HTTP (sessions close
+// after SessionTimeout idle).
+func HTTPHandler(b gateway.Backend) http.Handler {
+	s := NewServer(b)
+	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{SessionTimeout: SessionTimeout})
+}
+
+// RunStdio serves the MCP server on stdin and stdout until the client
+// closes stdin or ctx ends.
+func RunStdio(ctx context.Context, b gateway.Backend) error {
+	return NewServer(b).Run(ctx, &mcp.StdioTransport{})
+}
+
+type tools struct{ b gateway.Backend }
+
+// SearchInput is the search tool's input.
+type SearchInput struct {
+	Query string `json:"query" jsonschema:"what to look for, in any words (Russian or English)"`
+	K     int    `json:"k,omitempty" jsonschema:"how many passages (default 10, at most 50)"`
+	Mode  string `json:"mode,omitempty" jsonschema:"retrieval mode: lexical, vector, hybrid or rerank (default: the fullest available)"`
+	Lang  string `json:"lang,omitempty" jsonschema:"only passages in this language: ru or en (default: all)"`
+}
+
+// Passage is one search hit.
+type Passage struct {
+	Number      int      `json:"number"`
+	BlockID     string   `json:"block_id"`
+	DocID       string   `json:"doc_id"`
+	Title       string   `json:"title,omitempty"`
+	SectionPath []string `json:"section_path,omitempty"`
+	Snippet     string   `json:"snippet"`
+	Link        string   `json:"link,omitempty"`
+	Score       float64  `json:"score"`
+	Lang        string   `json:"lang,omitempty"`
+}
+
+// SearchOutput is the search tool's structured result.
+type SearchOutput struct {
+	// Mode is the retrieval mode the search ran in; Reasons say why it is
+	// lower than asked.
+	Mode     string    `json:"mode"`
+	Reasons  []string  `json:"reasons,omitempty"`
+	Passages []Passage `json:"passages"`
+}
+
+func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
+	if strings.TrimSpace(in.Query) == "" {
+		return nil, SearchOutput{}, errors.New("query is empty: give the words to look for")
+	}
+	if !schemas.ValidMode(in.Mode) {
+		return nil, SearchOutput{}, fmt.Errorf("mode %q: want lexical, vector, hybrid or rerank", in.Mode)
+	}
+	if in.K <= 0 {
+		in.K = 10
+	}
+	in.K = min(in.K, 50)
+	res, err := t.b.Search(ctx, gateway.SearchRequest{Query: in.Query, K: in.K, Mode: in.Mode, Lang: in.Lang})
+	if err != nil {
+		return nil, SearchOutput{}, fmt.Errorf("search: %w", err)
+	}
+	out := SearchOutput{Mode: res.Mode, Reasons: res.Reasons, Passages: []Passage{}}
+	var b strings.Builder
+	fmt.Fprintf(&b, "Search mode %s", res.Mode)
+	for _, r := range res.Reasons {
+		fmt.Fprintf(&b, " (%s)", r)
+	}
+	if len(res.Results) == 0 {
+		b.WriteString("\nNo passage of the notes matches.")
+	}
+	for i, h := range res.Results {
+		p := Passage{Number: i + 1, BlockID: h.BlockID, DocID: h.DocID, Title: h.Title, SectionPath: h.SectionPath,
+			Snippet: h.Snippet, Link: h.Link, Score: h.Score, Lang: h.Lang}
+		out.Passages = append(out.Passages, p)
+		fmt.Fprintf(&b, "\n\n[%d] %s\n%s\nblock %s%s", p.Number, label(p.Title, p.SectionPath, p.BlockID), oneLine(p.Snippet), p.BlockID, linkNote(p.Link))
+	}
+	return textResult(b.String()), out, nil
+}
+
+// AskInput is the ask tool's input.
+type AskInput struct {
+	Question string `json:"question" jsonschema:"the question, in Russian or English"`
+	Lang     string `json:"lang,omitempty" jsonschema:"answer language: ru or en (default: the question's)"`
+	Mode     string `json:"mode,omitempty" jsonschema:"retrieval mode: lexical, vector, hybrid or rerank (default: the fullest available)"`
+	K        int    `json:"k,omitempty" jsonschema:"how many passages the answer may draw on (default 12)"`
+	// History is the conversation so far, for a follow-up question.
+	History []schemas.Turn `json:"history,omitempty" jsonschema:"earlier turns of the conversation (role user or assistant, text), oldest first, so a follow-up question is understood"`
+}
+
+// AskOutput is the ask tool's structured result.
+type AskOutput struct {
+	QueryID string `json:"query_id"`
+	Answer  string `json:"answer"`
+	// Mode is llm, cache, extractive or search_only; Reasons say why.
+	Mode               string             `json:"mode"`
+	Confidence         float64            `json:"confidence"`
+	Reasons            []string           `json:"reasons,omitempty"`
+	Citations          []schemas.Citation `json:"citations"`
+	StandaloneQuestion string             `json:"standalone_question,omitempty"`
+	FollowUps          []string           `json:"follow_ups,omitempty"`
+}
+
+func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) (*mcp.CallToolResult, AskOutput, error) {
+	if strings.TrimSpace(in.Question) == "" {
+		return nil, AskOutput{}, errors.New("question is empty")
+	}
+	if !schemas.ValidMode(in.Mode) {
+		return nil, AskOutput{}, fmt.Errorf("mode %q: want lexical, vector, hybrid or rerank", in.Mode)
+	}
+	for i, h := range in.History {
+		if h.Role != "user" && h.Role != "assistant" {
+			return nil, AskOutput{}, fmt.Errorf("history[%d].role %q: want user or assistant", i, h.Role)
+		}
+	}
+	id := newID("mcp")
+	q := &schemas.QuerySubmitted{QueryID: id, Question: in.Question, Lang: in.Lang, History: in.History,
+		Options: schemas.QueryOptions{Mode: in.Mode, K: in.K}}
+	q.TraceID = id
+	onToken, stop := tokenProgress(ctx, req)
+	done, err := t.b.Ask(ctx, q, onToken)
+	stop()
+	if err != nil {
+		return nil, AskOutput{}, fmt.Errorf("ask: %w", err)
+	}
+	cites := make([]schemas.Citation, len(done.Citations))
+	copy(cites, done.Citations)
+	for i := range cites {
+		if cites[i].Number == 0 {
+			cites[i].Number = i + 1
+		}
+		cites[i].Spans = nil // offsets into the answer: of no use to an assistant, and long
+	}
+	out := AskOutput{QueryID: done.QueryID, Answer: done.Answer, Mode: done.Mode, Confidence: done.Confidence, Reasons: done.Reasons,
+		Citations: cites, StandaloneQuestion: done.StandaloneQuestion, FollowUps: done.FollowUps}
+	var b strings.Builder
+	b.WriteString(done.Answer)
+	writeSources(&b, cites)
+	fmt.Fprintf(&b, "\n\nMode: %s, confidence %.2f", done.Mode, done.Confidence)
+	for _, r := range done.Reasons {
+		fmt.Fprintf(&b, "\n- %s", r)
+	}
+	return textResult(b.String()), out, nil
+}
+
+// GetBlockInput is the get_block tool's input.
+type GetBlockInput struct {
+	ID string `json:"id" jsonschema:"the block id, as a citation or search passage gives it"`
+}
+
+func (t *tools) getBlock(ctx context.Context, _ *mcp.CallToolRequest, in GetBlockInput) (*mcp.CallToolResult, *gateway.Block, error) {
+	id := strings.TrimSpace(in.ID)
+	id = strings.TrimPrefix(id, "siyuan://blocks/")
+	if id == "" {
+		return nil, nil, errors.New("id is empty: give a block id from a citation")
+	}
+	blk, err := t.b.Block(ctx, id)
+	if err != nil {
+		return nil, nil, fmt.Errorf("block %s: %w", id, err)
+	}
+	if blk == nil {
+		return nil, nil, fmt.Errorf("no block %s in the index (it may have been deleted or edited since it was cited; search again)", id)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s\nblock %s in document %s%s\n\n%s", label(blk.Title, blk.SectionPath, blk.ID), blk.ID, blk.DocID, linkNote(blk.Link), blk.Text)
+	if len(blk.Neighbors) > 0 {
+		b.WriteString("\n\nNeighbours:")
+		for _, n := range blk.Neighbors {
+			fmt.Fprintf(&b, "\n- %s %s", n.Kind, n.ID)
+			if n.Text != "" {
+				fmt.Fprintf(&b, ": %s", clip(oneLine(n.Text), 160))
+			}
+		}
+	}
+	return textResult(b.String()), blk, nil
+}
+
+// ResearchInput is the research tool's input.
+type ResearchInput struct {
+	Question     string `json:"question" jsonschema:"the broad question to research, in Russian or English"`
+	Lang         string `json:"lang,omitempty" jsonschema:"report language: ru or en (default: the question's)"`
+	SubQuestions int    `json:"sub_questions,omitempty" jsonschema:"at most this many sub-questions (default: the research stage's)"`
+	WallSeconds  int    `json:"wall_seconds,omitempty" jsonschema:"time budget in seconds (default: the research stage's)"`
+	NoLLM        bool   `json:"no_llm,omitempty" jsonschema:"gather evidence only, without a language model's synthesis"`
+}
+
+// ResearchOutput is the research tool's structured result.
+type ResearchOutput struct {
+	ResearchID string `json:"research_id"`
+	// Mode says whether the report is a synthesis or evidence only; Reasons say why.
+	Mode     string             `json:"mode"`
+	Title    string             `json:"title"`
+	Markdown string             `json:"markdown"`
+	Sources  []schemas.Citation `json:"sources"`
+	Reasons  []string           `json:"reasons,omitempty"`
+	Tasks    int                `json:"tasks"`
+	DocsRead int                `json:"docs_read"`
+	LLMCalls int                `json:"llm_calls"`
+}
+
+func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in ResearchInput) (*mcp.CallToolResult, ResearchOutput, error) {
+	if strings.TrimSpace(in.Question) == "" {
+		return nil, ResearchOutput{}, errors.New("question is empty")
+	}
+	id := newID("mcp-research")
+	r := &schemas.ResearchRequested{ResearchID: id, Question: in.Question, Lang: in.Lang, NoLLM: in.NoLLM,
+		Budget: schemas.ResearchBudget{SubQuestions: in.SubQuestions, WallSeconds: in.WallSeconds}}
+	r.TraceID = id
+	var onProgress func(*schemas.ResearchProgress)
+	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {
+		n := 0
+		onProgress = func(p *schemas.ResearchProgress) {
+			n++
+			total := 0.0
+			if p.Tasks > 0 {
+				total = float64(p.Tasks + 3) // plan, each task, draft, report
+			}
+			_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: p.Step + ": " + p.Message,
+				Progress: float64(n), Total: total})
+		}
+	}
+	rep, err := t.b.Research(ctx, r, onProgress)
+	if err != nil {
+		return nil, ResearchOutput{}, fmt.Errorf("research: %w", err)
+	}
+	srcs := make([]schemas.Citation, len(rep.Sources))
+	copy(srcs, rep.Sources)
+	for i := range srcs {
+		srcs[i].Number, srcs[i].Spans = i+1, nil
+	}
+	out := ResearchOutput{ResearchID: rep.ResearchID, Mode: rep.Mode, Title: rep.Title, Markdown: rep.Markdown, Sources: srcs,
+		Reasons: rep.Reasons, Tasks: rep.Tasks, DocsRead: rep.DocsRead, LLMCalls: rep.LLMCalls}
+	text := rep.Markdown // its sources list ends it
+	if strings.TrimSpace(text) == "" {
+		var b strings.Builder
+		b.WriteString("# " + rep.Title)
+		writeSources(&b, srcs)
+		text = b.String()
+	}
+	return textResult(text), out, nil
+}
+
+// tokenProgress streams an answer's tokens as progress notifications when
+// the client asked for progress (a restart says the text so far is
+// withdrawn); stop ends them. The tool's result is the verified answer.
+func tokenProgress(ctx context.Context, req *mcp.CallToolRequest) (onToken func(*schemas.AnswerToken), stop func()) {
+	token := req.Params.GetProgressToken()
+	if token == nil || req.Session == nil {
+		return nil, func() {}
+	}
+	var mu sync.Mutex
+	stopped, n := false, 0
+	onToken = func(t *schemas.AnswerToken) {
+		msg := t.Text
+		if t.Restart {
+			msg = "[restart: the text so far is withdrawn]"
+		}
+		if msg == "" {
+			return
+		}
+		mu.Lock()
+		defer mu.Unlock()
+		if stopped {
+			return
+		}
+		n++
+		_ = req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{ProgressToken: token, Message: msg, Progress: float64(n)})
+	}
+	return onToken, func() { mu.Lock(); stopped = true; mu.Unlock() }
+}
+
+func textResult(s string) *mcp.CallToolResult {
+	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: s}}}
+}
+
+// writeSources lists citations: "[n] Title > Section — block ID link".
+func writeSources(b *strings.Builder, cites []schemas.Citation) {
+	if len(cites) == 0 {
+		return
+	}
+	b.WriteString("\n\nSources:")
+	for _, c := range cites {
+		fmt.Fprintf(b, "\n[%d] %s — block %s%s", c.Number, label(c.Title, c.SectionPath, c.BlockID), c.BlockID, linkNote(c.Link))
+		if c.Quote != "" {
+			fmt.Fprintf(b, "\n    «%s»", c.Quote)
+		}
+	}
+}
+
+// label names a place in the notes: its section path, led by the title
+// when the path does not hold it.
+func label(title string, section []string, id string) string {
+	path := strings.Join(section, " > ")
+	switch {
+	case path == "":
+		if title == "" {
+			return id
+		}
+		return title
+	case title == "" || strings.Contains(" > "+path+" > ", " > "+title+" > "):
+		return path
+	}
+	return title + " > " + path
+}
+
+func linkNote(link string) string {
+	if link == "" {
+		return ""
+	}
+	return " " + link
+}
+
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+func clip(s string, n int) string {
+	r := []rune(s)
+	if len(r) <= n {
+		return s
+	}
+	return string(r[:n]) + "…"
+}
+
+func newID(prefix string) string {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	return prefix + "-" + hex.EncodeToString(b)
+}

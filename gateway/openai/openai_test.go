@@ -1,0 +1,392 @@
+package openai_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	oa "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/option"
+
+	"github.com/exocortex/exocortex/gateway/openai"
+	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+var birds = map[string]string{
+	"birds.md":  "# Birds\n\nRavens and crows use tools to get food.\n\n## Nests\n\nMagpies build domed nests of twigs and mud.\n",
+	"plants.md": "# Plants\n\nFerns reproduce by spores, not seeds.\n",
+}
+
+const crowsAnswer = "Crows «use tools to get food» [1]."
+
+// reformulations answers the strategic provider's reformulation requests
+// with a standalone query, and its follow-up requests with questions.
+func reformulations(query string) llmtest.Responder {
+	return func(body llmtest.ChatBody) (string, *llmtest.Fault, bool) {
+		if len(body.Messages) > 0 && strings.Contains(body.Messages[0].Content, "standalone search query") {
+			return query, nil, true
+		}
+		return "What do ravens eat?\nWhere do crows nest?\nAre crows clever?\n", nil, true
+	}
+}
+
+func client(t *testing.T, b *pipelineBackend) (oa.Client, *httptest.Server) {
+	srv := httptest.NewServer(openai.Handler(b))
+	t.Cleanup(srv.Close)
+	return oa.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0)), srv
+}
+
+type extra struct {
+	Citations []openai.Citation `json:"citations"`
+	Exocortex *openai.Info      `json:"exocortex"`
+}
+
+func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(crowsAnswer)
+	pv.strategic.SetResponder(reformulations("what do crows use to get food"))
+	c, _ := client(t, b)
+
+	ctx := context.Background()
+	stream := c.Chat.Completions.NewStreaming(ctx, oa.ChatCompletionNewParams{
+		Model: openai.ModelAsk,
+		Messages: []oa.ChatCompletionMessageParamUnion{
+			oa.SystemMessage("You are a helpful assistant."),
+			oa.UserMessage("Tell me about crows"),
+			oa.AssistantMessage("Crows are birds" + openai.RestartSeparator + "Crows are clever birds [1].\n\nSources:\n[1] Birds — block x"),
+			oa.UserMessage("And what do they use?"),
+		},
+	})
+	var text strings.Builder
+	chunks, finished := 0, ""
+	var last extra
+	for stream.Next() {
+		ch := stream.Current()
+		if ch.Object != "chat.completion.chunk" || ch.Model != openai.ModelAsk || !strings.HasPrefix(ch.ID, "chatcmpl-") {
+			t.Errorf("chunk header: object %q model %q id %q", ch.Object, ch.Model, ch.ID)
+		}
+		if len(ch.Choices) != 1 {
+			t.Fatalf("chunk with %d choices: %s", len(ch.Choices), ch.RawJSON())
+		}
+		if d := ch.Choices[0].Delta.Content; d != "" {
+			text.WriteString(d)
+			chunks++
+		}
+		if ch.Choices[0].FinishReason != "" {
+			finished = ch.Choices[0].FinishReason
+			if err := json.Unmarshal([]byte(ch.RawJSON()), &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := stream.Err(); err != nil {
+		t.Fatal(err)
+	}
+	got := text.String()
+	if finished != "stop" {
+		t.Errorf("finish_reason %q", finished)
+	}
+	if chunks < 3 {
+		t.Errorf("the answer came in %d content chunks, want it streamed token by token: %q", chunks, got)
+	}
+	if last.Exocortex == nil || last.Exocortex.Mode != "llm" || len(last.Citations) != 1 {
+		t.Fatalf("structured fields of the last chunk: %+v", last)
+	}
+	cite := last.Citations[0]
+	if cite.Number != 1 || cite.Quote != "use tools to get food" || cite.BlockID == "" {
+		t.Errorf("citation %+v", cite)
+	}
+	// The cited block holds the quote.
+	blk, err := b.Block(ctx, cite.BlockID)
+	if err != nil || blk == nil || !strings.Contains(blk.Text, "use tools to get food") {
+		t.Errorf("cited block %s: %+v (%v)", cite.BlockID, blk, err)
+	}
+	wantSources := "\n\nSources:\n[1] Birds — "
+	if !strings.HasPrefix(got, crowsAnswer+wantSources) {
+		t.Errorf("streamed text %q, want the answer then %q", got, wantSources)
+	}
+	if link := cite.Link; link == "" || !strings.HasSuffix(got, link) {
+		t.Errorf("the sources list does not end with the citation's link %q: %q", link, got)
+	}
+	// The history went into reformulation, our own sources list left out.
+	var reform string
+	for _, r := range pv.strategic.Requests() {
+		if len(r.Body.Messages) == 2 && strings.Contains(r.Body.Messages[0].Content, "standalone search query") {
+			reform = r.Body.Messages[1].Content
+		}
+	}
+	for _, want := range []string{"user: Tell me about crows", "assistant: Crows are clever birds [1].", "Last question: And what do they use?"} {
+		if !strings.Contains(reform, want) {
+			t.Errorf("the reformulation request lacks %q: %q", want, reform)
+		}
+	}
+	if strings.Contains(reform, "Sources:") || strings.Contains(reform, "helpful assistant") || strings.Contains(reform, "---") {
+		t.Errorf("the reformulation request carries the sources list, a withdrawn text or the system prompt: %q", reform)
+	}
+	if last.Exocortex.StandaloneQuestion != "what do crows use to get food" {
+		t.Errorf("standalone question %q", last.Exocortex.StandaloneQuestion)
+	}
+}
+
+func TestANonStreamedCompletionCarriesTheAnswerSourcesAndCitations(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(crowsAnswer)
+	c, _ := client(t, b)
+	res, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
+		Model:    openai.ModelAsk,
+		Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("What do crows use?")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Object != "chat.completion" || len(res.Choices) != 1 || res.Choices[0].FinishReason != "stop" || res.Choices[0].Message.Role != "assistant" {
+		t.Fatalf("completion %s", res.RawJSON())
+	}
+	content := res.Choices[0].Message.Content
+	if !strings.HasPrefix(content, crowsAnswer+"\n\nSources:\n[1] Birds — ") {
+		t.Errorf("content %q", content)
+	}
+	var ex extra
+	if err := json.Unmarshal([]byte(res.RawJSON()), &ex); err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Citations) != 1 || ex.Citations[0].Quote != "use tools to get food" || ex.Exocortex == nil || ex.Exocortex.Mode != "llm" ||
+		ex.Exocortex.QueryID == "" {
+		t.Errorf("structured fields %+v", ex)
+	}
+	if _, ok := res.JSON.ExtraFields["citations"]; !ok {
+		t.Errorf("the client does not see a citations field: %s", res.RawJSON())
+	}
+}
+
+func TestTheSearchModelListsCitedPassagesWithoutALanguageModel(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	c, _ := client(t, b)
+	models, err := c.Models.List(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, m := range models.Data {
+		ids = append(ids, m.ID)
+	}
+	if strings.Join(ids, ",") != "exocortex,exocortex-search" {
+		t.Errorf("models %v", ids)
+	}
+
+	before := len(pv.fast.Requests()) + len(pv.strategic.Requests())
+	res, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
+		Model:    openai.ModelSearch,
+		Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("magpies nests")},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	content := res.Choices[0].Message.Content
+	var ex extra
+	if err := json.Unmarshal([]byte(res.RawJSON()), &ex); err != nil {
+		t.Fatal(err)
+	}
+	if len(ex.Citations) == 0 || ex.Exocortex.Mode != "search_only" || ex.Exocortex.RetrievalMode == "" {
+		t.Fatalf("structured fields %+v", ex)
+	}
+	first := ex.Citations[0]
+	if !strings.Contains(first.Snippet, "nests") || !strings.Contains(content, "1. **Birds**: ") ||
+		!strings.Contains(content, "\n\nSources:\n[1] Birds — "+first.Link) {
+		t.Errorf("first passage %+v in %q", first, content)
+	}
+	if after := len(pv.fast.Requests()) + len(pv.strategic.Requests()); after != before {
+		t.Errorf("a search-only answer asked the language model (%d requests)", after-before)
+	}
+}
+
+func TestBadRequestsGetOpenAIErrors(t *testing.T) {
+	b, _ := startPipeline(t, birds)
+	c, srv := client(t, b)
+	_, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
+		Model: "gpt-4o", Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("hi")}})
+	var apiErr *oa.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusNotFound || apiErr.Code != "model_not_found" ||
+		!strings.Contains(apiErr.Message, "exocortex-search") {
+		t.Errorf("unknown model: %v", err)
+	}
+	for _, tc := range []struct {
+		body   string
+		status int
+		msg    string
+	}{
+		{`{"model":"exocortex","messages":[`, 400, "not a chat completion request"},
+		{`{"model":"exocortex","messages":[{"role":"system","content":"be brief"}]}`, 400, "user message"},
+		{`{"model":"exocortex","messages":[{"role":"user","content":"` + strings.Repeat("a", openai.MaxBody) + `"}]}`, 413, "larger than"},
+	} {
+		resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json", strings.NewReader(tc.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		var e struct {
+			Error struct{ Message, Type string } `json:"error"`
+		}
+		if resp.StatusCode != tc.status || json.Unmarshal(raw, &e) != nil || e.Error.Type != "invalid_request_error" ||
+			!strings.Contains(e.Error.Message, tc.msg) {
+			t.Errorf("%.60s: %d %s", tc.body, resp.StatusCode, raw)
+		}
+	}
+}
+
+// streamText streams a chat completion and returns its text and the last
+// chunk's structured fields.
+func streamText(t *testing.T, ctx context.Context, c oa.Client, question string) (string, extra, error) {
+	t.Helper()
+	stream := c.Chat.Completions.NewStreaming(ctx, oa.ChatCompletionNewParams{
+		Model: openai.ModelAsk, Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage(question)}})
+	defer stream.Close()
+	var text strings.Builder
+	var last extra
+	for stream.Next() {
+		ch := stream.Current()
+		if len(ch.Choices) == 0 {
+			continue
+		}
+		text.WriteString(ch.Choices[0].Delta.Content)
+		if ch.Choices[0].FinishReason != "" {
+			if err := json.Unmarshal([]byte(ch.RawJSON()), &last); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	return text.String(), last, stream.Err()
+}
+
+func TestARestartedAnswerIsFollowedBySeparatorAndTheVerifiedText(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(crowsAnswer)
+	pv.fast.Script(llmtest.CutAfter(2)) // the first attempt breaks off after two tokens
+	c, _ := client(t, b)
+	got, last, err := streamText(t, context.Background(), c, "What do crows use?")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if last.Exocortex == nil || !last.Exocortex.Restarted || last.Exocortex.Mode != "llm" {
+		t.Fatalf("structured fields %+v of %q", last.Exocortex, got)
+	}
+	before, _, ok := strings.Cut(got, openai.RestartSeparator)
+	if !ok || before == "" || !strings.HasPrefix(crowsAnswer, before) {
+		t.Errorf("want the broken-off start, a separator, then the answer: %q", got)
+	}
+	if i := strings.LastIndex(got, openai.RestartSeparator); !strings.HasPrefix(got[i+len(openai.RestartSeparator):], crowsAnswer+"\n\nSources:\n[1] ") {
+		t.Errorf("the text after the last separator is not the verified answer with its sources: %q", got)
+	}
+}
+
+// cancelWatch records how the backend's Ask ended.
+type cancelWatch struct {
+	*pipelineBackend
+	ended chan error
+}
+
+func (c *cancelWatch) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	done, err := c.pipelineBackend.Ask(ctx, q, onToken)
+	c.ended <- err
+	return done, err
+}
+
+func TestAChatClientThatGoesAwayAbandonsItsQuery(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(strings.Repeat("Crows use tools. ", 200))
+	pv.fast.Always(llmtest.Forever(20 * time.Millisecond))
+	w := &cancelWatch{pipelineBackend: b, ended: make(chan error, 1)}
+	srv := httptest.NewServer(openai.Handler(w))
+	defer srv.Close()
+	c := oa.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
+	ctx, cancel := context.WithCancel(context.Background())
+	stream := c.Chat.Completions.NewStreaming(ctx, oa.ChatCompletionNewParams{
+		Model: openai.ModelAsk, Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("What do crows use?")}})
+	for stream.Next() {
+		if len(stream.Current().Choices) > 0 && stream.Current().Choices[0].Delta.Content != "" {
+			break // the answer is streaming: go away
+		}
+	}
+	cancel()
+	stream.Close()
+	select {
+	case err := <-w.ended:
+		if !errors.Is(err, context.Canceled) {
+			t.Errorf("the query ended with %v, want it abandoned (context canceled)", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the query went on 10s after its client went away")
+	}
+}
+
+func TestAnAnswerThatDoesNotComeInTimeIsAnOpenAIErrorStreamedOrNot(t *testing.T) {
+	b, pv := startPipeline(t, birds)
+	pv.fast.SetAnswer(crowsAnswer)
+	pv.fast.Always(llmtest.Delay(3 * time.Second))
+	b.askTimeout = 500 * time.Millisecond
+	c, _ := client(t, b)
+	_, _, err := streamText(t, context.Background(), c, "What do crows use?")
+	if err == nil || !strings.Contains(err.Error(), "did not answer in time") {
+		t.Errorf("streamed: %v", err)
+	}
+	_, err = c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
+		Model: openai.ModelAsk, Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("What do crows use?")}})
+	var apiErr *oa.Error
+	if !errors.As(err, &apiErr) || apiErr.StatusCode != http.StatusGatewayTimeout || apiErr.Code != "timeout" {
+		t.Errorf("not streamed: %v", err)
+	}
+}
+
+func TestTheStreamIsOpenAIsWireFormat(t *testing.T) {
+	b, _ := startPipeline(t, birds)
+	_, srv := client(t, b)
+	resp, err := http.Post(srv.URL+"/v1/chat/completions", "application/json",
+		strings.NewReader(`{"model":"exocortex-search","stream":true,"messages":[{"role":"user","content":[{"type":"text","text":"ferns spores"}]}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		t.Fatalf("%d %s", resp.StatusCode, ct)
+	}
+	events := strings.Split(strings.TrimSuffix(string(raw), "\n\n"), "\n\n")
+	if len(events) < 4 || events[len(events)-1] != "data: [DONE]" {
+		t.Fatalf("want a role chunk, content, a last chunk and [DONE]: %q", raw)
+	}
+	var role struct {
+		Choices []struct {
+			Delta        map[string]string `json:"delta"`
+			FinishReason *string           `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	for i, ev := range events[:len(events)-1] {
+		data, ok := strings.CutPrefix(ev, "data: ")
+		if !ok || strings.Contains(data, "\n") {
+			t.Fatalf("event %d is not one data line: %q", i, ev)
+		}
+		if err := json.Unmarshal([]byte(data), &role); err != nil || len(role.Choices) != 1 {
+			t.Fatalf("event %d: %v %q", i, err, data)
+		}
+		fin := role.Choices[0].FinishReason
+		switch {
+		case i == 0 && (role.Choices[0].Delta["role"] != "assistant" || fin != nil):
+			t.Errorf("first chunk %q", data)
+		case i == len(events)-2 && (fin == nil || *fin != "stop" || !strings.Contains(data, `"citations":[{"number":1,`)):
+			t.Errorf("last chunk %q", data)
+		case i > 0 && i < len(events)-2 && (fin != nil || role.Choices[0].Delta["content"] == ""):
+			t.Errorf("content chunk %q", data)
+		}
+	}
+	if !strings.Contains(string(raw), "[spores]") {
+		t.Errorf("the passage is not in the stream: %q", raw)
+	}
+}
