@@ -421,7 +421,19 @@ func (s *Server) readyz(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, status, rd)
 }
 
+// needBackend answers 503 when the server has no backend.
+func (s *Server) needBackend(w http.ResponseWriter) bool {
+	if s.backend == nil {
+		writeError(w, apiErr(CodeUnavailable, "this gateway has no backend to answer from"))
+		return false
+	}
+	return true
+}
+
 func (s *Server) search(w http.ResponseWriter, r *http.Request) {
+	if !s.needBackend(w) {
+		return
+	}
 	var req SearchRequest
 	if e := s.decode(w, r, &req); e != nil {
 		writeError(w, e)
@@ -490,6 +502,9 @@ func (s *Server) status(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *Server) block(w http.ResponseWriter, r *http.Request) {
+	if !s.needBackend(w) {
+		return
+	}
 	id := r.PathValue("id")
 	b, err := s.backend.Block(r.Context(), id)
 	if err != nil {

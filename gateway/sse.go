@@ -98,6 +98,9 @@ type TokenEvent struct {
 }
 
 func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
+	if !s.needBackend(w) {
+		return
+	}
 	var req AskRequest
 	if e := s.decode(w, r, &req); e != nil {
 		writeError(w, e)
@@ -155,6 +158,9 @@ type ResearchRequest struct {
 }
 
 func (s *Server) research(w http.ResponseWriter, r *http.Request) {
+	if !s.needBackend(w) {
+		return
+	}
 	var req ResearchRequest
 	if e := s.decode(w, r, &req); e != nil {
 		writeError(w, e)

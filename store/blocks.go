@@ -5,6 +5,8 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 )
 
 // BlockInfo is an indexed block: its document, type, the chunk that holds
@@ -64,8 +66,26 @@ FROM blocks b LEFT JOIN documents d ON d.doc_id = b.doc_id WHERE b.block_id = ?`
 	for _, sp := range c.BlockSpans {
 		if sp.ID == blockID && sp.Start >= 0 && sp.End <= len(c.Text) && sp.Start < sp.End {
 			b.Text = c.Text[sp.Start:sp.End]
+			b.SectionPath = sectionAt(c.SectionPath, c.Text[:sp.Start])
 			break
 		}
 	}
 	return &b, nil
+}
+
+var headingLine = regexp.MustCompile(`^(#{1,6})[ \t]+(.+?)[ \t#]*$`)
+
+// sectionAt is the section path at the end of before (a chunk's text up to
+// a block), starting from the chunk's own path: each Markdown heading of
+// level n keeps the first n-1 entries and adds its title.
+func sectionAt(path []string, before string) []string {
+	out := append([]string(nil), path...)
+	for _, line := range strings.Split(before, "\n") {
+		m := headingLine.FindStringSubmatch(strings.TrimSpace(line))
+		if m == nil {
+			continue
+		}
+		out = append(out[:min(len(out), len(m[1])-1)], m[2])
+	}
+	return out
 }
