@@ -28,6 +28,10 @@ import (
 // DefaultAddr is where up serves the gateway.
 const DefaultAddr = "127.0.0.1:7600"
 
+// StageName is the gateway's name for `worker --stage`: it is not a bus
+// consumer, so it is not in the stage catalog.
+const StageName = "gateway"
+
 // Environment variables of the gateway.
 const (
 	EnvAddr  = "EXOCORTEX_HTTP"
@@ -61,7 +65,10 @@ type Config struct {
 	// "/mcp", "/metrics"): the web page and the other doors. Access checks
 	// apply to them as to every route.
 	Mounts map[string]http.Handler
-	Log    zerolog.Logger
+	// Listener, when set, is used instead of binding Addr (a caller that
+	// bound the port early to fail at once when it is taken).
+	Listener net.Listener
+	Log      zerolog.Logger
 }
 
 // Timeouts of the server; zero means the default.
@@ -169,7 +176,7 @@ func New(cfg Config, be Backend, deps Deps) (*Server, error) {
 	if deps.Stages == nil {
 		deps.Stages = pipeline.StageSpecs()
 	}
-	s := &Server{cfg: cfg, backend: be, deps: deps, mux: http.NewServeMux(), answers: newAnswerCache(1024)}
+	s := &Server{cfg: cfg, backend: be, deps: deps, mux: http.NewServeMux(), answers: newAnswerCache(1024), ln: cfg.Listener}
 	s.routesInit()
 	s.handler = s.withAccess(s.mux)
 	return s, nil
@@ -220,17 +227,26 @@ func (s *Server) routesInit() {
 
 // Listen binds the address; a taken port fails at once, naming it.
 func (s *Server) Listen() error {
-	ln, err := net.Listen("tcp", s.cfg.Addr)
-	if errors.Is(err, syscall.EADDRINUSE) {
-		return fmt.Errorf("start the HTTP gateway on %s: %w", s.cfg.Addr, ErrPortTaken)
-	}
+	ln, err := Listen(s.cfg.Addr)
 	if err != nil {
-		return fmt.Errorf("start the HTTP gateway on %s: %w", s.cfg.Addr, err)
+		return err
 	}
 	s.mu.Lock()
 	s.ln = ln
 	s.mu.Unlock()
 	return nil
+}
+
+// Listen binds addr for the gateway; a taken port is ErrPortTaken.
+func Listen(addr string) (net.Listener, error) {
+	ln, err := net.Listen("tcp", addr)
+	if errors.Is(err, syscall.EADDRINUSE) {
+		return nil, fmt.Errorf("start the HTTP gateway on %s: %w", addr, ErrPortTaken)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("start the HTTP gateway on %s: %w", addr, err)
+	}
+	return ln, nil
 }
 
 // Addr is the bound address (after Listen), else the configured one.
