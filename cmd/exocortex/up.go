@@ -74,15 +74,15 @@ func cmdUp(ctx context.Context, args []string) error {
 		fmt.Fprintf(os.Stderr, "note: %s\n", note)
 	}
 	var gw *runningGateway
-	httpNote := ", HTTP off"
+	httpNote, httpAddr := ", HTTP off", "off"
 	if gwLn != nil {
 		if gw, err = startGateway(ctx, gwCfg, gwLn, sys.Bus, c.data, n.models); err != nil {
 			_ = sys.Stop()
 			return err
 		}
-		httpNote = ", HTTP http://" + gw.addr
+		httpNote, httpAddr = ", HTTP http://"+gw.addr, gw.addr
 	}
-	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("http", httpNote).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
+	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("http", httpAddr).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
 	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s%s (Ctrl-C stops)\n", c.data, sys.Bus.URL(), httpNote)
 	var gwDone <-chan error
 	if gw != nil {
