@@ -640,3 +640,26 @@ func TestOpenAPIDescribesExactlyTheServedRoutes(t *testing.T) {
 
 func jsonStr(s string) string { b, _ := json.Marshal(s); return string(b) }
 func jsonNum(n uint64) string { b, _ := json.Marshal(n); return string(b) }
+
+func TestAnIdleEventStreamSendsHeartbeats(t *testing.T) {
+	e := startEnv(t)
+	e.llm.Script(llmtest.Delay(400 * time.Millisecond))
+	_, hs := e.serve(t, gateway.Config{Heartbeat: 20 * time.Millisecond}, nil)
+	resp := post(t, hs.URL+"/v1/ask", `{"question":"What do crows use?"}`)
+	defer resp.Body.Close()
+	sc := bufio.NewScanner(resp.Body)
+	pings, sawDone := 0, false
+	for sc.Scan() {
+		line := sc.Text()
+		if line == ": ping" {
+			pings++
+		}
+		if line == "event: done" {
+			sawDone = true
+			break
+		}
+	}
+	if pings == 0 || !sawDone {
+		t.Errorf("%d heartbeats, done %v", pings, sawDone)
+	}
+}
