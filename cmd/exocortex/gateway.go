@@ -71,13 +71,21 @@ type runningGateway struct {
 
 // startGateway serves the gateway on ln over b (the system's bus; the
 // index is read from dataDir).
-func startGateway(ctx context.Context, cfg gateway.Config, ln net.Listener, b *bus.Bus, dataDir, modelsFlag string) (*runningGateway, error) {
+// local says the stages run in this process (up): the index is then here.
+func startGateway(ctx context.Context, cfg gateway.Config, ln net.Listener, b *bus.Bus, dataDir, modelsFlag string, local bool) (*runningGateway, error) {
 	be := gateway.NewBusBackend(b, gateway.BusOptions{DataDir: dataDir})
 	cfg.Listener = ln
 	cfg.Mounts = gatewayMounts(be, cfg.Log)
+	storeReady := be.StoreReady
+	if _, err := os.Stat(pipeline.DBPath(dataDir)); err != nil && !local {
+		// A gateway on a machine without the index: /v1/blocks answers
+		// 503, and readiness does not wait for an index that is elsewhere.
+		cfg.Log.Warn().Str("index", pipeline.DBPath(dataDir)).Msg("no index here: GET /v1/blocks/{id} is unavailable (run the gateway where the index stage writes, or give --data)")
+		storeReady = nil
+	}
 	srv, err := gateway.New(cfg, be, gateway.Deps{
 		Bus:        b,
-		StoreReady: be.StoreReady,
+		StoreReady: storeReady,
 		Status: func(ctx context.Context) (any, error) {
 			return collectStatus(ctx, b, dataDir, modelsFlag, true, true)
 		},
@@ -123,7 +131,7 @@ func runGatewayWorker(ctx context.Context, c common, h httpFlags, modelsFlag str
 		_ = ln.Close()
 		return err
 	}
-	g, err := startGateway(ctx, cfg, ln, sys.Bus, c.data, modelsFlag)
+	g, err := startGateway(ctx, cfg, ln, sys.Bus, c.data, modelsFlag, false)
 	if err != nil {
 		_ = sys.Stop()
 		return err

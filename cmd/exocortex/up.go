@@ -76,7 +76,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	var gw *runningGateway
 	httpNote, httpAddr := ", HTTP off", "off"
 	if gwLn != nil {
-		if gw, err = startGateway(ctx, gwCfg, gwLn, sys.Bus, c.data, n.models); err != nil {
+		if gw, err = startGateway(ctx, gwCfg, gwLn, sys.Bus, c.data, n.models, true); err != nil {
 			_ = sys.Stop()
 			return err
 		}
