@@ -178,7 +178,7 @@ func New(cfg Config, be Backend, deps Deps) (*Server, error) {
 	}
 	s := &Server{cfg: cfg, backend: be, deps: deps, mux: http.NewServeMux(), answers: newAnswerCache(1024), ln: cfg.Listener}
 	s.routesInit()
-	s.handler = s.withAccess(s.mux)
+	s.handler = s.withLog(s.withAccess(s.mux))
 	return s, nil
 }
 
@@ -298,6 +298,57 @@ func (s *Server) Serve(ctx context.Context) error {
 		return err
 	}
 	return nil
+}
+
+// withLog gives each request a logger in its context (with a trace id:
+// the client's X-Trace-Id or a new one) and logs it when done, at debug
+// level (warn for a 5xx).
+func (s *Server) withLog(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		trace := r.Header.Get("X-Trace-Id")
+		if trace == "" || len(trace) > 64 {
+			trace = NewID("http")
+		}
+		log := s.cfg.Log.With().Str("trace_id", trace).Logger()
+		rec := &statusRecorder{ResponseWriter: w, status: http.StatusOK}
+		start := time.Now()
+		next.ServeHTTP(rec, r.WithContext(log.WithContext(r.Context())))
+		ev := log.Debug()
+		if rec.status >= 500 {
+			ev = log.Warn()
+		}
+		ev.Str("method", r.Method).Str("path", r.URL.Path).Int("status", rec.status).
+			Dur("took", time.Since(start)).Str("query_id", w.Header().Get("X-Exocortex-Query-Id")).Msg("http request")
+	})
+}
+
+// statusRecorder keeps the status a handler wrote; Unwrap lets
+// http.ResponseController reach the Flusher underneath.
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+	wrote  bool
+}
+
+func (r *statusRecorder) WriteHeader(code int) {
+	if !r.wrote {
+		r.status, r.wrote = code, true
+	}
+	r.ResponseWriter.WriteHeader(code)
+}
+
+func (r *statusRecorder) Write(b []byte) (int, error) {
+	r.wrote = true
+	return r.ResponseWriter.Write(b)
+}
+
+func (r *statusRecorder) Unwrap() http.ResponseWriter { return r.ResponseWriter }
+
+// Flush lets handlers that assert http.Flusher (mounted doors) stream.
+func (r *statusRecorder) Flush() {
+	if f, ok := r.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
 }
 
 // withAccess checks the bearer token (every route but /healthz) and
@@ -490,8 +541,7 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, what string, err e
 	if r.Context().Err() == context.DeadlineExceeded {
 		e = apiErr(CodeTimeout, fmt.Sprintf("%s took longer than %s: %v", what, s.cfg.Timeouts.Request, err))
 	}
-	zerolog.Ctx(r.Context()).Warn().Err(err).Str("route", r.URL.Path).Msg(what + " failed")
-	s.cfg.Log.Warn().Err(err).Str("route", r.URL.Path).Str("code", e.Code).Msg(what + " failed")
+	zerolog.Ctx(r.Context()).Warn().Err(err).Str("route", r.URL.Path).Str("code", e.Code).Msg(what + " failed")
 	writeError(w, e)
 }
 

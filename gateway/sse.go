@@ -8,6 +8,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -124,7 +126,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	stop := make(chan struct{})
 	defer close(stop)
 	go sse.heartbeat(s.cfg.Heartbeat, stop)
-	log := s.cfg.Log.With().Str("trace_id", q.QueryID).Logger()
+	log := zerolog.Ctx(r.Context()).With().Str("query_id", q.QueryID).Logger()
 	start := time.Now()
 	done, err := s.backend.Ask(r.Context(), q, func(t *schemas.AnswerToken) {
 		if t.Restart {
@@ -189,7 +191,7 @@ func (s *Server) research(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e := classify(err)
-		s.cfg.Log.Warn().Err(err).Str("trace_id", rq.ResearchID).Msg("research failed")
+		zerolog.Ctx(r.Context()).Warn().Err(err).Str("research_id", rq.ResearchID).Msg("research failed")
 		sse.event("error", e)
 		return
 	}
