@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -41,7 +42,10 @@ type Options struct {
 	Server ServerOptions
 	// Name is the client connection name.
 	Name string
-	Log  zerolog.Logger
+	// Creds are sent to the server (and required by the embedded one when
+	// set); zero means CredentialsFromEnv().
+	Creds Credentials
+	Log   zerolog.Logger
 }
 
 // Bus is a connection to NATS JetStream, and the embedded server when it owns one.
@@ -55,6 +59,16 @@ type Bus struct {
 // Open connects to opts.URL or starts the embedded server and connects to it.
 func Open(ctx context.Context, opts Options) (*Bus, error) {
 	b := &Bus{Log: opts.Log}
+	if opts.Creds.IsZero() {
+		opts.Creds = CredentialsFromEnv()
+	}
+	if opts.Server.Auth.IsZero() {
+		opts.Server.Auth = opts.Creds
+	}
+	connOpts, err := opts.Creds.clientOptions()
+	if err != nil {
+		return nil, err
+	}
 	url := opts.URL
 	if url == "" {
 		s, err := StartServer(ctx, opts.Server)
@@ -68,12 +82,16 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	if name == "" {
 		name = "exocortex"
 	}
-	nc, err := nats.Connect(url,
+	nc, err := nats.Connect(url, append([]nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
-		nats.ReconnectWait(500*time.Millisecond),
-		nats.Timeout(5*time.Second),
-	)
+		nats.ReconnectWait(500 * time.Millisecond),
+		nats.Timeout(5 * time.Second),
+	}, connOpts...)...)
+	if errors.Is(err, nats.ErrAuthorization) {
+		b.shutdownServer()
+		return nil, fmt.Errorf("connect to nats %s: %w (set %s and %s, or %s, as the server has them)", url, err, EnvNATSUser, EnvNATSPassword, EnvNATSNKey)
+	}
 	if err != nil {
 		b.shutdownServer()
 		return nil, fmt.Errorf("connect to nats %s: %w", url, err)
@@ -185,7 +203,11 @@ func (b *Bus) Publish(ctx context.Context, ev schemas.Event, traceID string) (*j
 
 // Reachable reports whether a NATS server answers at url.
 func Reachable(url string) bool {
-	nc, err := nats.Connect(url, nats.Timeout(time.Second), nats.NoReconnect())
+	opts, _ := CredentialsFromEnv().clientOptions()
+	nc, err := nats.Connect(url, append([]nats.Option{nats.Timeout(time.Second), nats.NoReconnect()}, opts...)...)
+	if errors.Is(err, nats.ErrAuthorization) {
+		return true // a server answers; it wants other credentials
+	}
 	if err != nil {
 		return false
 	}

@@ -23,6 +23,9 @@ type ServerOptions struct {
 	// MaxPayload is the largest message accepted (default 8 MiB: a whole
 	// document travels in one kb.doc.changed event).
 	MaxPayload int32
+	// Auth, when set, is required of every client. A Listen beyond
+	// loopback without it is refused (ErrNoCredentials).
+	Auth Credentials
 }
 
 // DefaultMaxPayload is the embedded server's message size limit.
@@ -40,6 +43,12 @@ func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 	}
 	if o.Listen == "" {
 		o.Listen = "127.0.0.1:4222"
+	}
+	if err := o.Auth.Validate(); err != nil {
+		return nil, fmt.Errorf("start nats: %w", err)
+	}
+	if o.Auth.IsZero() && !IsLoopbackListen(o.Listen) {
+		return nil, fmt.Errorf("start nats on %s: %w", o.Listen, ErrNoCredentials)
 	}
 	if o.MaxPayload == 0 {
 		o.MaxPayload = DefaultMaxPayload
@@ -80,6 +89,9 @@ func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 		MaxPayload: o.MaxPayload,
 		NoSigs:     true,
 		NoLog:      true,
+	}
+	if err := o.Auth.serverAuth(opts); err != nil {
+		return nil, fmt.Errorf("start nats: %w", err)
 	}
 	s, err := server.NewServer(opts)
 	if err != nil {

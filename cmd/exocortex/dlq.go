@@ -8,28 +8,15 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/internal/pipeline"
 )
 
-type deadLetterView struct {
-	Seq       uint64    `json:"seq"`
-	Stage     string    `json:"stage"`
-	Subject   string    `json:"subject"`
-	Reason    string    `json:"reason"`
-	Delivered uint64    `json:"delivered"`
-	TraceID   string    `json:"trace_id,omitempty"`
-	Time      time.Time `json:"time"`
-	Data      string    `json:"data"`
-}
+// deadLetterView is a dead letter as dlq list --json prints it (and GET
+// /v1/dlq lists it).
+type deadLetterView = gateway.DeadLetterView
 
-func viewDeadLetter(dl bus.DeadLetter) deadLetterView {
-	data := string(dl.Data)
-	if len(data) > 500 {
-		data = data[:500] + "…"
-	}
-	return deadLetterView{Seq: dl.Seq, Stage: dl.Stage, Subject: dl.Subject, Reason: dl.Reason,
-		Delivered: dl.Delivered, TraceID: dl.TraceID, Time: dl.Time, Data: data}
-}
+func viewDeadLetter(dl bus.DeadLetter) deadLetterView { return gateway.ViewDeadLetter(dl) }
 
 func cmdDLQ(ctx context.Context, args []string) error {
 	fs := newFlags("dlq")

@@ -165,7 +165,7 @@ func newFlags(name string) *flag.FlagSet {
 var placeholders = map[string]string{
 	"data": "DIR", "models": "DIR", "ingest": "DIR", "nats": "URL", "siyuan": "URL",
 	"llm-config": "FILE", "siyuan-config": "FILE", "set": "FILE", "history": "FILE",
-	"listen": "HOST:PORT", "siyuan-plugin-listen": "HOST:PORT", "qdrant": "HOST:PORT",
+	"listen": "HOST:PORT", "http": "HOST:PORT|off", "siyuan-plugin-listen": "HOST:PORT", "qdrant": "HOST:PORT",
 	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
 	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
 	"split": "PART", "timeout": "DURATION", "calibration": "FILE", "calibration-method": "METHOD",

@@ -20,6 +20,10 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "exocortex")
+	// Every up the tests start serves its gateway on a free port (the
+	// default, 7600, would collide between tests).
+	os.Setenv("EXOCORTEX_HTTP", "127.0.0.1:0")
+	os.Unsetenv("EXOCORTEX_HTTP_TOKEN")
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		panic("build: " + err.Error() + "\n" + string(out))
 	}

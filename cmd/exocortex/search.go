@@ -8,33 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/analysis"
-	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
 )
-
-// searchResult is one hit as search prints it.
-type searchResult struct {
-	Rank        int      `json:"rank"`
-	Score       float64  `json:"score"`
-	Title       string   `json:"title"`
-	SectionPath []string `json:"section_path"`
-	BlockID     string   `json:"block_id"`
-	BlockIDs    []string `json:"block_ids"`
-	DocID       string   `json:"doc_id"`
-	ChunkID     string   `json:"chunk_id"`
-	Lang        string   `json:"lang,omitempty"`
-	// Snippet is plain text (no Markdown marks), matched words in [ ].
-	Snippet string `json:"snippet"`
-	Path    string `json:"path,omitempty"`
-	Link    string `json:"link,omitempty"`
-	// Source is rerank, fused or graph:<edge>; Lexical and Vector are the
-	// retrievers' ranks and scores when known.
-	Source  string                `json:"source,omitempty"`
-	Lexical *schemas.RetrieverHit `json:"lexical,omitempty"`
-	Vector  *schemas.RetrieverHit `json:"vector,omitempty"`
-}
 
 func cmdSearch(ctx context.Context, args []string) error {
 	fs := newFlags("search")
@@ -102,26 +79,14 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	an, err := analysis.New(analysis.Full)
+	out, err := gateway.BuildSearchResult(query, res)
 	if err != nil {
 		return err
 	}
-	aq := an.Query(query)
-	results := make([]searchResult, 0, len(res.Contexts))
-	for _, cx := range res.Contexts {
-		r := searchResult{
-			Rank: cx.Rank, Score: cx.Score, Title: cx.Title, SectionPath: cx.SectionPath, BlockID: cx.BlockID,
-			BlockIDs: cx.BlockIDs, DocID: cx.DocID, ChunkID: cx.ChunkID, Lang: cx.Lang, Path: cx.Path, Link: answer.Link(cx.BlockID, cx.Path),
-			Snippet: an.Snippet(analysis.PlainText(cx.Text), aq, analysis.SnippetOptions{Tokens: 32, MarkStart: "[", MarkEnd: "]", Ellipsis: "…"}),
-			Source:  cx.Source,
-		}
-		if cx.Lexical != nil || cx.Vector != nil {
-			r.Lexical, r.Vector = cx.Lexical, cx.Vector
-		}
-		results = append(results, r)
-	}
+	results := out.Results
 	if *asJSON {
-		return printJSON(searchOutput{Mode: res.Mode, Reasons: append(res.Reasons, notes...), TimingsMS: res.TimingsMS, Results: results})
+		out.Reasons = append(out.Reasons, notes...)
+		return printJSON(out)
 	}
 	fmt.Printf("mode %s", res.Mode)
 	for _, r := range res.Reasons {
@@ -144,17 +109,10 @@ func cmdSearch(ctx context.Context, args []string) error {
 	return nil
 }
 
-type searchOutput struct {
-	Mode      string             `json:"mode"`
-	Reasons   []string           `json:"reasons,omitempty"`
-	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
-	Results   []searchResult     `json:"results"`
-}
-
 // scoreNote says what ranked a result: the BM25 score (lexical mode), the
 // cosine (vector), the RRF score with each retriever's rank and score
 // (hybrid), the cross-encoder's score (rerank); a graph neighbour has none.
-func scoreNote(r searchResult) string {
+func scoreNote(r gateway.SearchHit) string {
 	if strings.HasPrefix(r.Source, "graph:") {
 		return "neighbour by " + strings.TrimPrefix(r.Source, "graph:")
 	}

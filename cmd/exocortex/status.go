@@ -69,47 +69,15 @@ func cmdStatus(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	rep := statusReport{}
-	_, rep.Running = pipeline.Running(c.data)
+	_, running := pipeline.Running(c.data)
 	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}, false)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	if rep.Running || c.nats != "" {
-		rep.NATS = b.URL()
-	}
-	states, err := b.StageStates(ctx, pipeline.StageSpecs())
+	rep, err := collectStatus(ctx, b, c.data, n.models, running, running || c.nats != "")
 	if err != nil {
 		return err
-	}
-	dead, err := b.DeadLetterCounts(ctx)
-	if err != nil {
-		return err
-	}
-	kv, err := b.KV(ctx, bus.BucketStats)
-	if err != nil {
-		return err
-	}
-	totals, err := bus.StageTotals(ctx, kv)
-	if err != nil {
-		return err
-	}
-	for _, s := range states {
-		t := totals[s.Stage]
-		rep.Stages = append(rep.Stages, stageStatus{Stage: s.Stage, Pending: s.Pending, AckPending: s.AckPending,
-			Acked: t.Acked, Retried: t.Retried, DeadLettered: dead[s.Stage]})
-	}
-	rep.Documents, rep.Chunks = countIndexed(ctx, c.data)
-	rep.Models, rep.Embedded, rep.Search = modelState(ctx, c.data, n.models)
-	if rep.Running || c.nats != "" {
-		rep.Providers, _ = pipeline.ProviderHealth(ctx, b)
-	}
-	// The bridge's last state stays after it stopped (a refused token
-	// stops it, and up with it): shown as stopped then.
-	rep.SiYuan, _ = pipeline.SiYuanStatus(ctx, b)
-	if cs, err := answer.ReadCacheStats(ctx, pipeline.CachePath(c.data)); err == nil {
-		rep.Cache = &cs
 	}
 	if *asJSON {
 		return printJSON(rep)
@@ -144,6 +112,49 @@ func cmdStatus(ctx context.Context, args []string) error {
 			plural(int(cs.Hits), "hit", "hits"), plural(int(cs.Misses), "miss", "misses"))
 	}
 	return nil
+}
+
+// collectStatus is what status prints (and GET /v1/status answers):
+// running says a system runs on dataDir, remote that b reaches a running
+// system's bus (its NATS address and providers are then shown).
+func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, running, remote bool) (statusReport, error) {
+	rep := statusReport{Running: running}
+	if remote {
+		rep.NATS = b.URL()
+	}
+	states, err := b.StageStates(ctx, pipeline.StageSpecs())
+	if err != nil {
+		return rep, err
+	}
+	dead, err := b.DeadLetterCounts(ctx)
+	if err != nil {
+		return rep, err
+	}
+	kv, err := b.KV(ctx, bus.BucketStats)
+	if err != nil {
+		return rep, err
+	}
+	totals, err := bus.StageTotals(ctx, kv)
+	if err != nil {
+		return rep, err
+	}
+	for _, s := range states {
+		t := totals[s.Stage]
+		rep.Stages = append(rep.Stages, stageStatus{Stage: s.Stage, Pending: s.Pending, AckPending: s.AckPending,
+			Acked: t.Acked, Retried: t.Retried, DeadLettered: dead[s.Stage]})
+	}
+	rep.Documents, rep.Chunks = countIndexed(ctx, dataDir)
+	rep.Models, rep.Embedded, rep.Search = modelState(ctx, dataDir, modelsFlag)
+	if remote {
+		rep.Providers, _ = pipeline.ProviderHealth(ctx, b)
+	}
+	// The bridge's last state stays after it stopped (a refused token
+	// stops it, and up with it): shown as stopped then.
+	rep.SiYuan, _ = pipeline.SiYuanStatus(ctx, b)
+	if cs, err := answer.ReadCacheStats(ctx, pipeline.CachePath(dataDir)); err == nil {
+		rep.Cache = &cs
+	}
+	return rep, nil
 }
 
 // modelState lists the models, counts the chunks embedded by the installed

@@ -4,11 +4,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"strings"
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/internal/pipeline"
 )
 
@@ -25,12 +27,27 @@ func cmdUp(ctx context.Context, args []string) error {
 	af.register(fs)
 	var br bridge
 	br.register(fs)
+	var hf httpFlags
+	hf.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	log := c.logger()
 	if url, ok := pipeline.Running(c.data); ok && c.nats == "" {
 		return fmt.Errorf("a system is already running on %s (NATS %s)", c.data, url)
+	}
+	// The gateway's address is checked and bound first: a missing token or
+	// a taken port fails at once, before the stages start.
+	var gwCfg gateway.Config
+	var gwLn net.Listener
+	if !hf.off() {
+		var err error
+		if gwCfg, err = hf.config(log); err != nil {
+			return err
+		}
+		if gwLn, err = hf.listen(); err != nil {
+			return err
+		}
 	}
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
@@ -44,6 +61,9 @@ func cmdUp(ctx context.Context, args []string) error {
 		return err
 	}
 	sys, err := pipeline.Start(ctx, cfg)
+	if err != nil && gwLn != nil {
+		_ = gwLn.Close()
+	}
 	if errors.Is(err, bus.ErrPortTaken) {
 		return fmt.Errorf("%w\nchoose another address for the embedded NATS server with --listen 127.0.0.1:PORT (--listen 127.0.0.1:-1 picks a free port)", err)
 	}
@@ -53,26 +73,45 @@ func cmdUp(ctx context.Context, args []string) error {
 	for _, note := range sys.ModelNotes {
 		fmt.Fprintf(os.Stderr, "note: %s\n", note)
 	}
-	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
-	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s (Ctrl-C stops)\n", c.data, sys.Bus.URL())
+	var gw *runningGateway
+	httpNote, httpAddr := ", HTTP off", "off"
+	if gwLn != nil {
+		if gw, err = startGateway(ctx, gwCfg, gwLn, sys.Bus, c.data, n.models, true); err != nil {
+			_ = sys.Stop()
+			return err
+		}
+		httpNote, httpAddr = ", HTTP http://"+gw.addr, gw.addr
+	}
+	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("http", httpAddr).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
+	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s%s (Ctrl-C stops)\n", c.data, sys.Bus.URL(), httpNote)
+	var gwDone <-chan error
+	if gw != nil {
+		gwDone = gw.done
+	}
 	select {
 	case <-ctx.Done():
 	case err := <-sys.SiYuanFailed():
 		// A refused token: retrying cannot help, and the bridge is up's only
 		// live source, so up stops rather than run on with nothing to follow.
 		log.Error().Err(err).Msg("the SiYuan bridge stopped; exocortex stops")
+		_ = gw.stop()
 		_ = sys.Stop()
 		return fmt.Errorf("siyuan bridge: %w", err)
+	case err := <-gwDone:
+		log.Error().Err(err).Msg("the HTTP gateway stopped; exocortex stops")
+		_ = sys.Stop()
+		return err
 	}
 	log.Info().Msg("shutting down: draining in-flight work")
-	return sys.Stop()
+	// The gateway first: its open streams end before the bus closes.
+	return errors.Join(gw.stop(), sys.Stop())
 }
 
 func cmdWorker(ctx context.Context, args []string) error {
 	fs := newFlags("worker")
 	var c common
 	c.register(fs, "info")
-	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", ")+", or siyuan (the SiYuan bridge)")
+	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", ")+", siyuan (the SiYuan bridge) or gateway (the HTTP gateway, --http)")
 	workers := fs.Int("workers", 1, "workers in this stage's pool")
 	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
 	var n neural
@@ -81,11 +120,13 @@ func cmdWorker(ctx context.Context, args []string) error {
 	af.register(fs)
 	var br bridge
 	br.register(fs)
+	var hf httpFlags
+	hf.register(fs)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if *stage == "" {
-		return fmt.Errorf("--stage is required (one of %s)", strings.Join(pipeline.StageNames(), ", "))
+		return fmt.Errorf("--stage is required (one of %s, siyuan or gateway)", strings.Join(pipeline.StageNames(), ", "))
 	}
 	if c.nats == "" {
 		url, ok := pipeline.Running(c.data)
@@ -93,6 +134,9 @@ func cmdWorker(ctx context.Context, args []string) error {
 			return fmt.Errorf("no NATS server: give --nats URL, or start 'exocortex up' on %s", c.data)
 		}
 		c.nats = url
+	}
+	if *stage == gateway.StageName {
+		return runGatewayWorker(ctx, c, hf, n.models)
 	}
 	log := c.logger()
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers,

@@ -1,0 +1,173 @@
+package main_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+var httpLine = regexp.MustCompile(`http://(127\.0\.0\.1:\d+)`)
+
+// waitHTTP waits for a process's stderr to name its gateway's address.
+func waitHTTP(t *testing.T, stderr *bytes.Buffer) string {
+	t.Helper()
+	deadline := time.Now().Add(30 * time.Second)
+	for time.Now().Before(deadline) {
+		if m := httpLine.FindStringSubmatch(stderr.String()); m != nil {
+			return m[1]
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	t.Fatalf("no gateway address in: %s", stderr.String())
+	return ""
+}
+
+func getJSON(t *testing.T, url string, v any) int {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if v != nil {
+		if err := json.Unmarshal(raw, v); err != nil {
+			t.Fatalf("%s: %v: %s", url, err, raw)
+		}
+	}
+	return resp.StatusCode
+}
+
+func TestUpServesTheGatewayAndAGatewayWorkerServesTheSameSystem(t *testing.T) {
+	data := t.TempDir()
+	vault := t.TempDir()
+	if err := os.WriteFile(filepath.Join(vault, "birds.md"), []byte("# Birds\n\nRavens and crows use tools to get food.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, upErr := startUp(t, data, nil, "--no-models")
+	addr := waitHTTP(t, upErr)
+	mustExo(t, "ingest", vault, "--data", data, "--quiet")
+
+	var st struct {
+		Running   bool  `json:"running"`
+		Documents int   `json:"documents"`
+		Stages    []any `json:"stages"`
+	}
+	if code := getJSON(t, "http://"+addr+"/v1/status", &st); code != 200 || !st.Running || st.Documents != 1 || len(st.Stages) == 0 {
+		t.Fatalf("GET /v1/status: %d %+v", code, st)
+	}
+	// /v1/search answers what search --json prints.
+	resp, err := http.Post("http://"+addr+"/v1/search", "application/json", strings.NewReader(`{"query":"crows tools","k":3}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	httpRaw, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	cliRaw := mustExo(t, "search", "crows tools", "--k", "3", "--json", "--data", data)
+	var viaHTTP, viaCLI struct {
+		Mode    string `json:"mode"`
+		Results []struct {
+			ChunkID string `json:"chunk_id"`
+			Snippet string `json:"snippet"`
+		} `json:"results"`
+	}
+	_ = json.Unmarshal(httpRaw, &viaHTTP)
+	_ = json.Unmarshal([]byte(cliRaw), &viaCLI)
+	if len(viaHTTP.Results) == 0 || fmt.Sprint(viaHTTP) != fmt.Sprint(viaCLI) {
+		t.Errorf("HTTP %s\nCLI %s", httpRaw, cliRaw)
+	}
+
+	// The gateway alone, against the running system's NATS.
+	natsURL, err := os.ReadFile(filepath.Join(data, "nats.url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := exec.Command(binary, "worker", "--stage", "gateway", "--nats", strings.TrimSpace(string(natsURL)), "--data", data, "--http", "127.0.0.1:0", "--log-level", "warn")
+	w.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=")
+	var wErr bytes.Buffer
+	w.Stderr = &wErr
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		_ = w.Process.Signal(syscall.SIGTERM)
+		_ = w.Wait()
+	}()
+	waddr := waitHTTP(t, &wErr)
+	var ready struct {
+		Ready  bool              `json:"ready"`
+		Checks map[string]string `json:"checks"`
+	}
+	if code := getJSON(t, "http://"+waddr+"/readyz", &ready); code != 200 || !ready.Ready {
+		t.Errorf("the gateway worker's /readyz: %d %+v\n%s", code, ready, wErr.String())
+	}
+	if code := getJSON(t, "http://"+waddr+"/v1/status", &st); code != 200 || st.Documents != 1 {
+		t.Errorf("the gateway worker's /v1/status: %d %+v", code, st)
+	}
+}
+
+func TestUpOnATakenHTTPPortOrOffLoopbackWithoutATokenFailsAtOnce(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	port := fmt.Sprint(l.Addr().(*net.TCPAddr).Port)
+	for _, c := range []struct {
+		http string
+		want []string
+	}{
+		{"127.0.0.1:" + port, []string{port, "--http", "already in use"}},
+		{"0.0.0.0:0", []string{"EXOCORTEX_HTTP_TOKEN", "--http 0.0.0.0:0"}},
+	} {
+		start := time.Now()
+		_, errOut, err := exo(t, "up", "--data", t.TempDir(), "--listen", "127.0.0.1:-1", "--no-models", "--http", c.http, "--log-level", "error")
+		if err == nil || time.Since(start) > 10*time.Second {
+			t.Fatalf("up --http %s: %v after %s", c.http, err, time.Since(start))
+		}
+		for _, w := range c.want {
+			if !strings.Contains(errOut, w) {
+				t.Errorf("up --http %s: %q does not say %q", c.http, errOut, w)
+			}
+		}
+	}
+}
+
+func TestASecuredNATSAdmitsOnlyClientsWithItsCredentials(t *testing.T) {
+	// Beyond loopback without credentials, up refuses to start.
+	_, errOut, err := exo(t, "up", "--data", t.TempDir(), "--listen", "0.0.0.0:-1", "--no-models", "--http", "off", "--log-level", "error")
+	if err == nil || !strings.Contains(errOut, "EXOCORTEX_NATS_USER") || !strings.Contains(errOut, "EXOCORTEX_NATS_NKEY") {
+		t.Fatalf("up --listen 0.0.0.0:-1 without credentials: %v %s", err, errOut)
+	}
+	data := t.TempDir()
+	creds := []string{"EXOCORTEX_NATS_USER=exo", "EXOCORTEX_NATS_PASSWORD=pa55"}
+	startUp(t, data, creds, "--no-models", "--http", "off")
+	natsURL, err := os.ReadFile(filepath.Join(data, "nats.url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := strings.TrimSpace(string(natsURL))
+	run := func(env []string, args ...string) (string, error) {
+		cmd := exec.Command(binary, args...)
+		cmd.Env = append(append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS="), env...)
+		out, err := cmd.CombinedOutput()
+		return string(out), err
+	}
+	if out, err := run(nil, "status", "--nats", url, "--data", data); err == nil || !strings.Contains(out, "EXOCORTEX_NATS_PASSWORD") {
+		t.Errorf("status without the credentials: %v %s", err, out)
+	}
+	if out, err := run(creds, "status", "--nats", url, "--data", data); err != nil || !strings.Contains(out, "running") {
+		t.Errorf("status with the credentials: %v %s", err, out)
+	}
+}

@@ -1,0 +1,76 @@
+package gateway
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+)
+
+// Error codes of the JSON errors, with their HTTP status.
+const (
+	CodeBadRequest   = "bad_request"
+	CodeUnauthorized = "unauthorized"
+	CodeNotFound     = "not_found"
+	CodeTooLarge     = "too_large"
+	CodeTimeout      = "timeout"
+	CodeUnavailable  = "unavailable"
+	CodeInternal     = "internal"
+)
+
+var codeStatus = map[string]int{
+	CodeBadRequest:   http.StatusBadRequest,
+	CodeUnauthorized: http.StatusUnauthorized,
+	CodeNotFound:     http.StatusNotFound,
+	CodeTooLarge:     http.StatusRequestEntityTooLarge,
+	CodeTimeout:      http.StatusGatewayTimeout,
+	CodeUnavailable:  http.StatusServiceUnavailable,
+	CodeInternal:     http.StatusInternalServerError,
+}
+
+// ErrorBody is what every error response carries:
+// {"error":{"code":"...","message":"..."}}.
+type ErrorBody struct {
+	Error APIError `json:"error"`
+}
+
+// APIError is an error's code (bad_request, unauthorized, not_found,
+// too_large, timeout, unavailable, internal) and a message to act on.
+type APIError struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+func (e *APIError) Error() string { return e.Code + ": " + e.Message }
+
+func apiErr(code, msg string) *APIError { return &APIError{Code: code, Message: msg} }
+
+// classify maps an error from the backend or the bus to an APIError.
+func classify(err error) *APIError {
+	var ae *APIError
+	switch {
+	case errors.As(err, &ae):
+		return ae
+	case errors.Is(err, context.DeadlineExceeded):
+		return apiErr(CodeTimeout, err.Error())
+	case errors.Is(err, ErrNoIndex):
+		return apiErr(CodeUnavailable, err.Error())
+	}
+	return apiErr(CodeInternal, err.Error())
+}
+
+func writeJSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.WriteHeader(status)
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	_ = enc.Encode(v)
+}
+
+func writeError(w http.ResponseWriter, e *APIError) {
+	status, ok := codeStatus[e.Code]
+	if !ok {
+		status = http.StatusInternalServerError
+	}
+	writeJSON(w, status, ErrorBody{Error: *e})
+}
