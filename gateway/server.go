@@ -65,6 +65,11 @@ type Config struct {
 	// "/mcp", "/metrics"): the web page and the other doors. Access checks
 	// apply to them as to every route.
 	Mounts map[string]http.Handler
+	// Public are the paths served without the token (GET and HEAD only; a
+	// path ending in "/" covers what is under it): the web page and its
+	// assets, which hold no notes and must load before the page can ask
+	// for the token.
+	Public []string
 	// Listener, when set, is used instead of binding Addr (a caller that
 	// bound the port early to fail at once when it is taken).
 	Listener net.Listener
@@ -359,7 +364,7 @@ func (s *Server) withAccess(next http.Handler) http.Handler {
 		if s.cors(w, r) {
 			return
 		}
-		if s.cfg.Token != "" && r.URL.Path != "/healthz" {
+		if s.cfg.Token != "" && r.URL.Path != "/healthz" && !s.public(r) {
 			got := []byte(r.Header.Get("Authorization"))
 			if subtle.ConstantTimeCompare(got, want) != 1 {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="exocortex"`)
@@ -369,6 +374,21 @@ func (s *Server) withAccess(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// public tells whether r reads a file that holds no notes (the web page
+// and its assets: Config.Public), which a browser must load before it can
+// send the token.
+func (s *Server) public(r *http.Request) bool {
+	if r.Method != http.MethodGet && r.Method != http.MethodHead {
+		return false
+	}
+	for _, p := range s.cfg.Public {
+		if r.URL.Path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(r.URL.Path, p)) {
+			return true
+		}
+	}
+	return false
 }
 
 // cors sets the CORS headers for an allowed origin and answers preflight

@@ -14,13 +14,30 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/gateway/mcpserver"
+	"github.com/exocortex/exocortex/gateway/openai"
+	"github.com/exocortex/exocortex/gateway/web"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/metrics"
 )
 
 // gatewayMounts are the doors the gateway serves besides its own routes
 // (the web page at "/", /v1/chat/completions and /v1/models, /mcp,
 // /metrics), built over the gateway's backend.
-var gatewayMounts = func(be gateway.Backend, log zerolog.Logger) map[string]http.Handler { return nil }
+var gatewayMounts = func(be gateway.Backend, log zerolog.Logger) map[string]http.Handler {
+	oai := openai.Handler(be)
+	return map[string]http.Handler{
+		"/":                    web.Handler(),
+		"/v1/chat/completions": oai,
+		"/v1/models":           oai,
+		"/v1/models/":          oai,
+		"/mcp":                 mcpserver.HTTPHandler(be),
+		"/metrics":             metrics.Handler(),
+	}
+}
+
+// gatewayPublic are the web page's files, served without the token.
+var gatewayPublic = []string{"/", "/index.html", "/static/"}
 
 // httpFlags are the gateway's flags (up, worker --stage gateway).
 type httpFlags struct {
@@ -75,7 +92,7 @@ type runningGateway struct {
 func startGateway(ctx context.Context, cfg gateway.Config, ln net.Listener, b *bus.Bus, dataDir, modelsFlag string, local bool) (*runningGateway, error) {
 	be := gateway.NewBusBackend(b, gateway.BusOptions{DataDir: dataDir})
 	cfg.Listener = ln
-	cfg.Mounts = gatewayMounts(be, cfg.Log)
+	cfg.Mounts, cfg.Public = gatewayMounts(be, cfg.Log), gatewayPublic
 	storeReady := be.StoreReady
 	if _, err := os.Stat(pipeline.DBPath(dataDir)); err != nil && !local {
 		// A gateway on a machine without the index: /v1/blocks answers
