@@ -66,7 +66,8 @@ type Config struct {
 	// apply to them as to every route.
 	Mounts map[string]http.Handler
 	// Public are the paths served without the token (GET and HEAD only; a
-	// path ending in "/" covers what is under it): the web page and its
+	// path ending in "/" covers what is under it, except "/" itself, which
+	// is the page alone): the web page and its
 	// assets, which hold no notes and must load before the page can ask
 	// for the token.
 	Public []string
@@ -384,7 +385,7 @@ func (s *Server) public(r *http.Request) bool {
 		return false
 	}
 	for _, p := range s.cfg.Public {
-		if r.URL.Path == p || (strings.HasSuffix(p, "/") && strings.HasPrefix(r.URL.Path, p)) {
+		if r.URL.Path == p || (p != "/" && strings.HasSuffix(p, "/") && strings.HasPrefix(r.URL.Path, p)) {
 			return true
 		}
 	}

@@ -663,3 +663,24 @@ func TestAnIdleEventStreamSendsHeartbeats(t *testing.T) {
 		t.Errorf("%d heartbeats, done %v", pings, sawDone)
 	}
 }
+
+// The web page's files load without the token (they hold no notes; the
+// page then asks for the token), and nothing else does: not the API, not
+// a POST to a public path, not a path beside the public folder.
+func TestThePublicPageFilesLoadWithoutTheTokenAndNothingElse(t *testing.T) {
+	e := startEnv(t)
+	door := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { io.WriteString(w, "door "+r.URL.Path) })
+	_, hs := e.serve(t, gateway.Config{Addr: "0.0.0.0:0", Token: "s3cret", Mounts: map[string]http.Handler{"/": door},
+		Public: []string{"/", "/index.html", "/static/"}}, nil)
+	for _, path := range []string{"/", "/index.html", "/static/app.js"} {
+		resp := get(t, hs.URL+path)
+		body, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || string(body) != "door "+path {
+			t.Errorf("public %s without a token: %d %q", path, resp.StatusCode, body)
+		}
+	}
+	wantError(t, get(t, hs.URL+"/v1/status"), 401, "unauthorized", "token")
+	wantError(t, get(t, hs.URL+"/staticx"), 401, "unauthorized", "token")
+	wantError(t, post(t, hs.URL+"/index.html", `{}`), 401, "unauthorized", "token")
+}
