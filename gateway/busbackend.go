@@ -92,6 +92,24 @@ func (bb *BusBackend) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToke
 	return done, err
 }
 
+// AskFollowUps is Ask that also listens for the answer's follow-up
+// questions, which come after it: wait for them with the returned function
+// (ok false when none came within d), then call release.
+func (bb *BusBackend) AskFollowUps(ctx context.Context, q *schemas.QuerySubmitted, onToken func(*schemas.AnswerToken)) (
+	done *schemas.AnswerDone, wait func(ctx context.Context, d time.Duration) ([]string, bool), release func(), err error) {
+	if q.QueryID == "" {
+		q.QueryID = NewID("q")
+	}
+	done, fu, err := pipeline.AskAnswerFollowUps(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, nil, nil, fmt.Errorf("query %s: %w", q.QueryID, ctx.Err())
+		}
+		return nil, nil, nil, err
+	}
+	return done, fu.Wait, fu.Close, nil
+}
+
 // Research publishes the request and streams its progress.
 func (bb *BusBackend) Research(ctx context.Context, r *schemas.ResearchRequested, onProgress func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {
 	if r.ResearchID == "" {

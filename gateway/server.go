@@ -61,6 +61,10 @@ type Config struct {
 	// Heartbeat is how often an idle event stream sends a comment line
 	// (default 15 s), so proxies keep it open.
 	Heartbeat time.Duration
+	// FollowUpsWait is how long an ask's stream stays open after its done
+	// event for the answer's follow-up questions (default 10 s; negative:
+	// not at all).
+	FollowUpsWait time.Duration
 	// Mounts are more handlers by pattern ("/", "/v1/chat/completions",
 	// "/mcp", "/metrics"): the web page and the other doors. Access checks
 	// apply to them as to every route.
@@ -101,6 +105,9 @@ func (c *Config) defaults() {
 	}
 	if c.Heartbeat <= 0 {
 		c.Heartbeat = 15 * time.Second
+	}
+	if c.FollowUpsWait == 0 {
+		c.FollowUpsWait = 10 * time.Second
 	}
 	t := &c.Timeouts
 	if t.ReadHeader <= 0 {

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -45,7 +46,23 @@ func startEnv(t testing.TB) *env {
 	ctx := context.Background()
 	fake := llmtest.New(t)
 	fake.SetAnswer(crowsAnswer)
-	cfg := &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: fake.URL(), Models: map[string]string{llm.RoleFast: "m"}}}}
+	// The strategic role rewrites a question with history as itself and
+	// suggests three follow-up questions; the fast role answers.
+	fake.SetResponder(func(body llmtest.ChatBody) (string, *llmtest.Fault, bool) {
+		if len(body.Messages) < 2 {
+			return "", nil, false
+		}
+		sys, user := body.Messages[0].Content, body.Messages[len(body.Messages)-1].Content
+		switch {
+		case strings.HasPrefix(sys, "Rewrite the user's last question"):
+			_, q, _ := strings.Cut(user, "Last question: ")
+			return q, nil, true
+		case strings.HasPrefix(sys, "Suggest 3 to 5 short follow-up questions"):
+			return strings.Join(followUps, "\n"), nil, true
+		}
+		return "", nil, false
+	})
+	cfg := &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: fake.URL(), Models: map[string]string{llm.RoleFast: "m", llm.RoleStrategic: "m"}}}}
 	dir := t.TempDir()
 	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg, Workers: 4,
 		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond}, Log: testLog(t)})
@@ -245,7 +262,9 @@ func TestSearchReturnsTheHitsSearchJSONPrints(t *testing.T) {
 	wantError(t, post(t, hs.URL+"/v1/search", `{"query":"  "}`), 400, "bad_request", "query is empty")
 }
 
-func TestAskStreamsTokensInOrderThenTheDoneAnswer(t *testing.T) {
+var followUps = []string{"Do ravens use tools too?", "What food do crows get with tools?", "How do crows learn to use tools?"}
+
+func TestAskStreamsTokensInOrderThenTheDoneAnswerThenItsFollowUps(t *testing.T) {
 	e := startEnv(t)
 	_, hs := e.serve(t, gateway.Config{}, nil)
 	resp := post(t, hs.URL+"/v1/ask", `{"question":"What do crows use?","history":[{"role":"user","text":"birds"}]}`)
@@ -258,6 +277,7 @@ func TestAskStreamsTokensInOrderThenTheDoneAnswer(t *testing.T) {
 	var text strings.Builder
 	var seqs []int
 	var done schemas.AnswerDone
+	var got []string
 	readSSE(t, resp.Body, func(ev sseEvent) bool {
 		names = append(names, ev.Name)
 		switch ev.Name {
@@ -274,13 +294,22 @@ func TestAskStreamsTokensInOrderThenTheDoneAnswer(t *testing.T) {
 			if err := json.Unmarshal([]byte(ev.Data), &done); err != nil {
 				t.Fatal(err)
 			}
+		case "followups":
+			var fu gateway.FollowUpsEvent
+			if err := json.Unmarshal([]byte(ev.Data), &fu); err != nil || fu.QueryID != done.QueryID {
+				t.Fatalf("followups event %s (%v), answer %s", ev.Data, err, done.QueryID)
+			}
+			got = fu.FollowUps
 		case "error":
 			t.Fatalf("error event: %s", ev.Data)
 		}
 		return true
 	})
-	if len(names) < 2 || names[len(names)-1] != "done" {
-		t.Fatalf("events %v: want tokens then done", names)
+	if len(names) < 3 || names[len(names)-2] != "done" || names[len(names)-1] != "followups" {
+		t.Fatalf("events %v: want tokens, done, then followups", names)
+	}
+	if !slices.Equal(got, followUps) {
+		t.Errorf("follow-ups %q, want %q", got, followUps)
 	}
 	for i, s := range seqs {
 		if s != i+1 {

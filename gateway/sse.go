@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -128,14 +129,28 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	go sse.heartbeat(s.cfg.Heartbeat, stop)
 	log := zerolog.Ctx(r.Context()).With().Str("query_id", q.QueryID).Logger()
 	start := time.Now()
-	done, err := s.backend.Ask(r.Context(), q, func(t *schemas.AnswerToken) {
+	onToken := func(t *schemas.AnswerToken) {
 		if t.Restart {
 			sse.event("restart", struct{}{})
 		}
 		if t.Text != "" {
 			sse.event("token", TokenEvent{Seq: t.Seq, Text: t.Text})
 		}
-	})
+	}
+	var (
+		done    *schemas.AnswerDone
+		err     error
+		wait    func(context.Context, time.Duration) ([]string, bool)
+		release func()
+	)
+	if fa, ok := s.backend.(followUpAsker); ok {
+		done, wait, release, err = fa.AskFollowUps(r.Context(), q, onToken)
+	} else {
+		done, err = s.backend.Ask(r.Context(), q, onToken)
+	}
+	if release != nil {
+		defer release()
+	}
 	if err != nil {
 		if r.Context().Err() != nil {
 			log.Info().Dur("after", time.Since(start)).Msg("the client left; its question is abandoned")
@@ -149,6 +164,27 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 	s.answers.put(done)
 	sse.event("done", done)
 	log.Debug().Dur("took", time.Since(start)).Str("mode", done.Mode).Msg("answered")
+	// A language model's answer has follow-up questions, generated after
+	// it: they come on the same stream when they come soon.
+	if wait != nil && done.Mode == schemas.AnswerLLM && s.cfg.FollowUpsWait > 0 {
+		if qs, ok := wait(r.Context(), s.cfg.FollowUpsWait); ok && len(qs) > 0 {
+			sse.event("followups", FollowUpsEvent{QueryID: done.QueryID, FollowUps: qs})
+		}
+	}
+}
+
+// FollowUpsEvent is the followups event of POST /v1/ask: the answer's
+// follow-up questions, after its done event.
+type FollowUpsEvent struct {
+	QueryID   string   `json:"query_id"`
+	FollowUps []string `json:"follow_ups"`
+}
+
+// followUpAsker is a Backend that can also wait for an answer's follow-up
+// questions (the bus backend).
+type followUpAsker interface {
+	AskFollowUps(ctx context.Context, q *schemas.QuerySubmitted, onToken func(*schemas.AnswerToken)) (
+		*schemas.AnswerDone, func(context.Context, time.Duration) ([]string, bool), func(), error)
 }
 
 // ResearchRequest is POST /v1/research's body.
