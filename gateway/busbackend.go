@@ -74,7 +74,7 @@ func (bb *BusBackend) Search(ctx context.Context, req SearchRequest) (*SearchRes
 	if err != nil {
 		return nil, err
 	}
-	return BuildSearchResult(req.Query, res)
+	return BuildSearchResult(req.Query, res, APIMarks)
 }
 
 // Ask publishes the question and streams its answer. When ctx ends the

@@ -13,11 +13,22 @@ import (
 // it holds the lemmatizer's dictionaries).
 var snippetAnalyzer = sync.OnceValues(func() (*analysis.Analyzer, error) { return analysis.New(analysis.Full) })
 
+// Marks enclose the matched words of a snippet.
+type Marks struct{ Start, End string }
+
+var (
+	// CLIMarks are the terminal's: [word].
+	CLIMarks = Marks{"[", "]"}
+	// APIMarks are POST /v1/search's: **word** (snippets are plain text, so
+	// ** only ever marks a match).
+	APIMarks = Marks{"**", "**"}
+)
+
 // BuildSearchResult turns the contexts a search query got from the running
 // system (kb.query.reranked of a query with NoAnswer) into the hits `exocortex
-// search --json` prints and POST /v1/search returns: plain-text snippets
-// with the matched words in [ ], the block's link, each retriever's rank.
-func BuildSearchResult(query string, res *schemas.QueryReranked) (*SearchResult, error) {
+// search --json` prints (matches in [ ]) and POST /v1/search returns (in
+// ** **): plain-text snippets, the block's link, each retriever's rank.
+func BuildSearchResult(query string, res *schemas.QueryReranked, marks Marks) (*SearchResult, error) {
 	an, err := snippetAnalyzer()
 	if err != nil {
 		return nil, fmt.Errorf("search snippets: %w", err)
@@ -29,7 +40,7 @@ func BuildSearchResult(query string, res *schemas.QueryReranked) (*SearchResult,
 			Rank: cx.Rank, Score: cx.Score, ScoreKind: scoreKind(cx.Source), Title: cx.Title, SectionPath: cx.SectionPath,
 			BlockID: cx.BlockID, BlockIDs: cx.BlockIDs, DocID: cx.DocID, ChunkID: cx.ChunkID, Lang: cx.Lang, Path: cx.Path,
 			Link:    answer.Link(cx.BlockID, cx.Path),
-			Snippet: an.Snippet(analysis.PlainText(cx.Text), aq, analysis.SnippetOptions{Tokens: 32, MarkStart: "[", MarkEnd: "]", Ellipsis: "…"}),
+			Snippet: an.Snippet(analysis.PlainText(cx.Text), aq, analysis.SnippetOptions{Tokens: 32, MarkStart: marks.Start, MarkEnd: marks.End, Ellipsis: "…"}),
 			Source:  cx.Source,
 			Lexical: cx.Lexical, Vector: cx.Vector,
 		}

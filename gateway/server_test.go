@@ -233,7 +233,7 @@ func readSSE(t testing.TB, r io.Reader, each func(sseEvent) bool) {
 	}
 }
 
-func TestSearchReturnsTheHitsSearchJSONPrints(t *testing.T) {
+func TestSearchReturnsTheHitsWithTheirMatchesMarked(t *testing.T) {
 	e := startEnv(t)
 	_, hs := e.serve(t, gateway.Config{}, nil)
 	var res gateway.SearchResult
@@ -242,7 +242,7 @@ func TestSearchReturnsTheHitsSearchJSONPrints(t *testing.T) {
 		t.Fatalf("search: %+v", res)
 	}
 	top := res.Results[0]
-	if top.Title != "Birds" || !strings.Contains(top.Snippet, "[crows]") || top.BlockID == "" || top.ScoreKind != "bm25" {
+	if top.Title != "Birds" || !strings.Contains(top.Snippet, "**crows**") || top.BlockID == "" || top.ScoreKind != "bm25" {
 		t.Errorf("top hit %+v", top)
 	}
 	for _, h := range res.Results {

@@ -79,7 +79,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := gateway.BuildSearchResult(query, res)
+	out, err := gateway.BuildSearchResult(query, res, gateway.CLIMarks)
 	if err != nil {
 		return err
 	}

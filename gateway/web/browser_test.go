@@ -3,6 +3,7 @@ package web_test
 import (
 	"context"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"os"
 	"os/exec"
@@ -15,6 +16,8 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/rs/zerolog"
 
+	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/gateway/web"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
@@ -60,7 +63,7 @@ func screenshotDir(t *testing.T) string {
 
 // startSystem runs the whole pipeline over a fake SiYuan kernel with two
 // notes and a fake language model that streams a cited answer slowly.
-func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server) {
+func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server, string) {
 	t.Helper()
 	k := siyuantest.New(t, "tok")
 	k.AddNotebook(noteBox, "Notes")
@@ -84,7 +87,8 @@ func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server) {
 	})
 	// Slow enough that a person (and the test) sees the answer grow.
 	provider.SetTokenDelay(120 * time.Millisecond)
-	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
+	dataDir := t.TempDir()
+	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: dataDir, Listen: "127.0.0.1:-1", NoModels: true,
 		LLM:        &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: provider.URL(), Models: map[string]string{llm.RoleFast: "m", llm.RoleStrategic: "m"}}}},
 		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
 		SiYuan:     &pipeline.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}},
@@ -110,7 +114,25 @@ func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server) {
 	if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
-	return sys, provider
+	return sys, provider, dataDir
+}
+
+// gatewayFor is the real gateway over the system's bus, serving the page
+// as up does (its files public, the API behind the token when one is set).
+func gatewayFor(t *testing.T, sys *pipeline.System, dataDir, token string) *httptest.Server {
+	t.Helper()
+	be := gateway.NewBusBackend(sys.Bus, gateway.BusOptions{DataDir: dataDir, AskTimeout: time.Minute})
+	t.Cleanup(func() { _ = be.Close() })
+	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0", Token: token,
+		Mounts: map[string]http.Handler{"/": web.Handler()}, Public: []string{"/", "/index.html", "/static/"},
+		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}, be,
+		gateway.Deps{Bus: sys.Bus, StoreReady: be.StoreReady, Status: func(ctx context.Context) (any, error) { return statusOf(ctx, sys) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	hs := httptest.NewServer(srv.Handler())
+	t.Cleanup(hs.Close)
+	return hs
 }
 
 func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T) {
@@ -121,13 +143,8 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 	if err != nil {
 		t.Skipf("no Chromium for the web page's browser test: %v (run `task setup` as root to install Debian's chromium, or set EXOCORTEX_CHROMIUM)", err)
 	}
-	sys, provider := startSystem(t)
-	api, mux, err := newContractServer(sys)
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(mux)
-	defer srv.Close()
+	sys, provider, dataDir := startSystem(t)
+	srv := gatewayFor(t, sys, dataDir, "")
 	shots := screenshotDir(t)
 
 	opts := append(chromedp.DefaultExecAllocatorOptions[:],
@@ -339,12 +356,16 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 	}
 	shot("ask-fallback")
 
-	// A gateway with a token: the page asks for it, retries, and keeps it.
+	// A gateway with a token: the page loads, asks for the token, retries,
+	// and keeps it.
 	secret := "s3cret"
-	api.token.Store(&secret)
+	locked := gatewayFor(t, sys, dataDir, secret)
 	do("search without the token",
+		chromedp.Navigate(locked.URL+"/#search"),
+		chromedp.WaitVisible(`body[data-ready="true"]`),
 		chromedp.Click(`#tab-search`),
 		chromedp.WaitVisible(`#search-q`),
+		chromedp.SendKeys(`#search-q`, "hooks"),
 		chromedp.Click(`#search-go`),
 		chromedp.WaitVisible(`#token-form`),
 	)
