@@ -10,6 +10,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
@@ -27,6 +29,8 @@ type BusOptions struct {
 	SearchTimeout   time.Duration
 	AskTimeout      time.Duration
 	ResearchTimeout time.Duration
+	// Log receives what the backend cannot do (a cancellation not sent).
+	Log zerolog.Logger
 }
 
 // BusBackend is the Backend over a running pipeline: questions and
@@ -87,9 +91,17 @@ func (bb *BusBackend) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToke
 	}
 	done, err := pipeline.AskAnswer(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
 	if err != nil && ctx.Err() != nil {
+		bb.cancel(q.QueryID)
 		return nil, fmt.Errorf("query %s: %w", q.QueryID, ctx.Err())
 	}
 	return done, err
+}
+
+// cancel tells the answer stage that the query's client left.
+func (bb *BusBackend) cancel(queryID string) {
+	if err := bb.Bus.PublishCore(&schemas.QueryCancel{QueryID: queryID, Reason: "the client left"}, ""); err != nil {
+		bb.opts.Log.Warn().Err(err).Str("query_id", queryID).Msg("cannot cancel the query")
+	}
 }
 
 // AskFollowUps is Ask that also listens for the answer's follow-up
@@ -103,6 +115,7 @@ func (bb *BusBackend) AskFollowUps(ctx context.Context, q *schemas.QuerySubmitte
 	done, fu, err := pipeline.AskAnswerFollowUps(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
 	if err != nil {
 		if ctx.Err() != nil {
+			bb.cancel(q.QueryID)
 			return nil, nil, nil, fmt.Errorf("query %s: %w", q.QueryID, ctx.Err())
 		}
 		return nil, nil, nil, err

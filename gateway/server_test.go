@@ -348,6 +348,16 @@ func TestAClientThatDisconnectsMidStreamCancelsItsQuery(t *testing.T) {
 	e.llm.Always(llmtest.Forever(5 * time.Millisecond))
 	w := &watching{Backend: e.backend, started: make(chan struct{}), returned: make(chan error, 1)}
 	_, hs := e.serve(t, gateway.Config{Heartbeat: 20 * time.Millisecond}, w)
+	answered := make(chan *schemas.AnswerDone, 4)
+	stopDone, err := e.sys.Bus.Subscribe(schemas.SubjectAnswerDone, func(ev schemas.Event) {
+		if d, ok := ev.(*schemas.AnswerDone); ok {
+			answered <- d
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stopDone()
 	subsBefore := e.sys.Bus.NC.NumSubscriptions()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v1/ask", strings.NewReader(`{"question":"What do crows use?"}`))
@@ -355,6 +365,7 @@ func TestAClientThatDisconnectsMidStreamCancelsItsQuery(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	queryID := resp.Header.Get("X-Exocortex-Query-Id")
 	tokens := 0
 	readSSE(t, resp.Body, func(ev sseEvent) bool {
 		if ev.Name == "token" {
@@ -374,6 +385,16 @@ func TestAClientThatDisconnectsMidStreamCancelsItsQuery(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the backend's Ask still runs 10 s after the client left")
+	}
+	// The answer stage let the never-ending model go and finished the
+	// query at once (its deadline is a minute away), saying why.
+	select {
+	case d := <-answered:
+		if d.QueryID != queryID || !slices.ContainsFunc(d.Reasons, func(r string) bool { return strings.HasPrefix(r, "cancelled:") }) {
+			t.Errorf("the abandoned query's answer: %s, reasons %q", d.QueryID, d.Reasons)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the answer stage still answers the abandoned query 10 s after its client left")
 	}
 	// Its subscriptions to the answer's tokens and kb.answer.done are gone.
 	deadline := time.Now().Add(5 * time.Second)

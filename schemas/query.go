@@ -201,3 +201,24 @@ func (e *QueryReranked) Validate() error {
 	}
 	return nil
 }
+
+// TypeQueryCancelV1 is a client's cancellation of its query.
+const TypeQueryCancelV1 = "kb.query.cancel.v1"
+
+// SubjectQueryCancelPrefix + query id is the core NATS subject (not a
+// stream) on which a client that left cancels its query.
+const SubjectQueryCancelPrefix = "kb.cancel.query."
+
+// QueryCancel tells the stages working on a query that its client left:
+// the answer stage stops asking the language model and finishes at once.
+type QueryCancel struct {
+	Envelope
+	QueryID string `json:"query_id"`
+	Reason  string `json:"reason,omitempty"`
+}
+
+// Subject is kb.cancel.query.<query_id>.
+func (e *QueryCancel) Subject() string { return SubjectQueryCancelPrefix + e.QueryID }
+
+// MsgID is "cancel:<query_id>".
+func (e *QueryCancel) MsgID() string { return "cancel:" + e.QueryID }

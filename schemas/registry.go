@@ -99,6 +99,9 @@ func init() {
 	register(Spec{Type: TypeResearchProgressV1, Subject: SubjectResearchProgressPrefix + "*",
 		Description: "A step of a research (core NATS, not a stream): plan ready, documents read, facts kept, draft, report.",
 		New:         func() Event { return new(ResearchProgress) }})
+	register(Spec{Type: TypeQueryCancelV1, Subject: SubjectQueryCancelPrefix + "*",
+		Description: "A client's cancellation of its query (core NATS, not a stream): the answer stage stops and finishes at once.",
+		New:         func() Event { return new(QueryCancel) }})
 	// Tokens go to kb.answer.tokens.<query_id>; the registry names the prefix.
 	register(Spec{Type: TypeAnswerTokenV1, Subject: SubjectAnswerTokensPrefix + "*",
 		Description: "One streamed piece of an answer (core NATS, not a stream), with a sequence number; the last is final.",

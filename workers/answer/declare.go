@@ -23,7 +23,11 @@ func Stage() stage.Declaration {
 		MaxDeliver: 2,
 		Needs:      stage.NeedAnswerer,
 		New: func(ctx context.Context, d *stage.Deps) (bus.Handler, error) {
-			return New(d.Answerer, d.PublishCore, d.Publish), nil
+			var opts []Option
+			if d.Bus != nil {
+				opts = append(opts, WithCancels(d.Bus.Subscribe))
+			}
+			return New(d.Answerer, d.PublishCore, d.Publish, opts...), nil
 		},
 	}
 }
