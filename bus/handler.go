@@ -31,6 +31,34 @@ type Msg struct {
 	// store (see payload.go), and object that object's name.
 	stub   []byte
 	object string
+
+	// published are the functions OnPublished registered.
+	published []func(ctx context.Context) error
+}
+
+// OnPublished registers fn to run once the handler's output is durably
+// published (every event acknowledged by JetStream) and before the message
+// is acked. A handler saves there the state that claims its output was
+// handed on (the chunk stage's manifest), so that a crash or a failed
+// publish leaves no state that a resend would trust. If fn fails, the
+// message is retried as if the handler had failed; its output, already
+// published, is deduplicated by its message ids.
+func (m *Msg) OnPublished(fn func(ctx context.Context) error) {
+	m.published = append(m.published, fn)
+}
+
+// Published runs the functions OnPublished registered, in order, and stops
+// at the first error. The bus calls it after publishing a handler's
+// output; a test that calls a handler directly calls it to stand for a
+// successful publish.
+func (m *Msg) Published(ctx context.Context) error {
+	for _, fn := range m.published {
+		if err := fn(ctx); err != nil {
+			return err
+		}
+	}
+	m.published = nil
+	return nil
 }
 
 // Handler processes one message and returns the events it produced.

@@ -339,8 +339,9 @@ func (r *stageRunner) handle(ctx context.Context, jm jetstream.Msg) result {
 	return result{jm: jm, m: m, out: out, err: err, took: time.Since(start)}
 }
 
-// settle publishes a result's output and acks, or naks, terminates and
-// dead-letters, as its error says.
+// settle publishes a result's output, runs what the handler registered with
+// Msg.OnPublished, and acks, or naks, terminates and dead-letters, as its
+// error says.
 func (r *stageRunner) settle(ctx context.Context, res result) {
 	jm, m, out, err := res.jm, res.m, res.out, res.err
 	var outcome Settlement
@@ -352,6 +353,11 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 			r.counters.published.Add(int64(len(out)))
 		}
 		pcancel()
+	}
+	if err == nil {
+		if perr := m.Published(ctx); perr != nil {
+			err = fmt.Errorf("after publishing output: %w", perr)
+		}
 	}
 	if obs := r.opts.Observer; obs != nil {
 		failed := err != nil

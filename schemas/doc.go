@@ -74,9 +74,13 @@ type DocChanged struct {
 	// smaller version than the stored one are ignored.
 	Version int64 `json:"version"`
 	// Deleted marks the document as removed; Blocks is then empty.
-	Deleted bool              `json:"deleted,omitempty"`
-	Meta    map[string]string `json:"meta,omitempty"`
-	Blocks  []Block           `json:"blocks,omitempty"`
+	Deleted bool `json:"deleted,omitempty"`
+	// Force asks the stages after the source to redo the document in full
+	// (`ingest --force`): the chunk stage re-sends every chunk, not only
+	// those its manifest lacks, so chunks lost from the index come back.
+	Force  bool              `json:"force,omitempty"`
+	Meta   map[string]string `json:"meta,omitempty"`
+	Blocks []Block           `json:"blocks,omitempty"`
 }
 
 // MsgID is "doc:<id>@<hash>:<version>", or "doc:<id>@deleted:<version>"

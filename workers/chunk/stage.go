@@ -83,9 +83,11 @@ type handler struct {
 }
 
 // NewHandler returns the chunk stage's handler. For each schemas.DocChanged it
-// returns a *schemas.ChunkCreated for every new or changed chunk, a tombstone
-// for every chunk that is gone, and then a *schemas.DocStructure; it keeps a
-// manifest per document in state (see ManifestKey). A change older than the
+// returns a *schemas.ChunkCreated for every new or changed chunk (every
+// chunk when the change is forced), a tombstone for every chunk that is
+// gone, and then a *schemas.DocStructure; it keeps a manifest per document in
+// state (see ManifestKey), saved with bus.Msg.OnPublished once the events are
+// published. A change older than the
 // manifest's version is dropped. A malformed payload is a permanent error; a
 // state error is a plain one (retried).
 //
@@ -126,9 +128,14 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 			}
 		}
 		events = append(events, structure(doc, nil, trace))
-		if err := h.state.Delete(ctx, key); err != nil {
-			return nil, fmt.Errorf("chunk doc %s: delete manifest: %w", doc.DocID, err)
-		}
+		// The manifest goes once the tombstones are published: a deletion
+		// that fails to publish is redone from the manifest.
+		m.OnPublished(func(ctx context.Context) error {
+			if err := h.state.Delete(ctx, key); err != nil {
+				return fmt.Errorf("chunk doc %s: delete manifest: %w", doc.DocID, err)
+			}
+			return nil
+		})
 		return events, nil
 	}
 
@@ -140,9 +147,11 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		next.Chunks[i] = entry{ID: p.ID, Hash: p.Hash, Meta: metaOf(p)}
 		current[p.ID] = true
 	}
-	// A redelivery of the change the manifest already holds (its events may
-	// not have been published) emits everything again; the bus's message ids
-	// drop what did get through.
+	// The manifest is saved only after the events are published (see
+	// below), so what it lists was handed on. A redelivery of the change it
+	// already holds (saved, but the ack was lost) emits everything again; the
+	// bus's message ids drop what did get through. A forced change
+	// (ingest --force) emits every chunk: the index may have lost some.
 	replay := prev != nil && m.Delivered > 1 && prev.Version == doc.Version && prev.DocHash == doc.Hash
 	known := map[string]entry{}
 	var gone []entry
@@ -150,7 +159,7 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		if replay {
 			gone = prev.Removed
 		} else {
-			if prev.Spans {
+			if prev.Spans && !doc.Force {
 				for _, e := range prev.Chunks {
 					known[e.ID] = e
 				}
@@ -193,10 +202,31 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 	if err != nil {
 		return nil, fmt.Errorf("chunk doc %s: encode manifest: %w", doc.DocID, err)
 	}
-	if err := h.state.Put(ctx, key, data); err != nil {
-		return nil, fmt.Errorf("chunk doc %s: save manifest: %w", doc.DocID, err)
-	}
+	// No state may claim work that was not handed on: the manifest is saved
+	// once every event is published (acknowledged by JetStream). A publish
+	// that fails, a crash or a full disk before that leaves the previous
+	// manifest, and any resend of the change (a redelivery, a replayed dead
+	// letter, a re-ingest) emits these chunks again.
+	m.OnPublished(func(ctx context.Context) error {
+		return h.save(ctx, key, doc, data)
+	})
 	return events, nil
+}
+
+// save stores a document's manifest unless a newer change's manifest was
+// saved meanwhile (two changes of one document handled at once).
+func (h *handler) save(ctx context.Context, key string, doc *schemas.DocChanged, data []byte) error {
+	cur, err := h.load(ctx, key)
+	if err != nil {
+		return fmt.Errorf("chunk doc %s: reload manifest: %w", doc.DocID, err)
+	}
+	if cur != nil && cur.Version > doc.Version {
+		return nil
+	}
+	if err := h.state.Put(ctx, key, data); err != nil {
+		return fmt.Errorf("chunk doc %s: save manifest: %w", doc.DocID, err)
+	}
+	return nil
 }
 
 // load returns the stored manifest, or nil when there is none. A manifest

@@ -32,9 +32,14 @@ type outcome struct {
 
 func run(t *testing.T, h bus.Handler, doc *schemas.DocChanged, delivered uint64) outcome {
 	t.Helper()
-	events, err := h.Handle(context.Background(), msgOf(t, doc, delivered))
+	m := msgOf(t, doc, delivered)
+	events, err := h.Handle(context.Background(), m)
 	if err != nil {
 		t.Fatalf("Handle: %v", err)
+	}
+	// The events count as published: the manifest is saved.
+	if err := m.Published(context.Background()); err != nil {
+		t.Fatalf("Published: %v", err)
 	}
 	var out outcome
 	for i, ev := range events {
@@ -370,6 +375,65 @@ func TestHandlerChanges(t *testing.T) {
 				t.Errorf("state keys %v after the delete", keys)
 			}
 		})
+	}
+}
+
+func TestHandlerSavesTheManifestOnlyOnceTheEventsArePublished(t *testing.T) {
+	ctx := context.Background()
+	kv := bus.NewMemKV()
+	h := NewHandler(DefaultConfig(), kv)
+	base := longDoc("pub", 6)
+	key := ManifestKey(base.doc.DocID)
+
+	// The first change's events are never published (a full stream, a crash).
+	m := msgOf(t, cloneDoc(&base.doc), 1)
+	events, err := h.Handle(ctx, m)
+	if err != nil || len(events) < 3 {
+		t.Fatalf("Handle = %d events, %v", len(events), err)
+	}
+	if raw, _ := kv.Get(ctx, key); raw != nil {
+		t.Fatal("the manifest was saved before the events were published")
+	}
+	// A resend as a new message (a replayed dead letter) emits every chunk.
+	first := run(t, h, cloneDoc(&base.doc), 1)
+	if len(first.chunks) != len(events)-1 {
+		t.Fatalf("the resend emits %d chunks, want %d", len(first.chunks), len(events)-1)
+	}
+
+	// A deletion that is not published keeps the manifest: its resend
+	// tombstones every chunk.
+	del := &schemas.DocChanged{DocID: base.doc.DocID, Deleted: true, Version: base.doc.Version + 1}
+	if _, err := h.Handle(ctx, msgOf(t, del, 1)); err != nil {
+		t.Fatal(err)
+	}
+	if raw, _ := kv.Get(ctx, key); raw == nil {
+		t.Fatal("the manifest was deleted before the tombstones were published")
+	}
+	if out := run(t, h, del, 1); len(out.tombstones) != len(first.chunks) {
+		t.Errorf("the deletion's resend tombstones %d chunks, want %d", len(out.tombstones), len(first.chunks))
+	}
+	if raw, _ := kv.Get(ctx, key); raw != nil {
+		t.Error("the published deletion left the manifest")
+	}
+}
+
+func TestHandlerForcedChangeResendsEveryChunk(t *testing.T) {
+	kv := bus.NewMemKV()
+	h := NewHandler(DefaultConfig(), kv)
+	base := longDoc("force", 6)
+	first := run(t, h, cloneDoc(&base.doc), 1)
+
+	same := cloneDoc(&base.doc)
+	same.Version++
+	if out := run(t, h, same, 1); len(out.chunks) != 0 {
+		t.Fatalf("an unforced resend emits %d chunks, want none", len(out.chunks))
+	}
+	forced := cloneDoc(&base.doc)
+	forced.Version += 2
+	forced.Force = true
+	out := run(t, h, forced, 1)
+	if !slices.Equal(ids(out.chunks), ids(first.chunks)) || len(out.tombstones) != 0 {
+		t.Errorf("a forced resend emits chunks %v and %d tombstones, want %v and none", ids(out.chunks), len(out.tombstones), ids(first.chunks))
 	}
 }
 

@@ -65,7 +65,8 @@ func reason(path string, err error) string {
 
 // SyncOptions tunes Sync.
 type SyncOptions struct {
-	// Force publishes every document even when its hash is unchanged.
+	// Force publishes every document even when its hash is unchanged, marked
+	// DocChanged.Force: the chunk stage then re-sends all its chunks.
 	Force bool
 	// Progress is called after every document.
 	Progress func(SyncStats)
@@ -124,6 +125,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 			// Keep versions increasing even when a file's mtime went backwards.
 			doc.Version = prev.Version + 1
 		}
+		doc.Force = opts.Force
 		if err := publish(ctx, doc); err != nil {
 			return fmt.Errorf("publish %s: %w", doc.Path, err)
 		}
