@@ -372,3 +372,34 @@ func TestABatchHandlerSeesWholeBatchesAndEachOutcomeSettlesItsOwnMessage(t *test
 		t.Errorf("the permanently bad message was handled %d times", n)
 	}
 }
+
+func TestOnPublishedRunsOnlyAfterASuccessAndItsFailureRetriesTheMessage(t *testing.T) {
+	b := bustest.New(t)
+	spec := testStage(t, b, "stateful")
+	var handled, saved, failedSaves atomic.Int32
+	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		n := handled.Add(1)
+		m.OnPublished(func(context.Context) error {
+			if failedSaves.Load() == 0 {
+				failedSaves.Add(1)
+				return errors.New("state bucket is full")
+			}
+			saved.Add(1)
+			return nil
+		})
+		if n == 1 {
+			return nil, errors.New("publish failed") // its state must not be saved
+		}
+		return []schemas.Event{&schemas.DocChanged{DocID: "d1", Hash: "abc", Source: "markdown"}}, nil
+	}))
+	publishRaw(t, b, "kb.query.stateful", "m1", []byte(`{}`))
+	waitFor(t, "the state saved", func() bool { return saved.Load() == 1 })
+	time.Sleep(300 * time.Millisecond)
+	// 1: the handler fails; 2: its state fails to save; 3: saved and acked.
+	if h, f, s := handled.Load(), failedSaves.Load(), saved.Load(); h != 3 || f != 1 || s != 1 {
+		t.Errorf("handled %d times, %d failed saves, %d saves; want 3, 1, 1", h, f, s)
+	}
+	if dl := deadLetters(t, b, "stateful"); len(dl) != 0 {
+		t.Errorf("dead letters: %+v", dl)
+	}
+}

@@ -359,6 +359,12 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 			err = fmt.Errorf("after publishing output: %w", perr)
 		}
 	}
+	if err != nil && res.err == nil {
+		// The handler succeeded, but its output or the state that accounts
+		// for it was not saved: the message is retried.
+		r.bus.Log.Warn().Err(err).Str("stage", r.spec.Name).Str("subject", m.Subject).Uint64("stream_seq", m.StreamSeq).
+			Uint64("delivered", m.Delivered).Str("trace_id", m.TraceID).Int("events_out", len(out)).Msg("output not handed on")
+	}
 	if obs := r.opts.Observer; obs != nil {
 		failed := err != nil
 		defer func() { obs.Settled(r.spec.Name, outcome, res.took, failed) }()
