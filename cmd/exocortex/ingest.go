@@ -62,7 +62,7 @@ func ingest(ctx context.Context, args []string) error {
 	fs := newFlags("ingest")
 	var c common
 	c.register(fs, "warn")
-	force := fs.Bool("force", false, "republish every document, even unchanged ones")
+	force := fs.Bool("force", false, "republish every document and every one of its chunks, even unchanged ones (brings back chunks lost from the index)")
 	asJSON := fs.Bool("json", false, "print a JSON report")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	maxMB := fs.Int("max-file-mb", files.DefaultMaxFileBytes>>20, "skip (and report) files larger than this many MiB")
