@@ -499,6 +499,7 @@ ON CONFLICT (doc_id) DO UPDATE SET
 		if _, err := tx.ExecContext(ctx, q, d.DocID); err != nil {
 			return err
 		}
+		progress(ctx)
 	}
 	insBlock, err := tx.PrepareContext(ctx, `
 INSERT INTO blocks (block_id, doc_id, type, parent_id, chunk_id, ordinal) VALUES (?, ?, ?, ?, ?, ?)
@@ -515,6 +516,7 @@ ON CONFLICT (block_id) DO UPDATE SET doc_id = excluded.doc_id, type = excluded.t
 		if _, err := insBlock.ExecContext(ctx, b.ID, d.DocID, b.Type, b.ParentID, b.ChunkID, i); err != nil {
 			return fmt.Errorf("block %s: %w", b.ID, err)
 		}
+		progress(ctx)
 	}
 	insEdge, err := tx.PrepareContext(ctx, `
 INSERT INTO edges (src, dst, kind, doc_id) VALUES (?, ?, ?, ?)
@@ -527,6 +529,7 @@ ON CONFLICT (src, dst, kind) DO UPDATE SET doc_id = excluded.doc_id`)
 		if _, err := insEdge.ExecContext(ctx, e.Src, e.Dst, e.Kind, d.DocID); err != nil {
 			return fmt.Errorf("edge %s -%s-> %s: %w", e.Src, e.Kind, e.Dst, err)
 		}
+		progress(ctx)
 	}
 
 	// Chunks the structure no longer lists (missed tombstones); the trigger
@@ -576,6 +579,7 @@ WHERE c.doc_id = ? AND f.title IS NOT ?`, docID, words)
 		if err := putFTSRow(ctx, tx, r.id, r.r); err != nil {
 			return err
 		}
+		progress(ctx)
 	}
 	return nil
 }
