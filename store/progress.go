@@ -2,12 +2,13 @@ package store
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 )
 
 // ErrStalled is the cause of a write cancelled by WithStallTimeout.
-var ErrStalled = fmt.Errorf("store: write made no progress")
+var ErrStalled = errors.New("store: write made no progress")
 
 type stallKey struct{}
 
