@@ -38,7 +38,7 @@ func BenchmarkRetrieve100k(b *testing.B) {
 	}
 	const n = 100_000
 	sents, questions := xquadSentences(b)
-	dir := filepath.Join(os.TempDir(), "exocortex-bench-100k-v1")
+	dir := filepath.Join(os.TempDir(), "exocortex-bench-100k-v2")
 	ctx := context.Background()
 	st, vs := build100k(b, dir, n, sents)
 	defer st.Close()
@@ -159,6 +159,17 @@ func build100k(b *testing.B, dir string, n int, sents []string) (*store.Store, v
 					noisy[j] = v[j] + float32(rng.NormFloat64())*0.05
 				}
 				pts = append(pts, vectors.Point{ID: c.ChunkID, DocID: c.DocID, Vector: noisy})
+			}
+			// Each document's structure (a batch holds whole documents): a
+			// chunk is searchable once its document is indexed.
+			for d := lo / perDoc; d*perDoc < lo+1000 && d*perDoc < n; d++ {
+				doc := &schemas.DocStructure{DocID: fmt.Sprintf("d%05d", d), Title: fmt.Sprintf("Doc %d", d), Hash: fmt.Sprint(d), Version: 1}
+				for i := d * perDoc; i < (d+1)*perDoc && i < n; i++ {
+					doc.ChunkIDs = append(doc.ChunkIDs, fmt.Sprintf("c%06d", i))
+				}
+				if _, err := st.ApplyStructure(ctx, doc); err != nil {
+					return err
+				}
 			}
 			return nil
 		})

@@ -10,7 +10,8 @@ import (
 
 // Passages returns the chunks with the given ids, with their documents'
 // titles and paths, in the order of ids; ids not in the index are left out
-// (a vector store can briefly hold a chunk the index has just removed).
+// (a vector store can briefly hold a chunk the index has just removed), and
+// so are chunks whose document's structure has not arrived.
 func (s *Store) Passages(ctx context.Context, ids []string) ([]Hit, error) {
 	if len(ids) == 0 {
 		return nil, nil
@@ -27,7 +28,7 @@ func (s *Store) Passages(ctx context.Context, ids []string) ([]Hit, error) {
 		rows, err := s.r.QueryContext(ctx, `
 SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang, c.text,
 	c.block_spans
-FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
+FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
 WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+`)`, args...)
 		if err != nil {
 			return nil, fmt.Errorf("passages: %w", err)

@@ -65,7 +65,8 @@ type SearchOptions struct {
 type Hit struct {
 	ChunkID string
 	DocID   string
-	// Title and Path are the document's; empty until its structure arrives.
+	// Title and Path are the document's. A chunk whose document's
+	// structure has not arrived is not found.
 	Title       string
 	Path        string
 	SectionPath []string
@@ -142,7 +143,7 @@ SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.sect
 	-f.rank, c.text, c.block_spans
 FROM (` + inner + `) f
 JOIN chunks c ON c.id = f.rowid
-LEFT JOIN documents d ON d.doc_id = c.doc_id
+JOIN documents d ON d.doc_id = c.doc_id
 ORDER BY f.rank`
 
 	rows, err := s.r.QueryContext(ctx, q, args...)

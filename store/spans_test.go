@@ -11,6 +11,7 @@ import (
 func TestBlockSpansRoundTripThroughChunkSearchAndPassages(t *testing.T) {
 	ctx := context.Background()
 	s := openTest(t)
+	mustApply(t, s, structure("d1", 1, "c1", "c2"), true)
 	text := "## Backups\n\nRun exocortex backup to copy the index and the vectors."
 	c := chunkEv("c1", "d1", 1, text)
 	c.BlockIDs = []string{"h1", "p1"}

@@ -321,7 +321,15 @@ RETURNING id`,
 
 	var title, meta string
 	err = tx.QueryRowContext(ctx, `SELECT title, meta FROM documents WHERE doc_id = ?`, c.DocID).Scan(&title, &meta)
-	if err != nil && !errors.Is(err, sql.ErrNoRows) {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		// The document's structure has not arrived: the chunk is held, not
+		// searchable, until it does (putDoc writes its full-text row).
+		if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
+			return false, err
+		}
+		return true, nil
+	case err != nil:
 		return false, err
 	}
 	if err := s.putFTS(ctx, tx, id, c.Text, titleText(title, parseMeta(meta)), c.SectionPath); err != nil {
@@ -499,6 +507,7 @@ ON CONFLICT (doc_id) DO UPDATE SET
 		if _, err := tx.ExecContext(ctx, q, d.DocID); err != nil {
 			return err
 		}
+		progress(ctx)
 	}
 	insBlock, err := tx.PrepareContext(ctx, `
 INSERT INTO blocks (block_id, doc_id, type, parent_id, chunk_id, ordinal) VALUES (?, ?, ?, ?, ?, ?)
@@ -515,6 +524,7 @@ ON CONFLICT (block_id) DO UPDATE SET doc_id = excluded.doc_id, type = excluded.t
 		if _, err := insBlock.ExecContext(ctx, b.ID, d.DocID, b.Type, b.ParentID, b.ChunkID, i); err != nil {
 			return fmt.Errorf("block %s: %w", b.ID, err)
 		}
+		progress(ctx)
 	}
 	insEdge, err := tx.PrepareContext(ctx, `
 INSERT INTO edges (src, dst, kind, doc_id) VALUES (?, ?, ?, ?)
@@ -527,6 +537,7 @@ ON CONFLICT (src, dst, kind) DO UPDATE SET doc_id = excluded.doc_id`)
 		if _, err := insEdge.ExecContext(ctx, e.Src, e.Dst, e.Kind, d.DocID); err != nil {
 			return fmt.Errorf("edge %s -%s-> %s: %w", e.Src, e.Kind, e.Dst, err)
 		}
+		progress(ctx)
 	}
 
 	// Chunks the structure no longer lists (missed tombstones); the trigger
@@ -539,11 +550,15 @@ DELETE FROM chunks WHERE doc_id = ? AND version <= ?
 	return s.retitle(ctx, tx, d.DocID, titleText(d.Title, d.Meta))
 }
 
-// retitle rewrites the title and heads of a document's full-text rows
-// whose title column does not hold title's words (chunks usually arrive
-// before their document; title is titleText's, labels included). The body's
-// columns are kept as they are.
+// retitle writes the full-text rows of a document's chunks that were held
+// until it arrived (chunks usually arrive before their document, and are
+// not searchable without it), and rewrites the title and heads of its rows
+// whose title column does not hold title's words (title is titleText's,
+// labels included); the body's columns of those are kept as they are.
 func (s *Store) retitle(ctx context.Context, tx *sql.Tx, docID, title string) error {
+	if err := s.releaseHeld(ctx, tx, docID, title); err != nil {
+		return err
+	}
 	a := s.Analyzer()
 	words := a.Words(title)
 	type row struct {
@@ -576,6 +591,42 @@ WHERE c.doc_id = ? AND f.title IS NOT ?`, docID, words)
 		if err := putFTSRow(ctx, tx, r.id, r.r); err != nil {
 			return err
 		}
+		progress(ctx)
+	}
+	return nil
+}
+
+// releaseHeld writes the full-text rows of a document's chunks that have
+// none: those stored before the document's structure arrived.
+func (s *Store) releaseHeld(ctx context.Context, tx *sql.Tx, docID, title string) error {
+	type row struct {
+		id             int64
+		text, sections string
+	}
+	rows, err := tx.QueryContext(ctx, `
+SELECT c.id, c.text, c.section_path FROM chunks c
+WHERE c.doc_id = ? AND NOT EXISTS (SELECT 1 FROM chunks_fts f WHERE f.rowid = c.id)`, docID)
+	if err != nil {
+		return err
+	}
+	var todo []row
+	for rows.Next() {
+		var r row
+		if err := rows.Scan(&r.id, &r.text, &r.sections); err != nil {
+			rows.Close()
+			return err
+		}
+		todo = append(todo, r)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, r := range todo {
+		if err := s.putFTS(ctx, tx, r.id, r.text, title, parseList(r.sections)); err != nil {
+			return fmt.Errorf("full-text row of held chunk %d: %w", r.id, err)
+		}
+		progress(ctx)
 	}
 	return nil
 }
@@ -602,8 +653,8 @@ func (s *Store) reindex(ctx context.Context, tx *sql.Tx) error {
 	last := int64(-1 << 63)
 	for {
 		rows, err := tx.QueryContext(ctx, `
-SELECT c.id, c.text, coalesce(d.title, ''), coalesce(d.meta, '{}'), c.section_path
-FROM chunks c LEFT JOIN documents d ON d.doc_id = c.doc_id
+SELECT c.id, c.text, d.title, d.meta, c.section_path
+FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
 WHERE c.id > ? ORDER BY c.id LIMIT ?`, last, page)
 		if err != nil {
 			return err

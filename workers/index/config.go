@@ -11,8 +11,11 @@ type Config struct {
 	// DBPath is the SQLite index file (opened with store.Open; this stage is
 	// its only writer).
 	DBPath string
-	// WriteTimeout bounds one event's write; keep it well under the
-	// consumer's AckWait. A write that runs out of time is retried.
+	// WriteTimeout bounds one chunk's write; keep it well under the
+	// consumer's AckWait. A document structure's write may take longer,
+	// one transaction as long as rows keep going in, and fails once it has
+	// made no progress for WriteTimeout (see store.WithStallTimeout). A
+	// write that runs out of time is retried.
 	WriteTimeout time.Duration
 }
 

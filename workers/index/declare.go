@@ -23,7 +23,7 @@ func Stage() stage.Declaration {
 			if d.Vectors != nil {
 				return NewWithVectors(stage.ConfigOf(d, DefaultConfig()), d.Store, d.Vectors)
 			}
-			return NewHandler(d.Store), nil
+			return New(stage.ConfigOf(d, DefaultConfig()), d.Store), nil
 		},
 	}
 }

@@ -152,10 +152,12 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 			return nil, err
 		}
 		if h.cfg.WriteTimeout > 0 {
-			// A large document writes a row and a few edges per block: give
-			// it a millisecond per block on top (a 20 MB note has ~100k).
+			// A large document writes a row per block and a few edges per
+			// block (a 20 MB note has ~100k blocks): the write runs, in one
+			// transaction, as long as rows keep going in, and fails once it
+			// has made no progress for WriteTimeout.
 			var cancel context.CancelFunc
-			ctx, cancel = context.WithTimeout(ctx, h.cfg.WriteTimeout+time.Duration(len(d.Blocks))*time.Millisecond)
+			ctx, cancel = store.WithStallTimeout(ctx, h.cfg.WriteTimeout)
 			defer cancel()
 		}
 		var gone []string
@@ -166,7 +168,10 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		}
 		applied, err := h.st.ApplyStructure(ctx, d)
 		if err != nil {
-			return nil, classify(fmt.Errorf("index structure of doc %s: %w", d.DocID, err))
+			if cause := context.Cause(ctx); errors.Is(cause, store.ErrStalled) {
+				err = fmt.Errorf("%w: %w", cause, err)
+			}
+			return nil, classify(fmt.Errorf("index structure of doc %s (%d blocks): %w", d.DocID, len(d.Blocks), err))
 		}
 		if applied && len(gone) > 0 {
 			if err := h.vs.Delete(ctx, gone); err != nil {

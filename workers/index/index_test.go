@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -185,4 +186,71 @@ func TestConfigValidateReportsEveryProblem(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "db_path") || !strings.Contains(err.Error(), "write_timeout") {
 		t.Fatalf("empty config: %v", err)
 	}
+}
+
+// bigStructure is a document of n blocks, each referring to refs targets:
+// n rows in blocks and about n*(4+refs) in edges.
+func bigStructure(n, refs int) *schemas.DocStructure {
+	d := &schemas.DocStructure{DocID: "big", Title: "Big", Path: "big.md", Hash: "bh", Version: 1}
+	for i := 0; i < n; i++ {
+		b := schemas.BlockNode{ID: fmt.Sprintf("b%05d", i), Type: schemas.BlockParagraph}
+		for j := 0; j < refs; j++ {
+			b.Refs = append(b.Refs, fmt.Sprintf("t%05d-%04d", i, j))
+		}
+		d.Blocks = append(d.Blocks, b)
+	}
+	return d
+}
+
+func TestALargeStructureIsWrittenWholeWhileItMakesProgress(t *testing.T) {
+	st, path := openStore(t)
+	// The write takes far longer than the timeout (and than a millisecond
+	// per block on top), but every row is progress.
+	h := New(Config{DBPath: path, WriteTimeout: time.Second}, st)
+	d := bigStructure(100, 2000)
+	start := time.Now()
+	handle(t, h, msg(t, d))
+	took := time.Since(start)
+	if took < time.Second+time.Duration(len(d.Blocks))*time.Millisecond {
+		t.Logf("the write took only %s: the test shows nothing on this machine", took)
+	}
+	docs, _, err := st.Counts(context.Background())
+	if err != nil || docs != 1 {
+		t.Fatalf("documents = %d, %v; want the large document", docs, err)
+	}
+	edges, err := st.Neighbors(context.Background(), "b00099", store.EdgeRef)
+	if err != nil || len(edges) != 2000 {
+		t.Fatalf("refs of the last block: %d, %v; want 2000", len(edges), err)
+	}
+}
+
+func TestAStructureWriteThatMakesNoProgressTimesOut(t *testing.T) {
+	st, path := openStore(t)
+	other, err := sql.Open("sqlite", "file:"+path+"?_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	conn, err := other.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if _, err := conn.ExecContext(context.Background(), "BEGIN IMMEDIATE"); err != nil {
+		t.Fatal(err)
+	}
+	h := New(Config{DBPath: path, WriteTimeout: 300 * time.Millisecond}, st)
+	m := msg(t, bigStructure(2000, 0))
+	start := time.Now()
+	_, err = h.Handle(context.Background(), m)
+	if err == nil || bus.IsPermanent(err) || !strings.Contains(err.Error(), "big") {
+		t.Fatalf("err = %v (permanent %v), want a retryable error naming the document", err, bus.IsPermanent(err))
+	}
+	if d := time.Since(start); d > 2*time.Second {
+		t.Fatalf("the stuck write gave up after %s, want about the write timeout", d)
+	}
+	if _, err := conn.ExecContext(context.Background(), "ROLLBACK"); err != nil {
+		t.Fatal(err)
+	}
+	handle(t, h, m)
 }
