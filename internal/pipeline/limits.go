@@ -11,6 +11,10 @@ import (
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
+// ErrEmbedsCacheTooLarge is returned by Start when Config.EmbedsCache is
+// larger than JetStream's store may hold.
+var ErrEmbedsCacheTooLarge = errors.New("embedding cache larger than the JetStream store's limit")
+
 // embedsShare is the part of JetStream's store the embedding cache takes
 // when it is sized by itself (at most stage.DefaultEmbedsCache).
 const embedsShare = 8
@@ -30,8 +34,7 @@ func sizeStorage(ctx context.Context, cfg Config, b *bus.Bus, cat stage.Catalog)
 	case n < 0:
 		return cat, fmt.Errorf("embedding cache of %d bytes is negative", n)
 	case n > 0 && limit > 0 && n > limit:
-		return cat, fmt.Errorf("embedding cache of %s is larger than the JetStream store's limit of %s (lower --embeds-cache-mb or raise --max-store)",
-			humanBytes(n), humanBytes(limit))
+		return cat, fmt.Errorf("%w: the cache %s, the store %s", ErrEmbedsCacheTooLarge, humanBytes(n), humanBytes(limit))
 	case n == 0 && b.Server == nil:
 		n, err = bucketMaxBytes(ctx, b.JS, stage.BucketEmbeds)
 		if err != nil {
