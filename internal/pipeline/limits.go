@@ -20,10 +20,10 @@ var ErrEmbedsCacheTooLarge = errors.New("embedding cache larger than the JetStre
 const embedsShare = 8
 
 // sizeStorage returns cat with the embedding cache sized: cfg.EmbedsCache
-// when set (refused when larger than the store's limit), else an eighth of
-// the store's limit, at most 1 GiB. A process that attaches to a system it
-// does not own keeps the limit an existing cache already has, so that an
-// ingest or a worker does not undo the owner's setting.
+// when set (refused when larger than the store's limit); else the limit an
+// existing cache already has, while it fits in the store, so that a
+// command or a worker that does not set it keeps what up was given; else an
+// eighth of the store's limit, at most 1 GiB.
 func sizeStorage(ctx context.Context, cfg Config, b *bus.Bus, cat stage.Catalog) (stage.Catalog, error) {
 	limit, err := storeLimit(ctx, b)
 	if err != nil {
@@ -35,10 +35,22 @@ func sizeStorage(ctx context.Context, cfg Config, b *bus.Bus, cat stage.Catalog)
 		return cat, fmt.Errorf("embedding cache of %d bytes is negative", n)
 	case n > 0 && limit > 0 && n > limit:
 		return cat, fmt.Errorf("%w: the cache %s, the store %s", ErrEmbedsCacheTooLarge, humanBytes(n), humanBytes(limit))
-	case n == 0 && b.Server == nil:
-		n, err = bucketMaxBytes(ctx, b.JS, stage.BucketEmbeds)
+	case n == 0:
+		had, err := bucketMaxBytes(ctx, b.JS, stage.BucketEmbeds)
 		if err != nil {
 			return cat, err
+		}
+		if had > 0 && (limit == 0 || had <= limit) {
+			n = had
+		}
+		if had != 0 && limit > 0 && (had < 0 || had > limit) {
+			// The server cannot shrink a bucket that holds more of the
+			// store than there is; it is a cache, so it starts again.
+			cfg.Log.Warn().Int64("cache_bytes", had).Int64("max_store_bytes", limit).
+				Msg("the embedding cache is larger than the JetStream store: emptied and made smaller")
+			if err := b.JS.DeleteKeyValue(ctx, stage.BucketEmbeds); err != nil {
+				return cat, fmt.Errorf("empty the embedding cache %s to make it smaller: %w", stage.BucketEmbeds, err)
+			}
 		}
 	}
 	if n == 0 {

@@ -97,3 +97,30 @@ func TestAttachKeepsTheOwnersEmbeddingCache(t *testing.T) {
 		t.Fatalf("after an attach KB_EMBEDS max bytes %d, want the owner's %d", got, 3*mib)
 	}
 }
+
+func TestACommandStartingTheSystemKeepsTheCacheUpWasGiven(t *testing.T) {
+	const mib = 1 << 20
+	dir := t.TempDir()
+	sys, err := startLimited(t, dir, 64*mib, 24*mib)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = sys.Stop()
+	// ingest, search... start the system themselves, without the setting.
+	sys, err = startLimited(t, dir, 64*mib, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := embedsMaxBytes(t, sys); got != 24*mib {
+		t.Fatalf("KB_EMBEDS max bytes %d, want the one set before, %d", got, 24*mib)
+	}
+	_ = sys.Stop()
+	// A store made smaller than the cache resizes it.
+	sys, err = startLimited(t, dir, 16*mib, 0)
+	if err != nil {
+		t.Fatalf("start with a store smaller than the cache: %v", err)
+	}
+	if got := embedsMaxBytes(t, sys); got != 16*mib/8 {
+		t.Fatalf("KB_EMBEDS max bytes %d, want %d", got, 16*mib/8)
+	}
+}

@@ -47,8 +47,9 @@ type Config struct {
 	// volume.
 	MaxStore int64
 	// EmbedsCache bounds the embedding cache (the KB_EMBEDS bucket) in
-	// bytes; 0 sizes it from the JetStream store's limit (an eighth of it,
-	// at most 1 GiB).
+	// bytes; 0 keeps an existing cache's limit while it fits in the
+	// JetStream store, else sizes it from the store's limit (an eighth of
+	// it, at most 1 GiB).
 	EmbedsCache int64
 	// Stages to run in-process; empty means every stage of the catalog.
 	Stages []string
