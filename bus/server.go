@@ -26,6 +26,9 @@ type ServerOptions struct {
 	// Auth, when set, is required of every client. A Listen beyond
 	// loopback without it is refused (ErrNoCredentials).
 	Auth Credentials
+	// MaxStore bounds JetStream's file store in bytes; 0 leaves the
+	// server's own limit, 75% of the free space of StoreDir's volume.
+	MaxStore int64
 }
 
 // DefaultMaxPayload is the embedded server's message size limit.
@@ -52,6 +55,9 @@ func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 	}
 	if o.MaxPayload == 0 {
 		o.MaxPayload = DefaultMaxPayload
+	}
+	if o.MaxStore < 0 {
+		return nil, fmt.Errorf("start nats: max store %d bytes is negative", o.MaxStore)
 	}
 	host, portStr, err := net.SplitHostPort(o.Listen)
 	if err != nil {
@@ -87,8 +93,10 @@ func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 		JetStream:  true,
 		StoreDir:   abs,
 		MaxPayload: o.MaxPayload,
-		NoSigs:     true,
-		NoLog:      true,
+		// JetStreamMaxStore 0 is the server's default: 75% of free space.
+		JetStreamMaxStore: o.MaxStore,
+		NoSigs:            true,
+		NoLog:             true,
 	}
 	if err := o.Auth.serverAuth(opts); err != nil {
 		return nil, fmt.Errorf("start nats: %w", err)

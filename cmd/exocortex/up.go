@@ -29,6 +29,8 @@ func cmdUp(ctx context.Context, args []string) error {
 	br.register(fs)
 	var hf httpFlags
 	hf.register(fs)
+	var sf storageFlags
+	sf.register(fs, true)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -60,7 +62,11 @@ func cmdUp(ctx context.Context, args []string) error {
 	if err := br.apply(&cfg); err != nil {
 		return err
 	}
+	if err := sf.apply(&cfg); err != nil {
+		return err
+	}
 	sys, err := pipeline.Start(ctx, cfg)
+	err = sf.explain(err)
 	if err != nil && gwLn != nil {
 		_ = gwLn.Close()
 	}
@@ -122,6 +128,8 @@ func cmdWorker(ctx context.Context, args []string) error {
 	br.register(fs)
 	var hf httpFlags
 	hf.register(fs)
+	var sf storageFlags
+	sf.register(fs, false)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
@@ -150,9 +158,12 @@ func cmdWorker(ctx context.Context, args []string) error {
 	if err := br.apply(&cfg); err != nil {
 		return err
 	}
+	if err := sf.apply(&cfg); err != nil {
+		return err
+	}
 	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
-		return err
+		return sf.explain(err)
 	}
 	log.Info().Str("stage", *stage).Str("nats", c.nats).Msg("worker started")
 	select {

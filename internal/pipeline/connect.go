@@ -22,7 +22,12 @@ func Attach(ctx context.Context, cfg Config, withStages bool) (b *bus.Bus, local
 		if err != nil {
 			return nil, false, nil, err
 		}
-		if err := bus.EnsureTopology(ctx, b.JS, cfg.catalog().Topology()); err != nil {
+		cat, err := sizeStorage(ctx, cfg, b, cfg.catalog())
+		if err != nil {
+			b.Close()
+			return nil, false, nil, err
+		}
+		if err := bus.EnsureTopology(ctx, b.JS, cat.Topology()); err != nil {
 			b.Close()
 			return nil, false, nil, err
 		}

@@ -42,6 +42,15 @@ type Config struct {
 	// Listen is the embedded server's host:port (default 127.0.0.1:4222;
 	// port -1 picks a free one).
 	Listen string
+	// MaxStore bounds the embedded JetStream store in bytes; 0 means the
+	// server's own limit, 75% of the free space of the data directory's
+	// volume.
+	MaxStore int64
+	// EmbedsCache bounds the embedding cache (the KB_EMBEDS bucket) in
+	// bytes; 0 keeps an existing cache's limit while it fits in the
+	// JetStream store, else sizes it from the store's limit (an eighth of
+	// it, at most 1 GiB).
+	EmbedsCache int64
 	// Stages to run in-process; empty means every stage of the catalog.
 	Stages []string
 	// Catalog is the streams, buckets and stages of the system; nil means
@@ -201,14 +210,18 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	b, err := bus.Open(ctx, bus.Options{
 		URL:    cfg.NATSURL,
-		Server: bus.ServerOptions{StoreDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.Listen},
+		Server: bus.ServerOptions{StoreDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.Listen, MaxStore: cfg.MaxStore},
 		Name:   "exocortex",
 		Log:    cfg.Log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	cat := cfg.catalog()
+	cat, err := sizeStorage(ctx, cfg, b, cfg.catalog())
+	if err != nil {
+		b.Close()
+		return nil, err
+	}
 	if err := bus.EnsureTopology(ctx, b.JS, cat.Topology()); err != nil {
 		b.Close()
 		return nil, err

@@ -3,19 +3,102 @@ package siyuan
 import (
 	"crypto/subtle"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/http"
 	"strings"
+	"sync"
+	"time"
 )
 
 // PluginHeader carries the shared secret of a forwarding plugin.
 const PluginHeader = "X-Exocortex-Secret"
 
+// The plugin endpoint's default limits (Config.PluginMaxBody,
+// PluginMaxInFlight, PluginBodyTimeout).
+const (
+	DefaultPluginMaxBody     = 32 << 20
+	DefaultPluginMaxInFlight = 128 << 20
+	DefaultPluginBodyTimeout = 30 * time.Second
+)
+
+// warnEvery is how often one kind of refused request is logged; the
+// refusals in between are counted in the next warning.
+const warnEvery = 10 * time.Second
+
+// pluginGate holds what the plugin endpoint shares across requests: the
+// bytes of bodies being read and when each kind of refusal was last logged.
+type pluginGate struct {
+	mu         sync.Mutex
+	inFlight   int64
+	warned     map[string]time.Time
+	suppressed map[string]int
+}
+
+// take reserves n bytes of max, or reports that they are not there.
+func (g *pluginGate) take(n, max int64) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.inFlight+n > max {
+		return false
+	}
+	g.inFlight += n
+	return true
+}
+
+func (g *pluginGate) give(n int64) {
+	g.mu.Lock()
+	g.inFlight -= n
+	g.mu.Unlock()
+}
+
+// warnable says whether a refusal of this kind is logged now, and how many
+// of its kind were not logged since the last one.
+func (g *pluginGate) warnable(kind string) (bool, int) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.warned == nil {
+		g.warned, g.suppressed = map[string]time.Time{}, map[string]int{}
+	}
+	if time.Since(g.warned[kind]) < warnEvery {
+		g.suppressed[kind]++
+		return false, 0
+	}
+	n := g.suppressed[kind]
+	g.warned[kind], g.suppressed[kind] = time.Now(), 0
+	return true, n
+}
+
+// refuse answers a refused request and logs it, at most once per warnEvery
+// for each kind.
+func (s *Source) refuse(w http.ResponseWriter, r *http.Request, status int, kind, msg string) {
+	if ok, skipped := s.plugin.warnable(kind); ok {
+		s.log.Warn().Str("remote", r.RemoteAddr).Int("status", status).Int("refused_since_last_warning", skipped).
+			Msg("siyuan plugin: " + kind)
+	}
+	http.Error(w, msg, status)
+}
+
 // PluginHandler accepts events a SiYuan front-end plugin forwards (POST, a
 // /ws message or a list of them, with the shared secret in PluginHeader or
-// as a Bearer token). They are applied like /ws events.
+// as a Bearer token). They are applied like /ws events. A body over
+// Config.PluginMaxBody is refused with 413, one that does not arrive within
+// PluginBodyTimeout with 408, and one that would take the bodies being
+// read past PluginMaxInFlight with 503.
 func (s *Source) PluginHandler() http.Handler {
+	maxBody, maxInFlight, timeout := s.cfg.PluginMaxBody, s.cfg.PluginMaxInFlight, s.cfg.PluginBodyTimeout
+	if maxBody <= 0 {
+		maxBody = DefaultPluginMaxBody
+	}
+	if maxInFlight <= 0 {
+		maxInFlight = DefaultPluginMaxInFlight
+	}
+	maxInFlight = max(maxInFlight, maxBody)
+	if timeout <= 0 {
+		timeout = DefaultPluginBodyTimeout
+	}
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.PluginSecret == "" {
 			http.Error(w, "the SiYuan bridge has no plugin secret configured", http.StatusForbidden)
@@ -30,12 +113,41 @@ func (s *Source) PluginHandler() http.Handler {
 			got = strings.TrimPrefix(r.Header.Get("Authorization"), "Bearer ")
 		}
 		if subtle.ConstantTimeCompare([]byte(got), []byte(s.cfg.PluginSecret)) != 1 {
-			s.log.Warn().Str("remote", r.RemoteAddr).Msg("siyuan plugin: wrong or missing secret")
-			http.Error(w, "wrong or missing secret", http.StatusUnauthorized)
+			s.refuse(w, r, http.StatusUnauthorized, "wrong or missing secret", "wrong or missing secret")
 			return
 		}
-		raw, err := io.ReadAll(io.LimitReader(r.Body, 64<<20))
-		if err != nil {
+		if r.ContentLength > maxBody {
+			s.refuse(w, r, http.StatusRequestEntityTooLarge, "body too large",
+				fmt.Sprintf("body of %d bytes is over the limit of %d", r.ContentLength, maxBody))
+			return
+		}
+		need := maxBody // an unknown length may be as long as allowed
+		if r.ContentLength >= 0 {
+			need = r.ContentLength
+		}
+		if !s.plugin.take(need, maxInFlight) {
+			w.Header().Set("Retry-After", "1")
+			s.refuse(w, r, http.StatusServiceUnavailable, "too many bodies in flight",
+				fmt.Sprintf("busy: bodies in flight would pass %d bytes", maxInFlight))
+			return
+		}
+		defer s.plugin.give(need)
+		// The deadline covers the body; a server without deadlines (a
+		// test recorder) reads without one.
+		_ = http.NewResponseController(w).SetReadDeadline(time.Now().Add(timeout))
+		raw, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		var tooLarge *http.MaxBytesError
+		var netErr net.Error
+		switch {
+		case errors.As(err, &tooLarge):
+			s.refuse(w, r, http.StatusRequestEntityTooLarge, "body too large",
+				fmt.Sprintf("body is over the limit of %d bytes", maxBody))
+			return
+		case errors.As(err, &netErr) && netErr.Timeout():
+			s.refuse(w, r, http.StatusRequestTimeout, "body too slow",
+				fmt.Sprintf("the body did not arrive within %s", timeout))
+			return
+		case err != nil:
 			http.Error(w, "reading the body: "+err.Error(), http.StatusBadRequest)
 			return
 		}

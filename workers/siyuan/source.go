@@ -35,6 +35,14 @@ type Config struct {
 	// PluginSecret, when set, lets a SiYuan front-end plugin forward its
 	// events to the source's HTTP endpoint with this shared secret.
 	PluginSecret string `json:"plugin_secret,omitempty"`
+	// PluginMaxBody is the largest request the plugin endpoint reads
+	// (default 32 MiB; a larger one is refused with 413), PluginMaxInFlight
+	// the bytes of all requests it reads at once (default 128 MiB; beyond
+	// it, 503), PluginBodyTimeout how long a request's body may take to
+	// arrive (default 30 s; then 408).
+	PluginMaxBody     int64         `json:"-"`
+	PluginMaxInFlight int64         `json:"-"`
+	PluginBodyTimeout time.Duration `json:"-"`
 }
 
 func (c Config) withDefaults() Config {
@@ -111,6 +119,7 @@ type Source struct {
 	timer  *time.Timer
 	kick   chan struct{}
 	inbox  chan Event // /ws and plugin events, applied in order by Run
+	plugin pluginGate // the plugin endpoint's bytes in flight and warnings
 }
 
 // New returns a source; state remembers what was sent (KB_SOURCES).

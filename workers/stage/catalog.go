@@ -3,6 +3,7 @@ package stage
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -67,14 +68,20 @@ func Streams() []jetstream.StreamConfig {
 	}
 }
 
-// Buckets returns the configuration of the application's KV buckets.
+// DefaultEmbedsCache is the largest the embedding cache (BucketEmbeds) is
+// sized by itself; the system makes it smaller when JetStream's store is
+// small (see internal/pipeline).
+const DefaultEmbedsCache = 1 << 30
+
+// Buckets returns the configuration of the application's KV buckets, the
+// embedding cache at DefaultEmbedsCache (Catalog.WithBucketMaxBytes sizes it).
 func Buckets() []jetstream.KeyValueConfig {
 	var out []jetstream.KeyValueConfig
 	for _, b := range []string{BucketSources, BucketChunks, BucketEmbeds, BucketResearch, BucketReports} {
 		cfg := jetstream.KeyValueConfig{Bucket: b, Storage: jetstream.FileStorage}
 		if b == BucketEmbeds {
 			// A cache, bounded: when full, new vectors are simply not cached.
-			cfg.MaxBytes = 1 << 30
+			cfg.MaxBytes = DefaultEmbedsCache
 			cfg.Description = "embedding cache: vectors by model and content hash"
 		}
 		out = append(out, cfg)
@@ -96,6 +103,18 @@ func (c Catalog) With(streams []jetstream.StreamConfig, decls ...Declaration) Ca
 		Buckets: append([]jetstream.KeyValueConfig(nil), c.Buckets...),
 		Stages:  append(append([]Declaration(nil), c.Stages...), decls...),
 	}
+}
+
+// WithBucketMaxBytes returns a copy of c whose bucket of that name holds at
+// most n bytes.
+func (c Catalog) WithBucketMaxBytes(bucket string, n int64) Catalog {
+	c.Buckets = slices.Clone(c.Buckets)
+	for i := range c.Buckets {
+		if c.Buckets[i].Bucket == bucket {
+			c.Buckets[i].MaxBytes = n
+		}
+	}
+	return c
 }
 
 // Topology is what the bus creates for c.
