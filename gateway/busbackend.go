@@ -31,6 +31,8 @@ type BusOptions struct {
 	ResearchTimeout time.Duration
 	// Log receives what the backend cannot do (a cancellation not sent).
 	Log zerolog.Logger
+	// SearchMarks enclose a snippet's matches (default APIMarks).
+	SearchMarks Marks
 }
 
 // BusBackend is the Backend over a running pipeline: questions and
@@ -78,7 +80,11 @@ func (bb *BusBackend) Search(ctx context.Context, req SearchRequest) (*SearchRes
 	if err != nil {
 		return nil, err
 	}
-	return BuildSearchResult(req.Query, res, APIMarks)
+	marks := bb.opts.SearchMarks
+	if marks == (Marks{}) {
+		marks = APIMarks
+	}
+	return BuildSearchResult(req.Query, res, marks)
 }
 
 // Ask publishes the question and streams its answer. When ctx ends the
