@@ -44,7 +44,9 @@ func init() {
 		"models": {"fetch|verify|list", "fetch, verify or list the neural models", cmdModels},
 		"research": {"QUESTION | status ID | list", "research a broad question over the notes: live progress, then a cited report " +
 			"(--save siyuan|DIR writes it back); status and list read past ones", cmdResearch},
-		"mcp": {"", "serve the knowledge base to an AI assistant over MCP on stdin/stdout (tools search, ask, get_block, research)", cmdMCP},
+		"backup":  {"DIR", "back up the index, vectors, answer cache, KV state and settings into DIR (also while up runs)", cmdBackup},
+		"restore": {"DIR", "restore a backup into a new or empty data directory (--data), after checking every file", cmdRestore},
+		"mcp":     {"", "serve the knowledge base to an AI assistant over MCP on stdin/stdout (tools search, ask, get_block, research)", cmdMCP},
 	}
 }
 
@@ -169,7 +171,7 @@ var placeholders = map[string]string{
 	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
 	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
 	"split": "PART", "timeout": "DURATION", "calibration": "FILE", "calibration-method": "METHOD",
-	"out": "FILE", "save": "siyuan|DIR", "notebook": "ID", "sub-questions": "N", "docs": "N", "max-calls": "N", "max-time": "DURATION",
+	"out": "FILE", "wait": "DURATION", "save": "siyuan|DIR", "notebook": "ID", "sub-questions": "N", "docs": "N", "max-calls": "N", "max-time": "DURATION",
 }
 
 // printHelp writes a command's usage line, summary and flags, spelled
