@@ -175,8 +175,8 @@ func TestBackupRestoreDrill(t *testing.T) {
 	writeEvalSlice(t, set, 2)
 
 	var ing struct {
-		Files struct{ Sent, Unchanged int } `json:"files"`
-		Documents, Chunks         int
+		Files             struct{ Sent, Unchanged int } `json:"files"`
+		Documents, Chunks int
 	}
 	out, errOut, err := exoEnv(t, env, "ingest", vault, "--data", data, "--json")
 	if err != nil {
