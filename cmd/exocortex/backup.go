@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"strings"
@@ -56,6 +55,9 @@ func cmdBackup(ctx context.Context, args []string) error {
 	fmt.Printf("backed up %s into %s: %s, %s; %s; %s, %s\n", c.data, pos[0],
 		plural(m.Documents, "document", "documents"), plural(m.Chunks, "chunk", "chunks"), bucketCounts(m),
 		plural(len(m.Files), "file", "files"), mibString(m.TotalSize()))
+	for _, n := range m.Notes {
+		fmt.Printf("note: %s\n", n)
+	}
 	return nil
 }
 
@@ -80,9 +82,6 @@ func cmdRestore(ctx context.Context, args []string) error {
 	}
 	m, err := pipeline.Restore(ctx, pipeline.RestoreOptions{Dir: pos[0], DataDir: c.data, Progress: stepPrinter("restore", *quiet), Log: c.logger()})
 	if err != nil {
-		if errors.Is(err, pipeline.ErrBadBackup) {
-			return fmt.Errorf("refused: %w", err)
-		}
 		return err
 	}
 	if *asJSON {

@@ -252,3 +252,110 @@ func compareDrill(t *testing.T, before, after drillView) {
 		}
 	}
 }
+
+// copyDir copies a backup so that each case can damage its own.
+func copyDir(t *testing.T, src, dst string) {
+	t.Helper()
+	err := filepath.WalkDir(src, func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(src, path)
+		if d.IsDir() {
+			return os.MkdirAll(filepath.Join(dst, rel), 0o700)
+		}
+		raw, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		return os.WriteFile(filepath.Join(dst, rel), raw, 0o600)
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestRestoreRefusesADamagedOrPartialBackupAndAFullDataDirectory(t *testing.T) {
+	root := t.TempDir()
+	data, vault, backup := filepath.Join(root, "data"), filepath.Join(root, "vault"), filepath.Join(root, "backup")
+	write(t, filepath.Join(vault, "a.md"), "# Bees\n\nBees make honey from nectar.\n")
+	write(t, filepath.Join(vault, "b.md"), "# Ants\n\nAnts carry leaves home.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models")
+
+	if _, errOut, err := exo(t, "backup", "--data", data); exitCode(err) != 2 || !strings.Contains(errOut, "give one backup directory") {
+		t.Errorf("backup without DIR: exit %d, %s", exitCode(err), errOut)
+	}
+	full := filepath.Join(root, "full")
+	write(t, filepath.Join(full, "keep.txt"), "mine")
+	if _, errOut, err := exo(t, "backup", full, "--data", data); exitCode(err) != 1 || !strings.Contains(errOut, full+" is not empty") {
+		t.Errorf("backup into a directory with a file: exit %d, %s", exitCode(err), errOut)
+	}
+	mustExo(t, "backup", backup, "--data", data, "--quiet")
+
+	// Each case damages a copy of the good backup; restore names the file
+	// and writes nothing.
+	cases := []struct {
+		name, want string
+		damage     func(dir string)
+	}{
+		{"a flipped byte in the index", "exocortex.db is damaged", func(dir string) {
+			p := filepath.Join(dir, "exocortex.db")
+			raw, _ := os.ReadFile(p)
+			raw[len(raw)/2] ^= 0xff
+			_ = os.WriteFile(p, raw, 0o600)
+		}},
+		{"a truncated KV bucket", "KB_SOURCES.jsonl is damaged", func(dir string) {
+			p := filepath.Join(dir, "kv", "KB_SOURCES.jsonl")
+			raw, _ := os.ReadFile(p)
+			_ = os.WriteFile(p, raw[:len(raw)/2], 0o600)
+		}},
+		{"a missing file", "KB_CHUNKS.jsonl is missing", func(dir string) {
+			_ = os.Remove(filepath.Join(dir, "kv", "KB_CHUNKS.jsonl"))
+		}},
+		{"no manifest (an unfinished backup)", "has no manifest.json", func(dir string) {
+			_ = os.Remove(filepath.Join(dir, "manifest.json"))
+		}},
+		{"a manifest cut short", "manifest.json", func(dir string) {
+			p := filepath.Join(dir, "manifest.json")
+			raw, _ := os.ReadFile(p)
+			_ = os.WriteFile(p, raw[:len(raw)/3], 0o600)
+		}},
+	}
+	for i, c := range cases {
+		bad := filepath.Join(root, fmt.Sprintf("bad%d", i))
+		copyDir(t, backup, bad)
+		c.damage(bad)
+		target := filepath.Join(root, fmt.Sprintf("target%d", i))
+		_, errOut, err := exo(t, "restore", bad, "--data", target)
+		if exitCode(err) != 1 || !strings.Contains(errOut, "refused") || !strings.Contains(errOut, c.want) {
+			t.Errorf("%s: restore exit %d, want 1 with %q:\n%s", c.name, exitCode(err), c.want, errOut)
+		}
+		if _, err := os.Stat(target); !os.IsNotExist(err) {
+			t.Errorf("%s: restore left %s behind", c.name, target)
+		}
+		if matches, _ := filepath.Glob(filepath.Join(root, ".target*")); len(matches) > 0 {
+			t.Errorf("%s: restore left %v behind", c.name, matches)
+		}
+	}
+
+	// A data directory that holds anything is refused, and left as it was.
+	_, errOut, err := exo(t, "restore", backup, "--data", full)
+	if exitCode(err) != 1 || !strings.Contains(errOut, "data directory "+full+" is not empty") {
+		t.Errorf("restore into a directory with a file: exit %d, %s", exitCode(err), errOut)
+	}
+	if entries, _ := os.ReadDir(full); len(entries) != 1 {
+		t.Errorf("restore wrote into the full directory: %v", entries)
+	}
+	// An existing empty directory is fine.
+	empty := filepath.Join(root, "empty")
+	if err := os.Mkdir(empty, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	out := mustExo(t, "restore", backup, "--data", empty, "--quiet")
+	if !strings.Contains(out, "2 documents, 2 chunks") {
+		t.Errorf("restore = %s", out)
+	}
+	if out := mustExo(t, "search", "honey", "--data", empty, "--json"); !strings.Contains(out, "[honey]") {
+		t.Errorf("search after restore: %s", out)
+	}
+}

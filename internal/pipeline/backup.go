@@ -116,7 +116,7 @@ var ErrNotEmpty = errors.New("not empty")
 
 // ErrBadBackup is wrapped by every error that refuses a damaged or
 // incomplete backup.
-var ErrBadBackup = errors.New("bad backup")
+var ErrBadBackup = errors.New("backup refused")
 
 // Backup copies the data directory's state through b (the running system's
 // bus, or one started on the data directory) into o.Dir, as described above.
@@ -270,6 +270,13 @@ func copyState(ctx context.Context, b *bus.Bus, cat stage.Catalog, o BackupOptio
 		}
 	}
 	vdir := filepath.Join(o.DataDir, "vectors")
+	if _, err := os.Stat(vdir); errors.Is(err, fs.ErrNotExist) {
+		m.Notes = append(m.Notes, "no embedded vector index (vectors/) in the data directory: with --vectors qdrant, "+
+			"back up the Qdrant collection with Qdrant's own snapshots")
+	}
+	if _, err := os.Stat(filepath.Join(o.DataDir, "models")); err == nil {
+		m.Notes = append(m.Notes, "models/ is not backed up: exocortex models fetch installs the same pinned files again")
+	}
 	if _, err := os.Stat(vdir); err == nil {
 		o.progress("copying vectors/")
 		if err := copyTree(ctx, vdir, filepath.Join(o.Dir, "vectors"), func(rel string) bool {
