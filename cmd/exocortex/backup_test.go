@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"math/rand/v2"
@@ -11,6 +12,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/nats-io/nats.go"
+	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/exocortex/exocortex/models/modeltest"
 )
@@ -223,9 +227,13 @@ func TestBackupRestoreDrill(t *testing.T) {
 	after := observe(t, restored, env)
 	compareDrill(t, before, after)
 
+	seqBefore := ingestSeq(t, restored)
 	out, errOut, err = exoEnv(t, env, "ingest", vault, "--data", restored, "--json")
 	if err != nil {
 		t.Fatalf("ingest after restore: %v\n%s", err, errOut)
+	}
+	if seqAfter := ingestSeq(t, restored); seqAfter != seqBefore {
+		t.Errorf("the re-ingest published %d messages on KB_INGEST", seqAfter-seqBefore)
 	}
 	ing.Files.Sent, ing.Files.Unchanged = -1, -1
 	if err := json.Unmarshal([]byte(out), &ing); err != nil || ing.Files.Sent != 0 || ing.Files.Unchanged != 90 || ing.Chunks != before.Chunks {
@@ -234,6 +242,36 @@ func TestBackupRestoreDrill(t *testing.T) {
 	if again := observe(t, restored, env); !reflect.DeepEqual(after, again) {
 		t.Errorf("the index changed after the re-ingest")
 	}
+}
+
+// ingestSeq is the last sequence of the KB_INGEST stream of the system
+// running on data.
+func ingestSeq(t *testing.T, data string) uint64 {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(data, "nats.url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(strings.TrimSpace(string(raw)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer nc.Close()
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	st, err := js.Stream(ctx, "KB_INGEST")
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := st.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info.State.LastSeq
 }
 
 // compareDrill fails for every difference between what the knowledge base

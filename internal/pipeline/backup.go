@@ -268,6 +268,9 @@ func copyState(ctx context.Context, b *bus.Bus, cat stage.Catalog, o BackupOptio
 		if err := os.Chmod(dst, 0o600); err != nil {
 			return err
 		}
+		if fi, err := os.Stat(dst); err == nil {
+			o.progress("copied %s (%s)", filepath.Base(db), mib(fi.Size()))
+		}
 	}
 	vdir := filepath.Join(o.DataDir, "vectors")
 	if _, err := os.Stat(vdir); errors.Is(err, fs.ErrNotExist) {
