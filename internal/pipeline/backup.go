@@ -180,6 +180,16 @@ func Backup(ctx context.Context, b *bus.Bus, o BackupOptions) (BackupManifest, e
 		o.Log.Info().Int("attempt", attempt).Msg("backup: ingest went on while copying; taking the copy again")
 		clearDir(o.Dir)
 	}
+	if dead, err := b.DeadLetterCounts(ctx); err == nil {
+		n := uint64(0)
+		for _, c := range dead {
+			n += c
+		}
+		if n > 0 {
+			m.Notes = append(m.Notes, fmt.Sprintf("%d dead letters are not in the backup (their documents are not in it either): "+
+				"exocortex dlq list shows them; replay them and back up again to keep them", n))
+		}
+	}
 	if st, err := store.OpenReadOnly(filepath.Join(o.Dir, "exocortex.db")); err == nil {
 		m.Documents, m.Chunks, _ = st.Counts(ctx)
 		st.Close()
