@@ -284,8 +284,8 @@ func copyState(ctx context.Context, b *bus.Bus, cat stage.Catalog, o BackupOptio
 	}
 	vdir := filepath.Join(o.DataDir, "vectors")
 	if _, err := os.Stat(vdir); errors.Is(err, fs.ErrNotExist) {
-		m.Notes = append(m.Notes, "no embedded vector index (vectors/) in the data directory: with --vectors qdrant, "+
-			"back up the Qdrant collection with Qdrant's own snapshots")
+		m.Notes = append(m.Notes, "no embedded vector index (vectors/) in the data directory (no embedding model yet, or --vectors qdrant: "+
+			"back up a Qdrant collection with Qdrant's own snapshots)")
 	}
 	if _, err := os.Stat(filepath.Join(o.DataDir, "models")); err == nil {
 		m.Notes = append(m.Notes, "models/ is not backed up: exocortex models fetch installs the same pinned files again")
