@@ -54,9 +54,12 @@ func wantMode(t *testing.T, path string, want os.FileMode) {
 }
 
 func TestUpLocksNATSAndTheDataDirectory(t *testing.T) {
-	// A data directory that a looser umask made open to everyone.
+	// A data directory that a looser umask made open to everyone, with an
+	// index of an earlier version and a file that is not exocortex's.
 	data, vault, other := t.TempDir(), t.TempDir(), t.TempDir()
-	write(t, filepath.Join(data, "old", "notes.txt"), "from an earlier version")
+	write(t, filepath.Join(data, "vectors", "old-model", "raw.bin"), "vectors of an earlier model")
+	write(t, filepath.Join(data, "exocortex.db"), "")
+	write(t, filepath.Join(data, "notes.txt"), "the user's own")
 	if err := os.Chmod(data, 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -128,14 +131,17 @@ func TestUpLocksNATSAndTheDataDirectory(t *testing.T) {
 
 	// The data directory and what is in it are the owner's alone.
 	wantMode(t, data, 0o700)
-	wantMode(t, filepath.Join(data, "old"), 0o700)
-	wantMode(t, filepath.Join(data, "old", "notes.txt"), 0o600)
+	wantMode(t, filepath.Join(data, "vectors"), 0o700)
+	wantMode(t, filepath.Join(data, "vectors", "old-model"), 0o700)
+	wantMode(t, filepath.Join(data, "vectors", "old-model", "raw.bin"), 0o600)
+	wantMode(t, filepath.Join(data, "notes.txt"), 0o644)
 	for _, f := range []string{"nats.nk", "nats.url", "exocortex.db", "exocortex.db-wal", "exocortex.db-shm", "answers.db"} {
 		wantMode(t, filepath.Join(data, f), 0o600)
 	}
 	wantMode(t, filepath.Join(data, "nats"), 0o700)
-	if !strings.Contains(upErr.String(), "tightened the data directory's permissions") {
-		t.Errorf("up did not say that it tightened the permissions:\n%s", upErr.String())
+	if log := upErr.String(); !strings.Contains(log, "tightened the data directory's permissions") ||
+		!strings.Contains(log, "not exocortex's") || !strings.Contains(log, "notes.txt") {
+		t.Errorf("up did not say that it tightened the permissions and left notes.txt alone:\n%s", log)
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 )
 
@@ -83,8 +84,8 @@ func openBus(ctx context.Context, cfg Config, name string) (*bus.Bus, error) {
 			// Admitted besides the data directory's own.
 			opts.Server.Auth = append(opts.Server.Auth, explicit)
 		}
+		// This process's own client pins the server's certificate (bus.Open).
 		opts.Creds = local
-		opts.TLS = bus.TLSFiles{CA: cfg.TLS.CA}
 	} else {
 		opts.Creds = ClientCredentials(cfg.DataDir, cfg.Creds)
 		opts.TLS = clientTLS(cfg.DataDir, cfg.NATSURL, cfg.TLS)
@@ -143,10 +144,25 @@ func createPrivate(path string) error {
 	return f.Close()
 }
 
+// ownEntries are the names exocortex keeps in a data directory (with their
+// suffixes: exocortex.db-wal, nats.nk, nats/, calibration.json.tmp).
+var ownEntries = []string{"exocortex.db", "answers.db", "nats", "vectors", "models", answer.CalibrationFile}
+
+func ownEntry(name string) bool {
+	for _, own := range ownEntries {
+		if name == own || strings.HasPrefix(name, own+".") || strings.HasPrefix(name, own+"-") {
+			return true
+		}
+	}
+	return false
+}
+
 // securePrivateDir creates the data directory with mode 0700 and takes
-// group and other users' access off what is in it (folders 0700, files
-// 0600 or 0700), logging what it changed. A directory that belongs to
-// another user is left as it is, with a warning.
+// group and other users' access off it and off exocortex's own files and
+// folders in it (folders 0700, files 0600), logging what it changed. It
+// leaves alone, with a warning, a directory that belongs to another user,
+// and what else is in it: a directory that holds other things and nothing
+// of exocortex's is not made private.
 func securePrivateDir(dir string, log zerolog.Logger) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("data dir: %w", err)
@@ -162,18 +178,19 @@ func securePrivateDir(dir string, log zerolog.Logger) error {
 		}
 		return nil
 	}
-	var n int
-	var first string
-	err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
-		if err != nil {
-			return nil // a path that vanished or cannot be read: nothing to tighten
-		}
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return fmt.Errorf("data dir: %w", err)
+	}
+	var tightened []string
+	var others []string
+	tighten := func(path string, d fs.DirEntry) error {
 		if !d.IsDir() && !d.Type().IsRegular() {
-			return nil
+			return nil // links and the like: their targets are not ours to change
 		}
 		info, err := d.Info()
 		if err != nil {
-			return nil
+			return nil // vanished meanwhile
 		}
 		mode := info.Mode().Perm()
 		if mode&0o077 == 0 {
@@ -185,18 +202,43 @@ func securePrivateDir(dir string, log zerolog.Logger) error {
 		if err := os.Chmod(path, mode&0o700); err != nil {
 			return fmt.Errorf("tighten %s: %w", path, err)
 		}
-		if n == 0 {
-			first = fmt.Sprintf("%s (was %04o)", path, mode)
-		}
-		n++
+		tightened = append(tightened, fmt.Sprintf("%s (was %04o)", path, mode))
 		return nil
-	})
-	if err != nil {
-		return fmt.Errorf("data dir: %w", err)
 	}
-	if n > 0 {
-		log.Info().Str("data", dir).Int("paths", n).Str("first", first).
-			Msg("tightened the data directory's permissions: its folders and files were open to other users, now only their owner may read them (folders 0700, files 0600)")
+	ours := len(entries) == 0
+	for _, e := range entries {
+		if !ownEntry(e.Name()) {
+			if info, err := e.Info(); err == nil && info.Mode().Perm()&0o077 != 0 && (e.IsDir() || e.Type().IsRegular()) {
+				others = append(others, e.Name())
+			}
+			continue
+		}
+		ours = true
+		err := filepath.WalkDir(filepath.Join(dir, e.Name()), func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // a path that vanished or cannot be read: nothing to tighten
+			}
+			return tighten(path, d)
+		})
+		if err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
+	}
+	if ours {
+		if err := tighten(dir, fs.FileInfoToDirEntry(fi)); err != nil {
+			return fmt.Errorf("data dir: %w", err)
+		}
+	} else if fi.Mode().Perm()&0o077 != 0 {
+		log.Warn().Str("data", dir).Str("mode", fmt.Sprintf("%04o", fi.Mode().Perm())).
+			Msg("the data directory holds other things than exocortex's and is open to other users: its permissions are left as they are (exocortex's own files in it are private)")
+	}
+	if len(tightened) > 0 {
+		log.Info().Str("data", dir).Int("paths", len(tightened)).Str("first", tightened[0]).
+			Msg("tightened the data directory's permissions: exocortex's folders and files in it were open to other users, now only their owner may use them (folders 0700, files 0600)")
+	}
+	if len(others) > 0 {
+		log.Warn().Str("data", dir).Strs("entries", others).
+			Msg("the data directory holds files that are not exocortex's and are open to other users: they are left as they are")
 	}
 	return nil
 }

@@ -26,7 +26,20 @@ func TestASystemAdmitsOnlyTheHoldersOfItsDataDirectorysCredentials(t *testing.T)
 	if err := os.WriteFile(old, []byte("{}"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	sys := start(t, dir)
+	foreign := filepath.Join(dir, "todo.txt")
+	if err := os.WriteFile(foreign, []byte("not exocortex's"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stopped := false
+	t.Cleanup(func() {
+		if !stopped {
+			_ = sys.Stop()
+		}
+	})
 	url := sys.Bus.Server.ClientURL()
 	seed, err := os.ReadFile(pipeline.NKeyFile(dir))
 	if err != nil {
@@ -61,7 +74,7 @@ func TestASystemAdmitsOnlyTheHoldersOfItsDataDirectorysCredentials(t *testing.T)
 
 	for path, want := range map[string]os.FileMode{
 		dir: 0o700, filepath.Join(dir, "nats"): 0o700, old: 0o600,
-		pipeline.NKeyFile(dir): 0o600, pipeline.URLFile(dir): 0o600, pipeline.DBPath(dir): 0o600, pipeline.CachePath(dir): 0o600,
+		foreign: 0o644, pipeline.NKeyFile(dir): 0o600, pipeline.URLFile(dir): 0o600, pipeline.DBPath(dir): 0o600, pipeline.CachePath(dir): 0o600,
 	} {
 		if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != want {
 			t.Errorf("%s: mode %v, %v; want %04o", path, fi.Mode().Perm(), err, want)
@@ -69,6 +82,7 @@ func TestASystemAdmitsOnlyTheHoldersOfItsDataDirectorysCredentials(t *testing.T)
 	}
 
 	// The key is made once: a restart keeps it.
+	stopped = true
 	if err := sys.Stop(); err != nil {
 		t.Fatal(err)
 	}
