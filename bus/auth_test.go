@@ -200,3 +200,22 @@ func TestAServerAdmitsEachOfItsCredentialsAndTheDataDirectorysSeedIsWrittenOnce(
 		t.Errorf("a client without credentials: %v", err)
 	}
 }
+
+func TestAKeyFoundRatherThanGivenIsSentOnlyToAServerThatAsks(t *testing.T) {
+	clearNATSEnv(t)
+	ctx := context.Background()
+	open := bustest.New(t) // a server without authentication
+	nk, _, err := bus.EnsureNKeySeed(filepath.Join(t.TempDir(), "nats.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c, err := bus.Open(ctx, bus.Options{URL: open.Server.ClientURL(), Creds: nk}); err == nil {
+		c.Close()
+		t.Fatal("nats.go sent an nkey to a server without authentication; CredsIfAsked is not needed")
+	}
+	c, err := bus.Open(ctx, bus.Options{URL: open.Server.ClientURL(), Creds: nk, CredsIfAsked: true})
+	if err != nil {
+		t.Fatalf("a found key and a server without authentication: %v", err)
+	}
+	c.Close()
+}

@@ -54,7 +54,12 @@ type Options struct {
 	// client of the embedded server with TLS pins the server's own
 	// certificate.
 	TLS TLSFiles
-	Log zerolog.Logger
+	// CredsIfAsked sends an nkey in Creds only to a server that asks for
+	// credentials: a server without authentication admits the client
+	// without them (nats.go would refuse to connect). For credentials
+	// found rather than given, such as a data directory's.
+	CredsIfAsked bool
+	Log          zerolog.Logger
 }
 
 // Bus is a connection to NATS JetStream, and the embedded server when it owns one.
@@ -99,12 +104,17 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	if name == "" {
 		name = "exocortex"
 	}
-	nc, err := nats.Connect(url, append([]nats.Option{
+	base := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
 		nats.Timeout(5 * time.Second),
-	}, connOpts...)...)
+	}
+	nc, err := nats.Connect(url, append(slices.Clone(base), connOpts...)...)
+	if errors.Is(err, nats.ErrNkeysNotSupported) && opts.CredsIfAsked {
+		nc, err = nats.Connect(url, append(base, tlsOpts...)...)
+		opts.Creds = Credentials{}
+	}
 	if errors.Is(err, nats.ErrAuthorization) {
 		b.shutdownServer()
 		return nil, fmt.Errorf("connect to nats %s with %s: %w: %w (set %s and %s, or %s, or %s, as the server has them)",

@@ -88,6 +88,8 @@ func openBus(ctx context.Context, cfg Config, name string) (*bus.Bus, error) {
 		opts.Creds = local
 	} else {
 		opts.Creds = ClientCredentials(cfg.DataDir, cfg.Creds)
+		// The data directory's key goes to a server that asks for one.
+		opts.CredsIfAsked = ClientCredentials("", cfg.Creds).IsZero()
 		opts.TLS = clientTLS(cfg.DataDir, cfg.NATSURL, cfg.TLS)
 	}
 	b, err := bus.Open(ctx, opts)

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/internal/pipeline"
 )
 
@@ -90,4 +91,18 @@ func TestASystemAdmitsOnlyTheHoldersOfItsDataDirectorysCredentials(t *testing.T)
 	if again, _ := os.ReadFile(pipeline.NKeyFile(dir)); string(again) != string(seed) {
 		t.Error("a restart wrote new credentials")
 	}
+}
+
+func TestACommandWithADataDirectorysKeyReachesAnOpenServer(t *testing.T) {
+	t.Setenv(bus.EnvNATSNKey, "")
+	dir := t.TempDir()
+	if _, _, err := bus.EnsureNKeySeed(pipeline.NKeyFile(dir)); err != nil {
+		t.Fatal(err)
+	}
+	open := bustest.New(t) // an external server without authentication
+	_, _, closeFn, err := pipeline.Attach(context.Background(), pipeline.Config{DataDir: dir, NATSURL: open.Server.ClientURL(), Log: testLog(t)}, false)
+	if err != nil {
+		t.Fatalf("attach with the data directory's key to a server without authentication: %v", err)
+	}
+	_ = closeFn()
 }
