@@ -85,7 +85,7 @@ var ErrNoCredentials = errors.New("the NATS server listens beyond loopback witho
 
 // ErrNotAuthorized is a NATS server that refused the credentials a client
 // sent (or their absence).
-var ErrNotAuthorized = errors.New("the NATS server refused the credentials")
+var ErrNotAuthorized = errors.New("the NATS server turned the client away (missing or wrong credentials)")
 
 // Validate checks that the credentials are complete and usable.
 func (c Credentials) Validate() error {
