@@ -1,10 +1,15 @@
 package bus
 
 import (
+	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
+	neturl "net/url"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -42,10 +47,19 @@ type Options struct {
 	Server ServerOptions
 	// Name is the client connection name.
 	Name string
-	// Creds are sent to the server (and required by the embedded one when
-	// set); zero means CredentialsFromEnv().
+	// Creds are sent to the server (and admitted by the embedded one, besides
+	// Server.Auth); zero means CredentialsFromEnv().
 	Creds Credentials
-	Log   zerolog.Logger
+	// TLS says which server certificate the client trusts (CA or Pin); a
+	// client of the embedded server with TLS pins the server's own
+	// certificate.
+	TLS TLSFiles
+	// CredsIfAsked sends an nkey in Creds only to a server that asks for
+	// credentials: a server without authentication admits the client
+	// without them (nats.go would refuse to connect). For credentials
+	// found rather than given, such as a data directory's.
+	CredsIfAsked bool
+	Log          zerolog.Logger
 }
 
 // Bus is a connection to NATS JetStream, and the embedded server when it owns one.
@@ -62,13 +76,21 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	if opts.Creds.IsZero() {
 		opts.Creds = CredentialsFromEnv()
 	}
-	if opts.Server.Auth.IsZero() {
-		opts.Server.Auth = opts.Creds
+	if !opts.Creds.IsZero() && !slices.Contains(opts.Server.Auth, opts.Creds) {
+		opts.Server.Auth = append(slices.Clone(opts.Server.Auth), opts.Creds)
+	}
+	if opts.URL == "" && opts.Server.TLS.ServesTLS() && opts.TLS.CA == "" && opts.TLS.Pin == "" {
+		opts.TLS.Pin = opts.Server.TLS.Cert
 	}
 	connOpts, err := opts.Creds.clientOptions()
 	if err != nil {
 		return nil, err
 	}
+	tlsOpts, err := opts.TLS.clientOptions()
+	if err != nil {
+		return nil, err
+	}
+	connOpts = append(connOpts, tlsOpts...)
 	url := opts.URL
 	if url == "" {
 		s, err := StartServer(ctx, opts.Server)
@@ -82,15 +104,21 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	if name == "" {
 		name = "exocortex"
 	}
-	nc, err := nats.Connect(url, append([]nats.Option{
+	base := []nats.Option{
 		nats.Name(name),
 		nats.MaxReconnects(-1),
 		nats.ReconnectWait(500 * time.Millisecond),
 		nats.Timeout(5 * time.Second),
-	}, connOpts...)...)
+	}
+	nc, err := nats.Connect(url, append(slices.Clone(base), connOpts...)...)
+	if errors.Is(err, nats.ErrNkeysNotSupported) && opts.CredsIfAsked {
+		nc, err = nats.Connect(url, append(base, tlsOpts...)...)
+		opts.Creds = Credentials{}
+	}
 	if errors.Is(err, nats.ErrAuthorization) {
 		b.shutdownServer()
-		return nil, fmt.Errorf("connect to nats %s: %w (set %s and %s, or %s, as the server has them)", url, err, EnvNATSUser, EnvNATSPassword, EnvNATSNKey)
+		return nil, fmt.Errorf("connect to nats %s with %s: %w: %w (set %s and %s, or %s, or %s, as the server has them)",
+			url, opts.Creds, ErrNotAuthorized, err, EnvNATSUser, EnvNATSPassword, EnvNATSNKey, EnvNATSCreds)
 	}
 	if err != nil {
 		b.shutdownServer()
@@ -201,16 +229,19 @@ func (b *Bus) Publish(ctx context.Context, ev schemas.Event, traceID string) (*j
 	return Publish(ctx, b.JS, ev, traceID)
 }
 
-// Reachable reports whether a NATS server answers at url.
+// Reachable reports whether a NATS server answers at url: it greets a TCP
+// connection with its INFO line, before any TLS or credentials.
 func Reachable(url string) bool {
-	opts, _ := CredentialsFromEnv().clientOptions()
-	nc, err := nats.Connect(url, append([]nats.Option{nats.Timeout(time.Second), nats.NoReconnect()}, opts...)...)
-	if errors.Is(err, nats.ErrAuthorization) {
-		return true // a server answers; it wants other credentials
+	u, err := neturl.Parse(url)
+	if err != nil || u.Host == "" {
+		return false
 	}
+	conn, err := net.DialTimeout("tcp", u.Host, time.Second)
 	if err != nil {
 		return false
 	}
-	nc.Close()
-	return true
+	defer conn.Close()
+	_ = conn.SetReadDeadline(time.Now().Add(time.Second))
+	line, err := bufio.NewReader(conn).ReadString('\n')
+	return err == nil && strings.HasPrefix(line, "INFO ")
 }

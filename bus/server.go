@@ -2,6 +2,7 @@ package bus
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -23,9 +24,13 @@ type ServerOptions struct {
 	// MaxPayload is the largest message accepted (default 8 MiB: a whole
 	// document travels in one kb.doc.changed event).
 	MaxPayload int32
-	// Auth, when set, is required of every client. A Listen beyond
-	// loopback without it is refused (ErrNoCredentials).
-	Auth Credentials
+	// Auth lists the credentials the server admits: a client must send one
+	// of them. Empty admits every client, which only a loopback Listen may
+	// (ErrNoCredentials).
+	Auth []Credentials
+	// TLS's Cert and Key make the server speak TLS only. A Listen beyond
+	// loopback needs them as well as Auth (ErrNoTLS).
+	TLS TLSFiles
 	// MaxStore bounds JetStream's file store in bytes; 0 leaves the
 	// server's own limit, 75% of the free space of StoreDir's volume.
 	MaxStore int64
@@ -47,11 +52,29 @@ func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 	if o.Listen == "" {
 		o.Listen = "127.0.0.1:4222"
 	}
-	if err := o.Auth.Validate(); err != nil {
-		return nil, fmt.Errorf("start nats: %w", err)
+	for _, c := range o.Auth {
+		if err := c.Validate(); err != nil {
+			return nil, fmt.Errorf("start nats: %w", err)
+		}
 	}
-	if o.Auth.IsZero() && !IsLoopbackListen(o.Listen) {
-		return nil, fmt.Errorf("start nats on %s: %w", o.Listen, ErrNoCredentials)
+	if !IsLoopbackListen(o.Listen) {
+		var errs []error
+		if len(o.Auth) == 0 {
+			errs = append(errs, ErrNoCredentials)
+		}
+		if !o.TLS.ServesTLS() {
+			errs = append(errs, ErrNoTLS)
+		}
+		if len(errs) > 0 {
+			return nil, fmt.Errorf("start nats on %s: %w", o.Listen, errors.Join(errs...))
+		}
+	}
+	var tlsConfig *tls.Config
+	if o.TLS.ServesTLS() {
+		var err error
+		if tlsConfig, err = o.TLS.serverConfig(); err != nil {
+			return nil, fmt.Errorf("start nats: %w", err)
+		}
 	}
 	if o.MaxPayload == 0 {
 		o.MaxPayload = DefaultMaxPayload
@@ -79,7 +102,8 @@ func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 		}
 		_ = l.Close()
 	}
-	if err := os.MkdirAll(o.StoreDir, 0o755); err != nil {
+	// The store holds the notes' text: its owner's alone.
+	if err := os.MkdirAll(o.StoreDir, 0o700); err != nil {
 		return nil, fmt.Errorf("start nats: %w", err)
 	}
 	abs, err := filepath.Abs(o.StoreDir)
@@ -97,8 +121,10 @@ func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 		JetStreamMaxStore: o.MaxStore,
 		NoSigs:            true,
 		NoLog:             true,
+		TLSConfig:         tlsConfig,
+		TLSTimeout:        5,
 	}
-	if err := o.Auth.serverAuth(opts); err != nil {
+	if err := serverAuth(opts, o.Auth); err != nil {
 		return nil, fmt.Errorf("start nats: %w", err)
 	}
 	s, err := server.NewServer(opts)

@@ -101,7 +101,7 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 	fail := func(err error) (*Embedded, error) {
 		return nil, fmt.Errorf("vectors: open embedded store %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fail(err)
 	}
 	lock, err := lockDir(dir)

@@ -11,7 +11,7 @@ import (
 // lockDir takes an exclusive advisory lock on dir/LOCK so two processes
 // cannot write one store. The lock dies with the process.
 func lockDir(dir string) (*os.File, error) {
-	f, err := os.OpenFile(dir+string(os.PathSeparator)+"LOCK", os.O_CREATE|os.O_RDWR, 0o644)
+	f, err := os.OpenFile(dir+string(os.PathSeparator)+"LOCK", os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}

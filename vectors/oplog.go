@@ -74,7 +74,7 @@ type opLog struct {
 // each intact record in order, drops a torn tail, and leaves the log ready
 // for appends.
 func openLog(path string, dim int, noSync bool, log zerolog.Logger, replay func(logOp) error) (*opLog, error) {
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -45,7 +45,7 @@ func openRaw(dir string, gen uint64, dim, n int, create bool) (*rawFile, error) 
 		flags |= os.O_CREATE
 	}
 	path := rawPath(dir, gen)
-	f, err := os.OpenFile(path, flags, 0o644)
+	f, err := os.OpenFile(path, flags, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +116,7 @@ func removeOtherRaw(dir string, keep uint64) error {
 // nodes whose mapping is not noNode (mapping keeps their order), and syncs it.
 func copyRaw(dir string, gen uint64, old *rawFile, mapping []uint32) (*rawFile, error) {
 	path := rawPath(dir, gen)
-	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err != nil {
 		return nil, err
 	}

@@ -97,7 +97,7 @@ func (w *snapWriter) u32s(vs []uint32, buf []byte) {
 // writeSnapshot writes st to path atomically and returns its size.
 func writeSnapshot(path string, st snapshotState) (int64, error) {
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o644)
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_WRONLY, 0o600)
 	if err != nil {
 		return 0, err
 	}

@@ -52,7 +52,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}

@@ -126,15 +126,7 @@ func TestCLIDeadLettersAreReplayedOnceAndPurged(t *testing.T) {
 	data := t.TempDir()
 	// With an embedding model, so that the embed stage reads chunk events.
 	startUp(t, data, nil, "--models", modeltest.Dir(t, modeltest.Options{NoQA: true, NoReranker: true}))
-	raw, err := os.ReadFile(filepath.Join(data, "nats.url"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(strings.TrimSpace(string(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connectUp(t, data)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
@@ -421,4 +413,24 @@ func TestASearchWhileUpRunsDoesNotMakeItAnswer(t *testing.T) {
 	if err != nil || !strings.Contains(out, `"mode": "llm"`) || strings.Contains(errOut, "note:") || len(srv.Requests()) == 0 {
 		t.Errorf("ask answered by the running system's provider: %v, %d requests\n%s\n%s", err, len(srv.Requests()), out, errOut)
 	}
+}
+
+// connectUp connects to the NATS server of the up running on data, with the
+// credentials up keeps there; the connection closes when the test ends.
+func connectUp(t *testing.T, data string) *nats.Conn {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(data, "nats.url"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed, err := nats.NkeyOptionFromSeed(filepath.Join(data, "nats.nk"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	nc, err := nats.Connect(strings.TrimSpace(string(raw)), seed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	return nc
 }

@@ -143,7 +143,7 @@ func runGatewayWorker(ctx context.Context, c common, h httpFlags, modelsFlag str
 	if err != nil {
 		return err
 	}
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, NoStages: true, Log: log})
+	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), NoStages: true, Log: log})
 	if err != nil {
 		_ = ln.Close()
 		return err

@@ -147,31 +147,3 @@ func TestUpOnATakenHTTPPortOrOffLoopbackWithoutATokenFailsAtOnce(t *testing.T) {
 		}
 	}
 }
-
-func TestASecuredNATSAdmitsOnlyClientsWithItsCredentials(t *testing.T) {
-	// Beyond loopback without credentials, up refuses to start.
-	_, errOut, err := exo(t, "up", "--data", t.TempDir(), "--listen", "0.0.0.0:-1", "--no-models", "--http", "off", "--log-level", "error")
-	if err == nil || !strings.Contains(errOut, "EXOCORTEX_NATS_USER") || !strings.Contains(errOut, "EXOCORTEX_NATS_NKEY") {
-		t.Fatalf("up --listen 0.0.0.0:-1 without credentials: %v %s", err, errOut)
-	}
-	data := t.TempDir()
-	creds := []string{"EXOCORTEX_NATS_USER=exo", "EXOCORTEX_NATS_PASSWORD=pa55"}
-	startUp(t, data, creds, "--no-models", "--http", "off")
-	natsURL, err := os.ReadFile(filepath.Join(data, "nats.url"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	url := strings.TrimSpace(string(natsURL))
-	run := func(env []string, args ...string) (string, error) {
-		cmd := exec.Command(binary, args...)
-		cmd.Env = append(append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS="), env...)
-		out, err := cmd.CombinedOutput()
-		return string(out), err
-	}
-	if out, err := run(nil, "status", "--nats", url, "--data", data); err == nil || !strings.Contains(out, "EXOCORTEX_NATS_PASSWORD") {
-		t.Errorf("status without the credentials: %v %s", err, out)
-	}
-	if out, err := run(creds, "status", "--nats", url, "--data", data); err != nil || !strings.Contains(out, "running") {
-		t.Errorf("status with the credentials: %v %s", err, out)
-	}
-}

@@ -80,7 +80,7 @@ func ingest(ctx context.Context, args []string) error {
 	}
 	log := c.logger()
 	start := time.Now()
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: log}
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: log}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}

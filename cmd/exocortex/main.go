@@ -18,6 +18,8 @@ import (
 	"syscall"
 
 	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/bus"
 )
 
 type command struct {
@@ -167,7 +169,7 @@ func newFlags(name string) *flag.FlagSet {
 var placeholders = map[string]string{
 	"data": "DIR", "models": "DIR", "ingest": "DIR", "nats": "URL", "siyuan": "URL",
 	"llm-config": "FILE", "siyuan-config": "FILE", "set": "FILE", "history": "FILE",
-	"listen": "HOST:PORT", "http": "HOST:PORT|off", "siyuan-plugin-listen": "HOST:PORT", "qdrant": "HOST:PORT",
+	"listen": "HOST:PORT", "nats-creds": "FILE", "tls-ca": "FILE", "tls-cert": "FILE", "tls-key": "FILE", "http": "HOST:PORT|off", "siyuan-plugin-listen": "HOST:PORT", "qdrant": "HOST:PORT",
 	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
 	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
 	"split": "PART", "timeout": "DURATION", "calibration": "FILE", "calibration-method": "METHOD",
@@ -206,9 +208,11 @@ func printHelp(w io.Writer, fs *flag.FlagSet) {
 
 // common holds the flags every command shares.
 type common struct {
-	data     string
-	nats     string
-	logLevel string
+	data      string
+	nats      string
+	credsFile string
+	tlsCA     string
+	logLevel  string
 }
 
 func (c *common) register(fs *flag.FlagSet, defaultLevel string) {
@@ -218,8 +222,26 @@ func (c *common) register(fs *flag.FlagSet, defaultLevel string) {
 	}
 	fs.StringVar(&c.data, "data", def, "data directory (env EXOCORTEX_DATA)")
 	fs.StringVar(&c.nats, "nats", os.Getenv("EXOCORTEX_NATS"), "external NATS URL (env EXOCORTEX_NATS); default: the system running on --data, else an embedded server")
+	fs.StringVar(&c.credsFile, "nats-creds", "", "NATS credentials file: an nkey user seed (SU...) or a NATS .creds file (env "+bus.EnvNATSCreds+"); default: "+
+		bus.EnvNATSUser+" and "+bus.EnvNATSPassword+" or "+bus.EnvNATSNKey+" when set, else the data directory's nats.nk, which up writes")
+	fs.StringVar(&c.tlsCA, "tls-ca", "", "CA certificate (PEM) that signed the NATS server's certificate (env "+bus.EnvNATSTLSCA+
+		"); default: the certificate of the up running on --data, else the system's roots")
 	fs.StringVar(&c.logLevel, "log-level", defaultLevel, "log level: debug, info, warn, error")
 }
+
+// natsCreds are the NATS credentials given with --nats-creds (zero: see
+// pipeline.ClientCredentials).
+func (c *common) natsCreds() bus.Credentials {
+	if c.credsFile == "" {
+		return bus.Credentials{}
+	}
+	// An unreadable file is named when the credentials are checked.
+	creds, _ := bus.CredentialsFromFile(c.credsFile)
+	return creds
+}
+
+// natsTLS is the CA given with --tls-ca.
+func (c *common) natsTLS() bus.TLSFiles { return bus.TLSFiles{CA: c.tlsCA} }
 
 // requireData fails, naming it, when the data directory does not exist and
 // no external NATS server is given: commands that read a knowledge base must

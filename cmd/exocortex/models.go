@@ -54,6 +54,12 @@ func cmdModels(ctx context.Context, args []string) error {
 	}
 	switch sub {
 	case "fetch":
+		if dir == filepath.Join(c.data, "models") {
+			// The data directory, when this makes it, is private as up makes it.
+			if err := os.MkdirAll(c.data, 0o700); err != nil {
+				return fmt.Errorf("data directory: %w", err)
+			}
+		}
 		fmt.Fprintf(os.Stderr, "fetching %s into %s from %s\n", plural(len(m.Models), "model", "models"), dir, m.BaseURL)
 		res, err := models.Fetch(ctx, dir, m, models.FetchOptions{TrustNew: *trust, Progress: func(model, file string, done, total int64) {
 			if total > 0 {

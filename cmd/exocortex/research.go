@@ -109,7 +109,7 @@ func cmdResearch(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
@@ -431,6 +431,6 @@ func attachRead(ctx context.Context, c common) (*bus.Bus, func() error, error) {
 	if err := c.requireData(); err != nil {
 		return nil, nil, err
 	}
-	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}, false)
+	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}, false)
 	return b, closeFn, err
 }

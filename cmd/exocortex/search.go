@@ -52,7 +52,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if _, err := os.Stat(pipeline.DBPath(c.data)); err != nil && c.nats == "" {
 		return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}

@@ -70,7 +70,7 @@ func cmdStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	_, running := pipeline.Running(c.data)
-	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: c.logger()}, false)
+	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}, false)
 	if err != nil {
 		return err
 	}

@@ -2,27 +2,16 @@ package main_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 )
 
 // upEmbedsMaxBytes is the KB_EMBEDS bucket's limit of the system 'up' runs on data.
 func upEmbedsMaxBytes(t *testing.T, data string) int64 {
 	t.Helper()
-	url, err := os.ReadFile(filepath.Join(data, "nats.url"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(strings.TrimSpace(string(url)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+	nc := connectUp(t, data)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

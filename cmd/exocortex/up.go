@@ -18,7 +18,9 @@ func cmdUp(ctx context.Context, args []string) error {
 	fs := newFlags("up")
 	var c common
 	c.register(fs, "info")
-	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one)")
+	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one); beyond loopback it needs --tls-cert and --tls-key")
+	tlsCert := fs.String("tls-cert", os.Getenv(bus.EnvNATSTLSCert), "certificate (PEM) of the embedded NATS server, which then speaks TLS only (env "+bus.EnvNATSTLSCert+")")
+	tlsKey := fs.String("tls-key", os.Getenv(bus.EnvNATSTLSKey), "private key (PEM) of --tls-cert (env "+bus.EnvNATSTLSKey+")")
 	workers := fs.Int("workers", 1, "workers per stage (the index stage always has one writer)")
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
 	var n neural
@@ -51,8 +53,12 @@ func cmdUp(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
+	if (*tlsCert == "") != (*tlsKey == "") {
+		return &usageError{cmd: "up", msg: "give both --tls-cert and --tls-key (or neither)"}
+	}
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Listen: *listen, Workers: *workers,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
+	cfg.TLS.Cert, cfg.TLS.Key = *tlsCert, *tlsKey
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
@@ -88,7 +94,7 @@ func cmdUp(ctx context.Context, args []string) error {
 		}
 		httpNote, httpAddr = ", HTTP http://"+gw.addr, gw.addr
 	}
-	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("http", httpAddr).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
+	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("nats_creds", pipeline.NKeyFile(c.data)).Str("http", httpAddr).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
 	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s%s (Ctrl-C stops)\n", c.data, sys.Bus.URL(), httpNote)
 	var gwDone <-chan error
 	if gw != nil {
@@ -147,7 +153,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 		return runGatewayWorker(ctx, c, hf, n.models)
 	}
 	log := c.logger()
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers,
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Stages: []string{*stage}, Workers: *workers,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	if err := n.apply(&cfg); err != nil {
 		return err

@@ -18,7 +18,7 @@ func Attach(ctx context.Context, cfg Config, withStages bool) (b *bus.Bus, local
 		}
 	}
 	if cfg.NATSURL != "" {
-		b, err := bus.Open(ctx, bus.Options{URL: cfg.NATSURL, Name: "exocortex-cli", Log: cfg.Log})
+		b, err := openBus(ctx, cfg, "exocortex-cli")
 		if err != nil {
 			return nil, false, nil, err
 		}

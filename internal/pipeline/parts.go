@@ -39,6 +39,9 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 	var err error
 	switch {
 	case needs.Has(stage.NeedStoreWrite):
+		if err := createPrivate(DBPath(s.cfg.DataDir)); err != nil {
+			return fmt.Errorf("open index: %w", err)
+		}
 		s.Store, err = store.Open(DBPath(s.cfg.DataDir))
 	case needs.Has(stage.NeedStore):
 		s.Store, err = store.OpenReadOnly(DBPath(s.cfg.DataDir))
@@ -270,6 +273,9 @@ func (s *System) openAnswer() error {
 	}
 	if s.Store != nil {
 		st := s.Store
+		if err := createPrivate(CachePath(s.cfg.DataDir)); err != nil {
+			return fmt.Errorf("answer cache: %w", err)
+		}
 		cache, err := answer.OpenCache(CachePath(s.cfg.DataDir), answer.CacheConfig{},
 			func(ctx context.Context, ids []string) (map[string]string, error) {
 				out := make(map[string]string, len(ids))

@@ -238,7 +238,7 @@ func TestKillingTheIndexStageMidIngestIndexesEveryChunkExactlyOnce(t *testing.T)
 	}
 
 	// First index process: dies after its 200th write, before acking it.
-	victim, err := bus.Open(ctx, bus.Options{URL: main.Bus.Server.ClientURL(), Log: testLog(t)})
+	victim, err := bus.Open(ctx, bus.Options{URL: main.Bus.Server.ClientURL(), Creds: pipeline.ClientCredentials(dir, bus.Credentials{}), Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -278,7 +278,7 @@ func TestKillingTheIndexStageMidIngestIndexesEveryChunkExactlyOnce(t *testing.T)
 	}
 
 	// Second index process picks up where the first died.
-	survivor, err := bus.Open(ctx, bus.Options{URL: main.Bus.Server.ClientURL(), Log: testLog(t)})
+	survivor, err := bus.Open(ctx, bus.Options{URL: main.Bus.Server.ClientURL(), Creds: pipeline.ClientCredentials(dir, bus.Credentials{}), Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -40,8 +40,17 @@ type Config struct {
 	// NATSURL connects to an external NATS server instead of the embedded one.
 	NATSURL string
 	// Listen is the embedded server's host:port (default 127.0.0.1:4222;
-	// port -1 picks a free one).
+	// port -1 picks a free one). Beyond loopback it needs TLS.Cert and
+	// TLS.Key.
 	Listen string
+	// Creds are NATS credentials given explicitly (flags): a client sends
+	// them, the embedded server admits them besides the data directory's
+	// own nkey (NKeyFile). Zero: the environment's, else NKeyFile's.
+	Creds bus.Credentials
+	// TLS: the embedded server's certificate and key (Cert, Key), the CA a
+	// client trusts (CA; else EXOCORTEX_NATS_TLS_CA, else, for the system
+	// running on DataDir, the certificate it serves, else the system's roots).
+	TLS bus.TLSFiles
 	// MaxStore bounds the embedded JetStream store in bytes; 0 means the
 	// server's own limit, 75% of the free space of the data directory's
 	// volume.
@@ -205,15 +214,10 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("pipeline config: %w", err)
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o755); err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+	if err := securePrivateDir(cfg.DataDir, cfg.Log); err != nil {
+		return nil, err
 	}
-	b, err := bus.Open(ctx, bus.Options{
-		URL:    cfg.NATSURL,
-		Server: bus.ServerOptions{StoreDir: filepath.Join(cfg.DataDir, "nats"), Listen: cfg.Listen, MaxStore: cfg.MaxStore},
-		Name:   "exocortex",
-		Log:    cfg.Log,
-	})
+	b, err := openBus(ctx, cfg, "exocortex")
 	if err != nil {
 		return nil, err
 	}
@@ -233,9 +237,13 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		return b.StageStates(ctx, specs)
 	}))
 	if b.Server != nil {
-		if err := os.WriteFile(URLFile(cfg.DataDir), []byte(b.Server.ClientURL()+"\n"), 0o644); err != nil {
+		if err := writeTLSCert(cfg); err != nil {
 			b.Close()
-			return nil, fmt.Errorf("write %s: %w", URLFile(cfg.DataDir), err)
+			return nil, err
+		}
+		if err := writePrivate(URLFile(cfg.DataDir), []byte(b.Server.ClientURL()+"\n")); err != nil {
+			b.Close()
+			return nil, err
 		}
 		s.ownURL = true
 	}
@@ -367,6 +375,7 @@ func (s *System) Stop() error {
 	}
 	if s.ownURL {
 		_ = os.Remove(URLFile(s.cfg.DataDir))
+		_ = os.Remove(TLSCertFile(s.cfg.DataDir))
 	}
 	for _, remove := range s.unmetric {
 		remove()
