@@ -36,7 +36,7 @@ func cmdBackup(ctx context.Context, args []string) error {
 		return err
 	}
 	log := c.logger()
-	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Log: log}, false)
+	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: log}, false)
 	if err != nil {
 		return err
 	}

@@ -13,7 +13,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/exocortex/exocortex/models/modeltest"
@@ -248,15 +247,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 // running on data.
 func ingestSeq(t *testing.T, data string) uint64 {
 	t.Helper()
-	raw, err := os.ReadFile(filepath.Join(data, "nats.url"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := nats.Connect(strings.TrimSpace(string(raw)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer nc.Close()
+nc := connectUp(t, data)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)

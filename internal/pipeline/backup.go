@@ -327,10 +327,12 @@ func copyState(ctx context.Context, b *bus.Bus, cat stage.Catalog, o BackupOptio
 
 // skipDataFile names the data directory's top-level files that are not
 // settings: the databases (copied on their own), their WAL files, the
-// running system's address and temporary files.
+// running system's address and certificate copy, and temporary files.
+// The NATS key (nats.nk) is kept, so workers elsewhere that were given it
+// reach the restored system.
 func skipDataFile(name string) bool {
 	switch name {
-	case "exocortex.db", "answers.db", "nats.url", "LOCK":
+	case "exocortex.db", "answers.db", "nats.url", "nats-cert.pem", "LOCK":
 		return true
 	}
 	for _, suf := range []string{"-wal", "-shm", "-journal", ".tmp"} {
