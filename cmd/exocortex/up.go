@@ -20,6 +20,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	c.register(fs, "info")
 	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one)")
 	workers := fs.Int("workers", 1, "workers per stage (the index stage always has one writer)")
+	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
 	var n neural
 	n.register(fs)
@@ -51,7 +52,7 @@ func cmdUp(ctx context.Context, args []string) error {
 			return err
 		}
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers,
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Listen: *listen, Workers: *workers, Replicas: *replicas,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	if err := n.apply(&cfg); err != nil {
 		return err
@@ -119,6 +120,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 	c.register(fs, "info")
 	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", ")+", siyuan (the SiYuan bridge) or gateway (the HTTP gateway, --http)")
 	workers := fs.Int("workers", 1, "workers in this stage's pool")
+	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
 	var n neural
 	n.register(fs)
@@ -147,7 +149,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 		return runGatewayWorker(ctx, c, hf, n.models)
 	}
 	log := c.logger()
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers,
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Stages: []string{*stage}, Workers: *workers, Replicas: *replicas,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	if err := n.apply(&cfg); err != nil {
 		return err
