@@ -51,7 +51,7 @@ type proc struct {
 	out    *syncBuffer // stdout and stderr
 	stdout *syncBuffer
 	done   chan struct{}
-	err  error
+	err    error
 }
 
 func startProc(t *testing.T, name string, env []string, path string, args ...string) *proc {
