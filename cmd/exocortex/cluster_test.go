@@ -101,26 +101,31 @@ func (p *proc) kill() {
 	<-p.done
 }
 
-// natsNode is one nats-server of a test cluster, started from its config file.
+// natsNode is one nats-server of a test cluster, started from
+// ops/cluster/nats.conf with its own environment.
 type natsNode struct {
-	name, conf string
-	port       int
-	p          *proc
+	name string
+	env  []string
+	p    *proc
+}
+
+// clusterConf is the cluster configuration that ops/ ships.
+var clusterConf = filepath.Join("..", "..", "ops", "cluster", "nats.conf")
+
+func (n *natsNode) start(t *testing.T, server, what string) {
+	t.Helper()
+	n.p = startProc(t, "nats-server "+n.name+what, n.env, server, "-c", clusterConf)
 }
 
 // buildNATSServer builds nats-server from the module this project depends
 // on (so its version is go.mod's) into the user's cache directory, once.
 func buildNATSServer(t *testing.T) string {
 	t.Helper()
-	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", "github.com/nats-io/nats-server/v2").Output()
-	if err != nil {
-		t.Fatalf("go list nats-server: %v", err)
-	}
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		dir = os.TempDir()
 	}
-	bin := filepath.Join(dir, "exocortex-test", "nats-server-"+strings.TrimSpace(string(out)))
+	bin := filepath.Join(dir, "exocortex-test", "nats-server-"+moduleVersion(t, "github.com/nats-io/nats-server/v2"))
 	if _, err := os.Stat(bin); err == nil {
 		return bin
 	}
@@ -132,6 +137,16 @@ func buildNATSServer(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return bin
+}
+
+// moduleVersion is the version of a module in go.mod.
+func moduleVersion(t *testing.T, module string) string {
+	t.Helper()
+	out, err := exec.Command("go", "list", "-m", "-f", "{{.Version}}", module).Output()
+	if err != nil {
+		t.Fatalf("go list -m %s: %v", module, err)
+	}
+	return strings.TrimSpace(string(out))
 }
 
 func freePorts(t *testing.T, n int) []int {
@@ -152,45 +167,40 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// startNATSCluster writes three nats-server configurations (JetStream,
-// cluster routes between them, a user and password) and starts the nodes.
+// startNATSCluster starts three nodes from ops/cluster/nats.conf (JetStream,
+// cluster routes between them, a user and password) on free ports, with
+// their stores in a temporary directory. It returns their client URLs,
+// comma-separated.
 func startNATSCluster(t *testing.T, server, user, password string) ([]*natsNode, string) {
 	t.Helper()
-	ports := freePorts(t, 6)
-	var routes, urls []string
+	ports := freePorts(t, 9)
+	var urls []string
+	routes := map[string]string{}
 	for i := range 3 {
-		routes = append(routes, fmt.Sprintf("nats://127.0.0.1:%d", ports[3+i]))
 		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
+		routes[fmt.Sprintf("NATS_ROUTE_%d", i+1)] = fmt.Sprintf("nats://127.0.0.1:%d", ports[3+i])
 	}
 	dir := t.TempDir()
 	var nodes []*natsNode
 	for i := range 3 {
-		n := &natsNode{name: fmt.Sprintf("n%d", i+1), port: ports[i]}
-		n.conf = filepath.Join(dir, n.name+".conf")
-		conf := fmt.Sprintf(`server_name: %s
-listen: 127.0.0.1:%d
-max_payload: 8MB
-jetstream {
-  store_dir: %q
-  max_file_store: 4GB
-}
-authorization {
-  user: %q
-  password: %q
-}
-cluster {
-  name: exotest
-  listen: 127.0.0.1:%d
-  routes: [%s]
-}
-`, n.name, ports[i], filepath.Join(dir, n.name), user, password, ports[3+i], strings.Join(routes, ", "))
-		if err := os.WriteFile(n.conf, []byte(conf), 0o600); err != nil {
-			t.Fatal(err)
+		n := &natsNode{name: fmt.Sprintf("n%d", i+1)}
+		n.env = []string{
+			"NATS_NAME=" + n.name,
+			fmt.Sprintf("NATS_LISTEN=127.0.0.1:%d", ports[i]),
+			fmt.Sprintf("NATS_CLUSTER_LISTEN=127.0.0.1:%d", ports[3+i]),
+			fmt.Sprintf("NATS_MONITOR=127.0.0.1:%d", ports[6+i]),
+			"NATS_STORE=" + filepath.Join(dir, n.name),
+			"NATS_MAX_STORE=4GB",
+			"EXOCORTEX_NATS_USER=" + user,
+			"EXOCORTEX_NATS_PASSWORD=" + password,
+		}
+		for k, v := range routes {
+			n.env = append(n.env, k+"="+v)
 		}
 		nodes = append(nodes, n)
 	}
 	for _, n := range nodes {
-		n.p = startProc(t, "nats-server "+n.name, nil, server, "-c", n.conf)
+		n.start(t, server, "")
 	}
 	return nodes, strings.Join(urls, ",")
 }
@@ -366,7 +376,7 @@ func TestClusterFailoverLosesAndDoublesNothing(t *testing.T) {
 	}
 
 	// The cluster.
-	const user, password = "exocortex", "cluster-test-secret"
+	const user, password = "exocortex", "clusterTestSecret0123"
 	nodes, urls := startNATSCluster(t, server, user, password)
 	nc, err := nats.Connect(urls, nats.UserInfo(user, password), nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
 	if err != nil {
@@ -463,7 +473,7 @@ func TestClusterFailoverLosesAndDoublesNothing(t *testing.T) {
 	victim.p.kill()
 	t.Logf("killed %s (leader of KB_INGEST) with SIGKILL after the index stage acked %d messages", victim.name, before)
 	time.Sleep(3 * time.Second)
-	victim.p = startProc(t, "nats-server "+victim.name+" (restarted)", nil, server, "-c", victim.conf)
+	victim.start(t, server, " (restarted)")
 	t.Logf("restarted %s", victim.name)
 
 	select {
