@@ -125,7 +125,7 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 		return nil, fmt.Errorf("connect to nats %s: %w", url, err)
 	}
 	b.NC = nc
-	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(10*time.Second))
+	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(10*time.Second), jetstream.WithPublishAsyncTimeout(publishAckTimeout))
 	if err != nil {
 		nc.Close()
 		b.shutdownServer()
@@ -162,7 +162,9 @@ func (b *Bus) shutdownServer() {
 // on its registered subject with Nats-Msg-Id = ev.MsgID(), so a republish
 // after a crash is dropped by JetStream's duplicate window. A body larger than
 // the server's max payload travels through the KB_PAYLOADS object store (see
-// payload.go) when js is a full JetStream. It returns the ack.
+// payload.go) when js is a full JetStream. A publish that gets no answer
+// while a NATS cluster fails over is sent again (see FailoverBudget). It
+// returns the ack.
 func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, traceID string) (*jetstream.PubAck, error) {
 	msg, err := eventMsg(ev, traceID)
 	if err != nil {
@@ -171,7 +173,11 @@ func Publish(ctx context.Context, js jetstream.Publisher, ev schemas.Event, trac
 	if err := offload(ctx, js, msg, *ev.Env(), ev.MsgID()); err != nil {
 		return nil, err
 	}
-	ack, err := js.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.MsgID()))
+	// Sent again while a cluster fails over: the message id makes a second
+	// copy of one that did arrive a duplicate, which JetStream drops.
+	ack, err := retryFailover(ctx, "publish "+ev.MsgID(), func() (*jetstream.PubAck, error) {
+		return js.PublishMsg(ctx, msg, jetstream.WithMsgID(ev.MsgID()))
+	})
 	if err != nil {
 		return nil, fmt.Errorf("publish %s %s: %w", msg.Subject, ev.MsgID(), err)
 	}
@@ -195,7 +201,10 @@ func eventMsg(ev schemas.Event, traceID string) (*nats.Msg, error) {
 }
 
 // PublishAll publishes events asynchronously and waits until JetStream has
-// acknowledged every one of them (or ctx ends). It returns the first failure.
+// acknowledged every one of them (or ctx ends). An ack that does not come
+// within publishAckTimeout, or a publish that gets no answer while a
+// cluster fails over, is sent again (see FailoverBudget). It returns the
+// first failure.
 func PublishAll(ctx context.Context, js jetstream.JetStream, evs []schemas.Event, traceID string) error {
 	futures := make([]jetstream.PubAckFuture, 0, len(evs))
 	for _, ev := range evs {
@@ -216,6 +225,18 @@ func PublishAll(ctx context.Context, js jetstream.JetStream, evs []schemas.Event
 		select {
 		case <-f.Ok():
 		case err := <-f.Err():
+			if IsFailover(err) && ctx.Err() == nil {
+				// The ack was lost (a cluster node died with the message
+				// in hand, or before answering): send it again and wait;
+				// JetStream drops a second copy by its message id.
+				id := evs[i].MsgID()
+				_, err = retryFailover(ctx, "publish "+id, func() (*jetstream.PubAck, error) {
+					return js.PublishMsg(ctx, f.Msg(), jetstream.WithMsgID(id))
+				})
+				if err == nil {
+					continue
+				}
+			}
 			return fmt.Errorf("publish %s: %w", evs[i].MsgID(), err)
 		case <-ctx.Done():
 			return fmt.Errorf("publish %s: %w", evs[i].MsgID(), ctx.Err())

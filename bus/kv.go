@@ -28,7 +28,7 @@ func (b *Bus) KV(ctx context.Context, bucket string) (KV, error) {
 }
 
 func (k jsKV) Get(ctx context.Context, key string) ([]byte, error) {
-	e, err := k.kv.Get(ctx, key)
+	e, err := retryFailover(ctx, "kv get "+k.bucket+" "+key, func() (jetstream.KeyValueEntry, error) { return k.kv.Get(ctx, key) })
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
 		return nil, nil
 	}
@@ -49,14 +49,15 @@ func (k jsKV) Put(ctx context.Context, key string, value []byte) error {
 		}
 		value = stub
 	}
-	if _, err := k.kv.Put(ctx, key, value); err != nil {
+	if _, err := retryFailover(ctx, "kv put "+k.bucket+" "+key, func() (uint64, error) { return k.kv.Put(ctx, key, value) }); err != nil {
 		return fmt.Errorf("kv put %s: %w", key, err)
 	}
 	return nil
 }
 
 func (k jsKV) Delete(ctx context.Context, key string) error {
-	if err := k.kv.Delete(ctx, key); err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
+	_, err := retryFailover(ctx, "kv delete "+k.bucket+" "+key, func() (struct{}, error) { return struct{}{}, k.kv.Delete(ctx, key) })
+	if err != nil && !errors.Is(err, jetstream.ErrKeyNotFound) {
 		return fmt.Errorf("kv delete %s: %w", key, err)
 	}
 	// The key may have held a large value once, even if its last was small.

@@ -44,6 +44,14 @@ type Topology struct {
 	Streams []jetstream.StreamConfig
 	Stages  []StageSpec
 	Buckets []jetstream.KeyValueConfig
+	// Replicas is how many servers of a NATS cluster hold each stream, KV
+	// bucket and object store (and so each consumer, which follows its
+	// stream). 0 keeps what an existing one has and creates new ones with
+	// 1, so that a command run without it does not undo a replica count
+	// set by another; N > 0 creates new ones with N and changes existing
+	// ones to N (JetStream moves the data). More than 1 needs a cluster of
+	// at least that many JetStream servers.
+	Replicas int
 }
 
 // StageSpec describes one stage's durable pull consumer.
@@ -99,10 +107,19 @@ func (s StageSpec) consumerConfig() jetstream.ConsumerConfig {
 // anything is published, since an interest-retention stream keeps a message
 // only while a consumer is interested in it.
 func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology) error {
+	if t.Replicas < 0 {
+		return fmt.Errorf("topology: %d replicas: want 1 or more (0 keeps the existing count)", t.Replicas)
+	}
 	var errs []error
 	for _, cfg := range append(slices.Clone(t.Streams), dlqStream()) {
+		r, err := t.replicas(ctx, js, cfg.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cfg.Replicas = r
 		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
-			errs = append(errs, fmt.Errorf("stream %s: %w", cfg.Name, err))
+			errs = append(errs, fmt.Errorf("stream %s (%d replicas): %w", cfg.Name, r, explainReplicas(err, r)))
 		}
 	}
 	if len(errs) > 0 {
@@ -115,8 +132,14 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology) err
 	}
 	buckets := append(slices.Clone(t.Buckets), jetstream.KeyValueConfig{Bucket: BucketStats, Storage: jetstream.FileStorage})
 	for _, cfg := range buckets {
+		r, err := t.replicas(ctx, js, kvStreamPrefix+cfg.Bucket)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cfg.Replicas = r
 		if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
-			errs = append(errs, fmt.Errorf("kv bucket %s: %w", cfg.Bucket, err))
+			errs = append(errs, fmt.Errorf("kv bucket %s (%d replicas): %w", cfg.Bucket, r, explainReplicas(err, r)))
 		}
 	}
 	for _, cfg := range []jetstream.ObjectStoreConfig{
@@ -127,9 +150,61 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology) err
 		{Bucket: BucketDLQBodies, Storage: jetstream.FileStorage, TTL: dlqMaxAge,
 			Description: "bodies of dead letters too large for one NATS message"},
 	} {
+		r, err := t.replicas(ctx, js, objStreamPrefix+cfg.Bucket)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		cfg.Replicas = r
 		if _, err := js.CreateOrUpdateObjectStore(ctx, cfg); err != nil {
-			errs = append(errs, fmt.Errorf("object store %s: %w", cfg.Bucket, err))
+			errs = append(errs, fmt.Errorf("object store %s (%d replicas): %w", cfg.Bucket, r, explainReplicas(err, r)))
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// The streams JetStream keeps a KV bucket and an object store in.
+const (
+	kvStreamPrefix  = "KV_"
+	objStreamPrefix = "OBJ_"
+)
+
+// replicas is the replica count of the stream named name: t.Replicas when
+// set, else the existing stream's, else 1.
+func (t Topology) replicas(ctx context.Context, js jetstream.JetStream, name string) (int, error) {
+	if t.Replicas > 0 {
+		return t.Replicas, nil
+	}
+	s, err := js.Stream(ctx, name)
+	if errors.Is(err, jetstream.ErrStreamNotFound) {
+		return 1, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("read stream %s's replicas: %w", name, err)
+	}
+	return max(1, s.CachedInfo().Config.Replicas), nil
+}
+
+// ErrReplicasNeedCluster is a replica count the server cannot give: a
+// single server (such as the embedded one), or a cluster with fewer
+// JetStream servers than replicas.
+var ErrReplicasNeedCluster = errors.New("more replicas than the NATS servers can hold: replicas > 1 need a JetStream cluster of at least that many servers")
+
+// JetStream's error codes (nats-server's JSStreamReplicasNotSupportedErr,
+// JSClusterNoPeersErrF) that nats.go does not name.
+const (
+	errCodeReplicasNotSupported jetstream.ErrorCode = 10074 // replicas > 1 not supported in non-clustered mode
+	errCodeNoPeers              jetstream.ErrorCode = 10005 // no suitable peers for placement
+)
+
+// explainReplicas names the cause of JetStream's refusals of a replica count.
+func explainReplicas(err error, replicas int) error {
+	var apiErr *jetstream.APIError
+	if replicas > 1 && errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case errCodeReplicasNotSupported, errCodeNoPeers:
+			return fmt.Errorf("%w: %w", ErrReplicasNeedCluster, err)
+		}
+	}
+	return err
 }

@@ -22,6 +22,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	tlsCert := fs.String("tls-cert", os.Getenv(bus.EnvNATSTLSCert), "certificate (PEM) of the embedded NATS server, which then speaks TLS only (env "+bus.EnvNATSTLSCert+")")
 	tlsKey := fs.String("tls-key", os.Getenv(bus.EnvNATSTLSKey), "private key (PEM) of --tls-cert (env "+bus.EnvNATSTLSKey+")")
 	workers := fs.Int("workers", 1, "workers per stage (the index stage always has one writer)")
+	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
 	var n neural
 	n.register(fs)
@@ -56,7 +57,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return &usageError{cmd: "up", msg: "give both --tls-cert and --tls-key (or neither)"}
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Listen: *listen, Workers: *workers,
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Listen: *listen, Workers: *workers, Replicas: *replicas,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	cfg.TLS.Cert, cfg.TLS.Key = *tlsCert, *tlsKey
 	if err := n.apply(&cfg); err != nil {
@@ -125,6 +126,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 	c.register(fs, "info")
 	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", ")+", siyuan (the SiYuan bridge) or gateway (the HTTP gateway, --http)")
 	workers := fs.Int("workers", 1, "workers in this stage's pool")
+	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
 	var n neural
 	n.register(fs)
@@ -153,7 +155,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 		return runGatewayWorker(ctx, c, hf, n.models)
 	}
 	log := c.logger()
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Stages: []string{*stage}, Workers: *workers,
+	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Stages: []string{*stage}, Workers: *workers, Replicas: *replicas,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	if err := n.apply(&cfg); err != nil {
 		return err

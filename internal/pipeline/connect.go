@@ -17,6 +17,9 @@ func Attach(ctx context.Context, cfg Config, withStages bool) (b *bus.Bus, local
 			cfg.NATSURL = url
 		}
 	}
+	if err := cfg.replicasFromEnv(); err != nil {
+		return nil, false, nil, err
+	}
 	if cfg.NATSURL != "" {
 		b, err := openBus(ctx, cfg, "exocortex-cli")
 		if err != nil {
@@ -27,7 +30,7 @@ func Attach(ctx context.Context, cfg Config, withStages bool) (b *bus.Bus, local
 			b.Close()
 			return nil, false, nil, err
 		}
-		if err := bus.EnsureTopology(ctx, b.JS, cat.Topology()); err != nil {
+		if err := bus.EnsureTopology(ctx, b.JS, cfg.topology(cat)); err != nil {
 			b.Close()
 			return nil, false, nil, err
 		}

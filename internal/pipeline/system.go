@@ -60,6 +60,11 @@ type Config struct {
 	// JetStream store, else sizes it from the store's limit (an eighth of
 	// it, at most 1 GiB).
 	EmbedsCache int64
+	// Replicas is how many servers of a NATS cluster hold each stream, KV
+	// bucket and object store (see bus.Topology.Replicas): 0 means
+	// $EXOCORTEX_REPLICAS, else the existing ones' count (1 for new ones);
+	// more than 1 needs an external cluster (NATSURL).
+	Replicas int
 	// Stages to run in-process; empty means every stage of the catalog.
 	Stages []string
 	// Catalog is the streams, buckets and stages of the system; nil means
@@ -133,6 +138,12 @@ func (c Config) Validate() error {
 		if _, ok := cat.Lookup(s); !ok {
 			errs = append(errs, fmt.Errorf("unknown stage %q (known: %s)", s, strings.Join(cat.Names(), ", ")))
 		}
+	}
+	if c.Replicas < 0 {
+		errs = append(errs, fmt.Errorf("replicas %d: want 1 or more (0 keeps the existing count)", c.Replicas))
+	}
+	if c.Replicas > 1 && c.NATSURL == "" {
+		errs = append(errs, fmt.Errorf("%d replicas need a NATS cluster (give its URLs with --nats); the embedded server is a single node", c.Replicas))
 	}
 	if c.Analyzer != "" {
 		if _, err := analysis.ParseMode(string(c.Analyzer)); err != nil {
@@ -211,6 +222,9 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if cfg.Chunk == (chunk.Config{}) {
 		cfg.Chunk = chunk.DefaultConfig()
 	}
+	if err := cfg.replicasFromEnv(); err != nil {
+		return nil, fmt.Errorf("pipeline config: %w", err)
+	}
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("pipeline config: %w", err)
 	}
@@ -226,7 +240,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		b.Close()
 		return nil, err
 	}
-	if err := bus.EnsureTopology(ctx, b.JS, cat.Topology()); err != nil {
+	if err := bus.EnsureTopology(ctx, b.JS, cfg.topology(cat)); err != nil {
 		b.Close()
 		return nil, err
 	}
