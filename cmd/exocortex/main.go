@@ -44,6 +44,8 @@ func init() {
 		"models": {"fetch|verify|list", "fetch, verify or list the neural models", cmdModels},
 		"research": {"QUESTION | status ID | list", "research a broad question over the notes: live progress, then a cited report " +
 			"(--save siyuan|DIR writes it back); status and list read past ones", cmdResearch},
+		"check": {"[DIR...]", "compare the index with its sources (the folders ingested, SiYuan) and report every difference; " +
+			"--repair resends what is missing and removes what should be gone (exit 4: differences)", cmdCheck},
 		"mcp": {"", "serve the knowledge base to an AI assistant over MCP on stdin/stdout (tools search, ask, get_block, research)", cmdMCP},
 	}
 }
