@@ -37,6 +37,8 @@ func check(ctx context.Context, args []string) error {
 	fs.StringVar(&br.url, "siyuan", "", "SiYuan kernel to compare, such as http://127.0.0.1:6806 (the API token from EXOCORTEX_SIYUAN_TOKEN); "+
 		"default: the kernel the system's bridge last used")
 	fs.StringVar(&br.config, "siyuan-config", "", "SiYuan bridge settings, a JSON file (as for up): the kernel to compare and its notebooks")
+	var forget multiFlag
+	fs.Var(&forget, "forget", "an ingested folder removed for good (repeatable): its documents count as gone, and --repair deletes them and forgets the folder")
 	repair := fs.Bool("repair", false, "resend what is missing or stale, delete what should be gone, wait until the pipeline settles and check again")
 	asJSON := fs.Bool("json", false, "print a JSON report")
 	quiet := fs.Bool("quiet", false, "no progress lines")
@@ -64,11 +66,12 @@ func check(ctx context.Context, args []string) error {
 	if err := br.apply(&sy); err != nil {
 		return err
 	}
-	opts := pipeline.CheckOptions{Paths: paths, Settle: *settle}
+	opts := pipeline.CheckOptions{Paths: paths, Forget: forget, Settle: *settle}
 	if sy.SiYuan != nil {
 		opts.SiYuan = &sy.SiYuan.Config
 	}
-	pr := &checkProgress{quiet: *quiet}
+	// The first line after a second: a small check shows none.
+	pr := &checkProgress{quiet: *quiet, last: time.Now().Add(500 * time.Millisecond)}
 	opts.Progress = pr.update
 	if !*repair {
 		rep, err := pipeline.Check(ctx, cfg, opts)
@@ -216,3 +219,9 @@ func (p *checkProgress) done() {
 		fmt.Fprint(os.Stderr, "\r\033[K")
 	}
 }
+
+// multiFlag is a flag given any number of times.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, ",") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }

@@ -171,7 +171,7 @@ var placeholders = map[string]string{
 	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
 	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
 	"split": "PART", "timeout": "DURATION", "calibration": "FILE", "calibration-method": "METHOD",
-	"out": "FILE", "save": "siyuan|DIR", "notebook": "ID", "sub-questions": "N", "docs": "N", "max-calls": "N", "max-time": "DURATION",
+	"out": "FILE", "forget": "DIR", "save": "siyuan|DIR", "notebook": "ID", "sub-questions": "N", "docs": "N", "max-calls": "N", "max-time": "DURATION",
 }
 
 // printHelp writes a command's usage line, summary and flags, spelled

@@ -104,6 +104,10 @@ type CheckOptions struct {
 	SiYuan *siyuan.Config
 	// Progress, when set, sees the check go.
 	Progress func(CheckProgress)
+	// Forget are ingested folders removed for good: their documents are
+	// taken as gone (a missing folder is otherwise left alone: it may be
+	// unmounted), and a repair forgets the folder.
+	Forget []string
 	// Settle bounds the wait for the pipeline to settle, before the check
 	// and after a repair (default 10 minutes).
 	Settle time.Duration
@@ -191,9 +195,9 @@ func (s *System) Repair(ctx context.Context, opts CheckOptions) (*RepairResult, 
 }
 
 func (s *System) checkTarget() (*checkTarget, func(), error) {
-	t := &checkTarget{bus: s.Bus, store: s.Store, vec: s.Vectors, log: s.cfg.Log, noVec: s.Embedder == nil && s.Vectors == nil}
+	t := &checkTarget{bus: s.Bus, store: s.Store, log: s.cfg.Log, noVec: s.Embedder == nil}
 	if s.Embedder != nil {
-		t.model = s.Embedder.Name()
+		t.model, t.vec = s.Embedder.Name(), s.Vectors
 	}
 	if t.store != nil {
 		return t, func() {}, nil
@@ -203,9 +207,6 @@ func (s *System) checkTarget() (*checkTarget, func(), error) {
 		return nil, nil, fmt.Errorf("check: open the index: %w", err)
 	}
 	t.store = st
-	if s.Embedder == nil {
-		t.noVec = false // the stages run elsewhere: read the index's records
-	}
 	return t, func() { st.Close() }, nil
 }
 
@@ -367,6 +368,7 @@ type checked struct {
 	report        *CheckReport
 	docs          map[string]*docFacts
 	roots         []string // walked roots
+	goneRoots     []string // recorded roots gone for good (forgotten by a repair)
 	src           *siyuan.Source
 	orphanVectors []string
 	orphanKeys    []string // manifests of unknown documents
@@ -410,18 +412,28 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 
 	// The scope: explicit paths and kernel, or what was recorded.
 	explicit := len(opts.Paths) > 0 || opts.SiYuan != nil
-	roots := opts.Paths
-	if len(opts.Paths) == 0 && !explicit {
-		if roots, err = files.Roots(ctx, sources); err != nil {
+	var roots []string
+	dirs := map[string]bool{} // recorded roots that are folders
+	for _, p := range opts.Paths {
+		roots = append(roots, files.Canonical(p))
+	}
+	if !explicit {
+		recorded, err := files.Roots(ctx, sources)
+		if err != nil {
 			return nil, err
+		}
+		for _, r := range recorded {
+			roots = append(roots, r.Path)
+			dirs[r.Path] = r.Dir
 		}
 		if len(roots) == 0 && len(remembered) > 0 {
 			rep.Notes = append(rep.Notes, "no ingested folders are recorded (ingest records them from now on): "+
 				"each remembered file is compared, but new files are not looked for; give the folders: exocortex check DIR...")
 		}
 	}
-	for i, r := range roots {
-		roots[i] = files.Canonical(r)
+	forget := map[string]bool{}
+	for _, p := range opts.Forget {
+		forget[files.Canonical(p)] = true
 	}
 	rep.Roots = roots
 	kernel := opts.SiYuan
@@ -449,8 +461,15 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	var walk []string
 	for _, r := range roots {
 		if _, err := os.Stat(r); err != nil {
+			if !dirs[r] || forget[r] {
+				// A file ingested alone that is gone, or a folder the user
+				// says is gone for good: its documents are gone.
+				c.goneRoots = append(c.goneRoots, r)
+				continue
+			}
 			rep.Differences = append(rep.Differences, Difference{Kind: DiffRootMissing, Where: r, Repair: RepairNone,
-				Detail: "ingested folder or file is missing (unmounted, moved or deleted?); its documents are left as they are"})
+				Detail: "ingested folder is missing (unmounted, moved or deleted?); its documents are left as they are " +
+					"('exocortex check --repair --forget " + r + "' deletes them from the index)"})
 			for _, rm := range remembered {
 				if rm.Path == r || strings.HasPrefix(rm.Path, r+string(filepath.Separator)) {
 					doc(rm.DocID).protected = true
@@ -792,10 +811,10 @@ func (t *checkTarget) compareIndex(f *docFacts, want string, d func(kind, repair
 	}
 	total := len(f.manifest.Chunks)
 	if len(missing) > 0 {
-		out = append(out, d(DiffMissingChunks, RepairResend, fmt.Sprintf("%d of %s missing from the index (%s)", len(missing), pluralize(total, "chunk", "chunks"), firstIDs(missing))))
+		out = append(out, d(DiffMissingChunks, RepairResend, fmt.Sprintf("%s missing from the index (%s)", ofChunks(len(missing), total, "is", "are"), firstIDs(missing))))
 	}
 	if len(stale) > 0 {
-		out = append(out, d(DiffStale, RepairResend, fmt.Sprintf("%d of %s hold other content than the manifest (%s)", len(stale), pluralize(total, "chunk", "chunks"), firstIDs(stale))))
+		out = append(out, d(DiffStale, RepairResend, fmt.Sprintf("%s other content than the manifest (%s)", ofChunks(len(stale), total, "holds", "hold"), firstIDs(stale))))
 	}
 	if len(extra) > 0 {
 		out = append(out, d(DiffExtraChunks, RepairResend, fmt.Sprintf("%s in the index that the manifest does not list (%s)", pluralize(len(extra), "chunk", "chunks"), firstIDs(extra))))
@@ -804,10 +823,10 @@ func (t *checkTarget) compareIndex(f *docFacts, want string, d func(kind, repair
 		out = append(out, d(DiffStale, RepairResend, fmt.Sprintf("the document row lists %d chunks, the manifest %d", len(f.row.ChunkIDs), total)))
 	}
 	if len(noFTS) > 0 {
-		out = append(out, d(DiffNoFTS, RepairResend, fmt.Sprintf("%d of %s have no full-text row (%s)", len(noFTS), pluralize(total, "chunk", "chunks"), firstIDs(noFTS))))
+		out = append(out, d(DiffNoFTS, RepairResend, fmt.Sprintf("%s no full-text row (%s)", ofChunks(len(noFTS), total, "has", "have"), firstIDs(noFTS))))
 	}
 	if len(noVec) > 0 {
-		out = append(out, d(DiffNoVectors, RepairResend, fmt.Sprintf("%d of %s have no vector (%s)", len(noVec), pluralize(total, "chunk", "chunks"), firstIDs(noVec))))
+		out = append(out, d(DiffNoVectors, RepairResend, fmt.Sprintf("%s no vector (%s)", ofChunks(len(noVec), total, "has", "have"), firstIDs(noVec))))
 	}
 	return out
 }
@@ -836,4 +855,17 @@ func pluralize(n int, one, many string) string {
 		return "1 " + one
 	}
 	return fmt.Sprintf("%d %s", n, many)
+}
+
+// ofChunks is "2 of 5 chunks have" (n of total, the verb agreeing with n).
+func ofChunks(n, total int, one, many string) string {
+	noun := "chunks"
+	if total == 1 {
+		noun = "chunk"
+	}
+	verb := many
+	if n == 1 {
+		verb = one
+	}
+	return fmt.Sprintf("%d of %d %s %s", n, total, noun, verb)
 }

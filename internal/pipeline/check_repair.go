@@ -236,6 +236,11 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 		res.Dropped += len(c.orphanVectors)
 		tick()
 	}
+	for _, r := range c.goneRoots {
+		if err := files.ForgetRoot(ctx, sources, r); err != nil {
+			return fmt.Errorf("repair: %w", err)
+		}
+	}
 	for _, k := range c.orphanKeys {
 		if err := manifests.Delete(ctx, k); err != nil {
 			return fmt.Errorf("repair: delete chunk manifest %s: %w", k, err)

@@ -57,9 +57,10 @@ func RememberedDocs(ctx context.Context, state bus.KV) ([]Remembered, error) {
 // rootPrefix keys the folders and files given to ingest in the source state.
 const rootPrefix = "root."
 
-// root is what the state keeps of a path given to ingest.
-type root struct {
+// Root is what the state keeps of a path given to ingest.
+type Root struct {
 	Path string    `json:"path"`
+	Dir  bool      `json:"dir"` // a folder (else one file)
 	At   time.Time `json:"at"`
 }
 
@@ -74,10 +75,11 @@ func rootKey(path string) string {
 func RecordRoots(ctx context.Context, state bus.KV, paths []string) error {
 	for _, p := range paths {
 		c := canonical(p)
-		if _, err := os.Stat(c); err != nil {
+		fi, err := os.Stat(c)
+		if err != nil {
 			continue
 		}
-		raw, _ := json.Marshal(root{Path: c, At: time.Now().UTC()})
+		raw, _ := json.Marshal(Root{Path: c, Dir: fi.IsDir(), At: time.Now().UTC()})
 		if err := state.Put(ctx, rootKey(c), raw); err != nil {
 			return fmt.Errorf("record ingested path %s: %w", c, err)
 		}
@@ -85,13 +87,21 @@ func RecordRoots(ctx context.Context, state bus.KV, paths []string) error {
 	return nil
 }
 
+// ForgetRoot forgets a path RecordRoots recorded.
+func ForgetRoot(ctx context.Context, state bus.KV, path string) error {
+	if err := state.Delete(ctx, rootKey(path)); err != nil {
+		return fmt.Errorf("forget ingested path %s: %w", path, err)
+	}
+	return nil
+}
+
 // Roots returns the folders and files ingest has recorded, in key order.
-func Roots(ctx context.Context, state bus.KV) ([]string, error) {
+func Roots(ctx context.Context, state bus.KV) ([]Root, error) {
 	keys, err := state.Keys(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list source state: %w", err)
 	}
-	var out []string
+	var out []Root
 	for _, key := range keys {
 		if !strings.HasPrefix(key, rootPrefix) {
 			continue
@@ -100,11 +110,11 @@ func Roots(ctx context.Context, state bus.KV) ([]string, error) {
 		if err != nil {
 			return nil, fmt.Errorf("read source state %s: %w", key, err)
 		}
-		var r root
+		var r Root
 		if raw == nil || json.Unmarshal(raw, &r) != nil || r.Path == "" {
 			continue
 		}
-		out = append(out, r.Path)
+		out = append(out, r)
 	}
 	return out, nil
 }
