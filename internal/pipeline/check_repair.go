@@ -65,6 +65,16 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 		t.progress(opts, CheckProgress{Phase: "repair", Done: step, Total: len(c.report.Differences)})
 	}
 
+	// Vectors of chunks the index does not hold: nothing else would remove
+	// them. First, so that a chunk resent below gets its vector back.
+	if len(c.orphanVectors) > 0 && t.vec != nil {
+		if err := t.vec.Delete(ctx, c.orphanVectors); err != nil {
+			return fmt.Errorf("repair: delete %d orphan vectors: %w", len(c.orphanVectors), err)
+		}
+		res.Dropped += len(c.orphanVectors)
+		tick()
+	}
+
 	// What each document needs, once per document.
 	need := map[string]string{}
 	for _, d := range c.report.Differences {
@@ -227,15 +237,7 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 		tick()
 	}
 
-	// Vectors of chunks the index does not hold, and manifests of
-	// documents nobody knows: nothing else would remove them.
-	if len(c.orphanVectors) > 0 && t.vec != nil {
-		if err := t.vec.Delete(ctx, c.orphanVectors); err != nil {
-			return fmt.Errorf("repair: delete %d orphan vectors: %w", len(c.orphanVectors), err)
-		}
-		res.Dropped += len(c.orphanVectors)
-		tick()
-	}
+	// Manifests of documents nobody knows: nothing else would remove them.
 	for _, r := range c.goneRoots {
 		if err := files.ForgetRoot(ctx, sources, r); err != nil {
 			return fmt.Errorf("repair: %w", err)
