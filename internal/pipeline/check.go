@@ -618,7 +618,17 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 		}
 	}
 
-	// The vectors.
+	// The vectors. Read from the index's records, a system whose index
+	// records no vector at all has no embedding model anywhere.
+	if t.vec == nil && !t.noVec && rep.Chunks > 0 {
+		any := false
+		for _, f := range c.docs {
+			for _, cr := range f.chunks {
+				any = any || cr.VectorHash != ""
+			}
+		}
+		t.noVec = !any
+	}
 	switch {
 	case t.noVec:
 		rep.VectorCheck = "off"
