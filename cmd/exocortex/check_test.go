@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
 )
 
 // damageDB runs a statement on the index database, as a stray tool or a
@@ -157,5 +159,53 @@ func TestCLICheckWorksWhileUpRunsAndFindsALostManifest(t *testing.T) {
 	}
 	if raw, err := kv.Get(ctx, chunk.ManifestKey(files.MarkdownDocID(a))); err != nil || raw == nil {
 		t.Errorf("the manifest is not back after the repair: %v", err)
+	}
+}
+
+func TestCLICheckComparesTheSiYuanKernelTheBridgeUsed(t *testing.T) {
+	const box, doc = "20261121100831-kt25p1g", "20261121100831-xs0m89b"
+	k := siyuantest.New(t, "kernel-token-123")
+	k.AddNotebook(box, "Notes")
+	if err := k.PutDoc(box, doc, "", "/Birds",
+		siyuantest.Block{ID: "20261121100831-para001", Type: "p", Content: "Crows use tools to get food.", Markdown: "Crows use tools to get food."},
+	); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("EXOCORTEX_SIYUAN_TOKEN", "kernel-token-123")
+	data := t.TempDir()
+	up, upErr := startUp(t, data, nil, "--no-models", "--siyuan", k.URL())
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _, err := exo(t, "check", "--data", data)
+		if err == nil && strings.Contains(out, "no differences: the sources hold 1 document (SiYuan at "+k.URL()+"); the index holds 1 document, 1 chunk") {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("check while the bridge runs: %v\n%s\n%s", err, out, upErr.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if err := up.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = up.Wait()
+
+	// Nothing runs: a note added in SiYuan reaches no one until the check.
+	const fresh = "20261121100900-second1"
+	if err := k.PutDoc(box, fresh, "", "/Ravens",
+		siyuantest.Block{ID: "20261121100900-para002", Type: "p", Content: "Ravens play in the snow.", Markdown: "Ravens play in the snow."},
+	); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, err := exo(t, "check", "--data", data, "--no-models")
+	if code := exitCode(err); code != 4 || !strings.Contains(out, "siyuan "+fresh+" Notes/Ravens: in SiYuan, not indexed\n") {
+		t.Fatalf("check after a note was added in SiYuan: exit %d\n%s\n%s", code, out, errOut)
+	}
+	out, errOut, err = exo(t, "check", "--data", data, "--no-models", "--repair")
+	if err != nil || !strings.Contains(out, "repair: 1 ingested") || !strings.Contains(out, "no differences: the sources hold 2 documents") {
+		t.Fatalf("check --repair: %v\n%s\n%s", err, out, errOut)
+	}
+	if out := mustExo(t, "search", "ravens", "--data", data, "--json"); !strings.Contains(out, "20261121100900-para002") {
+		t.Errorf("the SiYuan note is not searchable after the repair: %s", out)
 	}
 }

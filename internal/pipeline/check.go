@@ -759,6 +759,8 @@ func (t *checkTarget) compare(f *docFacts, explicit bool, inScope func(string) b
 		remembered = f.bridgeState.Hash
 	}
 	switch {
+	case remembered == "" && f.row == nil && isBridge:
+		return append(out, d(DiffNotIndexed, RepairIngest, "in SiYuan, not indexed"))
 	case remembered == "" && f.row == nil:
 		return append(out, d(DiffNotIndexed, RepairIngest, "not indexed"))
 	case remembered == "":
