@@ -13,6 +13,7 @@ import (
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
+	"github.com/exocortex/exocortex/vectors/qdrantfake"
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/siyuan"
@@ -67,6 +68,18 @@ func has(list []string, kind string) bool {
 }
 
 func TestCheckReportsEveryDamageToTheIndexAndRepairMendsIt(t *testing.T) {
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	t.Run("embedded", func(t *testing.T) { checkDamageAndRepair(t, vectors.Config{}) })
+	t.Run("qdrant", func(t *testing.T) {
+		checkDamageAndRepair(t, vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: "check"}})
+	})
+}
+
+func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 	ctx := context.Background()
 	dir, vault := t.TempDir(), t.TempDir()
 	notes := map[string]string{
@@ -80,7 +93,7 @@ func TestCheckReportsEveryDamageToTheIndexAndRepairMendsIt(t *testing.T) {
 	for name, text := range notes {
 		writeFile(t, filepath.Join(vault, name), text)
 	}
-	sys := startNeural(t, dir, modeltest.Dir(t, modeltest.Options{NoQA: true}), vectors.Config{})
+	sys := startNeural(t, dir, modeltest.Dir(t, modeltest.Options{NoQA: true}), vc)
 	t.Cleanup(func() { _ = sys.Stop() })
 	syncPaths(t, sys.Bus, vault)
 	sources, err := sys.Bus.KV(ctx, stage.BucketSources)
