@@ -96,6 +96,12 @@ func TestCLICheckReportsEachDifferenceAndRepairFixesThem(t *testing.T) {
 		}
 	}
 
+	// Given a folder, check compares that folder only.
+	out, _, err = exo(t, "check", vault, "--data", data)
+	if code := exitCode(err); code != 4 || strings.Contains(out, loneDoc) || !strings.Contains(out, "5 differences in 5 documents: the sources hold 4 documents ("+canon(vault)+")") {
+		t.Errorf("check %s: exit %d\n%s", vault, code, out)
+	}
+
 	out, errOut, err = exo(t, "check", "--data", data, "--repair")
 	if err != nil || !strings.Contains(out, "repair: 2 ingested, 2 resent, 2 deleted") ||
 		!strings.Contains(out, "checked again after the pipeline settled:\nnote: vectors not checked: no embedding model\nno differences: the sources hold 4 documents") {

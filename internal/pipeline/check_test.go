@@ -11,6 +11,7 @@ import (
 
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/vectors/qdrantfake"
@@ -89,6 +90,7 @@ func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 		"d.md": "# Dolphins\n\nDolphins sleep with half the brain.\n",
 		"e.md": "# Eels\n\nEels cross the ocean to spawn.\n",
 		"f.md": "# Frogs\n\nFrogs breathe through their skin.\n",
+		"h.md": "# Herons\n\nHerons stand still to fish.\n",
 	}
 	for name, text := range notes {
 		writeFile(t, filepath.Join(vault, name), text)
@@ -148,10 +150,18 @@ func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 	if _, err := sys.Bus.Publish(ctx, doc, "test-orphan"); err != nil { // indexed, but no source state remembers it
 		t.Fatal(err)
 	}
+	// A chunk of a document that never existed (held, not searchable).
+	stray := &schemas.ChunkCreated{ChunkID: "md-00000000000000aa:00000000000000bb", DocID: "md-00000000000000aa", DocVersion: 1,
+		Hash: "0000", Text: "A stray chunk.", Lang: "en"}
+	if _, err := sys.Bus.Publish(ctx, stray, "test-stray"); err != nil {
+		t.Fatal(err)
+	}
 	waitIdle(t, sys.Bus)
 	if err := os.Remove(orphan); err != nil {
 		t.Fatal(err)
 	}
+	// h: its document row lost, its chunks held without it.
+	execDB(t, dir, `DELETE FROM documents WHERE doc_id = ?`, id("h.md"))
 
 	rep, err = sys.Check(ctx, pipeline.CheckOptions{})
 	if err != nil {
@@ -168,31 +178,33 @@ func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 		{path("f.md"), pipeline.DiffSourceGone},
 		{path("g.md"), pipeline.DiffNotIndexed},
 		{orphan, pipeline.DiffSourceGone},
+		{stray.DocID, pipeline.DiffSourceGone},
+		{path("h.md"), pipeline.DiffNoDocument},
 	} {
 		if !has(got[want.where], want.kind) {
 			t.Errorf("%s: reported %v, want %s", want.where, got[want.where], want.kind)
 		}
 	}
-	if len(got) != 9-1 {
+	if len(got) != 10 {
 		for _, d := range rep.Differences {
 			t.Logf("difference: %s [%s]", d, d.Kind)
 		}
-		t.Errorf("differences in %d documents, want 8", len(got))
+		t.Errorf("differences in %d documents, want 10", len(got))
 	}
 
 	res, err := sys.Repair(ctx, pipeline.CheckOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Before.Differences) < 9 || res.Ingested != 2 || res.Deleted != 2 || res.Resent != 4 || res.Dropped != 1 {
-		t.Errorf("repair: %d differences before; ingested %d, resent %d, deleted %d, dropped %d; want 2, 4, 2, 1",
+	if len(res.Before.Differences) < 11 || res.Ingested != 2 || res.Deleted != 3 || res.Resent != 5 || res.Dropped != 1 {
+		t.Errorf("repair: %d differences before; ingested %d, resent %d, deleted %d, dropped %d; want 2, 5, 3, 1",
 			len(res.Before.Differences), res.Ingested, res.Resent, res.Deleted, res.Dropped)
 	}
 	for _, d := range res.After.Differences {
 		t.Errorf("after the repair: %s [%s]", d, d.Kind)
 	}
 	// A fresh check, and the index holds what a clean ingest of the folder
-	// would: a..e and g, every chunk with its vector.
+	// would: a..e, g and h, every chunk with its vector.
 	if e, n := embeddedAll(t, sys); e != n {
 		t.Errorf("embedded %d of %d chunks after the repair", e, n)
 	}
@@ -200,7 +212,7 @@ func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Clean() || rep.Documents != 6 || rep.SourceDocs != 6 || rep.Vectors != rep.Chunks {
+	if !rep.Clean() || rep.Documents != 7 || rep.SourceDocs != 7 || rep.Vectors != rep.Chunks {
 		t.Errorf("check after the repair: %+v", rep)
 	}
 	if hits, err := sys.Store.Search(ctx, "Sargasso", store.SearchOptions{}); err != nil || len(hits) == 0 {
