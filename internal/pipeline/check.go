@@ -531,18 +531,28 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 			return err
 		}, t.log)
 		kdocs, err := c.src.Compare(ctx)
-		if err != nil {
+		switch {
+		case err != nil && (opts.SiYuan != nil || ctx.Err() != nil):
 			return nil, fmt.Errorf("check: read SiYuan at %s: %w", kernel.URL, err)
+		case err != nil:
+			// The kernel the bridge last used, not one asked for: say so
+			// and check the rest.
+			rep.Notes = append(rep.Notes, fmt.Sprintf("SiYuan at %s could not be read (%v): its %s compared with what was sent only",
+				kernel.URL, err, pluralize(len(bridged), "document", "documents")))
+			rep.SiYuan, c.src, kernel = "", nil, nil
+			kdocs = nil
 		}
 		for _, kd := range kdocs {
 			f := doc(kd.DocID)
 			f.known, f.exists, f.bridge, f.drift = true, true, true, kd.Drift
 			f.where = bridgeName(kd.DocID, kd.Notebook, kd.HPath)
 		}
-		for id := range bridged {
-			f := doc(id)
-			if !f.exists {
-				f.known, f.bridge = true, true
+		if kernel != nil {
+			for id := range bridged {
+				f := doc(id)
+				if !f.exists {
+					f.known, f.bridge = true, true
+				}
 			}
 		}
 	}

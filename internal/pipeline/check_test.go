@@ -307,4 +307,16 @@ func TestCheckComparesASiYuanKernelAndRepairSyncsIt(t *testing.T) {
 	if rep, err := sys.Check(ctx, pipeline.CheckOptions{SiYuan: &sy}); err != nil || !rep.Clean() || rep.Documents != 3 {
 		t.Errorf("check after the repair: %+v %v", rep, err)
 	}
+
+	// A kernel that cannot be read: an error when it was asked for; when
+	// it is only the one the bridge last used, a note, and the rest checked.
+	bad := siyuan.Config{URL: k.URL(), Token: "wrong"}
+	if _, err := sys.Check(ctx, pipeline.CheckOptions{SiYuan: &bad}); err == nil || !strings.Contains(err.Error(), "read SiYuan at "+k.URL()) {
+		t.Errorf("check --siyuan of a kernel that refuses the token: %v", err)
+	}
+	t.Setenv("EXOCORTEX_SIYUAN_TOKEN", "wrong")
+	rep, err = sys.Check(ctx, pipeline.CheckOptions{})
+	if err != nil || !rep.Clean() || rep.SiYuan != "" || len(rep.Notes) == 0 || !strings.Contains(rep.Notes[0], "could not be read") {
+		t.Errorf("check with the bridge's kernel down: %+v %v", rep, err)
+	}
 }
