@@ -135,6 +135,8 @@ type checkTarget struct {
 	log   zerolog.Logger
 	// stored are the vector store's point ids (when vec is set).
 	stored map[string]bool
+	// trace is the trace id of what a repair sends, and of the log lines.
+	trace string
 }
 
 // Check compares what the sources hold with what the index holds, on the
@@ -195,7 +197,7 @@ func (s *System) Repair(ctx context.Context, opts CheckOptions) (*RepairResult, 
 }
 
 func (s *System) checkTarget() (*checkTarget, func(), error) {
-	t := &checkTarget{bus: s.Bus, store: s.Store, log: s.cfg.Log, noVec: s.Embedder == nil}
+	t := &checkTarget{bus: s.Bus, store: s.Store, log: s.cfg.Log, noVec: s.Embedder == nil, trace: checkTrace()}
 	if s.Embedder != nil {
 		t.model, t.vec = s.Embedder.Name(), s.Vectors
 	}
@@ -228,7 +230,7 @@ func attachCheck(ctx context.Context, cfg Config) (*checkTarget, func(), error) 
 			closeBus()
 			return nil, nil, fmt.Errorf("check reads the index in the data directory (run it where %s is): %w", DBPath(cfg.DataDir), err)
 		}
-		t := &checkTarget{bus: b, store: st, log: cfg.Log}
+		t := &checkTarget{bus: b, store: st, log: cfg.Log, trace: checkTrace()}
 		if set, err := RunningSettings(ctx, b); err == nil && set != nil && (set.NoModels || set.Search == "lexical") {
 			t.noVec = true
 		}
@@ -527,7 +529,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	if kernel != nil {
 		rep.SiYuan = kernel.URL
 		c.src = siyuan.New(*kernel, sources, func(ctx context.Context, ev *schemas.DocChanged) error {
-			_, err := t.bus.Publish(ctx, ev, "check-siyuan")
+			_, err := t.bus.Publish(ctx, ev, t.trace)
 			return err
 		}, t.log)
 		kdocs, err := c.src.Compare(ctx)
@@ -687,6 +689,9 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 		rep.Differences = append(rep.Differences, diffs...)
 	}
 	sort.SliceStable(rep.Differences, func(i, j int) bool { return rep.Differences[i].Where < rep.Differences[j].Where })
+	t.log.Info().Str("trace_id", t.trace).Int("differences", len(rep.Differences)).Int("source_docs", rep.SourceDocs).
+		Int("documents", rep.Documents).Int("chunks", rep.Chunks).Int("vectors", rep.Vectors).Str("vector_check", rep.VectorCheck).
+		Msg("check: compared the index with its sources")
 	return c, nil
 }
 
@@ -891,3 +896,6 @@ func ofChunks(n, total int, one, many string) string {
 	}
 	return fmt.Sprintf("%d of %d %s %s", n, total, noun, verb)
 }
+
+// checkTrace is a new trace id for one check or repair.
+func checkTrace() string { return fmt.Sprintf("check-%x", time.Now().UnixNano()) }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"sort"
-	"time"
 
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
@@ -53,7 +52,7 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 	if err != nil {
 		return err
 	}
-	trace := fmt.Sprintf("check-repair-%d", time.Now().UnixNano())
+	trace := t.trace
 	log := t.log.With().Str("trace_id", trace).Logger()
 	publish := func(ctx context.Context, ev *schemas.DocChanged) error {
 		_, err := t.bus.Publish(ctx, ev, trace)
