@@ -14,6 +14,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
@@ -213,5 +214,39 @@ func TestCLICheckComparesTheSiYuanKernelTheBridgeUsed(t *testing.T) {
 	}
 	if out := mustExo(t, "search", "ravens", "--data", data, "--json"); !strings.Contains(out, "20261121100900-para002") {
 		t.Errorf("the SiYuan note is not searchable after the repair: %s", out)
+	}
+}
+
+func TestCLICheckFindsALostVectorRecordWhileUpRunsWithModels(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "a.md"), "# Bees\n\nBees make honey from nectar.\n")
+	write(t, filepath.Join(vault, "b.md"), "# Ants\n\nAnts farm fungus underground.\n")
+	startUp(t, data, nil, "--models", modeltest.Dir(t, modeltest.Options{NoQA: true, NoReranker: true}))
+	mustExo(t, "ingest", vault, "--data", data)
+	// The vectors follow the chunks: wait until the index records both.
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _, err := exo(t, "check", "--data", data)
+		if err == nil && strings.Contains(out, "no differences") {
+			if !strings.Contains(out, "vectors checked from the index's records") {
+				t.Errorf("check while up holds the vector store should say how vectors were checked:\n%s", out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("check while up runs with models: %v\n%s", err, out)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	b := files.Canonical(filepath.Join(vault, "b.md"))
+	damageDB(t, data, `DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id = ?)`, files.MarkdownDocID(b))
+	out, errOut, err := exo(t, "check", "--data", data)
+	if code := exitCode(err); code != 4 || !strings.Contains(out, b+": 1 of 1 chunk has no vector") {
+		t.Fatalf("check with a lost vector record: exit %d\n%s\n%s", code, out, errOut)
+	}
+	// The chunk is resent at a new version: its vector (from the embedding
+	// cache) is stored again, not dropped as a duplicate of the first.
+	if out, errOut, err := exo(t, "check", "--data", data, "--repair"); err != nil || !strings.Contains(out, "1 resent") || !strings.Contains(out, "settled:\nnote: vectors checked from the index's records") {
+		t.Fatalf("check --repair: %v\n%s\n%s", err, out, errOut)
 	}
 }
