@@ -28,18 +28,27 @@ type EmbeddedChunk struct {
 	DocID   string `json:"doc_id"`
 	Hash    string `json:"hash"`
 	Lang    string `json:"lang,omitempty"`
+	// DocVersion is the document version of the chunk event the vector was
+	// computed for: a chunk resent at a newer version (ingest --force,
+	// check --repair) gets a new message id, not one the stream drops as a
+	// duplicate of the first embedding.
+	DocVersion int64 `json:"doc_version,omitempty"`
 	// Cached is set when the vector came from the embed cache (same model and
 	// content hash seen before) instead of a model run.
 	Cached bool   `json:"cached,omitempty"`
 	Vector Vector `json:"vector"`
 }
 
-// MsgID is "embed:<model>:<chunk>@<hash>" of the first item plus the item count.
+// MsgID is "embed:<model>:<chunk>@<hash>" of the first item, ":<doc
+// version>" when it has one, plus the item count.
 func (e *EmbedDone) MsgID() string {
 	if len(e.Items) == 0 {
 		return "embed:" + e.Model + ":empty"
 	}
 	it := e.Items[0]
+	if it.DocVersion != 0 {
+		return fmt.Sprintf("embed:%s:%s@%s:%d+%d", e.Model, it.ChunkID, it.Hash, it.DocVersion, len(e.Items))
+	}
 	return fmt.Sprintf("embed:%s:%s@%s+%d", e.Model, it.ChunkID, it.Hash, len(e.Items))
 }
 

@@ -244,6 +244,7 @@ func TestEveryCommandsHelpNamesItsArgumentsAndDoubleDashFlags(t *testing.T) {
 		"up": {"--listen", "--data"}, "worker": {"--stage", "--nats"}, "ingest": {"PATH", "--data"},
 		"search": {"QUERY", "--k", "--lang", "--mode"}, "status": {"--json"}, "dlq": {"list", "replay", "purge", "SEQ", "--stage"},
 		"eval": {"--set", "--mode"}, "ask": {"QUESTION", "--history", "--llm-config"}, "models": {"fetch", "verify", "list", "--models"},
+		"check":    {"DIR", "--repair", "--forget", "--siyuan", "--json", "--timeout"},
 		"research": {"QUESTION", "status ID", "list", "--json", "--out", "--save", "--notebook", "--sub-questions", "--docs", "--max-calls", "--max-time", "--no-llm"},
 	}
 	for name, want := range cmds {

@@ -129,6 +129,10 @@ func ingest(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	// What was ingested, so that 'exocortex check' knows what to compare.
+	if err := files.RecordRoots(ctx, state, paths); err != nil {
+		log.Warn().Err(err).Str("trace_id", rep.TraceID).Msg("could not record the ingested paths for exocortex check")
+	}
 	stages := pipeline.StageSpecs()
 	err = pipeline.WaitIdle(ctx, b, stages, 250*time.Millisecond, func(states []bus.StageState) {
 		var parts []string

@@ -48,7 +48,9 @@ func init() {
 			"(--save siyuan|DIR writes it back); status and list read past ones", cmdResearch},
 		"backup":  {"DIR", "back up the index, vectors, answer cache, KV state and settings into DIR (also while up runs)", cmdBackup},
 		"restore": {"DIR", "restore a backup into a new or empty data directory (--data), after checking every file", cmdRestore},
-		"mcp":     {"", "serve the knowledge base to an AI assistant over MCP on stdin/stdout (tools search, ask, get_block, research)", cmdMCP},
+		"check": {"[DIR...]", "compare the index with its sources (the folders ingested, SiYuan) and report every difference; " +
+			"--repair resends what is missing and removes what should be gone (exit 4: differences)", cmdCheck},
+		"mcp": {"", "serve the knowledge base to an AI assistant over MCP on stdin/stdout (tools search, ask, get_block, research)", cmdMCP},
 	}
 }
 
@@ -173,7 +175,7 @@ var placeholders = map[string]string{
 	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
 	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
 	"split": "PART", "timeout": "DURATION", "calibration": "FILE", "calibration-method": "METHOD",
-	"out": "FILE", "wait": "DURATION", "save": "siyuan|DIR", "notebook": "ID", "sub-questions": "N", "docs": "N", "max-calls": "N", "max-time": "DURATION",
+	"out": "FILE", "wait": "DURATION", "forget": "DIR", "save": "siyuan|DIR", "notebook": "ID", "sub-questions": "N", "docs": "N", "max-calls": "N", "max-time": "DURATION",
 }
 
 // printHelp writes a command's usage line, summary and flags, spelled

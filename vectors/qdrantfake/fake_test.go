@@ -62,9 +62,9 @@ func TestUnsupportedCallsAreUnimplemented(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c"})
+	_, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", Filter: &qdrant.Filter{}})
 	if status.Code(err) != codes.Unimplemented {
-		t.Fatalf("Scroll: %v, want Unimplemented", err)
+		t.Fatalf("Scroll with a filter: %v, want Unimplemented", err)
 	}
 	_, err = c.Delete(ctx, &qdrant.DeletePoints{CollectionName: "c", Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{})})
 	if status.Code(err) != codes.Unimplemented {

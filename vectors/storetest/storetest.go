@@ -43,6 +43,7 @@ func Run(t *testing.T, open Opener) {
 		{"a wrong dimension is a clear error", testDimMismatch},
 		{"invalid points and queries are rejected", testInvalid},
 		{"searches run concurrently with upserts", testConcurrent},
+		{"points are listed once each with their document", testPoints},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -157,7 +157,7 @@ func decode(m *bus.Msg) (*schemas.ChunkCreated, error) {
 
 func (h *Handler) done(c *schemas.ChunkCreated, v []float32, cached bool) *schemas.EmbedDone {
 	return &schemas.EmbedDone{Model: h.emb.Name(), Dim: len(v), Items: []schemas.EmbeddedChunk{{
-		ChunkID: c.ChunkID, DocID: c.DocID, Hash: c.Hash, Lang: c.Lang, Cached: cached, Vector: v}}}
+		ChunkID: c.ChunkID, DocID: c.DocID, Hash: c.Hash, Lang: c.Lang, DocVersion: c.DocVersion, Cached: cached, Vector: v}}}
 }
 
 func (h *Handler) cacheKey(hash string) string { return h.key + "." + hash }

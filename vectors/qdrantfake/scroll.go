@@ -1,0 +1,54 @@
+package qdrantfake
+
+import (
+	"context"
+	"sort"
+
+	"github.com/qdrant/go-client/qdrant"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+)
+
+// Scroll pages through a collection's points in id order, as Qdrant does:
+// from Offset (inclusive) up to Limit points (default 10), with their
+// payloads and no vectors, and the id the next page starts at. Filters are
+// not supported.
+func (s *points) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
+	if req.GetFilter() != nil {
+		return nil, status.Error(codes.Unimplemented, "qdrantfake: scroll with a filter is not supported")
+	}
+	st := s.st
+	st.mu.Lock()
+	defer st.mu.Unlock()
+	c, err := st.get(req.GetCollectionName())
+	if err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(c.points))
+	for k := range c.points {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	i := 0
+	if req.Offset != nil {
+		from, err := idKey(req.GetOffset())
+		if err != nil {
+			return nil, err
+		}
+		i = sort.SearchStrings(keys, from)
+	}
+	limit := int(req.GetLimit())
+	if req.Limit == nil {
+		limit = 10
+	}
+	resp := &qdrant.ScrollResponse{}
+	for ; i < len(keys) && len(resp.Result) < limit; i++ {
+		p := c.points[keys[i]]
+		resp.Result = append(resp.Result, &qdrant.RetrievedPoint{Id: proto.Clone(p.id).(*qdrant.PointId), Payload: clonePayload(p.payload)})
+	}
+	if i < len(keys) {
+		resp.NextPageOffset = proto.Clone(c.points[keys[i]].id).(*qdrant.PointId)
+	}
+	return resp, nil
+}
