@@ -225,6 +225,11 @@ func TestBackupRestoreDrill(t *testing.T) {
 	startUp(t, restored, env)
 	after := observe(t, restored, env)
 	compareDrill(t, before, after)
+	// check compares the restored index with the notes folder ingest
+	// recorded (restored with the KV state) and finds nothing missing.
+	if out, errOut, err := exoEnv(t, env, "check", "--data", restored); err != nil || !strings.Contains(out, "no differences") {
+		t.Errorf("check after restore: exit %d\n%s\n%s", exitCode(err), out, errOut)
+	}
 
 	seqBefore := ingestSeq(t, restored)
 	out, errOut, err = exoEnv(t, env, "ingest", vault, "--data", restored, "--json")
