@@ -85,6 +85,7 @@ func BenchmarkLoad(b *testing.B) {
 type loadRound struct {
 	aloneIngest, loadIngest ingestRun
 	aloneFirst, loadFirst   []float64 // ms
+	aloneStages, loadStages []float64 // ms of the query stages' own work
 	modes                   map[string]int
 }
 
@@ -98,12 +99,14 @@ type loadMetrics struct{ rounds []loadRound }
 func (m *loadMetrics) add(r loadRound) { m.rounds = append(m.rounds, r) }
 
 func (m *loadMetrics) report(b *testing.B) {
-	var aloneFirst, loadFirst []float64
+	var aloneFirst, loadFirst, aloneStages, loadStages []float64
 	var alone, load ingestRun
 	modes := map[string]int{}
 	for _, r := range m.rounds {
 		aloneFirst = append(aloneFirst, r.aloneFirst...)
 		loadFirst = append(loadFirst, r.loadFirst...)
+		aloneStages = append(aloneStages, r.aloneStages...)
+		loadStages = append(loadStages, r.loadStages...)
 		for _, x := range []struct{ sum, r *ingestRun }{{&alone, &r.aloneIngest}, {&load, &r.loadIngest}} {
 			x.sum.notes += x.r.notes
 			x.sum.chunks += x.r.chunks
@@ -117,6 +120,8 @@ func (m *loadMetrics) report(b *testing.B) {
 	b.ReportMetric(eval.Percentile(loadFirst, 95), "first-token-p95-ms")
 	b.ReportMetric(eval.Percentile(aloneFirst, 50), "first-token-alone-p50-ms")
 	b.ReportMetric(eval.Percentile(aloneFirst, 95), "first-token-alone-p95-ms")
+	b.ReportMetric(eval.Percentile(loadStages, 50), "query-stages-p50-ms")
+	b.ReportMetric(eval.Percentile(aloneStages, 50), "query-stages-alone-p50-ms")
 	b.ReportMetric(float64(load.notes)/load.took.Seconds(), "ingest-notes/s")
 	b.ReportMetric(float64(load.chunks)/load.took.Seconds(), "ingest-chunks/s")
 	b.ReportMetric(float64(alone.notes)/alone.took.Seconds(), "ingest-alone-notes/s")
@@ -153,7 +158,7 @@ func runLoad(b *testing.B, modelsDir, providerURL, vaultA, vaultB string, notes 
 	r.aloneIngest = ingestAndWait(b, sys, vaultA, notes)
 	b.Logf("ingest alone: %d notes, %d chunks in %s", r.aloneIngest.notes, r.aloneIngest.chunks, r.aloneIngest.took.Round(time.Millisecond))
 
-	r.aloneFirst = a.run(func(asked int) bool { return asked < loadAskedAlone })
+	r.aloneFirst, r.aloneStages = a.run(func(asked int) bool { return asked < loadAskedAlone })
 	b.Logf("askers alone: %d answers, first token p50 %.0f ms, p95 %.0f ms", len(r.aloneFirst),
 		eval.Percentile(r.aloneFirst, 50), eval.Percentile(r.aloneFirst, 95))
 
@@ -164,7 +169,7 @@ func runLoad(b *testing.B, modelsDir, providerURL, vaultA, vaultB string, notes 
 		defer ingesting.Store(false)
 		done <- ingestAndWait(b, sys, vaultB, 2*notes)
 	}()
-	r.loadFirst = a.run(func(asked int) bool { return asked == 0 || ingesting.Load() })
+	r.loadFirst, r.loadStages = a.run(func(asked int) bool { return asked == 0 || ingesting.Load() })
 	r.loadIngest = <-done
 	r.loadIngest.notes -= r.aloneIngest.notes
 	r.loadIngest.chunks -= r.aloneIngest.chunks
@@ -247,55 +252,58 @@ type askers struct {
 }
 
 // run starts the askers; each asks while more(asked so far) holds. It
-// returns every answer's time to its first token, in ms.
-func (a *askers) run(more func(asked int) bool) []float64 {
+// returns every answer's time to its first token and the time its query
+// stages worked on it (retrieve and rerank: translate, embed, vector,
+// lexical, fuse, rerank, expand), in ms.
+func (a *askers) run(more func(asked int) bool) (first, stages []float64) {
 	var mu sync.Mutex
-	var first []float64
 	var wg sync.WaitGroup
 	for w := 0; w < loadAskers; w++ {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			for asked := 0; more(asked); asked++ {
-				ms, ok := a.ask()
+				ms, st, ok := a.ask()
 				if !ok {
 					return
 				}
 				mu.Lock()
 				first = append(first, ms)
+				stages = append(stages, st)
 				mu.Unlock()
 			}
 		}()
 	}
 	wg.Wait()
-	return first
+	return first, stages
 }
 
 // ask asks the next question and returns the time from its publication to
-// its first answer token at the client.
-func (a *askers) ask() (float64, bool) {
+// its first answer token at the client, and its query stages' time.
+func (a *askers) ask() (first float64, stages float64, ok bool) {
 	i := a.next.Add(1) - 1
 	q := a.questions[int(i)%len(a.questions)]
 	var once sync.Once
-	var first time.Time
+	var firstAt time.Time
 	t0 := time.Now()
 	done, err := pipeline.AskAnswer(context.Background(), a.sys.Bus, &schemas.QuerySubmitted{QueryID: fmt.Sprintf("load-%d", i), Question: q},
 		3*time.Minute, func(tok *schemas.AnswerToken) {
 			if tok.Text != "" {
-				once.Do(func() { first = time.Now() })
+				once.Do(func() { firstAt = time.Now() })
 			}
 		})
 	if err != nil {
 		a.b.Errorf("ask %q: %v", q, err)
-		return 0, false
+		return 0, 0, false
 	}
-	var ms float64
-	once.Do(func() { first = time.Now() }) // no token with text: the answer is the first thing the client sees
-	ms = float64(first.Sub(t0).Microseconds()) / 1000
+	once.Do(func() { firstAt = time.Now() }) // no token with text: the answer is the first thing the client sees
+	for _, k := range []string{"translate", "embed", "vector", "lexical", "fuse", "rerank", "expand"} {
+		stages += done.TimingsMS[k]
+	}
 	a.mu.Lock()
 	a.modes[done.Mode]++
 	a.mu.Unlock()
-	return ms, true
+	return float64(firstAt.Sub(t0).Microseconds()) / 1000, stages, true
 }
 
 // loadCorpus is what the generated notes are made of: XQuAD's paragraphs

@@ -15,23 +15,55 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 )
 
-// The answer stage waits on a language model for most of an answer: with
-// the default settings of exocortex up, questions asked at the same time
-// are answered at the same time, not one after another behind a single
-// worker (20 askers once waited up to 20 answers for their first token).
-func TestQuestionsAskedAtOnceAreAnsweredAtOnce(t *testing.T) {
-	const n = 12
+// The query stages wait on a language model for most of a question: the
+// retrieve stage translates it into the notes' other languages (without a
+// multilingual embedding model) and the answer stage writes the answer.
+// With the default settings of exocortex up, questions asked at the same
+// time are with the model at the same time, not one after another behind a
+// single worker (20 askers once waited up to 20 answers for their first
+// token).
+func TestQuestionsAskedAtOnceAreWithTheLanguageModelAtOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// held says which requests wait for the others.
+		held func(body llmtest.ChatBody) bool
+	}{
+		{"translation in the retrieve stage", func(body llmtest.ChatBody) bool {
+			return len(body.Messages) > 0 && strings.HasPrefix(body.Messages[0].Content, "Translate the question into")
+		}},
+		{"answer in the answer stage", func(body llmtest.ChatBody) bool {
+			return strings.Contains(lastUser(body), "<context n=")
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			most, modes := askAtOnce(t, 12, tc.held)
+			if most != len(modes) {
+				t.Errorf("at most %d of %d questions asked at once were with the language model at the same time", most, len(modes))
+			}
+			for i, m := range modes {
+				if m != schemas.AnswerLLM {
+					t.Errorf("question %d: mode %q, want %q", i, m, schemas.AnswerLLM)
+				}
+			}
+		})
+	}
+}
+
+// askAtOnce asks n questions at once of a system holding notes in English
+// and Russian, with a provider that holds each request that held matches
+// until n of them are in flight together (or 10 s pass: a stage handling
+// one at a time never gets there). It returns the most such requests in
+// flight at once and each answer's mode.
+func askAtOnce(t *testing.T, n int, held func(llmtest.ChatBody) bool) (most int, modes []string) {
 	ctx := context.Background()
 	srv := llmtest.NewScripted(t, llmtest.ScriptOptions{})
-	// Every answer request is held until n of them are in flight together
-	// (or 10 s pass): a stage answering one at a time never gets there.
 	var mu sync.Mutex
-	inFlight, most := 0, 0
+	inFlight := 0
 	all := make(chan struct{})
 	release := sync.OnceFunc(func() { close(all) })
 	srv.SetResponder(func(body llmtest.ChatBody) (string, *llmtest.Fault, bool) {
-		if !strings.Contains(lastUser(body), "<context n=") {
-			return "", nil, false // follow-up questions
+		if !held(body) {
+			return "", nil, false
 		}
 		mu.Lock()
 		inFlight++
@@ -48,9 +80,10 @@ func TestQuestionsAskedAtOnceAreAnsweredAtOnce(t *testing.T) {
 		mu.Lock()
 		inFlight--
 		mu.Unlock()
-		return "", nil, false // the scripted answer from the contexts
+		return "", nil, false // the scripted reply
 	})
-	cfg := &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: srv.URL(), Models: map[string]string{llm.RoleFast: "m"}}}}
+	cfg := &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: srv.URL(),
+		Models: map[string]string{llm.RoleFast: "m", llm.RoleStrategic: "m"}}}}
 	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -58,11 +91,12 @@ func TestQuestionsAskedAtOnceAreAnsweredAtOnce(t *testing.T) {
 	t.Cleanup(func() { _ = sys.Stop() })
 	vault := t.TempDir()
 	writeFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n\nOwls hunt at night and fly silently.\n")
+	writeFile(t, filepath.Join(vault, "птицы.md"), "# Птицы\n\nВороны и грачи добывают корм с помощью палочек.\n\nСовы охотятся ночью и летают бесшумно.\n")
 	syncPaths(t, sys.Bus, vault)
 	waitIdle(t, sys.Bus)
 
 	var wg sync.WaitGroup
-	modes := make([]string, n)
+	modes = make([]string, n)
 	for i := 0; i < n; i++ {
 		wg.Add(1)
 		go func() {
@@ -79,14 +113,7 @@ func TestQuestionsAskedAtOnceAreAnsweredAtOnce(t *testing.T) {
 	wg.Wait()
 	mu.Lock()
 	defer mu.Unlock()
-	if most != n {
-		t.Errorf("at most %d of %d questions asked at once were with the language model at the same time", most, n)
-	}
-	for i, m := range modes {
-		if m != schemas.AnswerLLM {
-			t.Errorf("question %d: mode %q, want %q", i, m, schemas.AnswerLLM)
-		}
-	}
+	return most, modes
 }
 
 func lastUser(body llmtest.ChatBody) string {
