@@ -3,6 +3,7 @@ package pipeline_test
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -152,16 +153,40 @@ func runLoad(b *testing.B, modelsDir, providerURL, vaultA, vaultB string, notes 
 	sys.Answerer.Cache = nil
 	r := loadRound{modes: map[string]int{}}
 	var next atomic.Int64 // each question is asked once (the answer cache would take repeats)
-	a := &askers{b: b, sys: sys, questions: questions, next: &next, modes: r.modes}
+	a := &askers{b: b, sys: sys, questions: questions, next: &next, modes: r.modes, timings: map[string][]float64{},
+		seen: map[string]time.Time{}}
+	defer a.logTimings()
+	for _, subj := range []string{schemas.SubjectRetrieved, schemas.SubjectReranked} {
+		stop, err := sys.Bus.Subscribe(subj, func(ev schemas.Event) {
+			var id string
+			switch e := ev.(type) {
+			case *schemas.QueryRetrieved:
+				id = "retrieved/" + e.QueryID
+			case *schemas.QueryReranked:
+				id = "reranked/" + e.QueryID
+			default:
+				return
+			}
+			a.mu.Lock()
+			a.seen[id] = time.Now()
+			a.mu.Unlock()
+		})
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer stop()
+	}
 
 	b.Logf("ingest alone: %d notes", notes)
 	r.aloneIngest = ingestAndWait(b, sys, vaultA, notes)
 	b.Logf("ingest alone: %d notes, %d chunks in %s", r.aloneIngest.notes, r.aloneIngest.chunks, r.aloneIngest.took.Round(time.Millisecond))
 
+	a.phase = "alone"
 	r.aloneFirst, r.aloneStages = a.run(func(asked int) bool { return asked < loadAskedAlone })
 	b.Logf("askers alone: %d answers, first token p50 %.0f ms, p95 %.0f ms", len(r.aloneFirst),
 		eval.Percentile(r.aloneFirst, 50), eval.Percentile(r.aloneFirst, 95))
 
+	a.phase = "load"
 	var ingesting atomic.Bool
 	ingesting.Store(true)
 	done := make(chan ingestRun, 1)
@@ -249,6 +274,25 @@ type askers struct {
 	next      *atomic.Int64
 	mu        sync.Mutex
 	modes     map[string]int
+	// timings collects every answer's TimingsMS by phase ("alone",
+	// "under load") and step, for the log.
+	phase   string
+	timings map[string][]float64
+	// seen is when each query's kb.query.retrieved and kb.query.reranked
+	// were seen ("retrieved/<id>").
+	seen map[string]time.Time
+}
+
+// logTimings logs each step's p50 and p95 in both phases.
+func (a *askers) logTimings() {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	keys := slices.Sorted(maps.Keys(a.timings))
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, " %s p50 %.0f p95 %.0f;", k, eval.Percentile(a.timings[k], 50), eval.Percentile(a.timings[k], 95))
+	}
+	a.b.Logf("answer timings (ms):%s", sb.String())
 }
 
 // run starts the askers; each asks while more(asked so far) holds. It
@@ -302,6 +346,23 @@ func (a *askers) ask() (first float64, stages float64, ok bool) {
 	}
 	a.mu.Lock()
 	a.modes[done.Mode]++
+	for k, v := range done.TimingsMS {
+		a.timings[a.phase+"/"+k] = append(a.timings[a.phase+"/"+k], v)
+	}
+	id := fmt.Sprintf("load-%d", i)
+	if ret, ok := a.seen["retrieved/"+id]; ok {
+		if rr, ok := a.seen["reranked/"+id]; ok {
+			a.timings[a.phase+"/@retrieved"] = append(a.timings[a.phase+"/@retrieved"], float64(ret.Sub(t0).Microseconds())/1000)
+			a.timings[a.phase+"/@reranked"] = append(a.timings[a.phase+"/@reranked"], float64(rr.Sub(t0).Microseconds())/1000)
+			a.timings[a.phase+"/@first"] = append(a.timings[a.phase+"/@first"], float64(firstAt.Sub(t0).Microseconds())/1000)
+		}
+	}
+	if done.Mode != schemas.AnswerLLM {
+		for _, r := range done.Reasons {
+			r, _, _ = strings.Cut(r, ":")
+			a.modes[done.Mode+" ("+r+")"]++
+		}
+	}
 	a.mu.Unlock()
 	return float64(firstAt.Sub(t0).Microseconds()) / 1000, stages, true
 }
