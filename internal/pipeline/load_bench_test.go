@@ -35,7 +35,7 @@ import (
 // a hosted model's pace).
 const (
 	loadAskers        = 20
-	loadAskedAlone    = 5 // questions per asker with nothing else running
+	loadAskedAlone    = 10 // questions per asker with nothing else running
 	loadProviderFirst = 300 * time.Millisecond
 	loadProviderToken = 25 * time.Millisecond
 )
@@ -48,7 +48,7 @@ const (
 //  1. ingest alone: 3,000 generated Markdown notes (Russian and English)
 //     synced from a folder into the empty system, timed until every note is
 //     indexed and every chunk embedded;
-//  2. askers alone: 20 askers ask 5 questions each of the indexed corpus;
+//  2. askers alone: 20 askers ask 10 questions each of the indexed corpus;
 //  3. under load: another 3,000 notes are ingested while the 20 askers keep
 //     asking until that ingest is done.
 //
