@@ -9,6 +9,13 @@ import (
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
+// Concurrency is how many questions one process answers at once. An answer
+// is mostly waiting on the language model, so one worker would make each
+// question wait for every answer ahead of it (20 people asking at once
+// waited up to 20 answers for their first token); the providers' own rate
+// limits and the router bound the real load.
+const Concurrency = 32
+
 // Stage declares the answer stage: kb.query.reranked -> tokens on
 // kb.answer.tokens.<query_id> (core NATS), kb.answer.done and
 // kb.answer.followups.
@@ -21,7 +28,11 @@ func Stage() stage.Declaration {
 		// An answer waits on a language model: minutes at worst, with retries.
 		AckWait:    3 * time.Minute,
 		MaxDeliver: 2,
-		Needs:      stage.NeedAnswerer,
+		// Each worker takes one question at a time, so no question waits
+		// behind others fetched in the same batch while workers are idle.
+		Concurrency: Concurrency,
+		Batch:       1,
+		Needs:       stage.NeedAnswerer,
 		New: func(ctx context.Context, d *stage.Deps) (bus.Handler, error) {
 			var opts []Option
 			if d.Bus != nil {

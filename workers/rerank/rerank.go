@@ -5,6 +5,7 @@ package rerank
 
 import (
 	"context"
+	"runtime"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -19,12 +20,14 @@ import (
 // Stage declares the rerank stage.
 func Stage() stage.Declaration {
 	return stage.Declaration{
-		Name:    "rerank",
-		Stream:  stage.StreamQuery,
-		Inputs:  []string{schemas.SubjectRetrieved},
-		Outputs: []string{schemas.SubjectReranked},
-		AckWait: time.Minute,
-		Needs:   stage.NeedStore | stage.NeedReranker | stage.NeedRetriever,
+		Name:        "rerank",
+		Stream:      stage.StreamQuery,
+		Inputs:      []string{schemas.SubjectRetrieved},
+		Outputs:     []string{schemas.SubjectReranked},
+		AckWait:     time.Minute,
+		Concurrency: max(2, runtime.NumCPU()), // CPU work (the cross-encoder), but a question also waits on reads and publishes
+		Batch:       1,
+		Needs:       stage.NeedStore | stage.NeedReranker | stage.NeedRetriever,
 		New: func(ctx context.Context, d *stage.Deps) (bus.Handler, error) {
 			return New(d.Retriever), nil
 		},

@@ -9,6 +9,13 @@ import (
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
+// Concurrency is how many questions one process retrieves for at once. A
+// question may wait on the language model here (its translation into the
+// notes' other languages, its reformulation from the chat history), so one
+// worker would make each question wait for every one ahead of it; the
+// search itself is short reads.
+const Concurrency = 32
+
 // Stage declares the retrieve stage: kb.query.submitted ->
 // kb.query.retrieved.
 func Stage() stage.Declaration {
@@ -18,7 +25,11 @@ func Stage() stage.Declaration {
 		Inputs:  []string{schemas.SubjectQuery},
 		Outputs: []string{schemas.SubjectRetrieved},
 		AckWait: 30 * time.Second,
-		Needs:   stage.NeedStore | stage.NeedEmbedder | stage.NeedVectors | stage.NeedRetriever,
+		// Each worker takes one question at a time, so no question waits
+		// behind others fetched in the same batch while workers are idle.
+		Concurrency: Concurrency,
+		Batch:       1,
+		Needs:       stage.NeedStore | stage.NeedEmbedder | stage.NeedVectors | stage.NeedRetriever,
 		New: func(ctx context.Context, d *stage.Deps) (bus.Handler, error) {
 			return NewRetrieve(d.Retriever), nil
 		},

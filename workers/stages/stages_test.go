@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 	"github.com/exocortex/exocortex/workers/stages"
 )
 
@@ -33,6 +34,23 @@ func TestEveryInputSubjectIsProducedOrPublishedFromOutside(t *testing.T) {
 			if !outside[in] && !produced[in] {
 				t.Errorf("stage %s reads %s, which no stage declares as an output", d.Name, in)
 			}
+		}
+	}
+}
+
+// A question's stages run several workers that each take one question at
+// a time, so questions asked together are worked on together (a single
+// worker fetching 32 at once answered them one after another).
+func TestTheQueryStagesWorkOnSeveralQuestionsAtOnce(t *testing.T) {
+	for _, d := range stages.All() {
+		if d.Stream != stage.StreamQuery {
+			continue
+		}
+		if w := d.Workers(1); w < 2 {
+			t.Errorf("stage %s: %d worker with the default settings, want several", d.Name, w)
+		}
+		if d.Batch != 1 {
+			t.Errorf("stage %s: fetches %d questions at once (0: the bus's 32), want 1", d.Name, d.Batch)
 		}
 	}
 }
