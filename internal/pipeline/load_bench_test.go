@@ -72,8 +72,8 @@ func BenchmarkLoad(b *testing.B) {
 	srv.Always(llmtest.Delay(loadProviderFirst))
 	srv.SetTokenDelay(loadProviderToken)
 	vaultA, vaultB := b.TempDir(), b.TempDir()
-	writeNotes(b, vaultA, src, notes, 1)
-	writeNotes(b, vaultB, src, notes, 2)
+	writeLoadNotes(b, vaultA, src, notes, 1)
+	writeLoadNotes(b, vaultB, src, notes, 2)
 
 	var m loadMetrics
 	for i := 0; i < b.N; i++ {
@@ -408,11 +408,11 @@ func loadSource(b *testing.B) *loadCorpus {
 	return c
 }
 
-// writeNotes writes n notes into dir, half in English and half in Russian,
+// writeLoadNotes writes n notes into dir, half in English and half in Russian,
 // shaped like a person's notes: a title, a dated line, one to four sections
 // of sentences from one XQuAD article as paragraphs or lists, sometimes
 // tags and a link to another note. seed varies the set.
-func writeNotes(b *testing.B, dir string, c *loadCorpus, n int, seed uint64) {
+func writeLoadNotes(b *testing.B, dir string, c *loadCorpus, n int, seed uint64) {
 	rng := rand.New(rand.NewPCG(seed, 16))
 	words := [2]struct{ note, date, see, tags, todo string }{
 		{"note", "Written on", "See also", "Tags", "To check"},
