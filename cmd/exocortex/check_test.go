@@ -136,7 +136,7 @@ func TestCLICheckWorksWhileUpRunsAndFindsALostManifest(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	b, err := bus.Open(ctx, bus.Options{URL: strings.TrimSpace(string(raw))})
+	b, err := bus.Open(ctx, bus.Options{URL: strings.TrimSpace(string(raw)), Creds: bus.Credentials{NKeySeedFile: filepath.Join(data, "nats.nk")}})
 	if err != nil {
 		t.Fatal(err)
 	}
