@@ -188,8 +188,9 @@ type System struct {
 	// unmetric removes this system's sources of the scrape-time metrics.
 	unmetric []func()
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	stopping stopState
 	mu     sync.Mutex
 	errs   []error
 	ownURL bool
@@ -323,8 +324,10 @@ func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
 	spec := d.Spec()
 	opts := bus.RunOptions{Workers: d.Workers(s.cfg.Workers), Batch: d.Batch, Observer: metrics.Stages}
 	s.wg.Add(1)
+	s.stopping.started(d.Name)
 	go func() {
 		defer s.wg.Done()
+		defer s.stopping.finished(d.Name)
 		if err := s.Bus.RunStage(ctx, spec, h, opts); err != nil {
 			s.mu.Lock()
 			s.errs = append(s.errs, err)
@@ -341,7 +344,9 @@ func (s *System) Stop() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
+	s.stopping.at(stepStages)
 	s.wg.Wait()
+	s.stopping.at("the models and the indexes to close")
 	var errs []error
 	if s.Reranker != nil {
 		_ = s.Reranker.Close()
@@ -371,7 +376,9 @@ func (s *System) Stop() error {
 	for _, remove := range s.unmetric {
 		remove()
 	}
+	s.stopping.at("the NATS connection to drain and the embedded server to stop")
 	s.Bus.Close()
+	s.stopping.at("nothing (stopped)")
 	s.mu.Lock()
 	errs = append(errs, s.errs...)
 	s.mu.Unlock()
