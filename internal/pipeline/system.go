@@ -191,9 +191,9 @@ type System struct {
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopping stopState
-	mu     sync.Mutex
-	errs   []error
-	ownURL bool
+	mu       sync.Mutex
+	errs     []error
+	ownURL   bool
 }
 
 // Start opens the bus (embedded unless cfg.NATSURL is set), creates the
