@@ -233,6 +233,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	s.unmetric = append(s.unmetric, metrics.SetStageStates(func(ctx context.Context) ([]bus.StageState, error) {
 		return b.StageStates(ctx, specs)
 	}))
+	s.unmetric = append(s.unmetric, metrics.SetDiskState(b.DiskState))
 	if b.Server != nil {
 		if err := os.WriteFile(URLFile(cfg.DataDir), []byte(b.Server.ClientURL()+"\n"), 0o644); err != nil {
 			b.Close()
