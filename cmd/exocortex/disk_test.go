@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"database/sql"
 	"fmt"
 	"net"
 	"os"
@@ -10,6 +11,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/exocortex/exocortex/bus/bustest"
 )
 
 // startUpLogged runs exocortex up on data with more arguments and waits until it
@@ -117,4 +120,146 @@ func TestUpStopsWithinItsStopTimeoutEvenWhenJetStreamIsStuck(t *testing.T) {
 func lastLine(s string) string {
 	lines := strings.Split(strings.TrimSpace(s), "\n")
 	return lines[len(lines)-1]
+}
+
+// writeCorpus writes n generated notes, English and Russian, a few
+// kilobytes each, with headings, lists and links between them.
+func writeCorpus(t *testing.T, dir string, n int) {
+	t.Helper()
+	en := []string{"gardens", "rivers", "engines", "libraries", "orbits", "harbours", "glaciers", "markets"}
+	ru := []string{"сады", "реки", "двигатели", "библиотеки", "орбиты", "гавани", "ледники", "рынки"}
+	for i := 0; i < n; i++ {
+		var b strings.Builder
+		topic, lang := en[i%len(en)], "en"
+		if i%3 == 2 {
+			topic, lang = ru[i%len(ru)], "ru"
+		}
+		fmt.Fprintf(&b, "---\ntitle: Note %d about %s\ntags: [drill, %s]\n---\n# Note %d: %s\n\n", i, topic, lang, i, topic)
+		for s := 0; s < 4; s++ {
+			fmt.Fprintf(&b, "## Part %d\n\n", s)
+			for p := 0; p < 3; p++ {
+				if lang == "ru" {
+					fmt.Fprintf(&b, "Заметка %d, часть %d, абзац %d: %s описаны подробно, с примерами и числами %d и %d. ", i, s, p, topic, i*7+s, p*13+i)
+					b.WriteString("Этот текст нужен, чтобы заметка была достаточно длинной для нескольких фрагментов.\n\n")
+				} else {
+					fmt.Fprintf(&b, "Note %d, part %d, paragraph %d describes %s in detail, with examples and the numbers %d and %d. ", i, s, p, topic, i*7+s, p*13+i)
+					b.WriteString("This text is here so that the note is long enough to make several chunks of its own.\n\n")
+				}
+			}
+			fmt.Fprintf(&b, "- see [[Note %d about %s]]\n- item %d\n\n", (i+1)%n, en[(i+1)%len(en)], s)
+		}
+		write(t, filepath.Join(dir, fmt.Sprintf("folder-%d", i%10), fmt.Sprintf("note-%03d.md", i)), b.String())
+	}
+}
+
+// TestDrillAFullDiskMidIngestEndsWithTheIndexOfACleanRun is the full-disk
+// drill: up runs on a small tmpfs, an ingest of a few hundred notes is
+// under way when a ballast file fills the disk, and the ballast is then
+// removed. With no manual step, the ingest completes and the index is the
+// one a clean run builds: the same documents, chunks and hashes, the same
+// counts of full-text, vector, block and edge rows, and nothing
+// dead-lettered.
+func TestDrillAFullDiskMidIngestEndsWithTheIndexOfACleanRun(t *testing.T) {
+	disk := bustest.Tmpfs(t, 64)
+	corpus, clean := t.TempDir(), t.TempDir()
+	writeCorpus(t, corpus, 300)
+	mustExo(t, "ingest", corpus, "--data", clean, "--no-models", "--quiet")
+	want := readIndex(t, clean)
+	if want.Counts["documents"] != 300 || want.Counts["chunks"] < 300 {
+		t.Fatalf("the clean run indexed %v", want.Counts)
+	}
+
+	data := filepath.Join(disk, "data")
+	up, upErr := startUpLogged(t, data, "--http", "off")
+	ingest := exec.Command(binary, "ingest", corpus, "--data", data, "--no-models")
+	ingest.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=")
+	ingestOut, ingestErr := &lockedBuffer{}, &lockedBuffer{}
+	ingest.Stdout, ingest.Stderr = ingestOut, ingestErr
+	if err := ingest.Start(); err != nil {
+		t.Fatal(err)
+	}
+	ingestDone := make(chan error, 1)
+	go func() { ingestDone <- ingest.Wait() }()
+	t.Cleanup(func() {
+		if ingest.ProcessState == nil {
+			_ = ingest.Process.Kill()
+			<-ingestDone
+		}
+	})
+
+	// Mid-ingest: some documents indexed, most not.
+	deadline := time.Now().Add(2 * time.Minute)
+	for countDocs(data) < 20 {
+		if time.Now().After(deadline) {
+			t.Fatalf("the ingest did not get going:\n%s\n%s", ingestErr.String(), upErr.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	ballast := filepath.Join(disk, "ballast")
+	filled := bustest.FillDisk(t, ballast)
+	atFull := countDocs(data)
+	deadline = time.Now().Add(time.Minute)
+	for !strings.Contains(upErr.String(), "disk full: the NATS store at") {
+		if time.Now().After(deadline) {
+			t.Fatalf("up did not report the full disk (ballast of %d bytes):\n%s", filled, upErr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// While full: status says so, and the ingest waits, naming the disk.
+	time.Sleep(2 * time.Second)
+	if out, errOut, err := exo(t, "status", "--data", data); err != nil || !strings.Contains(out, "disk: full: the NATS store at "+filepath.Join(data, "nats")) {
+		t.Errorf("status while the disk is full: %v\n%s%s", err, out, errOut)
+	}
+	if err := os.Remove(ballast); err != nil {
+		t.Fatal(err)
+	}
+	freed := time.Now()
+	var ierr error
+	select {
+	case ierr = <-ingestDone:
+	case <-time.After(5 * time.Minute):
+		t.Fatalf("the ingest did not finish after space returned:\n%s\nup:\n%s", ingestErr.String(), upErr.String())
+	}
+	resumed := time.Since(freed)
+	if ierr != nil {
+		t.Fatalf("ingest: %v\n%s%s\nup:\n%s", ierr, ingestOut.String(), ingestErr.String(), upErr.String())
+	}
+	if !strings.Contains(ingestErr.String(), "out of disk space") {
+		t.Errorf("the ingest's progress does not say it waited for disk space:\n%s", ingestErr.String())
+	}
+	t.Logf("disk filled with %d documents indexed (ballast %d bytes); ingest done %s after space was freed", atFull, filled, resumed.Round(time.Millisecond))
+
+	if diffs := sameIndex(want, readIndex(t, data)); len(diffs) > 0 {
+		t.Errorf("after the drill the index differs from a clean run's:\n%s\ningest:\n%s", strings.Join(diffs, "\n"), ingestOut.String())
+	}
+	if out := mustExo(t, "dlq", "list", "--data", data); !strings.Contains(out, "no dead letters") {
+		t.Errorf("dead letters after the drill:\n%s", out)
+	}
+	if out := mustExo(t, "ingest", corpus, "--data", data, "--json"); !strings.Contains(out, `"sent": 0`) {
+		t.Errorf("a second ingest after the drill sends documents again (a source hash saved for a document not handed on?):\n%s", out)
+	}
+
+	start := time.Now()
+	if err := up.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	if err := up.Wait(); err != nil {
+		t.Errorf("up after the drill: %v\n%s", err, upErr.String())
+	}
+	t.Logf("up stopped %s after SIGTERM", time.Since(start).Round(time.Millisecond))
+}
+
+// countDocs counts the indexed documents of a data directory (0 while it
+// cannot be read).
+func countDocs(dataDir string) int {
+	db, err := sql.Open("sqlite", "file:"+filepath.Join(dataDir, "exocortex.db")+"?mode=ro")
+	if err != nil {
+		return 0
+	}
+	defer db.Close()
+	var n int
+	if db.QueryRow("SELECT count(*) FROM documents").Scan(&n) != nil {
+		return 0
+	}
+	return n
 }
