@@ -13,14 +13,15 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/models/modeltest"
 )
 
 // startUpLogged runs exocortex up on data with more arguments and waits until it
 // serves (its nats.url is written). It is killed when the test ends.
 func startUpLogged(t *testing.T, data string, args ...string) (*exec.Cmd, *lockedBuffer) {
 	t.Helper()
-	up := exec.Command(binary, append([]string{"up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "warn", "--no-models"}, args...)...)
-	up.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=")
+	up := exec.Command(binary, append([]string{"up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "warn"}, args...)...)
+	up.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_MODELS=")
 	stderr := &lockedBuffer{}
 	up.Stderr = stderr
 	if err := up.Start(); err != nil {
@@ -87,7 +88,7 @@ func natsServer(t *testing.T) (url string, proc *os.Process) {
 func TestUpStopsWithinItsStopTimeoutEvenWhenJetStreamIsStuck(t *testing.T) {
 	url, server := natsServer(t)
 	data := t.TempDir()
-	up, stderr := startUpLogged(t, data, "--nats", url, "--http", "off", "--stop-timeout", "3s")
+	up, stderr := startUpLogged(t, data, "--nats", url, "--no-models", "--http", "off", "--stop-timeout", "3s")
 	if err := server.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -161,18 +162,21 @@ func writeCorpus(t *testing.T, dir string, n int) {
 // dead-lettered.
 func TestDrillAFullDiskMidIngestEndsWithTheIndexOfACleanRun(t *testing.T) {
 	disk := bustest.Tmpfs(t, 64)
+	// The embedding model (tiny, generated) makes the drill cover the embed
+	// stage, the embedding cache and the vector index's op log as well.
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoReranker: true, NoQA: true})
 	corpus, clean := t.TempDir(), t.TempDir()
 	writeCorpus(t, corpus, 300)
-	mustExo(t, "ingest", corpus, "--data", clean, "--no-models", "--quiet")
+	mustExo(t, "ingest", corpus, "--data", clean, "--models", modelsDir, "--quiet")
 	want := readIndex(t, clean)
-	if want.Counts["documents"] != 300 || want.Counts["chunks"] < 300 {
+	if want.Counts["documents"] != 300 || want.Counts["chunks"] < 300 || want.Counts["chunk_vectors"] != want.Counts["chunks"] {
 		t.Fatalf("the clean run indexed %v", want.Counts)
 	}
 
 	data := filepath.Join(disk, "data")
-	up, upErr := startUpLogged(t, data, "--http", "off")
-	ingest := exec.Command(binary, "ingest", corpus, "--data", data, "--no-models")
-	ingest.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=")
+	up, upErr := startUpLogged(t, data, "--http", "off", "--models", modelsDir)
+	ingest := exec.Command(binary, "ingest", corpus, "--data", data)
+	ingest.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_MODELS=")
 	ingestOut, ingestErr := &lockedBuffer{}, &lockedBuffer{}
 	ingest.Stdout, ingest.Stderr = ingestOut, ingestErr
 	if err := ingest.Start(); err != nil {

@@ -377,7 +377,11 @@ func (s *System) Stop() error {
 	for _, remove := range s.unmetric {
 		remove()
 	}
-	s.stopping.at("the NATS connection to drain and the embedded server to stop")
+	if s.Bus.Server != nil {
+		s.stopping.at("the NATS connection to drain and the embedded NATS server to stop")
+	} else {
+		s.stopping.at("the NATS connection to drain")
+	}
 	s.Bus.Close()
 	s.stopping.at("nothing (stopped)")
 	s.mu.Lock()
