@@ -50,7 +50,7 @@ type DiskState struct {
 	// of it): intake is paused until space returns.
 	Full bool `json:"full"`
 	// Since is when the volume was last found full.
-	Since time.Time `json:"since,omitempty"`
+	Since time.Time `json:"since,omitzero"`
 	// Reason is the error that showed it.
 	Reason string `json:"reason,omitempty"`
 	// Episodes counts the times the volume was found full since start.

@@ -183,3 +183,65 @@ func (s *syncBuffer) String() string {
 	defer s.mu.Unlock()
 	return s.b.String()
 }
+
+// TestAStoreAtItsLimitHoldsMessagesInsteadOfDeadLetteringThem: where no
+// disk can be filled, JetStream's own store limit (up --max-store) is: a
+// stage whose output does not fit holds its messages and tries again as the
+// next stage frees room, and nothing is dead-lettered.
+func TestAStoreAtItsLimitHoldsMessagesInsteadOfDeadLetteringThem(t *testing.T) {
+	b, err := bus.Open(context.Background(), bus.Options{
+		Server: bus.ServerOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1", MaxStore: 1 << 20},
+		Log:    zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel),
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	relay := bus.StageSpec{Name: "relay", Stream: stage.StreamIngest, Filters: []string{schemas.SubjectDocChanged}, AckWait: 2 * time.Second, MaxDeliver: 2}
+	sink := bus.StageSpec{Name: "sink", Stream: stage.StreamIngest, Filters: []string{schemas.SubjectChunkCreated}, AckWait: 2 * time.Second, MaxDeliver: 2}
+	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Streams: stage.Streams(), Stages: []bus.StageSpec{relay, sink}}); err != nil {
+		t.Fatal(err)
+	}
+	const docs = 60
+	big := strings.Repeat("x", 40<<10) // 60 outputs of 40 KiB: over twice the store
+	var mu sync.Mutex
+	got := map[string]bool{}
+	gate := make(chan struct{})
+	run(t, b, relay, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		doc, err := bus.Decode[*schemas.DocChanged](m)
+		if err != nil {
+			return nil, err
+		}
+		return []schemas.Event{&schemas.ChunkCreated{ChunkID: doc.DocID + "-c", DocID: doc.DocID, Hash: doc.Hash, Text: big}}, nil
+	}))
+	run(t, b, sink, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+		<-gate // the sink is slow to start: the store fills up
+		ch, err := bus.Decode[*schemas.ChunkCreated](m)
+		if err != nil {
+			return nil, err
+		}
+		mu.Lock()
+		got[ch.ChunkID] = true
+		mu.Unlock()
+		return nil, nil
+	}))
+	for i := 0; i < docs; i++ {
+		ev := &schemas.DocChanged{DocID: fmt.Sprintf("doc-%03d", i), Hash: fmt.Sprintf("h%d", i), Version: 1, Title: "t",
+			Blocks: []schemas.Block{{ID: fmt.Sprintf("b%d", i), Type: "p", Text: "short"}}}
+		if _, err := b.Publish(context.Background(), ev, "trace-limit"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	time.Sleep(3 * time.Second) // longer than MaxDeliver × AckWait would allow
+	close(gate)
+	waitFor(t, "every output through the sink", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == docs })
+	counts, err := b.DeadLetterCounts(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for st, n := range counts {
+		if n > 0 {
+			t.Errorf("stage %s dead-lettered %d messages for a full store", st, n)
+		}
+	}
+}

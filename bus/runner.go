@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -74,6 +75,9 @@ type stageRunner struct {
 	handler  Handler // raw wrapped in middleware
 	opts     RunOptions
 	counters counters
+	// heldTold is 1 + the full-disk episode in which the stage last
+	// logged holding messages (0: never).
+	heldTold atomic.Int64
 }
 
 // RunStage consumes the stage's durable consumer with a pool of workers until
@@ -266,8 +270,13 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 		// Out of space: the messages stay in hand (kept alive, not naked,
 		// so a full disk costs them no delivery and never dead-letters
 		// them) and are handled again once space returns.
-		r.bus.Log.Warn().Str("stage", r.spec.Name).Int("held", len(held)).
-			Msg("out of disk space: messages held, handled again when space returns")
+		ev := r.bus.Log.Debug()
+		if ep := int64(r.bus.diskNow().Episodes) + 1; r.heldTold.Swap(ep) != ep {
+			// Once per stage and full-disk episode.
+			ev = r.bus.Log.Warn()
+		}
+		ev.Str("stage", r.spec.Name).Int("held", len(held)).
+			Msg("out of space: messages held in hand, handled again when space returns (not naked, not dead-lettered)")
 		stop := r.keepAlive(context.WithoutCancel(ctx), held)
 		err := r.bus.WaitForSpace(ctx)
 		if err == nil {
