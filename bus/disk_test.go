@@ -214,6 +214,8 @@ func TestAStoreAtItsLimitHoldsMessagesInsteadOfDeadLetteringThem(t *testing.T) {
 		}
 		return []schemas.Event{&schemas.ChunkCreated{ChunkID: doc.DocID + "-c", DocID: doc.DocID, Hash: doc.Hash, Text: big}}, nil
 	}))
+	var opened sync.Once
+	open := func() { opened.Do(func() { close(gate) }) }
 	run(t, b, sink, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 		<-gate // the sink is slow to start: the store fills up
 		ch, err := bus.Decode[*schemas.ChunkCreated](m)
@@ -225,15 +227,23 @@ func TestAStoreAtItsLimitHoldsMessagesInsteadOfDeadLetteringThem(t *testing.T) {
 		mu.Unlock()
 		return nil, nil
 	}))
+	t.Cleanup(open) // before the stages stop
+	// The sink starts after longer than MaxDeliver × AckWait would allow.
+	go func() { time.Sleep(3 * time.Second); open() }()
 	for i := 0; i < docs; i++ {
 		ev := &schemas.DocChanged{DocID: fmt.Sprintf("doc-%03d", i), Hash: fmt.Sprintf("h%d", i), Version: 1, Title: "t",
 			Blocks: []schemas.Block{{ID: fmt.Sprintf("b%d", i), Type: "p", Text: "short"}}}
-		if _, err := b.Publish(context.Background(), ev, "trace-limit"); err != nil {
-			t.Fatal(err)
+		for try := 0; ; try++ {
+			_, err := b.Publish(context.Background(), ev, "trace-limit")
+			if err == nil {
+				break
+			}
+			if !bus.IsOutOfSpace(err) || try == 600 {
+				t.Fatal(err)
+			}
+			time.Sleep(50 * time.Millisecond) // the source, too, waits for room
 		}
 	}
-	time.Sleep(3 * time.Second) // longer than MaxDeliver × AckWait would allow
-	close(gate)
 	waitFor(t, "every output through the sink", func() bool { mu.Lock(); defer mu.Unlock(); return len(got) == docs })
 	counts, err := b.DeadLetterCounts(context.Background())
 	if err != nil {
