@@ -263,7 +263,7 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 		return
 	}
 	for wait := time.Second; ; wait = min(2*wait, maxHoldWait) {
-		held := r.runBatch(ctx, msgs)
+		held, why := r.runBatch(ctx, msgs)
 		if len(held) == 0 {
 			return
 		}
@@ -275,7 +275,7 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 			// Once per stage and full-disk episode.
 			ev = r.bus.Log.Warn()
 		}
-		ev.Str("stage", r.spec.Name).Int("held", len(held)).
+		ev.Err(why).Str("stage", r.spec.Name).Int("held", len(held)).
 			Msg("out of space: messages held in hand, handled again when space returns (not naked, not dead-lettered)")
 		stop := r.keepAlive(context.WithoutCancel(ctx), held)
 		err := r.bus.WaitForSpace(ctx)
@@ -302,28 +302,31 @@ const maxHoldWait = 10 * time.Second
 
 // runBatch handles and settles msgs and returns those held for want of
 // space (see settle).
-func (r *stageRunner) runBatch(ctx context.Context, msgs []jetstream.Msg) (held []jetstream.Msg) {
+func (r *stageRunner) runBatch(ctx context.Context, msgs []jetstream.Msg) (held []jetstream.Msg, why error) {
 	hctx := context.WithoutCancel(ctx)
 	stop := r.keepAlive(hctx, msgs)
 	defer stop()
 	episodes := r.bus.diskNow().Episodes
 	settle := func(res result) {
-		if r.settle(hctx, res, episodes) {
+		if err := r.settle(hctx, res, episodes); err != nil {
 			held = append(held, res.jm)
+			if why == nil {
+				why = err
+			}
 		}
 	}
 	if bh, ok := r.raw.(BatchHandler); ok && len(msgs) > 1 {
 		for _, res := range r.handleBatch(hctx, bh, msgs) {
 			settle(res)
 		}
-		return held
+		return held, why
 	}
 	b, ok := r.raw.(Batcher)
 	if !ok || len(msgs) == 1 {
 		for _, jm := range msgs {
 			settle(r.handle(hctx, jm))
 		}
-		return held
+		return held, why
 	}
 	results := make([]result, 0, len(msgs))
 	err := b.Batch(hctx, func(bctx context.Context) error {
@@ -341,7 +344,7 @@ func (r *stageRunner) runBatch(ctx context.Context, msgs []jetstream.Msg) (held 
 	for _, res := range results {
 		settle(res)
 	}
-	return held
+	return held, why
 }
 
 // outOfSpace says whether err (from a handler or a publish) failed for want
@@ -440,8 +443,9 @@ func (r *stageRunner) handle(ctx context.Context, jm jetstream.Msg) result {
 // settle publishes a result's output, runs what the handler registered with
 // Msg.OnPublished, and acks, or naks, terminates and dead-letters, as its
 // error says. A result that failed for want of space (see outOfSpace) is
-// not settled: settle reports it held, for the caller to try again.
-func (r *stageRunner) settle(ctx context.Context, res result, episodes int) (held bool) {
+// not settled: settle returns that error, the message held for the caller
+// to try again.
+func (r *stageRunner) settle(ctx context.Context, res result, episodes int) (heldFor error) {
 	jm, m, out, err := res.jm, res.m, res.out, res.err
 	var outcome Settlement
 	if err == nil && len(out) > 0 {
@@ -459,7 +463,7 @@ func (r *stageRunner) settle(ctx context.Context, res result, episodes int) (hel
 		}
 	}
 	if r.outOfSpace(err, episodes) {
-		return true // the bus logs the full disk once
+		return err // the bus logs the full disk once
 	}
 	if err != nil && res.err == nil {
 		// The handler succeeded, but its output or the state that accounts
@@ -494,7 +498,7 @@ func (r *stageRunner) settle(ctx context.Context, res result, episodes int) (hel
 			r.bus.Log.Error().Err(derr).Str("stage", r.spec.Name).Msg("dead-letter failed; message will be redelivered")
 			_ = jm.NakWithDelay(r.opts.NakMax)
 			outcome = SettledRetried
-			return false
+			return nil
 		}
 		_ = jm.TermWithReason(truncate(reason, 256))
 		r.counters.deadLettered.Add(1)
@@ -510,7 +514,7 @@ func (r *stageRunner) settle(ctx context.Context, res result, episodes int) (hel
 		r.counters.retried.Add(1)
 		outcome = SettledRetried
 	}
-	return false
+	return nil
 }
 
 func truncate(s string, n int) string {
