@@ -288,3 +288,59 @@ func countDocs(dataDir string) int {
 	}
 	return n
 }
+
+// TestIngestOnAFullDiskWaitsAndNamesTheDisk: an ingest that meets a full
+// disk says so and waits; interrupted, its error names the store's disk,
+// not a deadline.
+func TestIngestOnAFullDiskWaitsAndNamesTheDisk(t *testing.T) {
+	disk := bustest.Tmpfs(t, 32)
+	vault := t.TempDir()
+	writeCorpus(t, vault, 5)
+	data := filepath.Join(disk, "data")
+	startUpLogged(t, data, "--http", "off", "--no-models")
+	ballast := filepath.Join(disk, "ballast")
+	bustest.FillDisk(t, ballast)
+	t.Cleanup(func() { _ = os.Remove(ballast) })
+
+	ingest := exec.Command(binary, "ingest", vault, "--data", data)
+	ingest.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=")
+	stderr := &lockedBuffer{}
+	ingest.Stderr = stderr
+	if err := ingest.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- ingest.Wait() }()
+	t.Cleanup(func() {
+		if ingest.ProcessState == nil {
+			_ = ingest.Process.Kill()
+			<-done
+		}
+	})
+	store := filepath.Join(data, "nats")
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(stderr.String(), "ingest: waiting: full: the NATS store at "+store+" is out of disk space") {
+		if time.Now().After(deadline) {
+			t.Fatalf("ingest on a full disk does not say it waits for space:\n%s", stderr.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	if err := ingest.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatalf("ingest still waiting 30s after Ctrl-C:\n%s", stderr.String())
+	}
+	msg := stderr.String()
+	if code := exitCode(err); code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	last := lastLine(msg)
+	if !strings.Contains(last, "the NATS store at "+store+" is out of disk space") || strings.Contains(last, "deadline exceeded") {
+		t.Errorf("the interrupted ingest's error does not name the disk:\n%s", msg)
+	}
+	t.Logf("interrupted: %s", last)
+}

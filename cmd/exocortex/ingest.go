@@ -103,7 +103,8 @@ func ingest(ctx context.Context, args []string) error {
 	patience := newDiskPatience(ctx, b, pr)
 	state = patience.kv(state)
 	publish := func(ctx context.Context, ev *schemas.DocChanged) error {
-		return patience.retry(ctx, "publish "+ev.Path, func(ctx context.Context) error {
+		// files.Sync names the file.
+		return patience.retry(ctx, "", func(ctx context.Context) error {
 			_, err := b.Publish(ctx, ev, rep.TraceID)
 			return err
 		})

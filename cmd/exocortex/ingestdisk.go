@@ -44,14 +44,14 @@ func (d *diskPatience) retry(ctx context.Context, what string, fn func(ctx conte
 			why = "the JetStream store at " + st.Path + " is at its size limit (up --max-store); waiting for the stages to free room"
 		}
 		if ctx.Err() != nil {
-			return fmt.Errorf("%s: %s: %w", what, why, err)
+			return d.fail(what, why, err)
 		}
 		if !told && (st.Full || bus.IsOutOfSpace(err)) {
 			d.pr.println("ingest: waiting: " + why)
 			told = true
 		}
 		if werr := d.b.WaitForSpace(ctx); werr != nil {
-			return fmt.Errorf("%s: %s: %w", what, why, err)
+			return d.fail(what, why, err)
 		}
 		if st, ok := d.b.DiskState(ctx); ok {
 			d.episodes = st.Episodes
@@ -62,6 +62,15 @@ func (d *diskPatience) retry(ctx context.Context, what string, fn func(ctx conte
 		case <-time.After(500 * time.Millisecond):
 		}
 	}
+}
+
+// fail is retry's error: what was being done (if it says), why it waited,
+// and the error.
+func (d *diskPatience) fail(what, why string, err error) error {
+	if what == "" {
+		return fmt.Errorf("%s: %w", why, err)
+	}
+	return fmt.Errorf("%s: %s: %w", what, why, err)
 }
 
 // untilFull runs fn with a context that ends as soon as the store is found
