@@ -297,7 +297,7 @@ func TestIngestOnAFullDiskWaitsAndNamesTheDisk(t *testing.T) {
 	vault := t.TempDir()
 	writeCorpus(t, vault, 5)
 	data := filepath.Join(disk, "data")
-	startUpLogged(t, data, "--http", "off", "--no-models")
+	up, upErr := startUpLogged(t, data, "--http", "off", "--no-models", "--stop-timeout", "5s")
 	ballast := filepath.Join(disk, "ballast")
 	bustest.FillDisk(t, ballast)
 	t.Cleanup(func() { _ = os.Remove(ballast) })
@@ -343,4 +343,18 @@ func TestIngestOnAFullDiskWaitsAndNamesTheDisk(t *testing.T) {
 		t.Errorf("the interrupted ingest's error does not name the disk:\n%s", msg)
 	}
 	t.Logf("interrupted: %s", last)
+
+	// And up, on the disk still full, stops within its --stop-timeout.
+	start := time.Now()
+	if err := up.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	upDone := make(chan error, 1)
+	go func() { upDone <- up.Wait() }()
+	select {
+	case err := <-upDone:
+		t.Logf("up on a full disk stopped %s after SIGTERM (exit status %d): %s", time.Since(start).Round(time.Millisecond), exitCode(err), lastLine(upErr.String()))
+	case <-time.After(8 * time.Second):
+		t.Fatalf("up on a full disk still running 8s after SIGTERM (--stop-timeout 5s):\n%s", upErr.String())
+	}
 }
