@@ -209,6 +209,11 @@ func (g *diskGuard) run() {
 		}
 		free, total, err := volumeSpace(g.dir)
 		if err != nil {
+			// Free space unknown (no statfs here): a pause found by an
+			// error is lifted after a while, and the work tried again.
+			if st := g.get(); st.Full && time.Since(st.Since) > blindRetry {
+				g.resume(0)
+			}
 			continue
 		}
 		reserve := g.reserve(total)
@@ -250,6 +255,9 @@ func (g *diskGuard) resume(free uint64) {
 	g.log.Warn().Str("path", path).Uint64("free_bytes", free).Bool("jetstream_restarted", broken).Dur("paused", took).
 		Msgf("disk space is back at %s (%s free); intake resumed", path, humanBytes(free))
 }
+
+// blindRetry is how long a pause lasts where free space cannot be read.
+const blindRetry = 10 * time.Second
 
 // restartJetStream shuts JetStream down and enables it again on the same
 // store with the same limits: every stream is reloaded from its files,
