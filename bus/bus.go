@@ -59,7 +59,10 @@ type Options struct {
 	// without them (nats.go would refuse to connect). For credentials
 	// found rather than given, such as a data directory's.
 	CredsIfAsked bool
-	Log          zerolog.Logger
+	// DiskGuard tunes the watch over the embedded server's disk (see
+	// disk.go).
+	DiskGuard DiskGuardOptions
+	Log       zerolog.Logger
 }
 
 // Bus is a connection to NATS JetStream, and the embedded server when it owns one.
@@ -68,6 +71,11 @@ type Bus struct {
 	JS     jetstream.JetStream
 	Server *server.Server // nil when connected to an external server
 	Log    zerolog.Logger
+
+	// guard watches the embedded server's disk (nil without one); disk
+	// caches the state another process's guard reported.
+	guard *diskGuard
+	disk  diskView
 }
 
 // Open connects to opts.URL or starts the embedded server and connects to it.
@@ -132,6 +140,9 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 		return nil, fmt.Errorf("jetstream on %s: %w", url, err)
 	}
 	b.JS = js
+	if b.Server != nil {
+		b.guard = startDiskGuard(b, opts.Server.StoreDir, opts.DiskGuard)
+	}
 	return b, nil
 }
 
@@ -140,6 +151,9 @@ func (b *Bus) URL() string { return b.NC.ConnectedUrl() }
 
 // Close drains the connection and stops the embedded server, if any.
 func (b *Bus) Close() {
+	if b.guard != nil {
+		b.guard.close()
+	}
 	if b.NC != nil {
 		_ = b.NC.Drain()
 		deadline := time.Now().Add(5 * time.Second)

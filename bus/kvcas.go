@@ -23,6 +23,11 @@ type RevKV interface {
 
 var _ RevKV = jsKV{}
 
+// ErrTooLargeForRevision is PutIf's error for a value larger than one
+// message: such values are kept aside (see payload.go) and cannot be
+// compared-and-set.
+var ErrTooLargeForRevision = errors.New("value too large for a revisioned write")
+
 func (k jsKV) GetRev(ctx context.Context, key string) ([]byte, uint64, error) {
 	e, err := k.kv.Get(ctx, key)
 	if errors.Is(err, jetstream.ErrKeyNotFound) || errors.Is(err, jetstream.ErrKeyDeleted) {
@@ -36,7 +41,7 @@ func (k jsKV) GetRev(ctx context.Context, key string) ([]byte, uint64, error) {
 
 func (k jsKV) PutIf(ctx context.Context, key string, value []byte, rev uint64) (bool, error) {
 	if len(value) > k.inline {
-		return false, fmt.Errorf("kv put-if %s: value of %d bytes is over the %d a revisioned write takes", key, len(value), k.inline)
+		return false, fmt.Errorf("kv put-if %s: value of %d bytes is over the %d bytes of one message: %w", key, len(value), k.inline, ErrTooLargeForRevision)
 	}
 	var err error
 	if rev == 0 {

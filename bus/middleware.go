@@ -43,7 +43,11 @@ func Logging(base zerolog.Logger, stage string) Middleware {
 			start := time.Now()
 			out, err := next.Handle(ctx, m)
 			ev := log.Debug()
-			if err != nil {
+			switch {
+			case IsOutOfSpace(err):
+				// The bus logs a full disk once and holds the message.
+				ev = log.Debug().Err(err).Bool("out_of_space", true)
+			case err != nil:
 				ev = log.Warn().Err(err).Bool("permanent", IsPermanent(err))
 			}
 			ev.Dur("took", time.Since(start)).Int("events_out", len(out)).Msg("handled")

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/nats-io/nats.go"
@@ -74,6 +75,9 @@ type stageRunner struct {
 	handler  Handler // raw wrapped in middleware
 	opts     RunOptions
 	counters counters
+	// heldTold is 1 + the full-disk episode in which the stage last
+	// logged holding messages (0: never).
+	heldTold atomic.Int64
 }
 
 // RunStage consumes the stage's durable consumer with a pool of workers until
@@ -141,6 +145,13 @@ func (b *Bus) RunStage(ctx context.Context, spec StageSpec, h Handler, opts RunO
 
 func (r *stageRunner) work(ctx context.Context, cons jetstream.Consumer) {
 	for ctx.Err() == nil {
+		// Intake pauses while the store's disk is full: nothing taken now
+		// could be handed on, and every failed try would count a delivery.
+		if r.bus.diskNow().Full {
+			if r.bus.WaitForSpace(ctx) != nil {
+				return
+			}
+		}
 		// Take what is there now (up to Batch); when nothing is, wait up to a
 		// second for one message, so a trickle is handled at once and a flood
 		// in batches.
@@ -152,7 +163,7 @@ func (r *stageRunner) work(ctx context.Context, cons jetstream.Consumer) {
 			r.processBatch(ctx, msgs)
 		}
 		if err != nil {
-			if r.fatal(err) {
+			if r.fatal(ctx, err) {
 				return
 			}
 			time.Sleep(200 * time.Millisecond)
@@ -174,13 +185,32 @@ func collect(batch jetstream.MessageBatch, err error) ([]jetstream.Msg, error) {
 	return msgs, nil
 }
 
-func (r *stageRunner) fatal(err error) bool {
+func (r *stageRunner) fatal(ctx context.Context, err error) bool {
+	if errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
+		// JetStream restarted (after a full disk) reloads its consumers: a
+		// consumer missing for a moment is looked up again before the stage
+		// gives up.
+		deadline := time.Now().Add(consumerGrace)
+		for time.Now().Before(deadline) && ctx.Err() == nil {
+			time.Sleep(250 * time.Millisecond)
+			lctx, cancel := context.WithTimeout(ctx, time.Second)
+			_, lerr := r.bus.JS.Consumer(lctx, r.spec.Stream, r.spec.Name)
+			cancel()
+			if lerr == nil {
+				return false
+			}
+		}
+	}
 	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
 		r.bus.Log.Warn().Err(err).Str("stage", r.spec.Name).Msg("stage stops fetching")
 		return true
 	}
 	return false
 }
+
+// consumerGrace is how long a stage looks for its consumer again before it
+// stops fetching.
+const consumerGrace = 10 * time.Second
 
 // result is a handled message waiting to be settled.
 type result struct {
@@ -232,21 +262,71 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 	if len(msgs) == 0 {
 		return
 	}
+	for wait := time.Second; ; wait = min(2*wait, maxHoldWait) {
+		held, why := r.runBatch(ctx, msgs)
+		if len(held) == 0 {
+			return
+		}
+		// Out of space: the messages stay in hand (kept alive, not naked,
+		// so a full disk costs them no delivery and never dead-letters
+		// them) and are handled again once space returns.
+		ev := r.bus.Log.Debug()
+		if ep := int64(r.bus.diskNow().Episodes) + 1; r.heldTold.Swap(ep) != ep {
+			// Once per stage and full-disk episode.
+			ev = r.bus.Log.Warn()
+		}
+		ev.Err(why).Str("stage", r.spec.Name).Int("held", len(held)).
+			Msg("out of space: messages held in hand, handled again when space returns (not naked, not dead-lettered)")
+		stop := r.keepAlive(context.WithoutCancel(ctx), held)
+		err := r.bus.WaitForSpace(ctx)
+		if err == nil {
+			select {
+			case <-ctx.Done():
+				err = ctx.Err()
+			case <-time.After(wait):
+			}
+		}
+		stop()
+		if err != nil {
+			// Stopping: left unacknowledged, they are redelivered later.
+			return
+		}
+		msgs = held
+	}
+}
+
+// maxHoldWait bounds the pause between tries of messages held for want of
+// space (a store limit is not watched like a disk: they are simply tried
+// again).
+const maxHoldWait = 10 * time.Second
+
+// runBatch handles and settles msgs and returns those held for want of
+// space (see settle).
+func (r *stageRunner) runBatch(ctx context.Context, msgs []jetstream.Msg) (held []jetstream.Msg, why error) {
 	hctx := context.WithoutCancel(ctx)
 	stop := r.keepAlive(hctx, msgs)
 	defer stop()
+	episodes := r.bus.diskNow().Episodes
+	settle := func(res result) {
+		if err := r.settle(hctx, res, episodes); err != nil {
+			held = append(held, res.jm)
+			if why == nil {
+				why = err
+			}
+		}
+	}
 	if bh, ok := r.raw.(BatchHandler); ok && len(msgs) > 1 {
 		for _, res := range r.handleBatch(hctx, bh, msgs) {
-			r.settle(hctx, res)
+			settle(res)
 		}
-		return
+		return held, why
 	}
 	b, ok := r.raw.(Batcher)
 	if !ok || len(msgs) == 1 {
 		for _, jm := range msgs {
-			r.settle(hctx, r.handle(hctx, jm))
+			settle(r.handle(hctx, jm))
 		}
-		return
+		return held, why
 	}
 	results := make([]result, 0, len(msgs))
 	err := b.Batch(hctx, func(bctx context.Context) error {
@@ -262,8 +342,29 @@ func (r *stageRunner) processBatch(ctx context.Context, msgs []jetstream.Msg) {
 		}
 	}
 	for _, res := range results {
-		r.settle(hctx, res)
+		settle(res)
 	}
+	return held, why
+}
+
+// outOfSpace says whether err (from a handler or a publish) failed for want
+// of space: an out-of-space error, or any failure while the disk was found
+// full (a publish to a stream stuck on a full disk only times out).
+func (r *stageRunner) outOfSpace(err error, episodes int) bool {
+	if err == nil {
+		return false
+	}
+	if IsOutOfSpace(err) {
+		if !strings.Contains(strings.ToLower(err.Error()), "insufficient") {
+			r.bus.noteOutOfSpace(err)
+		}
+		return true
+	}
+	if IsPermanent(err) {
+		return false
+	}
+	d := r.bus.diskNow()
+	return d.Full || d.Episodes != episodes
 }
 
 // skipOthersReplays acks, unhandled, the replays of other stages' dead
@@ -341,12 +442,14 @@ func (r *stageRunner) handle(ctx context.Context, jm jetstream.Msg) result {
 
 // settle publishes a result's output, runs what the handler registered with
 // Msg.OnPublished, and acks, or naks, terminates and dead-letters, as its
-// error says.
-func (r *stageRunner) settle(ctx context.Context, res result) {
+// error says. A result that failed for want of space (see outOfSpace) is
+// not settled: settle returns that error, the message held for the caller
+// to try again.
+func (r *stageRunner) settle(ctx context.Context, res result, episodes int) (heldFor error) {
 	jm, m, out, err := res.jm, res.m, res.out, res.err
 	var outcome Settlement
 	if err == nil && len(out) > 0 {
-		pctx, pcancel := context.WithTimeout(ctx, r.spec.AckWait)
+		pctx, pcancel := r.bus.untilFull(ctx, r.spec.AckWait)
 		if perr := PublishAll(pctx, r.bus.JS, out, m.TraceID); perr != nil {
 			err = fmt.Errorf("publish output: %w", perr)
 		} else {
@@ -358,6 +461,9 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 		if perr := m.Published(ctx); perr != nil {
 			err = fmt.Errorf("after publishing output: %w", perr)
 		}
+	}
+	if r.outOfSpace(err, episodes) {
+		return err // the bus logs the full disk once
 	}
 	if err != nil && res.err == nil {
 		// The handler succeeded, but its output or the state that accounts
@@ -392,7 +498,7 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 			r.bus.Log.Error().Err(derr).Str("stage", r.spec.Name).Msg("dead-letter failed; message will be redelivered")
 			_ = jm.NakWithDelay(r.opts.NakMax)
 			outcome = SettledRetried
-			return
+			return nil
 		}
 		_ = jm.TermWithReason(truncate(reason, 256))
 		r.counters.deadLettered.Add(1)
@@ -408,6 +514,7 @@ func (r *stageRunner) settle(ctx context.Context, res result) {
 		r.counters.retried.Add(1)
 		outcome = SettledRetried
 	}
+	return nil
 }
 
 func truncate(s string, n int) string {

@@ -331,11 +331,18 @@ func (e *Embedded) Upsert(ctx context.Context, pts []Point) error {
 		if len(e.langs)+len(newLangs) > 256 {
 			return e.errorf("upsert: more than 256 distinct languages: %w", ErrInvalid)
 		}
+		// The raw vectors first: a write that fails there (a full disk)
+		// has changed nothing the store relies on (Open cuts the raw file
+		// back to the snapshot and replays the log), so the store stays
+		// usable and the same upsert can be tried again.
+		if err := e.writeRaw(changed); err != nil {
+			return e.errorf("upsert: %w", err)
+		}
 		if err := e.wal.appendUpsert(e.lsn+1, changed); err != nil {
 			return e.errorf("upsert: write op log: %w", err)
 		}
 		e.lsn++
-		if err := e.applyUpsert(changed); err != nil {
+		if err := e.linkUpsert(changed); err != nil {
 			e.broken = err
 			return e.errorf("upsert: %w", err)
 		}
@@ -383,14 +390,27 @@ func (e *Embedded) internLang(lang string) uint8 {
 // them (in parallel, while searches go on), then publishes them and retires
 // the nodes they replace, all at once for searches.
 func (e *Embedded) applyUpsert(pts []prepared) error {
-	g := e.g
+	if err := e.writeRaw(pts); err != nil {
+		return err
+	}
+	return e.linkUpsert(pts)
+}
+
+// writeRaw stores pts' vectors in the raw file at the nodes they will take.
+func (e *Embedded) writeRaw(pts []prepared) error {
 	vecs := make([][]float32, len(pts))
 	for i, p := range pts {
 		vecs[i] = p.vec
 	}
-	if err := e.raw.writeAt(uint32(g.n), vecs); err != nil {
+	if err := e.raw.writeAt(uint32(e.g.n), vecs); err != nil {
 		return fmt.Errorf("write vectors: %w", err)
 	}
+	return nil
+}
+
+// linkUpsert is applyUpsert once the raw vectors are written.
+func (e *Embedded) linkUpsert(pts []prepared) error {
+	g := e.g
 	e.mu.Lock()
 	if err := g.grow(g.n + len(pts)); err != nil {
 		e.mu.Unlock()

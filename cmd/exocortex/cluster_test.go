@@ -228,9 +228,9 @@ func waitJetStream(t *testing.T, js jetstream.JetStream, nodes []*natsNode) {
 	}
 }
 
-// writeCorpus writes n Markdown notes, English and Russian, of a few
+// writeClusterCorpus writes n Markdown notes, English and Russian, of a few
 // sections each.
-func writeCorpus(t *testing.T, dir string, n int) {
+func writeClusterCorpus(t *testing.T, dir string, n int) {
 	t.Helper()
 	en := []string{"bees", "honey", "garden", "tomatoes", "river", "mountain", "engine", "library", "window", "coffee", "market", "harbour"}
 	ru := []string{"пчёлы", "мёд", "сад", "томаты", "река", "гора", "двигатель", "библиотека", "окно", "кофе", "рынок", "гавань"}
@@ -357,7 +357,7 @@ func TestClusterFailoverLosesAndDoublesNothing(t *testing.T) {
 	server := buildNATSServer(t)
 	corpus := t.TempDir()
 	const notes = 300
-	writeCorpus(t, corpus, notes)
+	writeClusterCorpus(t, corpus, notes)
 	base := []string{ort.EnvLib + "=" + lib, "EXOCORTEX_NATS_USER=", "EXOCORTEX_NATS_PASSWORD=", "EXOCORTEX_NATS_NKEY=", "EXOCORTEX_REPLICAS="}
 
 	// The clean run: one process, embedded server.

@@ -98,9 +98,16 @@ func ingest(ctx context.Context, args []string) error {
 	}
 	rep := ingestReport{TraceID: newTraceID("ingest")}
 	pr := newProgress(*quiet)
+	// A full disk pauses ingest rather than failing it: it goes on when
+	// space returns.
+	patience := newDiskPatience(ctx, b, pr)
+	state = patience.kv(state)
 	publish := func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := b.Publish(ctx, ev, rep.TraceID)
-		return err
+		// files.Sync names the file.
+		return patience.retry(ctx, "", func(ctx context.Context) error {
+			_, err := b.Publish(ctx, ev, rep.TraceID)
+			return err
+		})
 	}
 	stats, ferrs, err := files.Sync(ctx, paths, state, publish, files.SyncOptions{
 		Force:        *force,
@@ -134,12 +141,18 @@ func ingest(ctx context.Context, args []string) error {
 		log.Warn().Err(err).Str("trace_id", rep.TraceID).Msg("could not record the ingested paths for exocortex check")
 	}
 	stages := pipeline.StageSpecs()
-	err = pipeline.WaitIdle(ctx, b, stages, 250*time.Millisecond, func(states []bus.StageState) {
-		var parts []string
-		for _, s := range states {
-			parts = append(parts, fmt.Sprintf("%s %d pending", s.Stage, s.Pending+uint64(s.AckPending)))
-		}
-		pr.line(fmt.Sprintf("sent %s; %s", plural(stats.Sent+stats.Deleted, "document", "documents"), strings.Join(parts, ", ")))
+	err = patience.retry(ctx, "wait for the pipeline", func(ctx context.Context) error {
+		return pipeline.WaitIdle(ctx, b, stages, 250*time.Millisecond, func(states []bus.StageState) {
+			var parts []string
+			for _, s := range states {
+				parts = append(parts, fmt.Sprintf("%s %d pending", s.Stage, s.Pending+uint64(s.AckPending)))
+			}
+			line := fmt.Sprintf("sent %s; %s", plural(stats.Sent+stats.Deleted, "document", "documents"), strings.Join(parts, ", "))
+			if d, ok := b.DiskState(ctx); ok && d.Full {
+				line += "; paused: " + d.Message()
+			}
+			pr.line(line)
+		})
 	})
 	pr.done()
 	if err != nil {

@@ -47,6 +47,9 @@ type statusReport struct {
 	Cache *answer.CacheStats `json:"answer_cache,omitempty"`
 	// SiYuan is the SiYuan bridge's state as it last reported it.
 	SiYuan *siyuan.Status `json:"siyuan,omitempty"`
+	// Disk is the embedded JetStream store's disk as the running system's
+	// guard sees it (absent with an external NATS server).
+	Disk *bus.DiskState `json:"disk,omitempty"`
 }
 
 type modelStatus struct {
@@ -77,6 +80,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 	defer closeFn()
 	rep, err := collectStatus(ctx, b, c.data, n.models, running, running || c.nats != "")
 	if err != nil {
+		if d, ok := b.DiskState(ctx); ok && d.Full {
+			return fmt.Errorf("%w (disk %s)", err, d.Message())
+		}
 		return err
 	}
 	if *asJSON {
@@ -87,6 +93,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 		state = "running, NATS " + rep.NATS
 	}
 	fmt.Printf("exocortex on %s: %s\n", c.data, state)
+	if d := rep.Disk; d != nil {
+		fmt.Printf("disk: %s\n", d.Message())
+	}
 	fmt.Printf("%-8s %10s %12s %10s %10s %14s\n", "stage", "pending", "in flight", "acked", "retried", "dead-lettered")
 	for _, s := range rep.Stages {
 		fmt.Printf("%-8s %10d %12d %10d %10d %14d\n", s.Stage, s.Pending, s.AckPending, s.Acked, s.Retried, s.DeadLettered)
@@ -121,6 +130,9 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	rep := statusReport{Running: running}
 	if remote {
 		rep.NATS = b.URL()
+	}
+	if d, ok := b.DiskState(ctx); ok {
+		rep.Disk = &d
 	}
 	states, err := b.StageStates(ctx, pipeline.StageSpecs())
 	if err != nil {

@@ -6,7 +6,13 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/signal"
 	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
@@ -24,6 +30,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	workers := fs.Int("workers", 1, "workers per stage (the index stage always has one writer)")
 	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
+	stopTimeout := fs.Duration("stop-timeout", defaultStopTimeout, "on SIGTERM or Ctrl-C, how long to let in-flight work finish before exiting anyway (status 1, naming what was stuck)")
 	var n neural
 	n.register(fs)
 	var af answerFlags
@@ -36,6 +43,9 @@ func cmdUp(ctx context.Context, args []string) error {
 	sf.register(fs, true)
 	if _, err := parse(fs, args); err != nil {
 		return err
+	}
+	if *stopTimeout <= 0 {
+		return fmt.Errorf("--stop-timeout %s: give a positive duration", *stopTimeout)
 	}
 	log := c.logger()
 	if url, ok := pipeline.Running(c.data); ok && c.nats == "" {
@@ -107,17 +117,52 @@ func cmdUp(ctx context.Context, args []string) error {
 		// A refused token: retrying cannot help, and the bridge is up's only
 		// live source, so up stops rather than run on with nothing to follow.
 		log.Error().Err(err).Msg("the SiYuan bridge stopped; exocortex stops")
-		_ = gw.stop()
-		_ = sys.Stop()
-		return fmt.Errorf("siyuan bridge: %w", err)
+		return errors.Join(fmt.Errorf("siyuan bridge: %w", err), stopWithin(gw, sys, *stopTimeout, log))
 	case err := <-gwDone:
 		log.Error().Err(err).Msg("the HTTP gateway stopped; exocortex stops")
-		_ = sys.Stop()
+		return errors.Join(err, stopWithin(nil, sys, *stopTimeout, log))
+	}
+	log.Info().Dur("stop_timeout", *stopTimeout).Msg("shutting down: draining in-flight work")
+	// The gateway first: its open streams end before the bus closes.
+	return stopWithin(gw, sys, *stopTimeout, log)
+}
+
+// defaultStopTimeout is how long up lets its work finish after SIGTERM.
+const defaultStopTimeout = 15 * time.Second
+
+// stopWithin stops the gateway (nil: none) and then the system, and gives
+// up after d, or at a second SIGTERM or Ctrl-C, with an error naming what
+// it was still waiting for: a stuck JetStream (drains that never end,
+// publishes waiting for acks) must not keep up from exiting.
+func stopWithin(gw *runningGateway, sys *pipeline.System, d time.Duration, log zerolog.Logger) error {
+	again := make(chan os.Signal, 1)
+	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
+	defer signal.Stop(again)
+	var gwStopped atomic.Bool
+	stopped := make(chan error, 1)
+	go func() {
+		gerr := gw.stop()
+		gwStopped.Store(true)
+		stopped <- errors.Join(gerr, sys.Stop())
+	}()
+	stuck := func() string {
+		if !gwStopped.Load() {
+			return "the HTTP gateway to close its connections"
+		}
+		return sys.StopStep()
+	}
+	select {
+	case err := <-stopped:
+		return err
+	case <-time.After(d):
+		err := fmt.Errorf("did not stop within %s (--stop-timeout): still waiting for %s; exiting anyway", d, stuck())
+		log.Error().Err(err).Msg("shutdown timed out")
+		return err
+	case sig := <-again:
+		err := fmt.Errorf("stopped at once by a second %s: it was still waiting for %s", sig, stuck())
+		log.Error().Err(err).Msg("shutdown cut short")
 		return err
 	}
-	log.Info().Msg("shutting down: draining in-flight work")
-	// The gateway first: its open streams end before the bus closes.
-	return errors.Join(gw.stop(), sys.Stop())
 }
 
 func cmdWorker(ctx context.Context, args []string) error {

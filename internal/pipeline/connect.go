@@ -31,8 +31,14 @@ func Attach(ctx context.Context, cfg Config, withStages bool) (b *bus.Bus, local
 			return nil, false, nil, err
 		}
 		if err := bus.EnsureTopology(ctx, b.JS, cfg.topology(cat)); err != nil {
-			b.Close()
-			return nil, false, nil, err
+			if !bus.IsOutOfSpace(err) {
+				b.Close()
+				return nil, false, nil, err
+			}
+			// A full disk refuses even an unchanged stream's config; the
+			// running system made the topology already, and a command
+			// (status) should still say what is wrong.
+			cfg.Log.Warn().Err(err).Msg("topology not checked: the store is out of space")
 		}
 		return b, false, func() error { b.Close(); return nil }, nil
 	}

@@ -208,11 +208,12 @@ type System struct {
 	// unmetric removes this system's sources of the scrape-time metrics.
 	unmetric []func()
 
-	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	mu     sync.Mutex
-	errs   []error
-	ownURL bool
+	cancel   context.CancelFunc
+	wg       sync.WaitGroup
+	stopping stopState
+	mu       sync.Mutex
+	errs     []error
+	ownURL   bool
 }
 
 // Start opens the bus (embedded unless cfg.NATSURL is set), creates the
@@ -250,6 +251,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	s.unmetric = append(s.unmetric, metrics.SetStageStates(func(ctx context.Context) ([]bus.StageState, error) {
 		return b.StageStates(ctx, specs)
 	}))
+	s.unmetric = append(s.unmetric, metrics.SetDiskState(b.DiskState))
 	if b.Server != nil {
 		if err := writeTLSCert(cfg); err != nil {
 			b.Close()
@@ -345,8 +347,10 @@ func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
 	spec := d.Spec()
 	opts := bus.RunOptions{Workers: d.Workers(s.cfg.Workers), Batch: d.Batch, Observer: metrics.Stages}
 	s.wg.Add(1)
+	s.stopping.started(d.Name)
 	go func() {
 		defer s.wg.Done()
+		defer s.stopping.finished(d.Name)
 		if err := s.Bus.RunStage(ctx, spec, h, opts); err != nil {
 			s.mu.Lock()
 			s.errs = append(s.errs, err)
@@ -363,7 +367,9 @@ func (s *System) Stop() error {
 	if s.cancel != nil {
 		s.cancel()
 	}
+	s.stopping.at(stepStages)
 	s.wg.Wait()
+	s.stopping.at("the models and the indexes to close")
 	var errs []error
 	if s.Reranker != nil {
 		_ = s.Reranker.Close()
@@ -394,7 +400,13 @@ func (s *System) Stop() error {
 	for _, remove := range s.unmetric {
 		remove()
 	}
+	if s.Bus.Server != nil {
+		s.stopping.at("the NATS connection to drain and the embedded NATS server to stop")
+	} else {
+		s.stopping.at("the NATS connection to drain")
+	}
 	s.Bus.Close()
+	s.stopping.at("nothing (stopped)")
 	s.mu.Lock()
 	errs = append(errs, s.errs...)
 	s.mu.Unlock()

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -214,19 +215,61 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 }
 
 // save stores a document's manifest unless a newer change's manifest was
-// saved meanwhile (two changes of one document handled at once).
+// saved meanwhile (two changes, or two resends, of one document handled at
+// once). With a KV that has revisions it is a compare-and-set: the write
+// succeeds only at the revision whose manifest was compared, else the
+// manifest is read and compared again, so a stale manifest can never land
+// over a newer one.
 func (h *handler) save(ctx context.Context, key string, doc *schemas.DocChanged, data []byte) error {
-	cur, err := h.load(ctx, key)
-	if err != nil {
-		return fmt.Errorf("chunk doc %s: reload manifest: %w", doc.DocID, err)
-	}
-	if cur != nil && cur.Version > doc.Version {
+	rkv, ok := h.state.(bus.RevKV)
+	if !ok {
+		cur, err := h.load(ctx, key)
+		if err != nil {
+			return fmt.Errorf("chunk doc %s: reload manifest: %w", doc.DocID, err)
+		}
+		if cur != nil && cur.Version > doc.Version {
+			return nil
+		}
+		if err := h.state.Put(ctx, key, data); err != nil {
+			return fmt.Errorf("chunk doc %s: save manifest: %w", doc.DocID, err)
+		}
 		return nil
 	}
-	if err := h.state.Put(ctx, key, data); err != nil {
-		return fmt.Errorf("chunk doc %s: save manifest: %w", doc.DocID, err)
+	for try := 0; ; try++ {
+		raw, rev, err := rkv.GetRev(ctx, key)
+		if err != nil {
+			return fmt.Errorf("chunk doc %s: reload manifest: %w", doc.DocID, err)
+		}
+		var cur manifest
+		if raw != nil && json.Unmarshal(raw, &cur) != nil {
+			// Not a manifest (a large value kept aside, or a corrupt one):
+			// read it whole to learn its version.
+			if mf, err := h.load(ctx, key); err == nil && mf != nil {
+				cur = *mf
+			}
+		}
+		if raw != nil && cur.Version > doc.Version {
+			return nil
+		}
+		saved, err := rkv.PutIf(ctx, key, data, rev)
+		if errors.Is(err, bus.ErrTooLargeForRevision) {
+			// A manifest over one message (tens of thousands of chunks)
+			// cannot be compared-and-set; it is written as before.
+			if err := h.state.Put(ctx, key, data); err != nil {
+				return fmt.Errorf("chunk doc %s: save manifest: %w", doc.DocID, err)
+			}
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("chunk doc %s: save manifest: %w", doc.DocID, err)
+		}
+		if saved {
+			return nil
+		}
+		if try == 20 {
+			return fmt.Errorf("chunk doc %s: save manifest: other writers kept changing it (%d tries)", doc.DocID, try+1)
+		}
 	}
-	return nil
 }
 
 // load returns the stored manifest, or nil when there is none. A manifest
