@@ -260,6 +260,9 @@ wait:
 	if out := mustExo(t, "dlq", "list", "--data", data); !strings.Contains(out, "no dead letters") {
 		t.Errorf("dead letters after the drill:\n%s", out)
 	}
+	if out, errOut, err := exo(t, "check", "--data", data); err != nil || !strings.Contains(out, "no differences") {
+		t.Errorf("check after the drill: exit %d\n%s%s", exitCode(err), out, errOut)
+	}
 	if out := mustExo(t, "ingest", corpus, "--data", data, "--json"); !strings.Contains(out, `"sent": 0`) {
 		t.Errorf("a second ingest after the drill sends documents again (a source hash saved for a document not handed on?):\n%s", out)
 	}

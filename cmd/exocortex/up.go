@@ -27,7 +27,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	listen := fs.String("listen", "127.0.0.1:4222", "address of the embedded NATS server (port -1 picks a free one); beyond loopback it needs --tls-cert and --tls-key")
 	tlsCert := fs.String("tls-cert", os.Getenv(bus.EnvNATSTLSCert), "certificate (PEM) of the embedded NATS server, which then speaks TLS only (env "+bus.EnvNATSTLSCert+")")
 	tlsKey := fs.String("tls-key", os.Getenv(bus.EnvNATSTLSKey), "private key (PEM) of --tls-cert (env "+bus.EnvNATSTLSKey+")")
-	workers := fs.Int("workers", 1, "workers per stage (the index stage always has one writer)")
+	workers := fs.Int("workers", 1, "the least number of workers per stage (retrieve and answer run 32, rerank and embed one per CPU; the index stage always has one writer)")
 	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
 	stopTimeout := fs.Duration("stop-timeout", defaultStopTimeout, "on SIGTERM or Ctrl-C, how long to let in-flight work finish before exiting anyway (status 1, naming what was stuck)")
