@@ -96,9 +96,13 @@ func cmdStatus(ctx context.Context, args []string) error {
 	if d := rep.Disk; d != nil {
 		fmt.Printf("disk: %s\n", d.Message())
 	}
-	fmt.Printf("%-8s %10s %12s %10s %10s %14s\n", "stage", "pending", "in flight", "acked", "retried", "dead-lettered")
+	w := len("stage")
 	for _, s := range rep.Stages {
-		fmt.Printf("%-8s %10d %12d %10d %10d %14d\n", s.Stage, s.Pending, s.AckPending, s.Acked, s.Retried, s.DeadLettered)
+		w = max(w, len(s.Stage))
+	}
+	fmt.Printf("%-*s %10s %12s %10s %10s %14s\n", w, "stage", "pending", "in flight", "acked", "retried", "dead-lettered")
+	for _, s := range rep.Stages {
+		fmt.Printf("%-*s %10d %12d %10d %10d %14d\n", w, s.Stage, s.Pending, s.AckPending, s.Acked, s.Retried, s.DeadLettered)
 	}
 	fmt.Printf("indexed: %s, %s, %d with vectors\n", plural(rep.Documents, "document", "documents"), plural(rep.Chunks, "chunk", "chunks"), rep.Embedded)
 	for _, m := range rep.Models {
