@@ -55,8 +55,10 @@ type LexicalWeights struct {
 // K1 and B are FTS5's BM25 constants. AvgLen is the average length in
 // terms of a chunk's five fields together: FTS5 reads the real average at
 // query time; a sparse vector is written once, so its length
-// normalisation uses this constant (a chunk of 250-400 model tokens gives
-// about 300-500 terms over the five fields).
+// normalisation uses this constant, the average measured on the test
+// corpora (252 terms per chunk on the SiYuan user guide, 211 on XQuAD ru+en
+// paragraphs; with 250 the Qdrant lexical top 10 overlaps the SQLite one
+// by 0.986 and 0.987, with 400 by 0.946 and 0.966).
 var (
 	LexicalDefaultWeights = LexicalWeights{Body: 0.25, Lemmas: 3, Title: 1, Section: 0.75, Heads: 1}
 	LexicalPlainWeights   = LexicalWeights{Body: 1, Title: 2, Section: 1.5}
@@ -65,7 +67,7 @@ var (
 const (
 	LexicalK1     = 1.2
 	LexicalB      = 0.75
-	LexicalAvgLen = 400.0
+	LexicalAvgLen = 250.0
 )
 
 // Term id fields: a word (the body, title and section columns) and a lemma

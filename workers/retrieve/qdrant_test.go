@@ -242,8 +242,8 @@ func TestRetrieveOnQdrantWithoutSQLiteMatchesTheIndexOnTheSiYuanGuide(t *testing
 		return files.Walk([]string{guideNotes}, fn, func(path string, err error) { t.Errorf("%s: %v", path, err) })
 	})
 	overlap, first := compareLexical(t, st, statelessRetrieve(t, addr), set.Questions)
-	if overlap < 0.8 || first < 0.8 {
-		t.Errorf("overlap@10 %.3f, same first hit %.3f; want both at least 0.8", overlap, first)
+	if overlap < 0.95 || first < 0.95 {
+		t.Errorf("overlap@10 %.3f, same first hit %.3f; want both at least 0.95", overlap, first)
 	}
 }
 
@@ -273,7 +273,7 @@ func TestRetrieveOnQdrantWithoutSQLiteMatchesTheIndexOnXQuAD(t *testing.T) {
 		return nil
 	})
 	overlap, first := compareLexical(t, st, statelessRetrieve(t, addr), qs)
-	if overlap < 0.8 || first < 0.8 {
-		t.Errorf("overlap@10 %.3f, same first hit %.3f; want both at least 0.8", overlap, first)
+	if overlap < 0.95 || first < 0.95 {
+		t.Errorf("overlap@10 %.3f, same first hit %.3f; want both at least 0.95", overlap, first)
 	}
 }
