@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
+	"time"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -24,9 +27,49 @@ import (
 type VectorIndex struct {
 	Store    vectors.LexicalStore
 	Analyzer *analysis.Analyzer
+
+	mu      sync.Mutex
+	langs   map[string]int
+	langsAt time.Time
 }
 
-var _ Index = (*VectorIndex)(nil)
+var (
+	_ Index       = (*VectorIndex)(nil)
+	_ LangCounter = (*VectorIndex)(nil)
+)
+
+// ChunkLangs implements LangCounter (the notes' languages decide which
+// translations of a question are searched): the points per language the
+// chunker tells ("ru", "en"; "" for the rest), re-read at most every
+// store.LangsTTL. The map is shared: do not modify it.
+func (x *VectorIndex) ChunkLangs(ctx context.Context) (map[string]int, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.langs != nil && time.Since(x.langsAt) < store.LangsTTL {
+		return x.langs, nil
+	}
+	total, err := x.Store.CountWhere(ctx, vectors.Filter{})
+	if err != nil {
+		return nil, fmt.Errorf("count chunk languages: %w", err)
+	}
+	n := map[string]int{}
+	rest := total
+	for _, l := range []string{lang.LangRussian, lang.LangEnglish} {
+		k, err := x.Store.CountWhere(ctx, vectors.Filter{Lang: l})
+		if err != nil {
+			return nil, fmt.Errorf("count chunk languages: %w", err)
+		}
+		if k > 0 {
+			n[l] = k
+		}
+		rest -= k
+	}
+	if rest > 0 {
+		n[""] = rest
+	}
+	x.langs, x.langsAt = n, time.Now()
+	return n, nil
+}
 
 // EncodePassage is the Passage the index stage stores with a chunk's point.
 func EncodePassage(h store.Hit) (string, error) {

@@ -312,6 +312,19 @@ func (q *Qdrant) Count(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
+// CountWhere implements LexicalStore (an exact count).
+func (q *Qdrant) CountWhere(ctx context.Context, f Filter) (int, error) {
+	n, err := q.client.Count(ctx, &qdrant.CountPoints{
+		CollectionName: q.cfg.Collection,
+		Filter:         qdrantFilter(f),
+		Exact:          qdrant.PtrOf(true),
+	})
+	if err != nil {
+		return 0, q.errorf("count where %+v: %w", f, err)
+	}
+	return int(n), nil
+}
+
 // Close implements Store.
 func (q *Qdrant) Close() error {
 	if err := q.client.Close(); err != nil {

@@ -41,6 +41,9 @@ type LexicalStore interface {
 	// Passages returns the stored Passage of each of ids that is stored
 	// (by id; unknown ids are left out).
 	Passages(ctx context.Context, ids []string) (map[string]string, error)
+	// CountWhere is the number of points the filter matches (Filter.Lang
+	// exactly: "" matches every point).
+	CountWhere(ctx context.Context, f Filter) (int, error)
 }
 
 // LexicalWeights weigh a term's occurrences in each field of a chunk, as

@@ -29,7 +29,7 @@ func Stage() stage.Declaration {
 		// behind others fetched in the same batch while workers are idle.
 		Concurrency: Concurrency,
 		Batch:       1,
-		Needs:       stage.NeedStore | stage.NeedEmbedder | stage.NeedVectors | stage.NeedRetriever,
+		Needs:       stage.NeedStore | stage.NeedLexical | stage.NeedEmbedder | stage.NeedVectors | stage.NeedRetriever,
 		New: func(ctx context.Context, d *stage.Deps) (bus.Handler, error) {
 			return NewRetrieve(d.Retriever), nil
 		},

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"hash/fnv"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -117,7 +118,7 @@ func indexBoth(t *testing.T, docs func(fn func(*schemas.DocChanged) error) error
 
 // statelessRetrieve is a retrieve worker as on another machine: the retrieve
 // stage over a Qdrant connection of its own and the analyzer, no SQLite.
-func statelessRetrieve(t *testing.T, addr string) bus.Handler {
+func statelessRetrieve(t *testing.T, addr string) (bus.Handler, *retrieval.VectorIndex) {
 	t.Helper()
 	vs, err := vectors.Open(context.Background(), vectors.Config{Kind: vectors.KindQdrant, Dim: testDim, Qdrant: vectors.QdrantConfig{Addr: addr}})
 	if err != nil {
@@ -132,7 +133,8 @@ func statelessRetrieve(t *testing.T, addr string) bus.Handler {
 	if ok, why := ls.HasLexical(); !ok {
 		t.Fatalf("the collection has no lexical vectors: %s", why)
 	}
-	return retrieve.NewRetrieve(&retrieval.Retriever{Index: &retrieval.VectorIndex{Store: ls, Analyzer: a}})
+	x := &retrieval.VectorIndex{Store: ls, Analyzer: a}
+	return retrieve.NewRetrieve(&retrieval.Retriever{Index: x}), x
 }
 
 func top(cands []schemas.Candidate, k int) []string {
@@ -241,7 +243,8 @@ func TestRetrieveOnQdrantWithoutSQLiteMatchesTheIndexOnTheSiYuanGuide(t *testing
 	st, addr := indexBoth(t, func(fn func(*schemas.DocChanged) error) error {
 		return files.Walk([]string{guideNotes}, fn, func(path string, err error) { t.Errorf("%s: %v", path, err) })
 	})
-	overlap, first := compareLexical(t, st, statelessRetrieve(t, addr), set.Questions)
+	stage, _ := statelessRetrieve(t, addr)
+	overlap, first := compareLexical(t, st, stage, set.Questions)
 	if overlap < 0.95 || first < 0.95 {
 		t.Errorf("overlap@10 %.3f, same first hit %.3f; want both at least 0.95", overlap, first)
 	}
@@ -272,7 +275,18 @@ func TestRetrieveOnQdrantWithoutSQLiteMatchesTheIndexOnXQuAD(t *testing.T) {
 		}
 		return nil
 	})
-	overlap, first := compareLexical(t, st, statelessRetrieve(t, addr), qs)
+	stage, x := statelessRetrieve(t, addr)
+	// The notes' languages (which translations are searched) are counted
+	// on Qdrant as in SQLite.
+	want, err := st.ChunkLangs(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := x.ChunkLangs(context.Background())
+	if err != nil || !maps.Equal(got, want) || got["ru"] == 0 || got["en"] == 0 {
+		t.Fatalf("chunk languages on Qdrant %v (%v), in SQLite %v", got, err, want)
+	}
+	overlap, first := compareLexical(t, st, stage, qs)
 	if overlap < 0.95 || first < 0.95 {
 		t.Errorf("overlap@10 %.3f, same first hit %.3f; want both at least 0.95", overlap, first)
 	}

@@ -1,0 +1,96 @@
+package pipeline_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/vectors"
+	"github.com/exocortex/exocortex/vectors/qdrantfake"
+	"github.com/exocortex/exocortex/workers/retrieve"
+)
+
+// A retrieve worker on another machine with --vectors qdrant: its data
+// directory has no SQLite file, and it still finds passages lexically (on
+// the collection's lexical vectors) and by vector.
+func TestARetrieveWorkerOnQdrantRunsWithoutTheSQLiteFile(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	vc := vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: "lexical"}}
+	ctx := context.Background()
+
+	// Every stage but retrieve, with the index, on one data directory.
+	var others []string
+	for _, n := range pipeline.StageNames() {
+		if n != retrieve.Stage().Name {
+			others = append(others, n)
+		}
+	}
+	dir := t.TempDir()
+	main, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", ModelsDir: modelsDir, Vectors: vc,
+		Stages: others, Log: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = main.Stop() })
+	vault := t.TempDir()
+	writeFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\n## Corvids\n\nRavens and crows solve puzzles and use tools.\n\n## Owls\n\nOwls hunt at night and fly silently.\n")
+	writeFile(t, filepath.Join(vault, "garden.md"), "# Garden\n\nTomatoes need sun, water and stakes.\n\nAphids hide under the leaves.\n")
+	writeFile(t, filepath.Join(vault, "города.md"), "# Города\n\nМосква стоит на Москве-реке, Санкт-Петербург на Неве.\n")
+	syncPaths(t, main.Bus, vault)
+	if embedded, total := embeddedAll(t, main); embedded != total || total < 3 {
+		t.Fatalf("%d of %d chunks embedded", embedded, total)
+	}
+
+	// The retrieve worker: another data directory, nothing in it.
+	other := t.TempDir()
+	worker, err := pipeline.Start(ctx, pipeline.Config{DataDir: other, NATSURL: main.Bus.Server.ClientURL(),
+		Creds: bus.Credentials{NKeySeedFile: pipeline.NKeyFile(dir)}, ModelsDir: modelsDir, Vectors: vc,
+		Stages: []string{retrieve.Stage().Name}, Log: testLog(t)})
+	if err != nil {
+		t.Fatalf("start a retrieve worker without the SQLite file: %v", err)
+	}
+	t.Cleanup(func() { _ = worker.Stop() })
+	if worker.Store != nil {
+		t.Fatal("the retrieve worker opened a SQLite store")
+	}
+	if _, err := os.Stat(pipeline.DBPath(other)); !os.IsNotExist(err) {
+		t.Fatalf("the retrieve worker's data directory has %s (%v)", pipeline.DBPath(other), err)
+	}
+
+	// Lexical mode: a Russian word in another form than the note's, found
+	// by its lemma on Qdrant, with the whole passage.
+	res := ask(t, main, "Москва", schemas.QueryOptions{Mode: schemas.ModeLexical})
+	if len(res.Contexts) == 0 || !strings.Contains(res.Contexts[0].Text, "Москва") || res.Contexts[0].Title != "Города" ||
+		res.Contexts[0].BlockID == "" || res.Contexts[0].Lexical == nil {
+		t.Fatalf("lexical Москва: mode %s, reasons %v, contexts %+v", res.Mode, res.Reasons, res.Contexts)
+	}
+	res = ask(t, main, "Москвы", schemas.QueryOptions{Mode: schemas.ModeLexical})
+	if len(res.Contexts) == 0 || !strings.Contains(res.Contexts[0].Text, "Москва") {
+		t.Fatalf("lexical Москвы (another form): %+v", res.Contexts)
+	}
+	// Hybrid: both retrievers. (The default mode asked of a retrieve
+	// worker without the reranker's model resolves to hybrid there, as
+	// before: the worker lowers the mode by what it has itself.)
+	res = ask(t, main, "crows use tools", schemas.QueryOptions{Mode: schemas.ModeHybrid})
+	if res.Mode != schemas.ModeHybrid || len(res.Contexts) == 0 {
+		t.Fatalf("mode %s with %d contexts, reasons %v", res.Mode, len(res.Contexts), res.Reasons)
+	}
+	i := slices.IndexFunc(res.Contexts, func(c schemas.Context) bool {
+		return strings.Contains(c.Text, "crows") && c.Lexical != nil && c.Vector != nil
+	})
+	if i < 0 {
+		t.Fatalf("no context about crows found by both retrievers: %+v", res.Contexts)
+	}
+}
