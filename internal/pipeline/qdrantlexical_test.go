@@ -2,11 +2,15 @@ package pipeline_test
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/qdrant/go-client/qdrant"
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
@@ -93,4 +97,47 @@ func TestARetrieveWorkerOnQdrantRunsWithoutTheSQLiteFile(t *testing.T) {
 	if i < 0 {
 		t.Fatalf("no context about crows found by both retrievers: %+v", res.Contexts)
 	}
+
+	// A collection created before lexical vectors (no sparse vector): the
+	// retrieve worker needs the SQLite file after all, and says why.
+	old := vc
+	old.Qdrant.Collection = "old"
+	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: fakePort(t, fake.Addr()), SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "old",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(main.Vectors.Dim()), Distance: qdrant.Distance_Cosine})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pipeline.Start(ctx, pipeline.Config{DataDir: t.TempDir(), NATSURL: main.Bus.Server.ClientURL(),
+		Creds: bus.Credentials{NKeySeedFile: pipeline.NKeyFile(dir)}, ModelsDir: modelsDir, Vectors: old,
+		Stages: []string{retrieve.Stage().Name}, Log: testLog(t)})
+	if err == nil || !strings.Contains(err.Error(), "no sparse vector") || !strings.Contains(err.Error(), "exocortex.db") {
+		t.Fatalf("a retrieve worker on a collection without lexical vectors and no SQLite file: %v; want an error naming both", err)
+	}
+	withFile, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, NATSURL: main.Bus.Server.ClientURL(),
+		ModelsDir: modelsDir, Vectors: old, Stages: []string{retrieve.Stage().Name}, Log: testLog(t)})
+	if err != nil {
+		t.Fatalf("a retrieve worker on a collection without lexical vectors, beside the SQLite file: %v", err)
+	}
+	defer withFile.Stop()
+	if withFile.Store == nil {
+		t.Error("the retrieve worker on a collection without lexical vectors did not open the SQLite file")
+	}
+}
+
+func fakePort(t *testing.T, addr string) int {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
