@@ -3,7 +3,6 @@ package vectors
 import (
 	"context"
 	"fmt"
-	"hash/fnv"
 	"math"
 	"slices"
 	"strings"
@@ -88,10 +87,18 @@ const (
 // postings, which at a million distinct terms happens to a few hundred rare
 // pairs and costs only a little precision on them.
 func LexicalTermID(field, term string) uint32 {
-	h := fnv.New32a()
-	h.Write([]byte(field))
-	h.Write([]byte(term))
-	return h.Sum32()
+	// hash/fnv's New32a, inlined: no allocation per term.
+	const offset32, prime32 = 2166136261, 16777619
+	h := uint32(offset32)
+	for i := 0; i < len(field); i++ {
+		h ^= uint32(field[i])
+		h *= prime32
+	}
+	for i := 0; i < len(term); i++ {
+		h ^= uint32(term[i])
+		h *= prime32
+	}
+	return h
 }
 
 // LexicalFields are the texts of one chunk a lexical vector is made of
@@ -128,7 +135,7 @@ func LexicalDoc(a *analysis.Analyzer, f LexicalFields) SparseVector {
 		{lexFieldWord, w.Section, a.Words(section)},
 		{lexFieldLemma, w.Heads, a.Lemmas(f.Title + " / " + section)},
 	}
-	tf := map[uint32]float64{}
+	tf := make(map[uint32]float64, 256)
 	n := 0
 	for _, c := range cols {
 		for _, t := range strings.Fields(c.text) {

@@ -3,6 +3,7 @@ package vectors_test
 import (
 	"context"
 	"errors"
+	"hash/fnv"
 	"math"
 	"net"
 	"strconv"
@@ -263,4 +264,19 @@ func portOf(t *testing.T, addr string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// The term ids of every stored lexical vector depend on this hash: it must
+// stay 32-bit FNV-1a of field + term.
+func TestLexicalTermIDIsFNV1aOfFieldAndTerm(t *testing.T) {
+	for _, tc := range []struct{ field, term string }{{"w:", "history"}, {"l:", "москва"}, {"w:", ""}, {"l:", "санкт-петербург"}} {
+		h := fnv.New32a()
+		h.Write([]byte(tc.field + tc.term))
+		if got := vectors.LexicalTermID(tc.field, tc.term); got != h.Sum32() {
+			t.Errorf("LexicalTermID(%q, %q) = %d, FNV-1a gives %d", tc.field, tc.term, got, h.Sum32())
+		}
+	}
+	if vectors.LexicalTermID("w:", "москва") == vectors.LexicalTermID("l:", "москва") {
+		t.Error("a word and a lemma of the same spelling share an id")
+	}
 }
