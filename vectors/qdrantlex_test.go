@@ -3,12 +3,15 @@ package vectors_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"hash/fnv"
 	"math"
 	"net"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -61,6 +64,32 @@ func TestQdrantLexicalScoresAreTheIDFWeightedDotProduct(t *testing.T) {
 	srv := startFake(t)
 	s := openQdrant(t, srv.Addr(), "lex_scores", 8)
 	defer s.Close()
+	lexicalScores(t, s)
+}
+
+// TestIntegrationQdrantLexical checks the fake's sparse scoring against a
+// real Qdrant at EXOCORTEX_QDRANT_ADDR (host:gRPC port), in a throwaway
+// collection.
+func TestIntegrationQdrantLexical(t *testing.T) {
+	addr := os.Getenv("EXOCORTEX_QDRANT_ADDR")
+	if addr == "" {
+		t.Skip("set EXOCORTEX_QDRANT_ADDR=host:6334 to run against a real Qdrant")
+	}
+	name := fmt.Sprintf("exocortex_lex_%d", time.Now().UnixNano())
+	s := openQdrant(t, addr, name, 8)
+	t.Cleanup(func() {
+		c, err := qdrant.NewClient(&qdrant.Config{Host: strings.Split(addr, ":")[0], Port: portOf(t, addr), SkipCompatibilityCheck: true})
+		if err == nil {
+			c.DeleteCollection(context.Background(), name)
+			c.Close()
+		}
+		s.Close()
+	})
+	lexicalScores(t, s)
+}
+
+func lexicalScores(t *testing.T, s *vectors.Qdrant) {
+	t.Helper()
 	ctx := context.Background()
 	// Term 1 is in three of four points, term 2 in one, term 3 in none.
 	pts := []vectors.Point{
