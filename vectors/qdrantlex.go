@@ -31,8 +31,8 @@ type LexicalStore interface {
 	HasLexical() (bool, string)
 	// SearchLexical returns up to K points scored by the sparse dot product
 	// with q, each query term weighted by its IDF over the store
-	// (ln(1 + (N - n + 0.5)/(n + 0.5)), N points, n of them holding the
-	// term), best first, with their Passage. Only points sharing a term
+	// (ln(1 + (N - n + 0.5)/(n + 0.5)), N points in the collection, n of
+	// them holding the term), best first, with their Passage. Only points sharing a term
 	// with q are returned. Filter.Lang keeps points in that language and
 	// points whose language is undetermined, as the SQLite lexical search
 	// does.

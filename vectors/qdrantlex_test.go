@@ -91,12 +91,15 @@ func TestIntegrationQdrantLexical(t *testing.T) {
 func lexicalScores(t *testing.T, s *vectors.Qdrant) {
 	t.Helper()
 	ctx := context.Background()
-	// Term 1 is in three of four points, term 2 in one, term 3 in none.
+	// Term 1 is in three of five points, term 2 in one, term 3 in none.
 	pts := []vectors.Point{
 		{ID: "a", DocID: "d1", Vector: unit(8, 0), Sparse: sparse(1, 1.0, 2, 0.5), Passage: `{"text":"a"}`},
 		{ID: "b", DocID: "d1", Vector: unit(8, 1), Sparse: sparse(1, 2.0)},
 		{ID: "c", DocID: "d2", Vector: unit(8, 2), Sparse: sparse(1, 0.5, 7, 4)},
 		{ID: "d", DocID: "d2", Vector: unit(8, 3), Sparse: sparse(7, 1)},
+		// A point without a lexical vector counts in N all the same
+		// (Qdrant's available point count).
+		{ID: "e", DocID: "d3", Vector: unit(8, 4)},
 	}
 	if err := s.Upsert(ctx, pts); err != nil {
 		t.Fatal(err)
@@ -105,10 +108,10 @@ func lexicalScores(t *testing.T, s *vectors.Qdrant) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	idf1, idf2 := qdrantIDF(3, 4), qdrantIDF(1, 4)
+	idf1, idf2 := qdrantIDF(3, 5), qdrantIDF(1, 5)
 	want := map[string]float64{"a": 1*1.0*idf1 + 2*0.5*idf2, "b": 2.0 * idf1, "c": 0.5 * idf1}
 	if got := strings.Join(ids(res), ","); got != "a,b,c" {
-		t.Fatalf("order %s, want a,b,c (d shares no term with the query and is left out); scores %+v", got, res)
+		t.Fatalf("order %s, want a,b,c (d shares no term with the query, e has none: both left out); scores %+v", got, res)
 	}
 	for _, r := range res {
 		if math.Abs(float64(r.Score)-want[r.ID]) > 1e-5 {
@@ -130,12 +133,12 @@ func lexicalScores(t *testing.T, s *vectors.Qdrant) {
 	if got := strings.Join(ids(res), ","); got != "b,c" {
 		t.Fatalf("after deleting a: %s, want b,c", got)
 	}
-	if w := 2.0 * qdrantIDF(2, 3); math.Abs(float64(res[0].Score)-w) > 1e-5 {
-		t.Errorf("after deleting a: b scores %.6f, want %.6f (N=3, n=2)", res[0].Score, w)
+	if w := 2.0 * qdrantIDF(2, 4); math.Abs(float64(res[0].Score)-w) > 1e-5 {
+		t.Errorf("after deleting a: b scores %.6f, want %.6f (N=4, n=2)", res[0].Score, w)
 	}
 	// The dense search still sees every point.
-	if n, _ := s.Count(ctx); n != 3 {
-		t.Errorf("count %d, want 3", n)
+	if n, _ := s.Count(ctx); n != 4 {
+		t.Errorf("count %d, want 4", n)
 	}
 	dense, err := s.Search(ctx, unit(8, 3), vectors.SearchOptions{K: 1})
 	if err != nil || len(dense) != 1 || dense[0].ID != "d" {

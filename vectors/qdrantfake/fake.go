@@ -12,8 +12,9 @@
 // Sparse search is exact and scores as Qdrant does: the dot product over
 // the indices the query and the point share; with the IDF modifier each
 // query value is multiplied by ln(1 + (N - n + 0.5)/(n + 0.5)), N the
-// points holding that sparse vector and n those among them holding the
-// index (over the whole collection, whatever the filter). Only points that
+// points of the collection (Qdrant's available point count) and n those
+// whose sparse vector holds the index (over the whole collection, whatever
+// the filter). Only points that
 // share an index with the query are returned.
 // It records the CreateCollection and CreateFieldIndex requests and each
 // query's hnsw_ef so tests can check what the client asked for.

@@ -52,13 +52,14 @@ func querySparse(c *collection, req *qdrant.QueryPoints) (*qdrant.QueryResponse,
 		weight[id] = float64(v)
 	}
 	if params.GetModifier() == qdrant.Modifier_Idf {
-		total, df := 0, map[uint32]int{}
+		// N is every point of the collection (Qdrant's available point
+		// count, summed over segments), not only those holding the vector.
+		total, df := len(c.points), map[uint32]int{}
 		for _, p := range c.points {
 			sv, ok := p.sparse[name]
 			if !ok {
 				continue
 			}
-			total++
 			for id := range q {
 				if _, ok := sv[id]; ok {
 					df[id]++
