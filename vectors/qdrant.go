@@ -60,7 +60,8 @@ type Qdrant struct {
 // for lexical search; an existing one without it opens for dense search
 // only (HasLexical says so): Qdrant up to 1.17 cannot add a vector to an
 // existing collection, so lexical search on Qdrant needs the collection
-// created anew (and filled again by the embed stage).
+// created anew and filled again (check --repair resends every chunk whose
+// point is missing; the embed cache spares most of the embedding).
 func OpenQdrant(ctx context.Context, dim int, cfg QdrantConfig) (*Qdrant, error) {
 	cfg = cfg.withDefaults()
 	if err := errors.Join(cfg.Validate(), Config{Kind: KindQdrant, Dim: dim}.Validate()); err != nil {
@@ -144,7 +145,8 @@ func (q *Qdrant) ensureCollection(ctx context.Context) error {
 	switch {
 	case !ok:
 		q.noLexical = fmt.Sprintf("collection %s has no sparse vector %q (created before lexical search on Qdrant): "+
-			"delete the collection and let the embed stage fill it again to search it lexically", coll, QdrantLexicalVector)
+			"to search it lexically, stop exocortex, delete the collection, and run exocortex check --repair --vectors qdrant, "+
+			"which creates it anew and sends every chunk again", coll, QdrantLexicalVector)
 	case sp.GetModifier() != qdrant.Modifier_Idf:
 		q.noLexical = fmt.Sprintf("collection %s: sparse vector %q has modifier %s, expected Idf", coll, QdrantLexicalVector, sp.GetModifier())
 	default:

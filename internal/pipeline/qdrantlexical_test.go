@@ -9,13 +9,17 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/vectors/qdrantfake"
 	"github.com/exocortex/exocortex/workers/retrieve"
@@ -140,4 +144,77 @@ func fakePort(t *testing.T, addr string) int {
 		t.Fatal(err)
 	}
 	return n
+}
+
+// A collection created before lexical vectors is migrated by deleting it
+// and repairing: check --repair, run where the vector store is open, finds
+// every chunk without a point and resends it, and the index stage writes
+// the points again with their lexical vectors.
+func TestAnOldQdrantCollectionGetsLexicalVectorsByRecreatingItAndRepairing(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	ctx := context.Background()
+	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: fakePort(t, fake.Addr()), SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	vc := vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: "notes"}}
+	dir, vault := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(vault, "города.md"), "# Города\n\nМосква стоит на Москве-реке, Санкт-Петербург на Неве.\n")
+	writeFile(t, filepath.Join(vault, "garden.md"), "# Garden\n\nTomatoes need sun, water and stakes.\n")
+
+	// The old collection: dense vectors only.
+	sys := startNeural(t, dir, modelsDir, vc)
+	if err := c.DeleteCollection(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	err = c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "notes",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(sys.Vectors.Dim()), Distance: qdrant.Distance_Cosine})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sys = startNeural(t, dir, modelsDir, vc)
+	if ok, _ := sys.Vectors.(vectors.LexicalStore).HasLexical(); ok {
+		t.Fatal("the old collection has lexical vectors")
+	}
+	syncPaths(t, sys.Bus, vault)
+	_, total := embeddedAll(t, sys)
+	if err := sys.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The migration: delete the collection, start (a new one is created),
+	// repair.
+	if err := c.DeleteCollection(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	sys = startNeural(t, dir, modelsDir, vc)
+	t.Cleanup(func() { _ = sys.Stop() })
+	ls := sys.Vectors.(vectors.LexicalStore)
+	if ok, why := ls.HasLexical(); !ok {
+		t.Fatalf("the new collection has no lexical vectors: %s", why)
+	}
+	res, err := sys.Repair(ctx, pipeline.CheckOptions{Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := sys.Vectors.Count(ctx); n != total || res.Resent == 0 {
+		t.Fatalf("after the repair: %d points for %d chunks, %d chunks resent", n, total, res.Resent)
+	}
+	a, err := analysis.New(analysis.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := (&retrieval.VectorIndex{Store: ls, Analyzer: a}).Search(ctx, "Москвы", store.SearchOptions{})
+	if err != nil || len(hits) == 0 || !strings.Contains(hits[0].Text, "Москва") {
+		t.Fatalf("lexical search on the migrated collection: %+v, %v", hits, err)
+	}
 }
