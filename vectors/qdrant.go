@@ -430,3 +430,50 @@ func (q *Qdrant) Passages(ctx context.Context, ids []string) (map[string]string,
 }
 
 var _ LexicalStore = (*Qdrant)(nil)
+
+// RefreshLexical rewrites the lexical vector and passage of those of ids
+// that are stored, keeping their dense vectors: fill is called with each
+// stored point (ID, DocID, Lang and Vector set) and sets its Sparse and
+// Passage, or returns false to leave it as it is. It returns how many points
+// were rewritten. The index stage calls it when a document's structure
+// changes (a new title or section path) without new content to embed.
+func (q *Qdrant) RefreshLexical(ctx context.Context, ids []string, fill func(p *Point) bool) (int, error) {
+	if !q.lexical || len(ids) == 0 {
+		return 0, nil
+	}
+	pids := make([]*qdrant.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = qdrant.NewID(PointUUID(id))
+	}
+	got, err := q.client.Get(ctx, &qdrant.GetPoints{
+		CollectionName: q.cfg.Collection,
+		Ids:            pids,
+		WithPayload:    qdrant.NewWithPayloadInclude(payloadChunkID, payloadDocID, payloadLang),
+		WithVectors:    qdrant.NewWithVectors(true),
+	})
+	if err != nil {
+		return 0, q.errorf("refresh lexical vectors: get %d points (first %q): %w", len(ids), ids[0], err)
+	}
+	var pts []Point
+	for _, g := range got {
+		pl := g.GetPayload()
+		dense := g.GetVectors().GetVector()
+		if named := g.GetVectors().GetVectors(); named != nil {
+			dense = named.GetVectors()[""]
+		}
+		vec := dense.GetDense().GetData()
+		if vec == nil {
+			vec = dense.GetData()
+		}
+		p := Point{ID: pl[payloadChunkID].GetStringValue(), DocID: pl[payloadDocID].GetStringValue(),
+			Lang: pl[payloadLang].GetStringValue(), Vector: vec}
+		if p.ID == "" || len(vec) != q.dim || !fill(&p) {
+			continue
+		}
+		pts = append(pts, p)
+	}
+	if err := q.Upsert(ctx, pts); err != nil {
+		return 0, fmt.Errorf("refresh lexical vectors: %w", err)
+	}
+	return len(pts), nil
+}

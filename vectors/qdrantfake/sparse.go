@@ -2,7 +2,9 @@ package qdrantfake
 
 import (
 	"context"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/qdrant/go-client/qdrant"
 	"google.golang.org/grpc/codes"
@@ -105,7 +107,8 @@ func querySparse(c *collection, req *qdrant.QueryPoints) (*qdrant.QueryResponse,
 }
 
 // Get returns the points with the given ids that exist, in the order asked,
-// with the payload selected and no vectors.
+// with the payload selected, and their vectors when asked (all of them: a
+// point with a sparse vector as named vectors, the dense one under "").
 func (s *points) Get(_ context.Context, req *qdrant.GetPoints) (*qdrant.GetResponse, error) {
 	st := s.st
 	st.mu.Lock()
@@ -124,10 +127,31 @@ func (s *points) Get(_ context.Context, req *qdrant.GetPoints) (*qdrant.GetRespo
 		if !ok {
 			continue
 		}
-		resp.Result = append(resp.Result, &qdrant.RetrievedPoint{
+		rp := &qdrant.RetrievedPoint{
 			Id:      proto.Clone(p.id).(*qdrant.PointId),
 			Payload: selectPayload(p.payload, req.GetWithPayload()),
-		})
+		}
+		if req.GetWithVectors().GetEnable() {
+			rp.Vectors = vectorsOutput(p)
+		}
+		resp.Result = append(resp.Result, rp)
 	}
 	return resp, nil
+}
+
+func vectorsOutput(p *point) *qdrant.VectorsOutput {
+	dense := &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Dense{Dense: &qdrant.DenseVector{Data: slices.Clone(p.vec)}}}
+	if len(p.sparse) == 0 {
+		return &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vector{Vector: dense}}
+	}
+	named := map[string]*qdrant.VectorOutput{"": dense}
+	for name, sv := range p.sparse {
+		out := &qdrant.SparseVector{}
+		for _, id := range slices.Sorted(maps.Keys(sv)) {
+			out.Indices = append(out.Indices, id)
+			out.Values = append(out.Values, sv[id])
+		}
+		named[name] = &qdrant.VectorOutput{Vector: &qdrant.VectorOutput_Sparse{Sparse: out}}
+	}
+	return &qdrant.VectorsOutput{VectorsOptions: &qdrant.VectorsOutput_Vectors{Vectors: &qdrant.NamedVectorsOutput{Vectors: named}}}
 }

@@ -180,6 +180,11 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 				return nil, fmt.Errorf("index: delete vectors of doc %s: %w", d.DocID, err)
 			}
 		}
+		if applied && !d.Deleted && h.vs != nil {
+			if err := h.refreshLexical(ctx, d.DocID); err != nil {
+				return nil, err
+			}
+		}
 		if applied && !d.Deleted && d.Version > 0 {
 			// The version is the source's update time (unix ns).
 			metrics.ObserveSourceLag(d.Source, time.Unix(0, d.Version))
@@ -310,6 +315,63 @@ func (h *handler) addLexical(ctx context.Context, m *bus.Msg, pts []vectors.Poin
 		kept = append(kept, p)
 	}
 	return kept, held, nil
+}
+
+// lexicalRefresher is implemented by the Qdrant store: it rewrites the
+// lexical vectors and passages of stored points.
+type lexicalRefresher interface {
+	RefreshLexical(ctx context.Context, ids []string, fill func(p *vectors.Point) bool) (int, error)
+}
+
+// refreshLexical rewrites the lexical vectors and passages of a document's
+// chunks already in the vector store, after its structure changed: a new
+// title or section path changes them without new content to embed.
+func (h *handler) refreshLexical(ctx context.Context, docID string) error {
+	r, ok := h.vs.(lexicalRefresher)
+	if !ok {
+		return nil
+	}
+	if ls, ok := h.vs.(vectors.LexicalStore); !ok {
+		return nil
+	} else if has, _ := ls.HasLexical(); !has {
+		return nil
+	}
+	src, ok := h.st.(lexicalSource)
+	if !ok {
+		return nil
+	}
+	ids, err := h.book.DocChunkIDs(ctx, docID)
+	if err != nil || len(ids) == 0 {
+		return classify(err)
+	}
+	hits, err := src.Passages(ctx, ids)
+	if err != nil {
+		return classify(fmt.Errorf("index: passages of doc %s for its lexical vectors: %w", docID, err))
+	}
+	byID := make(map[string]store.Hit, len(hits))
+	for _, hit := range hits {
+		byID[hit.ChunkID] = hit
+	}
+	a := src.Analyzer()
+	var encErr error
+	n, err := r.RefreshLexical(ctx, ids, func(p *vectors.Point) bool {
+		hit, ok := byID[p.ID]
+		if !ok {
+			return false
+		}
+		p.Sparse = vectors.LexicalDoc(a, vectors.LexicalFields{Text: hit.Text, Title: hit.Title, Section: hit.SectionPath})
+		var err error
+		if p.Passage, err = retrieval.EncodePassage(hit); err != nil {
+			encErr = err
+			return false
+		}
+		return true
+	})
+	if err := errors.Join(err, encErr); err != nil {
+		return fmt.Errorf("index: refresh the lexical vectors of doc %s: %w", docID, err)
+	}
+	zerolog.Ctx(ctx).Debug().Str("doc_id", docID).Int("chunks", len(ids)).Int("refreshed", n).Msg("index lexical vectors")
+	return nil
 }
 
 func hashOf(e *schemas.EmbedDone, chunkID string) string {
