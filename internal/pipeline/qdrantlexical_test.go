@@ -88,11 +88,10 @@ func TestARetrieveWorkerOnQdrantRunsWithoutTheSQLiteFile(t *testing.T) {
 	if len(res.Contexts) == 0 || !strings.Contains(res.Contexts[0].Text, "Москва") {
 		t.Fatalf("lexical Москвы (another form): %+v", res.Contexts)
 	}
-	// Hybrid: both retrievers. (The default mode asked of a retrieve
-	// worker without the reranker's model resolves to hybrid there, as
-	// before: the worker lowers the mode by what it has itself.)
-	res = ask(t, main, "crows use tools", schemas.QueryOptions{Mode: schemas.ModeHybrid})
-	if res.Mode != schemas.ModeHybrid || len(res.Contexts) == 0 {
+	// The full mode: both retrievers, and the reranker on the main
+	// machine (the retrieve worker knows it is installed).
+	res = ask(t, main, "crows use tools", schemas.QueryOptions{})
+	if res.Mode != schemas.ModeRerank || len(res.Contexts) == 0 {
 		t.Fatalf("mode %s with %d contexts, reasons %v", res.Mode, len(res.Contexts), res.Reasons)
 	}
 	i := slices.IndexFunc(res.Contexts, func(c schemas.Context) bool {
