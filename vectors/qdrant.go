@@ -24,7 +24,12 @@ const (
 	payloadChunkID = "chunk_id"
 	payloadDocID   = "doc_id"
 	payloadLang    = "lang"
+	payloadPassage = "passage"
 )
+
+// QdrantLexicalVector is the name of the collection's sparse vector: each
+// chunk's LexicalDoc, with Qdrant's IDF modifier.
+const QdrantLexicalVector = "lex"
 
 // pointNamespace derives Qdrant point ids (which must be UUIDs or integers)
 // from chunk ids: uuid.NewSHA1(pointNamespace, chunkID). Never change it: the
@@ -41,12 +46,22 @@ type Qdrant struct {
 	client *qdrant.Client
 	cfg    QdrantConfig
 	dim    int
+	// lexical: the collection has the sparse vector (see HasLexical);
+	// noLexical says why not.
+	lexical   bool
+	noLexical string
 }
 
 // OpenQdrant connects to Qdrant, checks it answers, and creates the
 // collection (cosine distance, int8 scalar quantisation, HNSW m=16
 // ef_construct=100, keyword indexes on lang and doc_id) if it is missing. An
-// existing collection must have dimension dim and cosine distance.
+// existing collection must have dimension dim and cosine distance. A new
+// collection also gets the sparse vector QdrantLexicalVector (IDF modifier)
+// for lexical search; an existing one without it opens for dense search
+// only (HasLexical says so): Qdrant up to 1.17 cannot add a vector to an
+// existing collection, so lexical search on Qdrant needs the collection
+// created anew and filled again (check --repair resends every chunk whose
+// point is missing; the embed cache spares most of the embedding).
 func OpenQdrant(ctx context.Context, dim int, cfg QdrantConfig) (*Qdrant, error) {
 	cfg = cfg.withDefaults()
 	if err := errors.Join(cfg.Validate(), Config{Kind: KindQdrant, Dim: dim}.Validate()); err != nil {
@@ -103,6 +118,9 @@ func (q *Qdrant) ensureCollection(ctx context.Context) error {
 				Quantile:  qdrant.PtrOf(float32(qdrantQuantile)),
 				AlwaysRam: qdrant.PtrOf(true),
 			}),
+			SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{
+				QdrantLexicalVector: {Modifier: qdrant.Modifier_Idf.Enum()},
+			}),
 		})
 		// Another process may have created it meanwhile; the check below
 		// decides.
@@ -122,6 +140,17 @@ func (q *Qdrant) ensureCollection(ctx context.Context) error {
 		return q.errorf("collection has vector size %d, store has %d: %w", params.GetSize(), q.dim, ErrDimMismatch)
 	case params.GetDistance() != qdrant.Distance_Cosine:
 		return q.errorf("collection uses %s distance, expected Cosine: %w", params.GetDistance(), ErrInvalid)
+	}
+	sp, ok := info.GetConfig().GetParams().GetSparseVectorsConfig().GetMap()[QdrantLexicalVector]
+	switch {
+	case !ok:
+		q.noLexical = fmt.Sprintf("collection %s has no sparse vector %q (created before lexical search on Qdrant): "+
+			"to search it lexically, stop exocortex, delete the collection, and run exocortex check --repair --vectors qdrant, "+
+			"which creates it anew and sends every chunk again", coll, QdrantLexicalVector)
+	case sp.GetModifier() != qdrant.Modifier_Idf:
+		q.noLexical = fmt.Sprintf("collection %s: sparse vector %q has modifier %s, expected Idf", coll, QdrantLexicalVector, sp.GetModifier())
+	default:
+		q.lexical = true
 	}
 	for _, field := range []string{payloadLang, payloadDocID} {
 		if _, ok := info.GetPayloadSchema()[field]; ok {
@@ -163,7 +192,7 @@ func (q *Qdrant) Upsert(ctx context.Context, pts []Point) error {
 		if err := checkFinite(p.Vector); err != nil {
 			return q.errorf("upsert %q: %w", p.ID, err)
 		}
-		out = append(out, &qdrant.PointStruct{
+		ps := &qdrant.PointStruct{
 			Id:      qdrant.NewID(PointUUID(p.ID)),
 			Vectors: qdrant.NewVectorsDense(p.Vector),
 			Payload: map[string]*qdrant.Value{
@@ -171,7 +200,20 @@ func (q *Qdrant) Upsert(ctx context.Context, pts []Point) error {
 				payloadDocID:   qdrant.NewValueString(p.DocID),
 				payloadLang:    qdrant.NewValueString(p.Lang),
 			},
-		})
+		}
+		if q.lexical && !p.Sparse.Empty() {
+			if err := checkSparse(p.Sparse); err != nil {
+				return q.errorf("upsert %q: %w", p.ID, err)
+			}
+			ps.Vectors = qdrant.NewVectorsMap(map[string]*qdrant.Vector{
+				"":                  qdrant.NewVectorDense(p.Vector),
+				QdrantLexicalVector: qdrant.NewVectorSparse(p.Sparse.Indices, p.Sparse.Values),
+			})
+		}
+		if q.lexical && len(p.Passage) > 0 {
+			ps.Payload[payloadPassage] = qdrant.NewValueString(p.Passage)
+		}
+		out = append(out, ps)
 	}
 	_, err := q.client.Upsert(ctx, &qdrant.UpsertPoints{
 		CollectionName: q.cfg.Collection,
@@ -272,6 +314,19 @@ func (q *Qdrant) Count(ctx context.Context) (int, error) {
 	return int(n), nil
 }
 
+// CountWhere implements LexicalStore (an exact count).
+func (q *Qdrant) CountWhere(ctx context.Context, f Filter) (int, error) {
+	n, err := q.client.Count(ctx, &qdrant.CountPoints{
+		CollectionName: q.cfg.Collection,
+		Filter:         qdrantFilter(f),
+		Exact:          qdrant.PtrOf(true),
+	})
+	if err != nil {
+		return 0, q.errorf("count where %+v: %w", f, err)
+	}
+	return int(n), nil
+}
+
 // Close implements Store.
 func (q *Qdrant) Close() error {
 	if err := q.client.Close(); err != nil {
@@ -294,4 +349,131 @@ func checkFinite(v []float32) error {
 		return fmt.Errorf("vector is all zeros: %w", ErrInvalid)
 	}
 	return nil
+}
+
+// HasLexical implements LexicalStore.
+func (q *Qdrant) HasLexical() (bool, string) { return q.lexical, q.noLexical }
+
+// SearchLexical implements LexicalStore through the Query API on the sparse
+// vector QdrantLexicalVector.
+func (q *Qdrant) SearchLexical(ctx context.Context, sv SparseVector, opts SearchOptions) ([]Result, error) {
+	k, err := searchK(opts)
+	if err != nil {
+		return nil, q.errorf("lexical search: %w", err)
+	}
+	if !q.lexical {
+		return nil, q.errorf("lexical search: %s: %w", q.noLexical, ErrNoLexical)
+	}
+	if err := checkSparse(sv); err != nil {
+		return nil, q.errorf("lexical search: query: %w", err)
+	}
+	if sv.Empty() {
+		return nil, nil
+	}
+	f := opts.Filter
+	lang := f.Lang
+	f.Lang = ""
+	filter := qdrantFilter(f)
+	if lang != "" {
+		// The language's chunks and those whose language is undetermined.
+		if filter == nil {
+			filter = &qdrant.Filter{}
+		}
+		filter.Must = append(filter.Must, qdrant.NewMatchKeywords(payloadLang, lang, ""))
+	}
+	hits, err := q.client.Query(ctx, &qdrant.QueryPoints{
+		CollectionName: q.cfg.Collection,
+		Query:          qdrant.NewQuerySparse(sv.Indices, sv.Values),
+		Using:          qdrant.PtrOf(QdrantLexicalVector),
+		Filter:         filter,
+		Limit:          qdrant.PtrOf(uint64(k)),
+		WithPayload:    qdrant.NewWithPayloadInclude(payloadChunkID, payloadDocID, payloadPassage),
+	})
+	if err != nil {
+		return nil, q.errorf("lexical search: %w", err)
+	}
+	out := make([]Result, 0, len(hits))
+	for _, h := range hits {
+		pl := h.GetPayload()
+		r := Result{ID: pl[payloadChunkID].GetStringValue(), DocID: pl[payloadDocID].GetStringValue(), Score: h.GetScore()}
+		r.Passage = pl[payloadPassage].GetStringValue()
+		out = append(out, r)
+	}
+	return out, nil
+}
+
+// Passages implements LexicalStore.
+func (q *Qdrant) Passages(ctx context.Context, ids []string) (map[string]string, error) {
+	if len(ids) == 0 {
+		return map[string]string{}, nil
+	}
+	pids := make([]*qdrant.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = qdrant.NewID(PointUUID(id))
+	}
+	pts, err := q.client.Get(ctx, &qdrant.GetPoints{
+		CollectionName: q.cfg.Collection,
+		Ids:            pids,
+		WithPayload:    qdrant.NewWithPayloadInclude(payloadChunkID, payloadPassage),
+	})
+	if err != nil {
+		return nil, q.errorf("get passages of %d points (first %q): %w", len(ids), ids[0], err)
+	}
+	out := make(map[string]string, len(pts))
+	for _, p := range pts {
+		pl := p.GetPayload()
+		if s := pl[payloadPassage].GetStringValue(); s != "" {
+			out[pl[payloadChunkID].GetStringValue()] = s
+		}
+	}
+	return out, nil
+}
+
+var _ LexicalStore = (*Qdrant)(nil)
+
+// RefreshLexical rewrites the lexical vector and passage of those of ids
+// that are stored, keeping their dense vectors: fill is called with each
+// stored point (ID, DocID, Lang and Vector set) and sets its Sparse and
+// Passage, or returns false to leave it as it is. It returns how many points
+// were rewritten. The index stage calls it when a document's structure
+// changes (a new title or section path) without new content to embed.
+func (q *Qdrant) RefreshLexical(ctx context.Context, ids []string, fill func(p *Point) bool) (int, error) {
+	if !q.lexical || len(ids) == 0 {
+		return 0, nil
+	}
+	pids := make([]*qdrant.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = qdrant.NewID(PointUUID(id))
+	}
+	got, err := q.client.Get(ctx, &qdrant.GetPoints{
+		CollectionName: q.cfg.Collection,
+		Ids:            pids,
+		WithPayload:    qdrant.NewWithPayloadInclude(payloadChunkID, payloadDocID, payloadLang),
+		WithVectors:    qdrant.NewWithVectors(true),
+	})
+	if err != nil {
+		return 0, q.errorf("refresh lexical vectors: get %d points (first %q): %w", len(ids), ids[0], err)
+	}
+	var pts []Point
+	for _, g := range got {
+		pl := g.GetPayload()
+		dense := g.GetVectors().GetVector()
+		if named := g.GetVectors().GetVectors(); named != nil {
+			dense = named.GetVectors()[""]
+		}
+		vec := dense.GetDense().GetData()
+		if vec == nil {
+			vec = dense.GetData()
+		}
+		p := Point{ID: pl[payloadChunkID].GetStringValue(), DocID: pl[payloadDocID].GetStringValue(),
+			Lang: pl[payloadLang].GetStringValue(), Vector: vec}
+		if p.ID == "" || len(vec) != q.dim || !fill(&p) {
+			continue
+		}
+		pts = append(pts, p)
+	}
+	if err := q.Upsert(ctx, pts); err != nil {
+		return 0, fmt.Errorf("refresh lexical vectors: %w", err)
+	}
+	return len(pts), nil
 }

@@ -34,6 +34,9 @@ var (
 	// ErrCorrupt: a snapshot or an op log that fails its checksum somewhere
 	// other than a torn tail.
 	ErrCorrupt = errors.New("vectors: corrupt data")
+	// ErrNoLexical: a lexical search on a store without lexical vectors
+	// (see LexicalStore.HasLexical).
+	ErrNoLexical = errors.New("vectors: no lexical vectors in this store")
 )
 
 // Store kinds, as in Config.Kind and Store.Name.
@@ -51,6 +54,14 @@ type Point struct {
 	DocID  string    // the document the chunk belongs to
 	Lang   string    // "ru", "en", "" when unknown
 	Vector []float32 // L2-normalised (the stores normalise again), length Dim
+	// Sparse is the chunk's lexical vector (LexicalDoc), kept by a store
+	// that searches lexically too (LexicalStore: Qdrant with its sparse
+	// vector); others ignore it. Empty = none.
+	Sparse SparseVector
+	// Passage is stored with the point and returned as is by a
+	// LexicalStore's searches (the retrieve stage keeps the chunk's
+	// passage there, JSON); others ignore it.
+	Passage string
 }
 
 // Filter restricts a search; the zero value matches every point. Both fields
@@ -75,7 +86,10 @@ type SearchOptions struct {
 type Result struct {
 	ID    string
 	DocID string
-	Score float32 // cosine similarity, higher is better
+	Score float32 // cosine similarity, higher is better (a lexical search: the BM25-like score)
+	// Passage is the point's Passage, set by a LexicalStore's SearchLexical
+	// and Passages only.
+	Passage string
 }
 
 // Store is a vector index of chunks. Implementations are safe for concurrent

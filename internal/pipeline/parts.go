@@ -43,7 +43,7 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 			return fmt.Errorf("open index: %w", err)
 		}
 		s.Store, err = store.Open(DBPath(s.cfg.DataDir))
-	case needs.Has(stage.NeedStore):
+	case needs.Has(stage.NeedStore) && !s.storeOptional:
 		s.Store, err = store.OpenReadOnly(DBPath(s.cfg.DataDir))
 	}
 	if err != nil {
@@ -103,6 +103,11 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 		n, _ := s.Vectors.Count(ctx)
 		log.Info().Str("kind", s.Vectors.Name()).Int("vectors", n).Dur("took", time.Since(t)).Msg("vector store open")
 	}
+	if s.storeOptional {
+		if err := s.lexicalOnVectors(); err != nil {
+			return err
+		}
+	}
 	r := &retrieval.Retriever{Config: s.cfg.Retrieval}
 	if s.Router != nil {
 		router := s.Router
@@ -115,6 +120,8 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 	}
 	if s.Store != nil {
 		r.Index = s.Store
+	} else if s.lexical != nil {
+		r.Index = s.lexical
 	}
 	if s.Vectors != nil && s.Embedder != nil {
 		r.Vectors, r.Embedder = s.Vectors, s.Embedder
@@ -224,6 +231,61 @@ func (s *System) useAnalyzer(ctx context.Context) error {
 		return fmt.Errorf("full-text index analyzer %s: %w", s.cfg.Analyzer, err)
 	}
 	s.cfg.Log.Info().Dur("took", time.Since(t0)).Msg("full-text index rebuilt")
+	return nil
+}
+
+// storeOptional reports whether the stages decls can run without the SQLite
+// file: the vectors are on Qdrant, no stage writes the store, and every
+// stage that reads it does so only for lexical search and passages
+// (stage.NeedLexical).
+func storeOptional(cfg Config, decls []stage.Declaration) bool {
+	if cfg.Vectors.Kind != vectors.KindQdrant {
+		return false
+	}
+	reads := false
+	for _, d := range decls {
+		switch {
+		case d.Needs.Has(stage.NeedStoreWrite):
+			return false
+		case d.Needs.Has(stage.NeedStore) && !d.Needs.Has(stage.NeedLexical):
+			return false
+		case d.Needs.Has(stage.NeedStore):
+			reads = true
+		}
+	}
+	return reads
+}
+
+// lexicalOnVectors sets up lexical search on the Qdrant collection's
+// lexical vectors, so that no SQLite file is needed here; when the
+// collection has none (or no vector store is open: no embedding model), it
+// opens the SQLite file after all, saying why.
+func (s *System) lexicalOnVectors() error {
+	why := "no vector store is open (no embedding model)"
+	if ls, ok := s.Vectors.(vectors.LexicalStore); ok {
+		has, reason := ls.HasLexical()
+		if has {
+			mode := s.cfg.Analyzer
+			if mode == "" {
+				mode = store.DefaultAnalyzer
+			}
+			a, err := analysis.New(mode)
+			if err != nil {
+				return err
+			}
+			s.lexical = &retrieval.VectorIndex{Store: ls, Analyzer: a}
+			s.cfg.Log.Info().Str("vectors", ls.Name()).Str("analyzer", a.Name()).
+				Msg("lexical search on the vector store's lexical vectors: this process needs no SQLite file")
+			return nil
+		}
+		why = reason
+	}
+	s.cfg.Log.Warn().Str("reason", why).Msg("lexical search cannot run on the vector store; opening the SQLite file")
+	st, err := store.OpenReadOnly(DBPath(s.cfg.DataDir))
+	if err != nil {
+		return fmt.Errorf("open index (lexical search cannot run on the vector store: %s): %w", why, err)
+	}
+	s.Store = st
 	return nil
 }
 

@@ -208,6 +208,12 @@ type System struct {
 	// unmetric removes this system's sources of the scrape-time metrics.
 	unmetric []func()
 
+	// storeOptional: the stages here read the SQLite store only for lexical
+	// search and passages, which Qdrant's lexical vectors can serve (see
+	// stage.NeedLexical).
+	storeOptional bool
+	lexical       *retrieval.VectorIndex // set when lexical search runs on Qdrant
+
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
 	stopping stopState
@@ -278,6 +284,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		decls = append(decls, d)
 		needs |= d.Needs
 	}
+	s.storeOptional = storeOptional(cfg, decls)
 	if err := s.openParts(ctx, needs); err != nil {
 		s.Stop()
 		return nil, err

@@ -4,9 +4,18 @@
 // cosine search.
 //
 // It implements what the vectors package's Qdrant store calls: collection
-// create / get / exists / list / delete, upsert, delete by ids, count, query
-// (nearest by a dense vector, with a filter of keyword matches and has_id),
-// and keyword payload indexes. Anything else answers codes.Unimplemented.
+// create / get / exists / list / delete, upsert, delete by ids, get by ids,
+// count, query (nearest by the unnamed dense vector, or by a named sparse
+// vector, with a filter of keyword matches and has_id), and keyword payload
+// indexes. Anything else answers codes.Unimplemented.
+//
+// Sparse search is exact and scores as Qdrant does: the dot product over
+// the indices the query and the point share; with the IDF modifier each
+// query value is multiplied by ln(1 + (N - n + 0.5)/(n + 0.5)), N the
+// points of the collection (Qdrant's available point count) and n those
+// whose sparse vector holds the index (over the whole collection, whatever
+// the filter). Only points that
+// share an index with the query are returned.
 // It records the CreateCollection and CreateFieldIndex requests and each
 // query's hnsw_ef so tests can check what the client asked for.
 package qdrantfake
@@ -49,13 +58,15 @@ type state struct {
 type collection struct {
 	req     *qdrant.CreateCollection
 	size    uint64
-	points  map[string]*point // by point id
+	sparse  map[string]*qdrant.SparseVectorParams // named sparse vectors
+	points  map[string]*point                     // by point id
 	indexes map[string]qdrant.FieldType
 }
 
 type point struct {
 	id      *qdrant.PointId
 	vec     []float32 // normalised, as Qdrant stores vectors of a Cosine collection
+	sparse  map[string]map[uint32]float32
 	payload map[string]*qdrant.Value
 }
 
@@ -155,9 +166,17 @@ func (s *collections) Create(_ context.Context, req *qdrant.CreateCollection) (*
 	if params == nil || params.GetSize() == 0 {
 		return nil, status.Error(codes.InvalidArgument, "qdrantfake: only one unnamed dense vector per point is supported")
 	}
+	sparse := map[string]*qdrant.SparseVectorParams{}
+	for name, p := range req.GetSparseVectorsConfig().GetMap() {
+		if name == "" {
+			return nil, status.Error(codes.InvalidArgument, "Wrong input: sparse vector name must not be empty")
+		}
+		sparse[name] = proto.Clone(p).(*qdrant.SparseVectorParams)
+	}
 	st.collections[req.GetCollectionName()] = &collection{
 		req:     proto.Clone(req).(*qdrant.CreateCollection),
 		size:    params.GetSize(),
+		sparse:  sparse,
 		points:  map[string]*point{},
 		indexes: map[string]qdrant.FieldType{},
 	}
@@ -183,7 +202,8 @@ func (s *collections) Get(_ context.Context, req *qdrant.GetCollectionInfoReques
 		Status:        qdrant.CollectionStatus_Green,
 		SegmentsCount: 1,
 		Config: &qdrant.CollectionConfig{
-			Params:             &qdrant.CollectionParams{ShardNumber: 1, VectorsConfig: c.req.GetVectorsConfig()},
+			Params: &qdrant.CollectionParams{ShardNumber: 1, VectorsConfig: c.req.GetVectorsConfig(),
+				SparseVectorsConfig: c.req.GetSparseVectorsConfig()},
 			HnswConfig:         c.req.GetHnswConfig(),
 			QuantizationConfig: c.req.QuantizationConfig,
 		},
@@ -262,11 +282,34 @@ func (s *points) Upsert(_ context.Context, req *qdrant.UpsertPoints) (*qdrant.Po
 		if err != nil {
 			return nil, err
 		}
-		vec := denseOf(p.GetVectors().GetVector())
+		pt := &point{id: proto.Clone(p.GetId()).(*qdrant.PointId), payload: clonePayload(p.GetPayload())}
+		var vec []float32
+		if named := p.GetVectors().GetVectors(); named != nil {
+			for name, v := range named.GetVectors() {
+				if name == "" {
+					vec = denseOf(v)
+					continue
+				}
+				if _, ok := c.sparse[name]; !ok {
+					return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Not existing vector name error: %s", name)
+				}
+				sv, err := sparseOf(v.GetSparse())
+				if err != nil {
+					return nil, err
+				}
+				if pt.sparse == nil {
+					pt.sparse = map[string]map[uint32]float32{}
+				}
+				pt.sparse[name] = sv
+			}
+		} else {
+			vec = denseOf(p.GetVectors().GetVector())
+		}
 		if uint64(len(vec)) != c.size {
 			return nil, status.Errorf(codes.InvalidArgument, "Wrong input: Vector dimension error: expected dim: %d, got %d", c.size, len(vec))
 		}
-		staged[key] = &point{id: proto.Clone(p.GetId()).(*qdrant.PointId), vec: normalized(vec), payload: clonePayload(p.GetPayload())}
+		pt.vec = normalized(vec)
+		staged[key] = pt
 	}
 	for k, p := range staged {
 		c.points[k] = p
@@ -342,8 +385,11 @@ func (s *points) Query(_ context.Context, req *qdrant.QueryPoints) (*qdrant.Quer
 	if err != nil {
 		return nil, err
 	}
-	if len(req.GetPrefetch()) > 0 || req.Using != nil {
-		return nil, status.Error(codes.Unimplemented, "qdrantfake: prefetch and named vectors are not supported")
+	if len(req.GetPrefetch()) > 0 {
+		return nil, status.Error(codes.Unimplemented, "qdrantfake: prefetch is not supported")
+	}
+	if req.GetUsing() != "" {
+		return querySparse(c, req)
 	}
 	q := req.GetQuery().GetNearest().GetDense().GetData()
 	if q == nil {
@@ -373,6 +419,12 @@ func (s *points) Query(_ context.Context, req *qdrant.QueryPoints) (*qdrant.Quer
 			Version: 1,
 		})
 	}
+	return &qdrant.QueryResponse{Result: page(hits, req)}, nil
+}
+
+// page sorts hits best first (ties by id) and cuts the page the request
+// asks for.
+func page(hits []*qdrant.ScoredPoint, req *qdrant.QueryPoints) []*qdrant.ScoredPoint {
 	slices.SortFunc(hits, func(a, b *qdrant.ScoredPoint) int {
 		if c := cmp.Compare(b.Score, a.Score); c != 0 {
 			return c
@@ -385,8 +437,7 @@ func (s *points) Query(_ context.Context, req *qdrant.QueryPoints) (*qdrant.Quer
 	}
 	off := min(req.GetOffset(), uint64(len(hits)))
 	hits = hits[off:]
-	hits = hits[:min(limit, uint64(len(hits)))]
-	return &qdrant.QueryResponse{Result: hits}, nil
+	return hits[:min(limit, uint64(len(hits)))]
 }
 
 // matches evaluates the filter subset the fake supports: keyword matches

@@ -12,8 +12,10 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/metrics"
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -178,6 +180,11 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 				return nil, fmt.Errorf("index: delete vectors of doc %s: %w", d.DocID, err)
 			}
 		}
+		if applied && !d.Deleted && h.vs != nil {
+			if err := h.refreshLexical(ctx, d.DocID); err != nil {
+				return nil, err
+			}
+		}
 		if applied && !d.Deleted && d.Version > 0 {
 			// The version is the source's update time (unix ns).
 			metrics.ObserveSourceLag(d.Source, time.Unix(0, d.Version))
@@ -225,6 +232,11 @@ func (h *handler) applyVectors(ctx context.Context, m *bus.Msg, e *schemas.Embed
 			pts = append(pts, vectors.Point{ID: it.ChunkID, DocID: it.DocID, Lang: it.Lang, Vector: it.Vector})
 		}
 	}
+	pts, held, err := h.addLexical(ctx, m, pts)
+	if err != nil {
+		return err
+	}
+	missing += held
 	if len(pts) > 0 {
 		// The vector goes in before the index records it, so a record never
 		// claims a vector the store lacks.
@@ -238,9 +250,127 @@ func (h *handler) applyVectors(ctx context.Context, m *bus.Msg, e *schemas.Embed
 		}
 	}
 	if missing > 0 && m.Delivered < 3 {
-		return bus.RetryAfter(fmt.Errorf("index: %d of %d vectors are for chunks not indexed yet", missing, len(e.Items)), 2*time.Second)
+		return bus.RetryAfter(fmt.Errorf("index: %d of %d vectors are for chunks not indexed yet (or whose document has no structure yet)", missing, len(e.Items)), 2*time.Second)
 	}
 	zerolog.Ctx(ctx).Debug().Str("model", e.Model).Int("items", len(e.Items)).Int("stored", len(pts)).Int("missing", missing).Msg("index vectors")
+	return nil
+}
+
+// lexicalSource is what the stage reads of the index to make a chunk's
+// lexical vector and passage (*store.Store implements it).
+type lexicalSource interface {
+	Passages(ctx context.Context, ids []string) ([]store.Hit, error)
+	Analyzer() *analysis.Analyzer
+}
+
+// addLexical gives each point its lexical vector (vectors.LexicalDoc of the
+// chunk's text, its document's title and its section path) and its passage
+// (retrieval.EncodePassage), when the vector store searches lexically too
+// (Qdrant with its sparse vector): retrieve workers then need no SQLite
+// file. A chunk whose document's structure has not arrived has no passage
+// yet: its point is held back (and the message retried) for the first two
+// deliveries, then stored with its dense vector only.
+func (h *handler) addLexical(ctx context.Context, m *bus.Msg, pts []vectors.Point) ([]vectors.Point, int, error) {
+	ls, ok := h.vs.(vectors.LexicalStore)
+	if !ok || len(pts) == 0 {
+		return pts, 0, nil
+	}
+	if has, _ := ls.HasLexical(); !has {
+		return pts, 0, nil
+	}
+	src, ok := h.st.(lexicalSource)
+	if !ok {
+		return pts, 0, nil
+	}
+	ids := make([]string, len(pts))
+	for i, p := range pts {
+		ids[i] = p.ID
+	}
+	hits, err := src.Passages(ctx, ids)
+	if err != nil {
+		return nil, 0, classify(fmt.Errorf("index: passages of %d chunks for their lexical vectors: %w", len(ids), err))
+	}
+	byID := make(map[string]store.Hit, len(hits))
+	for _, hit := range hits {
+		byID[hit.ChunkID] = hit
+	}
+	a := src.Analyzer()
+	kept, held := pts[:0], 0
+	for _, p := range pts {
+		hit, ok := byID[p.ID]
+		if !ok {
+			if m.Delivered < 3 {
+				held++
+				continue
+			}
+			zerolog.Ctx(ctx).Warn().Str("chunk_id", p.ID).Str("doc_id", p.DocID).
+				Msg("index: the chunk's document has no structure yet; its vector is stored without a lexical vector")
+			kept = append(kept, p)
+			continue
+		}
+		p.Sparse = vectors.LexicalDoc(a, vectors.LexicalFields{Text: hit.Text, Title: hit.Title, Section: hit.SectionPath})
+		if p.Passage, err = retrieval.EncodePassage(hit); err != nil {
+			return nil, 0, bus.Permanent(err)
+		}
+		kept = append(kept, p)
+	}
+	return kept, held, nil
+}
+
+// lexicalRefresher is implemented by the Qdrant store: it rewrites the
+// lexical vectors and passages of stored points.
+type lexicalRefresher interface {
+	RefreshLexical(ctx context.Context, ids []string, fill func(p *vectors.Point) bool) (int, error)
+}
+
+// refreshLexical rewrites the lexical vectors and passages of a document's
+// chunks already in the vector store, after its structure changed: a new
+// title or section path changes them without new content to embed.
+func (h *handler) refreshLexical(ctx context.Context, docID string) error {
+	r, ok := h.vs.(lexicalRefresher)
+	if !ok {
+		return nil
+	}
+	if ls, ok := h.vs.(vectors.LexicalStore); !ok {
+		return nil
+	} else if has, _ := ls.HasLexical(); !has {
+		return nil
+	}
+	src, ok := h.st.(lexicalSource)
+	if !ok {
+		return nil
+	}
+	ids, err := h.book.DocChunkIDs(ctx, docID)
+	if err != nil || len(ids) == 0 {
+		return classify(err)
+	}
+	hits, err := src.Passages(ctx, ids)
+	if err != nil {
+		return classify(fmt.Errorf("index: passages of doc %s for its lexical vectors: %w", docID, err))
+	}
+	byID := make(map[string]store.Hit, len(hits))
+	for _, hit := range hits {
+		byID[hit.ChunkID] = hit
+	}
+	a := src.Analyzer()
+	var encErr error
+	n, err := r.RefreshLexical(ctx, ids, func(p *vectors.Point) bool {
+		hit, ok := byID[p.ID]
+		if !ok {
+			return false
+		}
+		p.Sparse = vectors.LexicalDoc(a, vectors.LexicalFields{Text: hit.Text, Title: hit.Title, Section: hit.SectionPath})
+		var err error
+		if p.Passage, err = retrieval.EncodePassage(hit); err != nil {
+			encErr = err
+			return false
+		}
+		return true
+	})
+	if err := errors.Join(err, encErr); err != nil {
+		return fmt.Errorf("index: refresh the lexical vectors of doc %s: %w", docID, err)
+	}
+	zerolog.Ctx(ctx).Debug().Str("doc_id", docID).Int("chunks", len(ids)).Int("refreshed", n).Msg("index lexical vectors")
 	return nil
 }
 

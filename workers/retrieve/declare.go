@@ -29,7 +29,11 @@ func Stage() stage.Declaration {
 		// behind others fetched in the same batch while workers are idle.
 		Concurrency: Concurrency,
 		Batch:       1,
-		Needs:       stage.NeedStore | stage.NeedEmbedder | stage.NeedVectors | stage.NeedRetriever,
+		// NeedReranker: the mode a question gets is decided here, by the
+		// models this process has; a retrieve worker on its own machine
+		// must know the reranker is installed (it is never loaded here).
+		Needs: stage.NeedStore | stage.NeedLexical | stage.NeedEmbedder | stage.NeedVectors | stage.NeedReranker |
+			stage.NeedRetriever,
 		New: func(ctx context.Context, d *stage.Deps) (bus.Handler, error) {
 			return NewRetrieve(d.Retriever), nil
 		},

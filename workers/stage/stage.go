@@ -58,6 +58,12 @@ const (
 	// NeedAnalyzer gives Deps.Analyzer (full analysis: stemming and
 	// lemmas), the one the citation verifier uses.
 	NeedAnalyzer
+	// NeedLexical, beside NeedStore, says the stage reads the store only
+	// through its Retriever's lexical search and passages: with a Qdrant
+	// collection that holds the chunks' lexical vectors, a process whose
+	// stages all say so runs without the SQLite file (the retriever then
+	// searches Qdrant; Deps.Store is nil).
+	NeedLexical
 )
 
 // Has reports whether n includes every part of want.

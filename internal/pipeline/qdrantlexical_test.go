@@ -1,0 +1,219 @@
+package pipeline_test
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/qdrant/go-client/qdrant"
+
+	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
+	"github.com/exocortex/exocortex/vectors/qdrantfake"
+	"github.com/exocortex/exocortex/workers/retrieve"
+)
+
+// A retrieve worker on another machine with --vectors qdrant: its data
+// directory has no SQLite file, and it still finds passages lexically (on
+// the collection's lexical vectors) and by vector.
+func TestARetrieveWorkerOnQdrantRunsWithoutTheSQLiteFile(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	vc := vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: "lexical"}}
+	ctx := context.Background()
+
+	// Every stage but retrieve, with the index, on one data directory.
+	var others []string
+	for _, n := range pipeline.StageNames() {
+		if n != retrieve.Stage().Name {
+			others = append(others, n)
+		}
+	}
+	dir := t.TempDir()
+	main, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", ModelsDir: modelsDir, Vectors: vc,
+		Stages: others, Log: testLog(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = main.Stop() })
+	vault := t.TempDir()
+	writeFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\n## Corvids\n\nRavens and crows solve puzzles and use tools.\n\n## Owls\n\nOwls hunt at night and fly silently.\n")
+	writeFile(t, filepath.Join(vault, "garden.md"), "# Garden\n\nTomatoes need sun, water and stakes.\n\nAphids hide under the leaves.\n")
+	writeFile(t, filepath.Join(vault, "города.md"), "# Города\n\nМосква стоит на Москве-реке, Санкт-Петербург на Неве.\n")
+	syncPaths(t, main.Bus, vault)
+	if embedded, total := embeddedAll(t, main); embedded != total || total < 3 {
+		t.Fatalf("%d of %d chunks embedded", embedded, total)
+	}
+
+	// The retrieve worker: another data directory, nothing in it.
+	other := t.TempDir()
+	worker, err := pipeline.Start(ctx, pipeline.Config{DataDir: other, NATSURL: main.Bus.Server.ClientURL(),
+		Creds: bus.Credentials{NKeySeedFile: pipeline.NKeyFile(dir)}, ModelsDir: modelsDir, Vectors: vc,
+		Stages: []string{retrieve.Stage().Name}, Log: testLog(t)})
+	if err != nil {
+		t.Fatalf("start a retrieve worker without the SQLite file: %v", err)
+	}
+	t.Cleanup(func() { _ = worker.Stop() })
+	if worker.Store != nil {
+		t.Fatal("the retrieve worker opened a SQLite store")
+	}
+	if _, err := os.Stat(pipeline.DBPath(other)); !os.IsNotExist(err) {
+		t.Fatalf("the retrieve worker's data directory has %s (%v)", pipeline.DBPath(other), err)
+	}
+
+	// Lexical mode: a Russian word in another form than the note's, found
+	// by its lemma on Qdrant, with the whole passage.
+	res := ask(t, main, "Москва", schemas.QueryOptions{Mode: schemas.ModeLexical})
+	if len(res.Contexts) == 0 || !strings.Contains(res.Contexts[0].Text, "Москва") || res.Contexts[0].Title != "Города" ||
+		res.Contexts[0].BlockID == "" || res.Contexts[0].Lexical == nil {
+		t.Fatalf("lexical Москва: mode %s, reasons %v, contexts %+v", res.Mode, res.Reasons, res.Contexts)
+	}
+	res = ask(t, main, "Москвы", schemas.QueryOptions{Mode: schemas.ModeLexical})
+	if len(res.Contexts) == 0 || !strings.Contains(res.Contexts[0].Text, "Москва") {
+		t.Fatalf("lexical Москвы (another form): %+v", res.Contexts)
+	}
+	// The full mode: both retrievers, and the reranker on the main
+	// machine (the retrieve worker knows it is installed).
+	res = ask(t, main, "crows use tools", schemas.QueryOptions{})
+	if res.Mode != schemas.ModeRerank || len(res.Contexts) == 0 {
+		t.Fatalf("mode %s with %d contexts, reasons %v", res.Mode, len(res.Contexts), res.Reasons)
+	}
+	i := slices.IndexFunc(res.Contexts, func(c schemas.Context) bool {
+		return strings.Contains(c.Text, "crows") && c.Lexical != nil && c.Vector != nil
+	})
+	if i < 0 {
+		t.Fatalf("no context about crows found by both retrievers: %+v", res.Contexts)
+	}
+
+	// A collection created before lexical vectors (no sparse vector): the
+	// retrieve worker needs the SQLite file after all, and says why.
+	old := vc
+	old.Qdrant.Collection = "old"
+	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: fakePort(t, fake.Addr()), SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	err = c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "old",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(main.Vectors.Dim()), Distance: qdrant.Distance_Cosine})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = pipeline.Start(ctx, pipeline.Config{DataDir: t.TempDir(), NATSURL: main.Bus.Server.ClientURL(),
+		Creds: bus.Credentials{NKeySeedFile: pipeline.NKeyFile(dir)}, ModelsDir: modelsDir, Vectors: old,
+		Stages: []string{retrieve.Stage().Name}, Log: testLog(t)})
+	if err == nil || !strings.Contains(err.Error(), "no sparse vector") || !strings.Contains(err.Error(), "exocortex.db") {
+		t.Fatalf("a retrieve worker on a collection without lexical vectors and no SQLite file: %v; want an error naming both", err)
+	}
+	withFile, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, NATSURL: main.Bus.Server.ClientURL(),
+		ModelsDir: modelsDir, Vectors: old, Stages: []string{retrieve.Stage().Name}, Log: testLog(t)})
+	if err != nil {
+		t.Fatalf("a retrieve worker on a collection without lexical vectors, beside the SQLite file: %v", err)
+	}
+	defer withFile.Stop()
+	if withFile.Store == nil {
+		t.Error("the retrieve worker on a collection without lexical vectors did not open the SQLite file")
+	}
+}
+
+func fakePort(t *testing.T, addr string) int {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, err := strconv.Atoi(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+// A collection created before lexical vectors is migrated by deleting it
+// and repairing: check --repair, run where the vector store is open, finds
+// every chunk without a point and resends it, and the index stage writes
+// the points again with their lexical vectors.
+func TestAnOldQdrantCollectionGetsLexicalVectorsByRecreatingItAndRepairing(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	ctx := context.Background()
+	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: fakePort(t, fake.Addr()), SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	vc := vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: "notes"}}
+	dir, vault := t.TempDir(), t.TempDir()
+	writeFile(t, filepath.Join(vault, "города.md"), "# Города\n\nМосква стоит на Москве-реке, Санкт-Петербург на Неве.\n")
+	writeFile(t, filepath.Join(vault, "garden.md"), "# Garden\n\nTomatoes need sun, water and stakes.\n")
+
+	// The old collection: dense vectors only.
+	sys := startNeural(t, dir, modelsDir, vc)
+	if err := c.DeleteCollection(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	err = c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "notes",
+		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(sys.Vectors.Dim()), Distance: qdrant.Distance_Cosine})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := sys.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	sys = startNeural(t, dir, modelsDir, vc)
+	if ok, _ := sys.Vectors.(vectors.LexicalStore).HasLexical(); ok {
+		t.Fatal("the old collection has lexical vectors")
+	}
+	syncPaths(t, sys.Bus, vault)
+	_, total := embeddedAll(t, sys)
+	if err := sys.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	// The migration: delete the collection, start (a new one is created),
+	// repair.
+	if err := c.DeleteCollection(ctx, "notes"); err != nil {
+		t.Fatal(err)
+	}
+	sys = startNeural(t, dir, modelsDir, vc)
+	t.Cleanup(func() { _ = sys.Stop() })
+	ls := sys.Vectors.(vectors.LexicalStore)
+	if ok, why := ls.HasLexical(); !ok {
+		t.Fatalf("the new collection has no lexical vectors: %s", why)
+	}
+	res, err := sys.Repair(ctx, pipeline.CheckOptions{Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, _ := sys.Vectors.Count(ctx); n != total || res.Resent == 0 {
+		t.Fatalf("after the repair: %d points for %d chunks, %d chunks resent", n, total, res.Resent)
+	}
+	a, err := analysis.New(analysis.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits, err := (&retrieval.VectorIndex{Store: ls, Analyzer: a}).Search(ctx, "Москвы", store.SearchOptions{})
+	if err != nil || len(hits) == 0 || !strings.Contains(hits[0].Text, "Москва") {
+		t.Fatalf("lexical search on the migrated collection: %+v, %v", hits, err)
+	}
+}

@@ -1,0 +1,159 @@
+package retrieval
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/lang"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
+)
+
+// VectorIndex is the Index of a retrieve worker that has no SQLite file: the
+// lexical leg runs on the vector store's sparse vectors (Qdrant: each
+// chunk's vectors.LexicalDoc, written by the index stage beside its dense
+// vector), and passages come from the points' stored Passage (a
+// schemas.Passage as JSON, see EncodePassage). The query is analysed with
+// Analyzer, which must be the analysis mode the index stage wrote with (the
+// default, analysis.Full).
+//
+// It has no graph: Neighbors, ChunksOfBlocks and FirstChunksOfDocs return
+// nothing, so a rerank over it adds no neighbours.
+type VectorIndex struct {
+	Store    vectors.LexicalStore
+	Analyzer *analysis.Analyzer
+
+	mu      sync.Mutex
+	langs   map[string]int
+	langsAt time.Time
+}
+
+var (
+	_ Index       = (*VectorIndex)(nil)
+	_ LangCounter = (*VectorIndex)(nil)
+)
+
+// ChunkLangs implements LangCounter (the notes' languages decide which
+// translations of a question are searched): the points per language the
+// chunker tells ("ru", "en"; "" for the rest), re-read at most every
+// store.LangsTTL. The map is shared: do not modify it.
+func (x *VectorIndex) ChunkLangs(ctx context.Context) (map[string]int, error) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	if x.langs != nil && time.Since(x.langsAt) < store.LangsTTL {
+		return x.langs, nil
+	}
+	total, err := x.Store.CountWhere(ctx, vectors.Filter{})
+	if err != nil {
+		return nil, fmt.Errorf("count chunk languages: %w", err)
+	}
+	n := map[string]int{}
+	rest := total
+	for _, l := range []string{lang.LangRussian, lang.LangEnglish} {
+		k, err := x.Store.CountWhere(ctx, vectors.Filter{Lang: l})
+		if err != nil {
+			return nil, fmt.Errorf("count chunk languages: %w", err)
+		}
+		if k > 0 {
+			n[l] = k
+		}
+		rest -= k
+	}
+	if rest > 0 {
+		n[""] = rest
+	}
+	x.langs, x.langsAt = n, time.Now()
+	return n, nil
+}
+
+// EncodePassage is the Passage the index stage stores with a chunk's point.
+func EncodePassage(h store.Hit) (string, error) {
+	b, err := json.Marshal(passage(h))
+	if err != nil {
+		return "", fmt.Errorf("encode the passage of chunk %s: %w", h.ChunkID, err)
+	}
+	return string(b), nil
+}
+
+func decodePassage(id, s string) (store.Hit, error) {
+	var p schemas.Passage
+	if err := json.Unmarshal([]byte(s), &p); err != nil {
+		return store.Hit{}, fmt.Errorf("decode the stored passage of chunk %s: %w", id, err)
+	}
+	return store.Hit{ChunkID: p.ChunkID, DocID: p.DocID, Title: p.Title, Path: p.Path, SectionPath: p.SectionPath,
+		BlockID: p.BlockID, BlockIDs: p.BlockIDs, BlockSpans: p.BlockSpans, Lang: p.Lang, Text: p.Text}, nil
+}
+
+// Search implements Index: the BM25-like sparse search of the vector store.
+// A point without a stored passage is left out (it cannot be shown); no
+// snippets are made (the retrieve stage asks for none).
+func (x *VectorIndex) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
+	k := opts.K
+	if k <= 0 {
+		k = store.DefaultK
+	}
+	k = min(k, store.MaxK)
+	q := vectors.LexicalQuery(x.Analyzer.Query(query))
+	if q.Empty() {
+		return nil, nil
+	}
+	res, err := x.Store.SearchLexical(ctx, q, vectors.SearchOptions{K: k, Filter: vectors.Filter{Lang: opts.Lang}})
+	if err != nil {
+		return nil, fmt.Errorf("search %q on %s: %w", query, x.Store.Name(), err)
+	}
+	hits := make([]store.Hit, 0, len(res))
+	for _, r := range res {
+		if r.Passage == "" {
+			continue
+		}
+		h, err := decodePassage(r.ID, r.Passage)
+		if err != nil {
+			return nil, err
+		}
+		h.Score = float64(r.Score)
+		hits = append(hits, h)
+	}
+	return hits, nil
+}
+
+// Passages implements Index, in the order of ids; ids without a stored
+// passage are left out.
+func (x *VectorIndex) Passages(ctx context.Context, ids []string) ([]store.Hit, error) {
+	got, err := x.Store.Passages(ctx, ids)
+	if err != nil {
+		return nil, fmt.Errorf("passages: %w", err)
+	}
+	hits := make([]store.Hit, 0, len(got))
+	for _, id := range ids {
+		s, ok := got[id]
+		if !ok {
+			continue
+		}
+		h, err := decodePassage(id, s)
+		if err != nil {
+			return nil, err
+		}
+		hits = append(hits, h)
+	}
+	return hits, nil
+}
+
+// Neighbors implements Index: no graph here.
+func (x *VectorIndex) Neighbors(context.Context, string, ...string) ([]store.Edge, error) {
+	return nil, nil
+}
+
+// ChunksOfBlocks implements Index: no graph here.
+func (x *VectorIndex) ChunksOfBlocks(context.Context, []string) (map[string]string, error) {
+	return map[string]string{}, nil
+}
+
+// FirstChunksOfDocs implements Index: no graph here.
+func (x *VectorIndex) FirstChunksOfDocs(context.Context, []string) (map[string]string, error) {
+	return map[string]string{}, nil
+}
