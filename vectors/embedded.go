@@ -65,6 +65,8 @@ type Embedded struct {
 	snapSize int64
 	closed   bool
 	broken   error // a write that was logged but could not be applied
+
+	rescoreAll bool // tests and benchmarks: rescore every candidate, as before selective rescoring
 }
 
 type docEntry struct {
@@ -359,7 +361,7 @@ func (e *Embedded) unchanged(p prepared) bool {
 		return false
 	}
 	stored := make([]float32, e.dim)
-	if err := e.raw.read(node, stored, make([]byte, e.raw.size)); err != nil {
+	if err := e.raw.read(node, stored, new([]byte)); err != nil {
 		return false
 	}
 	return slices.Equal(stored, p.vec)

@@ -132,7 +132,8 @@ type scratch struct {
 	nbCands []candidate // a neighbour's links being re-selected
 	nbSel   []candidate
 	query   []float32 // a raw vector being rescored
-	rawBuf  []byte
+	rawBuf  []byte    // a raw vector's bytes where the platform is big-endian
+	lows    []float32 // rescoring: lower ends of the candidates' similarities
 	list    []uint32
 	next    []uint32 // a node's unvisited neighbours
 }
