@@ -134,6 +134,10 @@ type scratch struct {
 	query   []float32 // a raw vector being rescored
 	rawBuf  []byte    // a raw vector's bytes where the platform is big-endian
 	lows    []float32 // rescoring: lower ends of the candidates' similarities
+	ids     []uint32  // rescoring: the nodes read
+	vecs    []float32 // rescoring: their raw vectors, one after another
+	miss    []uint32  // rescoring: indexes into ids not in the page cache
+	iov     [][]byte  // rescoring: preadv2's one buffer
 	list    []uint32
 	next    []uint32 // a node's unvisited neighbours
 }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -36,6 +37,10 @@ type rawFile struct {
 	f    *os.File
 	gen  uint64
 	size int // bytes per vector
+
+	noNowait  atomic.Bool  // preadv2(RWF_NOWAIT) is not supported here (raw_linux.go)
+	coldReads atomic.Int64 // vectors that were not in the page cache when a search read them
+	forceCold bool         // tests: treat every read as a page-cache miss
 }
 
 // openRaw opens generation gen's file, creating it if create, and cuts it
@@ -87,7 +92,7 @@ var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
 func (r *rawFile) read(node uint32, dst []float32, buf *[]byte) error {
 	var b []byte
 	if littleEndian {
-		b = unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(dst))), r.size)
+		b = floatBytes(dst)[:r.size]
 	} else {
 		if len(*buf) < r.size {
 			*buf = make([]byte, r.size)
@@ -103,6 +108,11 @@ func (r *rawFile) read(node uint32, dst []float32, buf *[]byte) error {
 		}
 	}
 	return nil
+}
+
+// floatBytes is v's memory as bytes.
+func floatBytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
 
 func (r *rawFile) sync() error  { return r.f.Sync() }

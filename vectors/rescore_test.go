@@ -105,3 +105,58 @@ func recordWithScale(dim int, scale float32) []byte {
 	quantize(x, rec)
 	return rec
 }
+
+// TestRescoreColdPageCache checks that rescoring reads the same vectors when
+// they are not in the page cache: every read treated as a miss (advised
+// together, then read), and the raw file's pages really dropped.
+func TestRescoreColdPageCache(t *testing.T) {
+	n, dim, nq := 4000, 384, 100
+	gen := synth.New(synth.Default(11, dim, n))
+	s, err := OpenEmbedded(context.Background(), t.TempDir(), dim, EmbeddedConfig{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	loadSynthetic(t, s, n, dim, func(i int, dst []float32) { gen.Vector(i, dst) })
+	qs := queriesOf(nq, dim, func(j int, dst []float32) { gen.Query(j, dst) })
+	ctx := context.Background()
+	opts := SearchOptions{K: 10, Ef: 96}
+	warm := make([][]Result, nq)
+	for qi, q := range qs {
+		if warm[qi], err = s.Search(ctx, q, opts); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := func(what string) {
+		t.Helper()
+		for qi, q := range qs {
+			got, err := s.Search(ctx, q, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, warm[qi]) {
+				t.Fatalf("%s, query %d: got\n%v\nwant\n%v", what, qi, got, warm[qi])
+			}
+		}
+	}
+
+	before := s.raw.coldReads.Load()
+	s.raw.forceCold = true
+	same("every read a miss")
+	s.raw.forceCold = false
+	if got := s.raw.coldReads.Load() - before; got < int64(10*nq) {
+		t.Errorf("with every read a miss, %d cold reads counted, want at least %d", got, 10*nq)
+	}
+
+	if err := s.raw.sync(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.raw.dropCache(); err != nil {
+		t.Fatal(err)
+	}
+	before = s.raw.coldReads.Load()
+	same("page cache dropped")
+	// Whether pages were really dropped depends on the file system (tmpfs
+	// keeps them); the results above must match either way.
+	t.Logf("after dropping the page cache: %d cold reads, RWF_NOWAIT unsupported: %v", s.raw.coldReads.Load()-before, s.raw.noNowait.Load())
+}

@@ -199,12 +199,16 @@ func (e *Embedded) rescore(sc *scratch, q []float32, cands []candidate, k int) (
 	if !e.rescoreAll && len(cands) > k {
 		cands = e.g.rescoreCandidates(sc, cands, k)
 	}
-	v := sc.query[:e.dim]
+	sc.ids = sc.ids[:0]
+	for _, c := range cands {
+		sc.ids = append(sc.ids, c.id)
+	}
+	sc.vecs = slices.Grow(sc.vecs[:0], len(cands)*e.dim)[:len(cands)*e.dim]
+	if err := e.raw.readBatch(sc, sc.ids, sc.vecs); err != nil {
+		return nil, err
+	}
 	for i := range cands {
-		if err := e.raw.read(cands[i].id, v, &sc.rawBuf); err != nil {
-			return nil, err
-		}
-		cands[i].sim = dotF32(q, v)
+		cands[i].sim = dotF32(q, sc.vecs[i*e.dim:(i+1)*e.dim])
 	}
 	sortBySimDesc(cands)
 	return cands, nil
