@@ -93,4 +93,3 @@ func (r *rawFile) readMisses(sc *scratch, nodes []uint32, dst []float32) error {
 func (r *rawFile) dropCache() error {
 	return unix.Fadvise(int(r.f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }
-
