@@ -214,6 +214,22 @@ func benchSearch(b *testing.B, data string, n int) {
 			})
 		})
 	}
+	// The same with the raw file dropped from the page cache before every
+	// query (where the file system lets it go): the disk-bound case.
+	if err := e.raw.sync(); err != nil {
+		b.Fatal(err)
+	}
+	drop := func() {
+		if err := e.raw.dropCache(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("ab-cold/ef=64", func(b *testing.B) {
+		runQueriesAB(b, e, qs[:min(len(qs), 300)], exact[:min(len(qs), 300)], SearchOptions{K: 10}, []variant{
+			{"before", func() { e.rescoreAll = true; drop() }},
+			{"after", func() { e.rescoreAll = false; drop() }},
+		})
+	})
 	b.Run("filter=lang", func(b *testing.B) {
 		runQueries(b, e, qs, nil, SearchOptions{K: 10, Filter: Filter{Lang: "ru"}})
 	})

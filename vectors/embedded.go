@@ -66,7 +66,9 @@ type Embedded struct {
 	closed   bool
 	broken   error // a write that was logged but could not be applied
 
-	rescoreAll bool // tests and benchmarks: rescore every candidate, as before selective rescoring
+	// rescoreAll, for tests and benchmarks, rescores as before: every
+	// candidate, one pread after another.
+	rescoreAll bool
 }
 
 type docEntry struct {

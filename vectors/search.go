@@ -199,6 +199,17 @@ func (e *Embedded) rescore(sc *scratch, q []float32, cands []candidate, k int) (
 	if !e.rescoreAll && len(cands) > k {
 		cands = e.g.rescoreCandidates(sc, cands, k)
 	}
+	if e.rescoreAll {
+		v := sc.query[:e.dim]
+		for i := range cands {
+			if err := e.raw.read(cands[i].id, v, &sc.rawBuf); err != nil {
+				return nil, err
+			}
+			cands[i].sim = dotF32(q, v)
+		}
+		sortBySimDesc(cands)
+		return cands, nil
+	}
 	sc.ids = sc.ids[:0]
 	for _, c := range cands {
 		sc.ids = append(sc.ids, c.id)
