@@ -164,25 +164,7 @@ func readJSON(path string, v any) bool {
 }
 
 func benchSearch(b *testing.B, data string, n int) {
-	dir := benchCacheDir(data, n)
-	var meta benchMeta
-	if !readJSON(filepath.Join(dir, "bench-meta.json"), &meta) || meta.N != n {
-		meta = buildBench(b, dir, data, n)
-	}
-	nq := 1000
-	if n >= 1_000_000 {
-		nq = 500
-	}
-	vec, query := benchData(data, n)
-	qs := queriesOf(nq, benchDim, query)
-	var exact [][]synth.Neighbor
-	gtPath := filepath.Join(dir, fmt.Sprintf("truth-%d.json", nq))
-	if !readJSON(gtPath, &exact) || len(exact) != nq {
-		t0 := time.Now()
-		exact = synth.ExactTopK(n, benchDim, vec, qs, 10)
-		b.Logf("exact top-10 of %d queries in %v", nq, time.Since(t0).Round(time.Millisecond))
-		writeJSON(b, gtPath, exact)
-	}
+	dir, meta, qs, exact := benchSetup(b, data, n)
 
 	runtime.GC()
 	t0 := time.Now()
@@ -236,6 +218,32 @@ func benchSearch(b *testing.B, data string, n int) {
 	b.Run("filter=3docs", func(b *testing.B) {
 		runQueries(b, e, qs, nil, SearchOptions{K: 10, Filter: Filter{DocIDs: []string{"notes/doc00001.md", "notes/doc01234.md", "notes/doc09999.md"}}})
 	})
+}
+
+// benchSetup builds (or finds cached) the store of a data set and returns
+// its directory, build metadata, queries and their exact top 10.
+func benchSetup(b *testing.B, data string, n int) (string, benchMeta, [][]float32, [][]synth.Neighbor) {
+	dir := benchCacheDir(data, n)
+	var meta benchMeta
+	if !readJSON(filepath.Join(dir, "bench-meta.json"), &meta) || meta.N != n {
+		meta = buildBench(b, dir, data, n)
+	}
+	nq := 1000
+	if n >= 1_000_000 {
+		nq = 500
+	}
+	vec, query := benchData(data, n)
+	qs := queriesOf(nq, benchDim, query)
+	var exact [][]synth.Neighbor
+	gtPath := filepath.Join(dir, fmt.Sprintf("truth-%d.json", nq))
+	if !readJSON(gtPath, &exact) || len(exact) != nq {
+		t0 := time.Now()
+		exact = synth.ExactTopK(n, benchDim, vec, qs, 10)
+		b.Logf("exact top-10 of %d queries in %v", nq, time.Since(t0).Round(time.Millisecond))
+		writeJSON(b, gtPath, exact)
+	}
+
+	return dir, meta, qs, exact
 }
 
 // runQueries times every query once per iteration on this goroutine.
