@@ -196,6 +196,14 @@ func benchSearch(b *testing.B, data string, n int) {
 			})
 		})
 	}
+	// K = 200 as the retrieve stage asks (ef is then 200 too, and every
+	// candidate is rescored: selective rescoring has nothing to leave out).
+	b.Run("ab/k=200", func(b *testing.B) {
+		runQueriesAB(b, e, qs, nil, SearchOptions{K: 200}, []variant{
+			{"before", func() { e.rescoreAll = true }},
+			{"after", func() { e.rescoreAll = false }},
+		})
+	})
 	// The same with the raw file dropped from the page cache before every
 	// query (where the file system lets it go): the disk-bound case.
 	if err := e.raw.sync(); err != nil {
