@@ -66,8 +66,9 @@ type Embedded struct {
 	closed   bool
 	broken   error // a write that was logged but could not be applied
 
-	// rescoreAll, for tests and benchmarks, rescores as before: every
-	// candidate, one pread after another.
+	// rescoreAll, for tests and benchmarks, rescores as before selective
+	// rescoring: every candidate, one pread after another (with today's
+	// dot product, so that scores compare exactly).
 	rescoreAll bool
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"math"
 	"slices"
+
+	"github.com/viterin/vek/vek32"
 )
 
 // exactFactor scales the point where a filtered search scans the matching
@@ -205,7 +207,7 @@ func (e *Embedded) rescore(sc *scratch, q []float32, cands []candidate, k int) (
 			if err := e.raw.read(cands[i].id, v, &sc.rawBuf); err != nil {
 				return nil, err
 			}
-			cands[i].sim = dotF32(q, v)
+			cands[i].sim = vek32.Dot(q, v)
 		}
 		sortBySimDesc(cands)
 		return cands, nil
@@ -219,7 +221,7 @@ func (e *Embedded) rescore(sc *scratch, q []float32, cands []candidate, k int) (
 		return nil, err
 	}
 	for i := range cands {
-		cands[i].sim = dotF32(q, sc.vecs[i*e.dim:(i+1)*e.dim])
+		cands[i].sim = vek32.Dot(q, sc.vecs[i*e.dim:(i+1)*e.dim]) // AVX2 where the CPU has it
 	}
 	sortBySimDesc(cands)
 	return cands, nil
