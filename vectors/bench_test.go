@@ -164,25 +164,7 @@ func readJSON(path string, v any) bool {
 }
 
 func benchSearch(b *testing.B, data string, n int) {
-	dir := benchCacheDir(data, n)
-	var meta benchMeta
-	if !readJSON(filepath.Join(dir, "bench-meta.json"), &meta) || meta.N != n {
-		meta = buildBench(b, dir, data, n)
-	}
-	nq := 1000
-	if n >= 1_000_000 {
-		nq = 500
-	}
-	vec, query := benchData(data, n)
-	qs := queriesOf(nq, benchDim, query)
-	var exact [][]synth.Neighbor
-	gtPath := filepath.Join(dir, fmt.Sprintf("truth-%d.json", nq))
-	if !readJSON(gtPath, &exact) || len(exact) != nq {
-		t0 := time.Now()
-		exact = synth.ExactTopK(n, benchDim, vec, qs, 10)
-		b.Logf("exact top-10 of %d queries in %v", nq, time.Since(t0).Round(time.Millisecond))
-		writeJSON(b, gtPath, exact)
-	}
+	dir, meta, qs, exact := benchSetup(b, data, n)
 
 	runtime.GC()
 	t0 := time.Now()
@@ -204,12 +186,72 @@ func benchSearch(b *testing.B, data string, n int) {
 			b.ReportMetric(mem.offHeapMiB, "offheap-MiB")
 		})
 	}
+	// Today's search beside the one before selective rescoring, query by
+	// query in alternating order, so both see the same machine load.
+	for _, ef := range []int{0, 128} {
+		b.Run(fmt.Sprintf("ab/ef=%d", max(ef, e.cfg.EfSearch)), func(b *testing.B) {
+			runQueriesAB(b, e, qs, exact, SearchOptions{K: 10, Ef: ef}, []variant{
+				{"before", func() { e.rescoreAll = true }},
+				{"after", func() { e.rescoreAll = false }},
+			})
+		})
+	}
+	// K = 200 as the retrieve stage asks (ef is then 200 too, and every
+	// candidate is rescored: selective rescoring has nothing to leave out).
+	b.Run("ab/k=200", func(b *testing.B) {
+		runQueriesAB(b, e, qs, nil, SearchOptions{K: 200}, []variant{
+			{"before", func() { e.rescoreAll = true }},
+			{"after", func() { e.rescoreAll = false }},
+		})
+	})
+	// The same with the raw file dropped from the page cache before every
+	// query (where the file system lets it go): the disk-bound case.
+	if err := e.raw.sync(); err != nil {
+		b.Fatal(err)
+	}
+	drop := func() {
+		if err := e.raw.dropCache(); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("ab-cold/ef=64", func(b *testing.B) {
+		runQueriesAB(b, e, qs[:min(len(qs), 300)], exact[:min(len(qs), 300)], SearchOptions{K: 10}, []variant{
+			{"before", func() { e.rescoreAll = true; drop() }},
+			{"after", func() { e.rescoreAll = false; drop() }},
+		})
+	})
 	b.Run("filter=lang", func(b *testing.B) {
 		runQueries(b, e, qs, nil, SearchOptions{K: 10, Filter: Filter{Lang: "ru"}})
 	})
 	b.Run("filter=3docs", func(b *testing.B) {
 		runQueries(b, e, qs, nil, SearchOptions{K: 10, Filter: Filter{DocIDs: []string{"notes/doc00001.md", "notes/doc01234.md", "notes/doc09999.md"}}})
 	})
+}
+
+// benchSetup builds (or finds cached) the store of a data set and returns
+// its directory, build metadata, queries and their exact top 10.
+func benchSetup(b *testing.B, data string, n int) (string, benchMeta, [][]float32, [][]synth.Neighbor) {
+	dir := benchCacheDir(data, n)
+	var meta benchMeta
+	if !readJSON(filepath.Join(dir, "bench-meta.json"), &meta) || meta.N != n {
+		meta = buildBench(b, dir, data, n)
+	}
+	nq := 1000
+	if n >= 1_000_000 {
+		nq = 500
+	}
+	vec, query := benchData(data, n)
+	qs := queriesOf(nq, benchDim, query)
+	var exact [][]synth.Neighbor
+	gtPath := filepath.Join(dir, fmt.Sprintf("truth-%d.json", nq))
+	if !readJSON(gtPath, &exact) || len(exact) != nq {
+		t0 := time.Now()
+		exact = synth.ExactTopK(n, benchDim, vec, qs, 10)
+		b.Logf("exact top-10 of %d queries in %v", nq, time.Since(t0).Round(time.Millisecond))
+		writeJSON(b, gtPath, exact)
+	}
+
+	return dir, meta, qs, exact
 }
 
 // runQueries times every query once per iteration on this goroutine.
@@ -241,6 +283,62 @@ func runQueries(b *testing.B, e *Embedded, qs [][]float32, exact [][]synth.Neigh
 	b.ReportMetric(pct(0.99), "p99-ms")
 	if exact != nil {
 		b.ReportMetric(synth.Recall(exact, got, 10), "recall@10")
+	}
+	b.ReportMetric(0, "ns/op")
+}
+
+// variant is one way of searching that runQueriesAB compares; set switches
+// the store to it.
+type variant struct {
+	name string
+	set  func()
+}
+
+// runQueriesAB times every query once per variant per iteration, the
+// variants in turn and their order rotating from query to query, and
+// reports each variant's percentiles and recall as <name>-p50-ms etc.
+func runQueriesAB(b *testing.B, e *Embedded, qs [][]float32, exact [][]synth.Neighbor, opts SearchOptions, vs []variant) {
+	ctx := context.Background()
+	defer vs[len(vs)-1].set()
+	for _, v := range vs {
+		v.set()
+		for _, q := range qs[:min(len(qs), 100)] {
+			e.Search(ctx, q, opts)
+		}
+	}
+	lat := make([][]time.Duration, len(vs))
+	got := make([][][]int, len(vs))
+	for i := range vs {
+		got[i] = make([][]int, len(qs))
+	}
+	for b.Loop() {
+		for qi, q := range qs {
+			for j := range vs {
+				vi := (qi + j) % len(vs)
+				vs[vi].set()
+				t0 := time.Now()
+				res, err := e.Search(ctx, q, opts)
+				lat[vi] = append(lat[vi], time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				got[vi][qi] = got[vi][qi][:0]
+				for _, r := range res {
+					got[vi][qi] = append(got[vi][qi], pointIndex(r.ID))
+				}
+			}
+		}
+	}
+	for vi, v := range vs {
+		l := lat[vi]
+		slices.Sort(l)
+		pct := func(p float64) float64 { return float64(l[int(p*float64(len(l)-1))].Microseconds()) / 1000 }
+		b.ReportMetric(pct(0.50), v.name+"-p50-ms")
+		b.ReportMetric(pct(0.95), v.name+"-p95-ms")
+		b.ReportMetric(pct(0.99), v.name+"-p99-ms")
+		if exact != nil {
+			b.ReportMetric(synth.Recall(exact, got[vi], 10), v.name+"-recall@10")
+		}
 	}
 	b.ReportMetric(0, "ns/op")
 }

@@ -48,3 +48,8 @@ func dotI8I8(a, b []byte) int32 {
 //
 //go:noescape
 func prefetch(p *byte)
+
+// prefetchLinks hints that the level-0 link list at p is about to be read.
+//
+//go:noescape
+func prefetchLinks(p *uint32)

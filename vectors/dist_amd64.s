@@ -95,3 +95,12 @@ TEXT ·prefetch(SB), NOSPLIT, $0-8
 	PREFETCHT0 320(AX)
 	PREFETCHT0 384(AX)
 	RET
+
+// func prefetchLinks(p *uint32)
+// Asks for the 192 bytes at p (a level-0 link list of up to 1+47 uint32s).
+TEXT ·prefetchLinks(SB), NOSPLIT, $0-8
+	MOVQ       p+0(FP), AX
+	PREFETCHT0 0(AX)
+	PREFETCHT0 64(AX)
+	PREFETCHT0 128(AX)
+	RET

@@ -11,3 +11,5 @@ func dotF32I8(q []float32, c []byte) float32 { return dotF32I8Go(q, c) }
 func dotI8I8(a, b []byte) int32 { return dotI8I8Go(a, b) }
 
 func prefetch(*byte) {}
+
+func prefetchLinks(*uint32) {}

@@ -49,6 +49,20 @@ func TestKernelsAgreeWithReference(t *testing.T) {
 			if got := dotF32I8Go(q, a); math.Abs(float64(got)-wantF) > tol {
 				t.Fatalf("n=%d: dotF32I8Go = %g, want %g", n, got, wantF)
 			}
+			q2 := randomFloats(r, n)
+			var wantFF float64
+			for i := range n {
+				wantFF += float64(q[i]) * float64(q2[i])
+			}
+			tolFF := 1e-5 * math.Sqrt(float64(n)+1) * (1 + math.Sqrt(float64(n)))
+			if n > 0 { // vek32.Dot panics on empty slices
+				if got := vek32.Dot(q, q2); math.Abs(float64(got)-wantFF) > tolFF {
+					t.Fatalf("n=%d: vek32.Dot (rescoring) = %g, want %g", n, got, wantFF)
+				}
+			}
+			if got := dotF32(q, q2); math.Abs(float64(got)-wantFF) > tolFF {
+				t.Fatalf("n=%d: dotF32 = %g, want %g", n, got, wantFF)
+			}
 		}
 	}
 }

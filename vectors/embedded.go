@@ -65,6 +65,11 @@ type Embedded struct {
 	snapSize int64
 	closed   bool
 	broken   error // a write that was logged but could not be applied
+
+	// rescoreAll, for tests and benchmarks, rescores as before selective
+	// rescoring: every candidate, one pread after another (with today's
+	// dot product, so that scores compare exactly).
+	rescoreAll bool
 }
 
 type docEntry struct {
@@ -359,7 +364,7 @@ func (e *Embedded) unchanged(p prepared) bool {
 		return false
 	}
 	stored := make([]float32, e.dim)
-	if err := e.raw.read(node, stored, make([]byte, e.raw.size)); err != nil {
+	if err := e.raw.read(node, stored, new([]byte)); err != nil {
 		return false
 	}
 	return slices.Equal(stored, p.vec)

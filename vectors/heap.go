@@ -132,7 +132,12 @@ type scratch struct {
 	nbCands []candidate // a neighbour's links being re-selected
 	nbSel   []candidate
 	query   []float32 // a raw vector being rescored
-	rawBuf  []byte
+	rawBuf  []byte    // a raw vector's bytes where the platform is big-endian
+	lows    []float32 // rescoring: lower ends of the candidates' similarities
+	ids     []uint32  // rescoring: the nodes read
+	vecs    []float32 // rescoring: their raw vectors, one after another
+	miss    []uint32  // rescoring: indexes into ids not in the page cache
+	iov     [][]byte  // rescoring: preadv2's one buffer
 	list    []uint32
 	next    []uint32 // a node's unvisited neighbours
 }

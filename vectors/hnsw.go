@@ -352,6 +352,12 @@ func (g *graph) searchLayer(sc *scratch, q []float32, ep uint32, epSim float32, 
 		if len(sc.res) >= ef && c.sim < sc.res[0].sim {
 			break
 		}
+		if len(sc.cand) > 0 && level == 0 {
+			// The next candidate's links are likely read next: ask for
+			// them now, while this one's neighbours are scored (as
+			// hnswlib does).
+			prefetchLinks(&g.links(sc.cand[0].id, 0)[0])
+		}
 		list := g.links(c.id, level)
 		cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
 		// Fetch the unvisited neighbours' records together, so their cache

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync/atomic"
+	"unsafe"
 )
 
 // The raw file, vectors-<gen>.raw: every node's normalised float32 vector,
@@ -35,6 +37,10 @@ type rawFile struct {
 	f    *os.File
 	gen  uint64
 	size int // bytes per vector
+
+	noNowait  atomic.Bool  // preadv2(RWF_NOWAIT) is not supported here (raw_linux.go)
+	coldReads atomic.Int64 // vectors that were not in the page cache when a search read them
+	forceCold bool         // tests: treat every read as a page-cache miss
 }
 
 // openRaw opens generation gen's file, creating it if create, and cuts it
@@ -76,15 +82,37 @@ func (r *rawFile) writeAt(first uint32, vecs [][]float32) error {
 	return err
 }
 
-// read loads node's vector into dst, using buf (r.size bytes) for the read.
-func (r *rawFile) read(node uint32, dst []float32, buf []byte) error {
-	if _, err := r.f.ReadAt(buf[:r.size], int64(node)*int64(r.size)); err != nil {
+// littleEndian is true where float32s in memory have the file's byte
+// order, so a vector can be read straight into its slice.
+var littleEndian = binary.NativeEndian.Uint16([]byte{1, 0}) == 1
+
+// read loads node's vector (len(dst) == dim) into dst. On little-endian
+// machines it reads straight into dst; elsewhere through *buf, grown as
+// needed.
+func (r *rawFile) read(node uint32, dst []float32, buf *[]byte) error {
+	var b []byte
+	if littleEndian {
+		b = floatBytes(dst)[:r.size]
+	} else {
+		if len(*buf) < r.size {
+			*buf = make([]byte, r.size)
+		}
+		b = (*buf)[:r.size]
+	}
+	if _, err := r.f.ReadAt(b, int64(node)*int64(r.size)); err != nil {
 		return fmt.Errorf("read vector of node %d from %s: %w", node, r.f.Name(), err)
 	}
-	for i := range dst {
-		dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+	if !littleEndian {
+		for i := range dst {
+			dst[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+		}
 	}
 	return nil
+}
+
+// floatBytes is v's memory as bytes.
+func floatBytes(v []float32) []byte {
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
 
 func (r *rawFile) sync() error  { return r.f.Sync() }
