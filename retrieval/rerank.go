@@ -49,22 +49,29 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 			out.Reasons = append(out.Reasons, ReasonNoReranker+": this worker has no reranker model; fused order kept")
 		} else {
 			t := time.Now()
-			texts := make([]string, len(ctxs))
-			for i, c := range ctxs {
+			// The candidates arrive in fused order: the best RerankCandidates
+			// are scored, the others keep their fused order below them.
+			n := min(len(ctxs), cfg.RerankCandidates)
+			scored := ctxs[:n]
+			texts := make([]string, n)
+			for i, c := range scored {
 				texts[i] = c.Text
 			}
 			scores, err := r.Reranker.Score(ctx, rq.Query, texts)
 			if err != nil {
 				return nil, fmt.Errorf("query %s: rerank %d candidates with %s: %w", rq.QueryID, len(texts), r.Reranker.Name(), err)
 			}
-			for i := range ctxs {
-				ctxs[i].Score, ctxs[i].Source = float64(scores[i]), "rerank"
+			if len(scores) != n {
+				return nil, fmt.Errorf("query %s: rerank with %s: %d scores for %d candidates", rq.QueryID, r.Reranker.Name(), len(scores), n)
 			}
-			sort.SliceStable(ctxs, func(i, j int) bool {
-				if ctxs[i].Score != ctxs[j].Score {
-					return ctxs[i].Score > ctxs[j].Score
+			for i := range scored {
+				scored[i].Score, scored[i].Source = float64(scores[i]), "rerank"
+			}
+			sort.SliceStable(scored, func(i, j int) bool {
+				if scored[i].Score != scored[j].Score {
+					return scored[i].Score > scored[j].Score
 				}
-				return ctxs[i].FusedRank < ctxs[j].FusedRank
+				return scored[i].FusedRank < scored[j].FusedRank
 			})
 			out.TimingsMS["rerank"] = ms(time.Since(t))
 		}
