@@ -193,14 +193,18 @@ func windowPassage(tok *tokenizer.Tokenizer, keys map[string]int, passage string
 	// A window that starts inside a word starts after it instead: the
 	// word's tail alone would read as another word, and tokenized on its
 	// own it could take more tokens than the room.
+	from := start
 	if r, _ := utf8.DecodeLastRuneInString(passage[:start]); start > 0 && isWordRune(r) {
-		for start < end {
-			r, size := utf8.DecodeRuneInString(passage[start:])
+		for from < end {
+			r, size := utf8.DecodeRuneInString(passage[from:])
 			if !isWordRune(r) {
 				break
 			}
-			start += size
+			from += size
 		}
 	}
-	return strings.TrimSpace(passage[start:end])
+	if w := strings.TrimSpace(passage[from:end]); w != "" {
+		return w
+	}
+	return passage[start:end]
 }

@@ -119,3 +119,26 @@ func TestCrossEncoderScoresDoNotDependOnBatchOrderOrSize(t *testing.T) {
 		}
 	}
 }
+
+func TestThePassageWindowIsAlwaysAPieceOfThePassage(t *testing.T) {
+	dir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	spec := specOf(t, dir, models.RoleRerank)
+	passages := append([]string{
+		filler(20) + "Вороны используют палки. " + filler(20),
+		strings.Repeat("ravens ", 300),
+		strings.Repeat("Москва-река, ёлки; ", 100) + "ravens",
+		"ravens" + strings.Repeat("x", 3000),
+	}, texts...)
+	for _, maxLen := range []int{32, 33, 47, 64, 96} {
+		ce, err := models.OpenCrossEncoder(dir, spec, models.Options{MaxLength: maxLen, QueryWindow: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, w := range ce.Windows("Do ravens use sticks in Moscow?", passages) {
+			if !strings.Contains(passages[i], w) || w == "" && passages[i] != "" {
+				t.Errorf("max length %d, passage %d: window %q is not a piece of it", maxLen, i, w)
+			}
+		}
+		ce.Close()
+	}
+}
