@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -175,6 +177,8 @@ type rerankSetting struct {
 // real quality (eval --mode rerank measures that with the real model).
 //
 //	go test -run '^$' -bench RerankBudget -benchtime 20x ./models
+//
+// EXOCORTEX_RERANK_SETTINGS (names, comma-separated) runs some of them.
 func BenchmarkRerankBudget(b *testing.B) {
 	paras, qs := xquad(b)
 	dir := realModels(b)
@@ -189,6 +193,16 @@ func BenchmarkRerankBudget(b *testing.B) {
 		{"48x128-window", 48, 128, true, 12},
 		{"L6-40x192-window", 40, 192, true, 6},
 		{"L6-40x128-window", 40, 128, true, 6},
+	}
+	// EXOCORTEX_RERANK_SETTINGS=before-80x192-head,40x128-window runs those only.
+	if only := os.Getenv("EXOCORTEX_RERANK_SETTINGS"); only != "" {
+		var keep []rerankSetting
+		for _, s := range settings {
+			if slices.Contains(strings.Split(only, ","), s.name) {
+				keep = append(keep, s)
+			}
+		}
+		settings = keep
 	}
 	ces := make([]*models.CrossEncoder, len(settings))
 	for i, s := range settings {
