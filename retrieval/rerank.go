@@ -49,8 +49,9 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 			out.Reasons = append(out.Reasons, ReasonNoReranker+": this worker has no reranker model; fused order kept")
 		} else {
 			t := time.Now()
-			// The candidates arrive in fused order: the best RerankCandidates
-			// are scored, the others keep their fused order below them.
+			// The best RerankCandidates by fused rank are scored (the fused
+			// top RerankFloor always); the others keep their fused order below.
+			sort.SliceStable(ctxs, func(i, j int) bool { return fusedBefore(ctxs[i].FusedRank, ctxs[j].FusedRank) })
 			n := min(len(ctxs), cfg.RerankCandidates)
 			scored := ctxs[:n]
 			texts := make([]string, n)
@@ -208,4 +209,12 @@ func (r *Retriever) expand(ctx context.Context, ctxs, rest []schemas.Context, n 
 		out = append(out, schemas.Context{Passage: passage(h), Source: "graph:" + c.kind, Of: c.of})
 	}
 	return out, nil
+}
+
+// fusedBefore orders fused ranks, a missing rank (0) last.
+func fusedBefore(a, b int) bool {
+	if a == 0 || b == 0 {
+		return a != 0 && b == 0
+	}
+	return a < b
 }

@@ -3,6 +3,7 @@ package retrieval_test
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -57,8 +58,11 @@ func TestTheCrossEncoderScoresTheFusedTopAndNeverLessThanItsTop20(t *testing.T) 
 		t.Run(tc.name, func(t *testing.T) {
 			ce := &reverser{}
 			r := &retrieval.Retriever{Reranker: ce, Config: retrieval.Config{RerankCandidates: tc.candidates}}
+			// Candidates that arrive out of fused order are scored by it.
+			cands := fused(tc.fused)
+			slices.Reverse(cands)
 			out, err := r.Rerank(context.Background(), &schemas.QueryRetrieved{QueryID: "q", Query: "q", Mode: schemas.ModeRerank,
-				Candidates: fused(tc.fused), Options: schemas.QueryOptions{K: tc.k, Expand: -1}})
+				Candidates: cands, Options: schemas.QueryOptions{K: tc.k, Expand: -1}})
 			if err != nil {
 				t.Fatal(err)
 			}
