@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -12,7 +14,9 @@ import (
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/models/onnxgen"
 	"github.com/exocortex/exocortex/models/ort"
+	"github.com/exocortex/exocortex/models/tokenizer"
 )
 
 // xquad returns real paragraphs and questions (Russian and English) from the
@@ -154,4 +158,126 @@ func specFor(b *testing.B, dir, role string) models.Spec {
 	}
 	s, _ := m.Spec(role)
 	return s
+}
+
+// rerankSetting is one way to run the default rerank: how many candidates,
+// how long an input, which part of a long passage, which model.
+type rerankSetting struct {
+	name       string
+	candidates int
+	maxLength  int
+	window     bool
+	layers     int // 12: the default mMiniLMv2-L12-H384; 6: the same cut to 6 layers
+}
+
+// BenchmarkRerankBudget runs the ways to bring the default rerank within
+// its budget side by side: every round scores the same question and
+// candidates (real XQuAD paragraphs) under each setting in turn, so load on
+// the machine falls on all of them alike. Random weights: real speed, not
+// real quality (eval --mode rerank measures that with the real model).
+//
+//	go test -run '^$' -bench RerankBudget -benchtime 20x ./models
+//
+// EXOCORTEX_RERANK_SETTINGS (names, comma-separated) runs some of them.
+func BenchmarkRerankBudget(b *testing.B) {
+	paras, qs := xquad(b)
+	dir := realModels(b)
+	spec := specFor(b, dir, models.RoleRerank)
+	l6 := l6Models(b, dir, spec)
+	settings := []rerankSetting{
+		{"before-80x192-head", 80, 192, false, 12},
+		{"40x192-window", 40, 192, true, 12},
+		{"40x160-window", 40, 160, true, 12},
+		{"40x128-head", 40, 128, false, 12},
+		{"40x128-window", 40, 128, true, 12}, // the default
+		{"48x128-window", 48, 128, true, 12},
+		{"L6-40x192-window", 40, 192, true, 6},
+		{"L6-40x128-window", 40, 128, true, 6},
+	}
+	// EXOCORTEX_RERANK_SETTINGS=before-80x192-head,40x128-window runs those only.
+	if only := os.Getenv("EXOCORTEX_RERANK_SETTINGS"); only != "" {
+		var keep []rerankSetting
+		for _, s := range settings {
+			if slices.Contains(strings.Split(only, ","), s.name) {
+				keep = append(keep, s)
+			}
+		}
+		settings = keep
+	}
+	ces := make([]*models.CrossEncoder, len(settings))
+	for i, s := range settings {
+		opts := models.RerankOptions()
+		opts.MaxLength, opts.QueryWindow = s.maxLength, s.window
+		d := dir
+		if s.layers == 6 {
+			d = l6
+		}
+		ce, err := models.OpenCrossEncoder(d, spec, opts)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer ce.Close()
+		ces[i] = ce
+	}
+	ctx := context.Background()
+	for j, s := range settings { // the first run of a session is slower
+		if _, err := ces[j].Score(ctx, qs[0], paras[:s.candidates]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	ds := make([][]time.Duration, len(settings))
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		q := qs[(i*37)%len(qs)]
+		lo := (i * 53) % (len(paras) - 80)
+		for j, s := range settings {
+			t := time.Now()
+			if _, err := ces[j].Score(ctx, q, paras[lo:lo+s.candidates]); err != nil {
+				b.Fatal(err)
+			}
+			ds[j] = append(ds[j], time.Since(t))
+		}
+	}
+	b.StopTimer()
+	for j, s := range settings {
+		p50, p95 := percentiles(ds[j])
+		b.ReportMetric(p50, s.name+"-p50-ms")
+		b.ReportMetric(p95, s.name+"-p95-ms")
+	}
+}
+
+// l6Models writes the reranker of dir cut to 6 layers (random weights, as
+// the 12-layer one) beside it, under the same spec, and returns its
+// directory: the speed of a smaller cross-encoder of the same family.
+func l6Models(b *testing.B, dir string, spec models.Spec) string {
+	b.Helper()
+	out := filepath.Join(os.TempDir(), "exocortex-bench-models-l6-v1")
+	onnx := filepath.Join(out, spec.Name, filepath.FromSlash(spec.ONNX))
+	if _, err := os.Stat(onnx); err == nil {
+		return out
+	}
+	tokPath := filepath.Join(dir, spec.Name, filepath.FromSlash(spec.Tokenizer))
+	tok, err := tokenizer.Load(tokPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	cfg := onnxgen.MiniLMReranker().WithVocab(tok.VocabSize())
+	cfg.Quantized, cfg.Layers = true, 6
+	if err := os.MkdirAll(filepath.Dir(onnx), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	raw, err := os.ReadFile(tokPath)
+	if err != nil {
+		b.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(out, spec.Name, filepath.FromSlash(spec.Tokenizer)), raw, 0o644); err != nil {
+		b.Fatal(err)
+	}
+	if err := onnxgen.WriteEncoder(onnx+".tmp", cfg); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(onnx+".tmp", onnx); err != nil {
+		b.Fatal(err)
+	}
+	return out
 }

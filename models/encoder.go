@@ -29,17 +29,22 @@ type Options struct {
 	MaxTokens int
 	// MaxLength, when set, caps the input length below the model's own.
 	MaxLength int
+	// QueryWindow (cross-encoder) cuts a passage that does not fit to the
+	// run of tokens around the query's words instead of keeping its head.
+	QueryWindow bool
 }
 
 // RerankMaxLength is the reranker's default input length in tokens (query
-// and passage, specials included): the passage is cut to fit. It keeps a
-// rerank of 80 candidates within its latency budget on two cores.
-const RerankMaxLength = 192
+// and passage, specials included): the passage is cut to fit, around the
+// query's words (QueryWindow). With RerankCandidates in retrieval it keeps
+// the default rerank within its latency budget on two cores.
+const RerankMaxLength = 128
 
 // RerankOptions are the defaults for the reranker: two intra-op threads
-// (a query waits on it), and the shorter input.
+// (a query waits on it), the shorter input, and the passage window around
+// the query's words.
 func RerankOptions() Options {
-	return Options{Session: ort.SessionOptions{IntraOpThreads: 2}, MaxLength: RerankMaxLength}
+	return Options{Session: ort.SessionOptions{IntraOpThreads: 2}, MaxLength: RerankMaxLength, QueryWindow: true}
 }
 
 func (o Options) maxTokens() int {
@@ -363,16 +368,65 @@ func (c *CrossEncoder) Score(ctx context.Context, query string, passages []strin
 }
 
 // encodePairs encodes (query, passage) pairs unpadded (batches pad them to
-// their own longest), the passage truncated to fit, never the query.
+// their own longest), the passage truncated to fit, never the query. With
+// Options.QueryWindow the part of a passage kept is the one around the
+// query's words (see windowOf), else its head.
 func (e *encoder) encodePairs(query string, passages []string) ([]tokenizer.Encoding, []int) {
+	encs, lengths, _ := e.encodeWindows(query, passages)
+	return encs, lengths
+}
+
+// encodeWindows is encodePairs that also returns the text each passage was
+// encoded from (the passage or its window).
+func (e *encoder) encodeWindows(query string, passages []string) ([]tokenizer.Encoding, []int, []string) {
 	tr := tokenizer.Truncation{MaxLength: e.maxLen, Strategy: tokenizer.OnlySecond}
+	var keys map[string]int
+	if e.opts.QueryWindow {
+		keys = queryKeys(query)
+	}
 	encs := make([]tokenizer.Encoding, len(passages))
 	lengths := make([]int, len(passages))
+	texts := append([]string(nil), passages...)
 	for i, p := range passages {
 		encs[i] = e.tok.EncodePair(query, p, tr)
+		if len(keys) > 0 {
+			room := 0
+			for _, s := range encs[i].SequenceIDs {
+				if s == 1 {
+					room++
+				}
+			}
+			if w := windowPassage(e.tok, keys, p, room); w != p {
+				encs[i], texts[i] = e.tok.EncodePair(query, w, tr), w
+			}
+		}
 		lengths[i] = len(encs[i].IDs)
 	}
-	return encs, lengths
+	return encs, lengths, texts
+}
+
+// Windows returns the part of each passage the cross-encoder reads with
+// query: the whole passage when the pair fits its input, else the window
+// Options.QueryWindow picks (or the head without it). For tests and
+// diagnostics.
+func (c *CrossEncoder) Windows(query string, passages []string) []string {
+	encs, _, texts := c.encodeWindows(query, passages)
+	out := make([]string, len(encs))
+	for i, enc := range encs {
+		lo, hi := -1, -1
+		for j, s := range enc.SequenceIDs {
+			if s == 1 {
+				if lo < 0 {
+					lo = enc.Offsets[j][0]
+				}
+				hi = enc.Offsets[j][1]
+			}
+		}
+		if lo >= 0 {
+			out[i] = texts[i][lo:hi]
+		}
+	}
+	return out
 }
 
 // LazyCrossEncoder opens the reranker on first use and closes it after it

@@ -49,22 +49,30 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 			out.Reasons = append(out.Reasons, ReasonNoReranker+": this worker has no reranker model; fused order kept")
 		} else {
 			t := time.Now()
-			texts := make([]string, len(ctxs))
-			for i, c := range ctxs {
+			// The best RerankCandidates by fused rank are scored (the fused
+			// top RerankFloor always); the others keep their fused order below.
+			sort.SliceStable(ctxs, func(i, j int) bool { return fusedBefore(ctxs[i].FusedRank, ctxs[j].FusedRank) })
+			n := min(len(ctxs), cfg.RerankCandidates)
+			scored := ctxs[:n]
+			texts := make([]string, n)
+			for i, c := range scored {
 				texts[i] = c.Text
 			}
 			scores, err := r.Reranker.Score(ctx, rq.Query, texts)
 			if err != nil {
 				return nil, fmt.Errorf("query %s: rerank %d candidates with %s: %w", rq.QueryID, len(texts), r.Reranker.Name(), err)
 			}
-			for i := range ctxs {
-				ctxs[i].Score, ctxs[i].Source = float64(scores[i]), "rerank"
+			if len(scores) != n {
+				return nil, fmt.Errorf("query %s: rerank with %s: %d scores for %d candidates", rq.QueryID, r.Reranker.Name(), len(scores), n)
 			}
-			sort.SliceStable(ctxs, func(i, j int) bool {
-				if ctxs[i].Score != ctxs[j].Score {
-					return ctxs[i].Score > ctxs[j].Score
+			for i := range scored {
+				scored[i].Score, scored[i].Source = float64(scores[i]), "rerank"
+			}
+			sort.SliceStable(scored, func(i, j int) bool {
+				if scored[i].Score != scored[j].Score {
+					return scored[i].Score > scored[j].Score
 				}
-				return ctxs[i].FusedRank < ctxs[j].FusedRank
+				return scored[i].FusedRank < scored[j].FusedRank
 			})
 			out.TimingsMS["rerank"] = ms(time.Since(t))
 		}
@@ -201,4 +209,12 @@ func (r *Retriever) expand(ctx context.Context, ctxs, rest []schemas.Context, n 
 		out = append(out, schemas.Context{Passage: passage(h), Source: "graph:" + c.kind, Of: c.of})
 	}
 	return out, nil
+}
+
+// fusedBefore orders fused ranks, a missing rank (0) last.
+func fusedBefore(a, b int) bool {
+	if a == 0 || b == 0 {
+		return a != 0 && b == 0
+	}
+	return a < b
 }

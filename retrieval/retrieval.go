@@ -44,17 +44,27 @@ type Config struct {
 	FusedK   int     // candidates kept after fusion (80)
 	RRFK     float64 // the k of Reciprocal Rank Fusion (60)
 	RerankK  int     // contexts kept after reranking (12)
-	Expand   int     // graph neighbours added at most (4)
+	// RerankCandidates is how many of the fused candidates, best first, the
+	// cross-encoder scores (40); the others follow them in fused order. It
+	// is never under RerankFloor: the fused top 20 are always scored.
+	RerankCandidates int
+	Expand           int // graph neighbours added at most (4)
 	// EfLadder is the HNSW ef of the first vector search and of each
 	// widening; WeakScore is the best cosine below which the search widens.
 	EfLadder  []int
 	WeakScore float32
 }
 
+// RerankFloor is the fewest fused candidates the cross-encoder scores (all
+// of them when there are fewer): a candidate of the fused top 20 is never
+// left out of the rerank.
+const RerankFloor = 20
+
 // DefaultConfig is the pipeline of the design: vector top-200 and BM25
-// top-200, RRF (k=60) to top-80, rerank to top-12, up to 4 neighbours.
+// top-200, RRF (k=60) to top-80, the cross-encoder over the best 40 of them
+// to top-12, up to 4 neighbours.
 func DefaultConfig() Config {
-	return Config{LexicalK: 200, VectorK: 200, FusedK: 80, RRFK: 60, RerankK: 12, Expand: 4,
+	return Config{LexicalK: 200, VectorK: 200, FusedK: 80, RRFK: 60, RerankK: 12, RerankCandidates: 40, Expand: 4,
 		EfLadder: []int{64, 96, 128}, WeakScore: 0.80}
 }
 
@@ -134,6 +144,10 @@ func (c Config) withDefaults() Config {
 	if c.RerankK <= 0 {
 		c.RerankK = d.RerankK
 	}
+	if c.RerankCandidates <= 0 {
+		c.RerankCandidates = d.RerankCandidates
+	}
+	c.RerankCandidates = max(c.RerankCandidates, RerankFloor)
 	if c.Expand == 0 {
 		c.Expand = d.Expand
 	}
