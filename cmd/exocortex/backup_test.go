@@ -252,7 +252,7 @@ func TestBackupRestoreDrill(t *testing.T) {
 // running on data.
 func ingestSeq(t *testing.T, data string) uint64 {
 	t.Helper()
-nc := connectUp(t, data)
+	nc := connectUp(t, data)
 	js, err := jetstream.New(nc)
 	if err != nil {
 		t.Fatal(err)
