@@ -1,0 +1,185 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/lexical"
+)
+
+// Lexical engines: what ranks Search's BM25.
+const (
+	// LexicalFTS5 ranks inside SQLite with FTS5's bm25().
+	LexicalFTS5 = "fts5"
+	// LexicalMemory ranks with an in-memory inverted index (package
+	// lexical) over the same full-text rows, the same weights and the same
+	// formula. It is built from the full-text table on the first search and
+	// follows every later change through the lex_log table (written in the
+	// same transaction as the change), in this process and in any other that
+	// reads the database.
+	LexicalMemory = "memory"
+)
+
+// EnvLexical chooses the lexical engine of stores opened without one set
+// (see DefaultLexical).
+const EnvLexical = "EXOCORTEX_LEXICAL"
+
+// DefaultLexical is the engine of a store whose Lexical is empty and
+// $EXOCORTEX_LEXICAL unset.
+const DefaultLexical = LexicalFTS5
+
+// lexLogKeep is how many lex_log entries the writer keeps; a reader in
+// another process that falls further behind rebuilds its index.
+const lexLogKeep = 200_000
+
+// lexAll in lex_log.row: the whole full-text table was emptied.
+const lexAll = -1
+
+// ParseLexical checks an engine name ("" is the default).
+func ParseLexical(s string) (string, error) {
+	switch s {
+	case "", LexicalFTS5, LexicalMemory:
+		return s, nil
+	}
+	return "", fmt.Errorf("lexical engine %q: want %s or %s", s, LexicalFTS5, LexicalMemory)
+}
+
+// lexicalEngine is the engine Search uses.
+func (s *Store) lexicalEngine() string {
+	if s.Lexical != "" {
+		return s.Lexical
+	}
+	if e := os.Getenv(EnvLexical); e == LexicalMemory || e == LexicalFTS5 {
+		return e
+	}
+	return DefaultLexical
+}
+
+// logLex records a change of full-text row id in the lexical log.
+func logLex(ctx context.Context, tx *sql.Tx, id int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT INTO lex_log (row) VALUES (?)`, id)
+	return err
+}
+
+// pruneLexLog drops lex_log entries beyond the newest lexLogKeep.
+func pruneLexLog(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `DELETE FROM lex_log WHERE seq <= (SELECT max(seq) FROM lex_log) - ?`, lexLogKeep)
+	return err
+}
+
+// lexIndex is a store's in-memory lexical index and the lex_log entry it
+// has applied.
+type lexIndex struct {
+	mu  sync.Mutex // one catch-up at a time
+	idx *lexical.Index
+	seq int64
+}
+
+// LexicalIndex returns the store's in-memory lexical index brought up to
+// date with the database: built from the full-text table the first time
+// (or when the lexical log was pruned past what it has applied, or the
+// table was emptied), then kept in step by replaying the log.
+func (s *Store) LexicalIndex(ctx context.Context) (*lexical.Index, error) {
+	l := &s.lex
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.idx == nil {
+		if err := s.rebuildLex(ctx); err != nil {
+			return nil, fmt.Errorf("build lexical index: %w", err)
+		}
+		return l.idx, nil
+	}
+	var lo, hi int64
+	if err := s.r.QueryRowContext(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM lex_log`).Scan(&lo, &hi); err != nil {
+		return nil, fmt.Errorf("read lexical log: %w", err)
+	}
+	switch {
+	case hi == l.seq:
+		return l.idx, nil
+	case hi < l.seq || lo > l.seq+1:
+		// The log was pruned past us (or the database replaced): rebuild.
+		if err := s.rebuildLex(ctx); err != nil {
+			return nil, fmt.Errorf("rebuild lexical index: %w", err)
+		}
+		return l.idx, nil
+	}
+	rows, err := s.r.QueryContext(ctx, `
+SELECT l.seq, l.row, f.rowid IS NOT NULL, coalesce(f.body, ''), coalesce(f.lemmas, ''), coalesce(f.title, ''),
+	coalesce(f.section, ''), coalesce(f.heads, ''), coalesce(c.lang, '')
+FROM lex_log l LEFT JOIN chunks_fts f ON f.rowid = l.row LEFT JOIN chunks c ON c.id = l.row
+WHERE l.seq > ? ORDER BY l.seq`, l.seq)
+	if err != nil {
+		return nil, fmt.Errorf("replay lexical log from %d: %w", l.seq, err)
+	}
+	defer rows.Close()
+	seq := l.seq
+	for rows.Next() {
+		var r lexical.Row
+		var present bool
+		if err := rows.Scan(&seq, &r.ID, &present, &r.Cols[lexical.Body], &r.Cols[lexical.Lemmas], &r.Cols[lexical.Title],
+			&r.Cols[lexical.Section], &r.Cols[lexical.Heads], &r.Lang); err != nil {
+			return nil, fmt.Errorf("replay lexical log from %d: %w", l.seq, err)
+		}
+		switch {
+		case r.ID == lexAll:
+			rows.Close()
+			if err := s.rebuildLex(ctx); err != nil {
+				return nil, fmt.Errorf("rebuild lexical index: %w", err)
+			}
+			return l.idx, nil
+		case present:
+			l.idx.Put(r)
+		default:
+			l.idx.Delete(r.ID)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("replay lexical log from %d: %w", l.seq, err)
+	}
+	l.seq = seq
+	return l.idx, nil
+}
+
+// rebuildLex builds the index from the full-text table, and the log
+// position, in one read transaction (one snapshot of the database).
+func (s *Store) rebuildLex(ctx context.Context) error {
+	t0 := time.Now()
+	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback()
+	var seq int64
+	if err := tx.QueryRowContext(ctx, `SELECT coalesce(max(seq), 0) FROM lex_log`).Scan(&seq); err != nil {
+		return err
+	}
+	rows, err := tx.QueryContext(ctx, `
+SELECT f.rowid, f.body, f.lemmas, f.title, f.section, f.heads, coalesce(c.lang, '')
+FROM chunks_fts f LEFT JOIN chunks c ON c.id = f.rowid`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	idx := lexical.New()
+	for rows.Next() {
+		var r lexical.Row
+		var body, lemmas, title, section, heads sql.NullString
+		if err := rows.Scan(&r.ID, &body, &lemmas, &title, &section, &heads, &r.Lang); err != nil {
+			return err
+		}
+		r.Cols = [lexical.NumColumns]string{body.String, lemmas.String, title.String, section.String, heads.String}
+		idx.Put(r)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	s.lex.idx, s.lex.seq = idx, seq
+	zerolog.Ctx(ctx).Debug().Int("rows", idx.Len()).Dur("took", time.Since(t0)).Msg("lexical index built")
+	return nil
+}
