@@ -238,12 +238,15 @@ func (x *Index) put(r Row) {
 	add(x.lemmas, lemmas)
 }
 
-// CompactFraction: the index compacts when its dead rows pass this fraction
-// of all rows (and 1000 rows).
-const CompactFraction = 0.25
+// CompactFraction and CompactMin: the index compacts when its dead rows
+// pass this fraction of all rows and CompactMin rows.
+var (
+	CompactFraction = 0.25
+	CompactMin      = 1000
+)
 
 func (x *Index) maybeCompact() {
-	if x.dead > 1000 && float64(x.dead) > CompactFraction*float64(x.live+x.dead) {
+	if x.dead > CompactMin && float64(x.dead) > CompactFraction*float64(x.live+x.dead) {
 		x.compact()
 	}
 }
