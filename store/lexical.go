@@ -50,8 +50,8 @@ func ParseLexical(s string) (string, error) {
 	return "", fmt.Errorf("lexical engine %q: want %s or %s", s, LexicalFTS5, LexicalMemory)
 }
 
-// lexicalEngine is the engine Search uses.
-func (s *Store) lexicalEngine() string {
+// LexicalEngine is the engine Search uses (LexicalFTS5 or LexicalMemory).
+func (s *Store) LexicalEngine() string {
 	if s.Lexical != "" {
 		return s.Lexical
 	}

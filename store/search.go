@@ -99,7 +99,7 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
 	aq := a.Query(query)
-	memory := s.lexicalEngine() == LexicalMemory
+	memory := s.LexicalEngine() == LexicalMemory
 	var idx *lexical.Index
 	df := s.vocabDocFreq
 	if memory {
