@@ -309,6 +309,25 @@ func (x *Index) compact() {
 func (x *Index) DocFreq(term string) int {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
+	return x.docFreq(term)
+}
+
+// DocFreqAbove reports whether more than limit rows hold term in any
+// column; it counts only when the term's postings are more than limit.
+func (x *Index) DocFreqAbove(term string, limit int) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := 0
+	if p := x.words[term]; p != nil {
+		n += len(p.docs)
+	}
+	if p := x.lemmas[term]; p != nil {
+		n += len(p.docs)
+	}
+	return n > limit && x.docFreq(term) > limit
+}
+
+func (x *Index) docFreq(term string) int {
 	a, b := x.words[term], x.lemmas[term]
 	var ad, bd []uint32
 	if a != nil {

@@ -84,7 +84,7 @@ func TestAnIndexAfterChurnSearchesAsOneBuiltFromItsLiveRows(t *testing.T) {
 			}
 		}
 		for _, term := range append(q.Words, q.Terms...) {
-			if a, b := x.DocFreq(term), fresh.DocFreq(term); a != b {
+			if a, b := x.DocFreq(term), fresh.DocFreq(term); a != b || x.DocFreqAbove(term, a) || !x.DocFreqAbove(term, a-1) {
 				t.Fatalf("DocFreq(%s) = %d, want %d", term, a, b)
 			}
 		}

@@ -106,10 +106,12 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		if idx, err = s.LexicalIndex(ctx); err != nil {
 			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
-		df = func(_ context.Context, terms []string) (map[string]int, error) {
+		df = func(_ context.Context, terms []string, limit int) (map[string]int, error) {
 			out := make(map[string]int, len(terms))
 			for _, t := range terms {
-				out[t] = idx.DocFreq(t)
+				if idx.DocFreqAbove(t, limit) {
+					out[t] = limit + 1
+				}
 			}
 			return out, nil
 		}
@@ -263,8 +265,9 @@ var (
 
 // dropCommon removes the query's common terms (see CommonFraction), unless
 // that would leave nothing to match.
-// docFreq counts the rows holding each term in any column.
-type docFreq func(ctx context.Context, terms []string) (map[string]int, error)
+// docFreq counts the rows holding each term in any column; a count may be
+// left out, or capped at limit+1, when it is at most limit or above it.
+type docFreq func(ctx context.Context, terms []string, limit int) (map[string]int, error)
 
 func (s *Store) dropCommon(ctx context.Context, q analysis.Query, df docFreq) (analysis.Query, error) {
 	n, err := s.chunkCount(ctx)
@@ -276,7 +279,7 @@ func (s *Store) dropCommon(ctx context.Context, q analysis.Query, df docFreq) (a
 	if len(all) < 2 {
 		return q, nil
 	}
-	counts, err := df(ctx, all)
+	counts, err := df(ctx, all, limit)
 	if err != nil {
 		return q, err
 	}
@@ -306,7 +309,7 @@ func (s *Store) dropCommon(ctx context.Context, q analysis.Query, df docFreq) (a
 }
 
 // vocabDocFreq reads the terms' row counts from the FTS5 vocabulary.
-func (s *Store) vocabDocFreq(ctx context.Context, terms []string) (map[string]int, error) {
+func (s *Store) vocabDocFreq(ctx context.Context, terms []string, _ int) (map[string]int, error) {
 	args := make([]any, len(terms))
 	for i, t := range terms {
 		args[i] = t
