@@ -96,7 +96,7 @@ func (s *Store) LexicalIndex(ctx context.Context) (*lexical.Index, error) {
 		return l.idx, nil
 	}
 	var lo, hi int64
-	if err := s.r.QueryRowContext(ctx, `SELECT coalesce(min(seq), 0), coalesce(max(seq), 0) FROM lex_log`).Scan(&lo, &hi); err != nil {
+	if err := s.r.QueryRowContext(ctx, `SELECT coalesce((SELECT min(seq) FROM lex_log), 0), coalesce((SELECT max(seq) FROM lex_log), 0)`).Scan(&lo, &hi); err != nil {
 		return nil, fmt.Errorf("read lexical log: %w", err)
 	}
 	switch {
