@@ -106,6 +106,8 @@ type Index struct {
 	dead     int
 
 	scratch sync.Pool
+	// putWords and putLemmas are put's term counts, reused.
+	putWords, putLemmas map[string][3]uint16
 }
 
 // New returns an empty index.
@@ -198,10 +200,25 @@ func (x *Index) put(r Row) {
 		x.langCodes[r.Lang] = code
 	}
 	var length uint32
-	words := map[string][3]uint16{}
-	lemmas := map[string][3]uint16{}
+	if x.putWords == nil {
+		x.putWords, x.putLemmas = map[string][3]uint16{}, map[string][3]uint16{}
+	}
+	words, lemmas := x.putWords, x.putLemmas
+	clear(words)
+	clear(lemmas)
 	count := func(m map[string][3]uint16, col, slot int) {
-		for _, t := range strings.Fields(r.Cols[col]) {
+		text := r.Cols[col]
+		for len(text) > 0 {
+			i := strings.IndexByte(text, ' ')
+			t := text
+			if i >= 0 {
+				t, text = text[:i], text[i+1:]
+			} else {
+				text = ""
+			}
+			if t == "" {
+				continue
+			}
 			length++
 			f := m[t]
 			if f[slot] < math.MaxUint16 {
@@ -227,8 +244,9 @@ func (x *Index) put(r Row) {
 		for t, f := range m {
 			p := lists[t]
 			if p == nil {
+				// The key must not keep the row's whole column alive.
 				p = &plist{}
-				lists[t] = p
+				lists[strings.Clone(t)] = p
 			}
 			p.docs = append(p.docs, n)
 			p.tfs = append(p.tfs, f)
