@@ -280,3 +280,23 @@ func TestAReopenedStoreRebuildsItsMemoryIndexFromSQLite(t *testing.T) {
 		t.Error("ParseLexical accepted an unknown engine")
 	}
 }
+
+func TestTheLexicalEngineComesFromTheStoreThenTheEnvironment(t *testing.T) {
+	s := openTest(t)
+	if got := s.LexicalEngine(); got != DefaultLexical {
+		t.Errorf("engine %q, want the default %q", got, DefaultLexical)
+	}
+	t.Setenv(EnvLexical, LexicalMemory)
+	if got := s.LexicalEngine(); got != LexicalMemory {
+		t.Errorf("engine %q with %s=memory", got, EnvLexical)
+	}
+	s.Lexical = LexicalFTS5
+	if got := s.LexicalEngine(); got != LexicalFTS5 {
+		t.Errorf("engine %q with Lexical set to fts5", got)
+	}
+	for _, ok := range []string{"", LexicalFTS5, LexicalMemory} {
+		if _, err := ParseLexical(ok); err != nil {
+			t.Errorf("ParseLexical(%q): %v", ok, err)
+		}
+	}
+}
