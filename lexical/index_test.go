@@ -1,6 +1,8 @@
 package lexical
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"strings"
@@ -117,4 +119,55 @@ func TestSearchKeepsTheBestKInOrder(t *testing.T) {
 	if got := x.Search(Query{Words: []string{"nowhere"}}, 10, w, ""); len(got) != 0 {
 		t.Errorf("an unknown word found %v", got)
 	}
+}
+
+func TestASnapshotReadsBackAsTheSameIndex(t *testing.T) {
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := New()
+	for step := 0; step < 1500; step++ {
+		id := int64(rng.IntN(500))
+		if rng.IntN(4) == 0 {
+			x.Delete(id)
+		} else {
+			x.Put(randomRow(rng, id))
+		}
+	}
+	var buf bytes.Buffer
+	if err := x.WriteSnapshot(&buf, []byte("seq 42")); err != nil {
+		t.Fatal(err)
+	}
+	y, stamp, err := ReadSnapshot(bytes.NewReader(buf.Bytes()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(stamp) != "seq 42" || y.Len() != x.Len() || y.Stats() != x.Stats() {
+		t.Fatalf("read back stamp %q, %+v; want %q, %+v", stamp, y.Stats(), "seq 42", x.Stats())
+	}
+	w := Weights{0.25, 3, 1, 0.75, 1}
+	for i := 0; i < 200; i++ {
+		q := randomQuery(rng)
+		lang := []string{"", "en", "ru"}[i%3]
+		if got, want := y.Search(q, 10, w, lang), x.Search(q, 10, w, lang); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Fatalf("query %+v: read back %v, want %v", q, got, want)
+		}
+	}
+	// Writes after the read work as on the original.
+	r := randomRow(rng, 9999)
+	x.Put(r)
+	y.Put(r)
+	q := Query{Words: strings.Fields(r.Cols[Body])[:2]}
+	if got, want := y.Search(q, 5, w, ""), x.Search(q, 5, w, ""); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("after a put: %v, want %v", got, want)
+	}
+	for _, bad := range [][]byte{buf.Bytes()[:buf.Len()/2], append([]byte("X"), buf.Bytes()[1:]...), flip(buf.Bytes(), buf.Len()/3), nil} {
+		if _, _, err := ReadSnapshot(bytes.NewReader(bad)); !errors.Is(err, ErrCorrupt) {
+			t.Errorf("a damaged snapshot of %d bytes read with %v, want ErrCorrupt", len(bad), err)
+		}
+	}
+}
+
+func flip(b []byte, i int) []byte {
+	c := append([]byte(nil), b...)
+	c[i] ^= 0x40
+	return c
 }
