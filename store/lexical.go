@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -79,6 +80,8 @@ type lexIndex struct {
 	mu  sync.Mutex // one catch-up at a time
 	idx *lexical.Index
 	seq int64
+	// replayed counts log entries applied since the last snapshot.
+	replayed int64
 }
 
 // LexicalIndex returns the store's in-memory lexical index brought up to
@@ -89,7 +92,7 @@ func (s *Store) LexicalIndex(ctx context.Context) (*lexical.Index, error) {
 	l := &s.lex
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.idx == nil {
+	if l.idx == nil && !s.loadLexSnapshot(ctx) {
 		if err := s.rebuildLex(ctx); err != nil {
 			return nil, fmt.Errorf("build lexical index: %w", err)
 		}
@@ -142,7 +145,11 @@ WHERE l.seq > ? ORDER BY l.seq`, l.seq)
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("replay lexical log from %d: %w", l.seq, err)
 	}
+	l.replayed += seq - l.seq
 	l.seq = seq
+	if l.replayed >= LexSnapshotEvery {
+		s.saveLexSnapshot(ctx)
+	}
 	return l.idx, nil
 }
 
@@ -181,5 +188,95 @@ FROM chunks_fts f LEFT JOIN chunks c ON c.id = f.rowid`)
 	}
 	s.lex.idx, s.lex.seq = idx, seq
 	zerolog.Ctx(ctx).Debug().Int("rows", idx.Len()).Dur("took", time.Since(t0)).Msg("lexical index built")
+	s.saveLexSnapshot(ctx)
 	return nil
+}
+
+// LexSnapshotEvery: a store saves its memory index's snapshot after a full
+// build and after replaying this many log entries since the last one.
+var LexSnapshotEvery int64 = 50_000
+
+// LexSnapshotPath is where the memory lexical index of the database at
+// dbPath keeps its snapshot.
+func LexSnapshotPath(dbPath string) string { return dbPath + ".lex" }
+
+// lexStamp is a snapshot's stamp: the database's log epoch and the log
+// position the index holds.
+func lexStamp(epoch string, seq int64) []byte { return fmt.Appendf(nil, "%s %d", epoch, seq) }
+
+func (s *Store) lexEpoch(ctx context.Context) (string, error) {
+	var epoch string
+	err := s.r.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'lex_epoch'`).Scan(&epoch)
+	return epoch, err
+}
+
+// saveLexSnapshot writes the index's snapshot (a temporary file renamed
+// over the last one); failing is not an error: the next start rebuilds.
+// Called with s.lex.mu held.
+func (s *Store) saveLexSnapshot(ctx context.Context) {
+	l := &s.lex
+	log := zerolog.Ctx(ctx)
+	epoch, err := s.lexEpoch(ctx)
+	if err != nil {
+		log.Debug().Err(err).Msg("lexical snapshot not saved: no log epoch")
+		return
+	}
+	path := LexSnapshotPath(s.path)
+	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
+	if err != nil {
+		log.Debug().Err(err).Msg("lexical snapshot not saved")
+		return
+	}
+	defer os.Remove(tmp.Name())
+	err = l.idx.WriteSnapshot(tmp, lexStamp(epoch, l.seq))
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		log.Warn().Err(err).Str("path", path).Msg("lexical snapshot not saved")
+		return
+	}
+	l.replayed = 0
+}
+
+// loadLexSnapshot loads the index from its snapshot when it is this
+// database's and the log still holds every entry after it; the caller then
+// replays those. Called with s.lex.mu held.
+func (s *Store) loadLexSnapshot(ctx context.Context) bool {
+	log := zerolog.Ctx(ctx)
+	path := LexSnapshotPath(s.path)
+	f, err := os.Open(path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	idx, stamp, err := lexical.ReadSnapshot(f)
+	if err != nil {
+		log.Warn().Err(err).Str("path", path).Msg("lexical snapshot unreadable: rebuilding from the database")
+		return false
+	}
+	var epoch string
+	var seq int64
+	if _, err := fmt.Sscanf(string(stamp), "%s %d", &epoch, &seq); err != nil {
+		return false
+	}
+	want, err := s.lexEpoch(ctx)
+	if err != nil || want != epoch {
+		return false
+	}
+	var lo, hi int64
+	if err := s.r.QueryRowContext(ctx, `SELECT coalesce((SELECT min(seq) FROM lex_log), 0), coalesce((SELECT max(seq) FROM lex_log), 0)`).Scan(&lo, &hi); err != nil {
+		return false
+	}
+	if hi < seq || lo > seq+1 {
+		return false // the log moved on past the snapshot, or the database went back
+	}
+	s.lex.idx, s.lex.seq = idx, seq
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
 	"strings"
 	"testing"
 
@@ -283,6 +284,7 @@ func TestAReopenedStoreRebuildsItsMemoryIndexFromSQLite(t *testing.T) {
 
 func TestTheLexicalEngineComesFromTheStoreThenTheEnvironment(t *testing.T) {
 	s := openTest(t)
+	t.Setenv(EnvLexical, "")
 	if got := s.LexicalEngine(); got != DefaultLexical {
 		t.Errorf("engine %q, want the default %q", got, DefaultLexical)
 	}
@@ -299,4 +301,61 @@ func TestTheLexicalEngineComesFromTheStoreThenTheEnvironment(t *testing.T) {
 			t.Errorf("ParseLexical(%q): %v", ok, err)
 		}
 	}
+}
+
+func TestAMemoryIndexStartsFromItsSnapshotAndReplaysTheLogAfterIt(t *testing.T) {
+	mem, fts := openPair(t)
+	lexCorpus(t, mem, 0, 120, 10)
+	search(t, mem, "river", SearchOptions{}) // builds, and saves the snapshot
+	snap := LexSnapshotPath(mem.Path())
+	if _, err := os.Stat(snap); err != nil {
+		t.Fatalf("no snapshot after the first build: %v", err)
+	}
+	// Writes after the snapshot are in the log; a change behind the log's
+	// back is not, and shows whether the index came from the snapshot.
+	mustApply(t, mem, &schemas.DocStructure{DocID: "d002", Version: 2, Deleted: true}, true)
+	lexCorpus(t, mem, 120, 150, 11)
+	if _, err := mem.w.Exec(`UPDATE chunks_fts SET body = body || ' quokka' WHERE rowid = (SELECT id FROM chunks WHERE chunk_id = 'c0005')`); err != nil {
+		t.Fatal(err)
+	}
+	open := func() *Store {
+		s, err := OpenReadOnly(mem.Path())
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { s.Close() })
+		s.Lexical = LexicalMemory
+		return s
+	}
+	s := open()
+	if hits := search(t, s, "quokka", SearchOptions{}); len(hits) != 0 {
+		t.Errorf("quokka found in %v: the index was rebuilt, not loaded from its snapshot", hitIDs(hits))
+	}
+	if _, err := mem.w.Exec(`UPDATE chunks_fts SET body = replace(body, ' quokka', '') WHERE rowid = (SELECT id FROM chunks WHERE chunk_id = 'c0005')`); err != nil {
+		t.Fatal(err)
+	}
+	agree(t, "snapshot and the log after it", fts, s, SearchOptions{K: 20})
+
+	// A damaged snapshot, or another database's, is rebuilt from SQLite.
+	raw, err := os.ReadFile(snap)
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw[len(raw)/2] ^= 1
+	if err := os.WriteFile(snap, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agree(t, "damaged snapshot", fts, open(), SearchOptions{K: 20})
+	other := openTest(t)
+	other.Lexical = LexicalMemory
+	lexCorpus(t, other, 0, 30, 12)
+	search(t, other, "river", SearchOptions{})
+	otherSnap, err := os.ReadFile(LexSnapshotPath(other.Path()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(snap, otherSnap, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	agree(t, "another database's snapshot", fts, open(), SearchOptions{K: 20})
 }

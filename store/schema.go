@@ -150,6 +150,8 @@ CREATE TABLE IF NOT EXISTS lex_log (
 CREATE TRIGGER IF NOT EXISTS lex_log_chunk_delete AFTER DELETE ON chunks BEGIN
 	INSERT INTO lex_log (row) VALUES (old.id);
 END;
+-- Names this database's log, so a snapshot of another's is never replayed onto it.
+INSERT OR IGNORE INTO meta (key, value) VALUES ('lex_epoch', lower(hex(randomblob(8))));
 `,
 }
 
