@@ -424,26 +424,31 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		if p == nil {
 			return
 		}
-		hits := 0
-		for _, d := range p.docs {
-			if x.alive[d] {
-				hits++
+		hits := len(p.docs)
+		if x.dead > 0 {
+			hits = 0
+			for _, d := range p.docs {
+				if x.alive[d] {
+					hits++
+				}
 			}
 		}
 		if hits == 0 {
 			return
 		}
+		allAlive := x.dead == 0
 		idf := math.Log((nRow - float64(hits) + 0.5) / (float64(hits) + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
 		}
+		norm := K1 * B / avgdl
 		for i, d := range p.docs {
-			if !x.alive[d] {
+			if !allAlive && !x.alive[d] {
 				continue
 			}
 			tf := p.tfs[i]
 			f := cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
-			s := idf * (f * (K1 + 1)) / (f + K1*(1-B+B*float64(x.lens[d])/avgdl))
+			s := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(x.lens[d]))
 			if sc.stamp[d] != sc.gen {
 				sc.stamp[d] = sc.gen
 				sc.acc[d] = 0
