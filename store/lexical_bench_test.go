@@ -110,7 +110,10 @@ func BenchmarkLexical100k(b *testing.B) {
 	runtime.GC()
 	runtime.ReadMemStats(&m1)
 	st := idx.Stats()
-	fi, _ := os.Stat(LexSnapshotPath(fts.Path()))
+	fi, err := os.Stat(LexSnapshotPath(fts.Path()))
+	if err != nil {
+		b.Fatalf("no snapshot after the build: %v", err)
+	}
 	// Another process's start: from the snapshot.
 	again, err := OpenReadOnly(fts.Path())
 	if err != nil {

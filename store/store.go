@@ -110,6 +110,11 @@ func Open(path string) (*Store, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
+	// Migration 7 names the lexical log; a database without the name gets one.
+	if _, err := w.ExecContext(ctx, `INSERT OR IGNORE INTO meta (key, value) VALUES ('lex_epoch', lower(hex(randomblob(8))))`); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: name the lexical log: %w", path, err)
+	}
 	r, err := openReader(ctx, path)
 	if err != nil {
 		w.Close()
