@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -80,8 +81,10 @@ type lexIndex struct {
 	mu  sync.Mutex // one catch-up at a time
 	idx *lexical.Index
 	seq int64
-	// replayed counts log entries applied since the last snapshot.
+	// replayed counts log entries applied since the last snapshot; saving
+	// is set while one is written in the background.
 	replayed int64
+	saving   atomic.Bool
 }
 
 // LexicalIndex returns the store's in-memory lexical index brought up to
@@ -147,8 +150,16 @@ WHERE l.seq > ? ORDER BY l.seq`, l.seq)
 	}
 	l.replayed += seq - l.seq
 	l.seq = seq
-	if l.replayed >= LexSnapshotEvery {
-		s.saveLexSnapshot(ctx)
+	if l.replayed >= LexSnapshotEvery && l.saving.CompareAndSwap(false, true) {
+		// In the background: searches go on meanwhile. Writes replayed while
+		// it is written may be in it too; replaying them again from seq on
+		// load changes nothing (each entry applies the row's content then).
+		l.replayed = 0
+		idx, seq := l.idx, l.seq
+		go func() {
+			defer l.saving.Store(false)
+			s.writeLexSnapshot(context.WithoutCancel(ctx), idx, seq)
+		}()
 	}
 	return l.idx, nil
 }
@@ -214,21 +225,28 @@ func (s *Store) lexEpoch(ctx context.Context) (string, error) {
 // over the last one); failing is not an error: the next start rebuilds.
 // Called with s.lex.mu held.
 func (s *Store) saveLexSnapshot(ctx context.Context) {
-	l := &s.lex
+	if s.writeLexSnapshot(ctx, s.lex.idx, s.lex.seq) {
+		s.lex.replayed = 0
+	}
+}
+
+// writeLexSnapshot writes idx, which holds the log up to seq, as the
+// snapshot; it reports whether it did.
+func (s *Store) writeLexSnapshot(ctx context.Context, idx *lexical.Index, seq int64) bool {
 	log := zerolog.Ctx(ctx)
 	epoch, err := s.lexEpoch(ctx)
 	if err != nil {
 		log.Debug().Err(err).Msg("lexical snapshot not saved: no log epoch")
-		return
+		return false
 	}
 	path := LexSnapshotPath(s.path)
 	tmp, err := os.CreateTemp(filepath.Dir(path), filepath.Base(path)+".tmp*")
 	if err != nil {
 		log.Debug().Err(err).Msg("lexical snapshot not saved")
-		return
+		return false
 	}
 	defer os.Remove(tmp.Name())
-	err = l.idx.WriteSnapshot(tmp, lexStamp(epoch, l.seq))
+	err = idx.WriteSnapshot(tmp, lexStamp(epoch, seq))
 	if err == nil {
 		err = tmp.Sync()
 	}
@@ -240,9 +258,9 @@ func (s *Store) saveLexSnapshot(ctx context.Context) {
 	}
 	if err != nil {
 		log.Warn().Err(err).Str("path", path).Msg("lexical snapshot not saved")
-		return
+		return false
 	}
-	l.replayed = 0
+	return true
 }
 
 // loadLexSnapshot loads the index from its snapshot when it is this

@@ -8,7 +8,9 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/exocortex/exocortex/lexical"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -358,4 +360,45 @@ func TestAMemoryIndexStartsFromItsSnapshotAndReplaysTheLogAfterIt(t *testing.T) 
 		t.Fatal(err)
 	}
 	agree(t, "another database's snapshot", fts, open(), SearchOptions{K: 20})
+}
+
+func TestTheMemoryIndexSavesASnapshotAgainAfterEnoughReplays(t *testing.T) {
+	defer func(n int64) { LexSnapshotEvery = n }(LexSnapshotEvery)
+	LexSnapshotEvery = 5
+	mem, fts := openPair(t)
+	lexCorpus(t, mem, 0, 50, 13)
+	search(t, mem, "river", SearchOptions{})
+	stampSeq := func() int64 {
+		f, err := os.Open(LexSnapshotPath(mem.Path()))
+		if err != nil {
+			return -1
+		}
+		defer f.Close()
+		_, stamp, err := lexical.ReadSnapshot(f)
+		if err != nil {
+			return -1 // being replaced
+		}
+		var epoch string
+		var seq int64
+		fmt.Sscanf(string(stamp), "%s %d", &epoch, &seq)
+		return seq
+	}
+	first := stampSeq()
+	lexCorpus(t, mem, 50, 70, 14)
+	search(t, mem, "river", SearchOptions{})
+	for deadline := time.Now().Add(20 * time.Second); stampSeq() <= first; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("snapshot still at log position %d after replaying more than %d entries", first, LexSnapshotEvery)
+		}
+	}
+	for mem.lex.saving.Load() {
+		time.Sleep(10 * time.Millisecond)
+	}
+	s, err := OpenReadOnly(mem.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Lexical = LexicalMemory
+	agree(t, "from the newer snapshot", fts, s, SearchOptions{K: 20})
 }
