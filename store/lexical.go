@@ -33,8 +33,9 @@ const (
 const EnvLexical = "EXOCORTEX_LEXICAL"
 
 // DefaultLexical is the engine of a store whose Lexical is empty and
-// $EXOCORTEX_LEXICAL unset.
-const DefaultLexical = LexicalFTS5
+// $EXOCORTEX_LEXICAL unset: the memory engine, which ranks as FTS5 does
+// (same XQuAD recall) 25 times faster at 100k chunks.
+const DefaultLexical = LexicalMemory
 
 // lexLogKeep is how many lex_log entries the writer keeps; a reader in
 // another process that falls further behind rebuilds its index.

@@ -290,13 +290,13 @@ func TestTheLexicalEngineComesFromTheStoreThenTheEnvironment(t *testing.T) {
 	if got := s.LexicalEngine(); got != DefaultLexical {
 		t.Errorf("engine %q, want the default %q", got, DefaultLexical)
 	}
-	t.Setenv(EnvLexical, LexicalMemory)
-	if got := s.LexicalEngine(); got != LexicalMemory {
-		t.Errorf("engine %q with %s=memory", got, EnvLexical)
-	}
-	s.Lexical = LexicalFTS5
+	t.Setenv(EnvLexical, LexicalFTS5)
 	if got := s.LexicalEngine(); got != LexicalFTS5 {
-		t.Errorf("engine %q with Lexical set to fts5", got)
+		t.Errorf("engine %q with %s=fts5", got, EnvLexical)
+	}
+	s.Lexical = LexicalMemory
+	if got := s.LexicalEngine(); got != LexicalMemory {
+		t.Errorf("engine %q with Lexical set to memory", got)
 	}
 	for _, ok := range []string{"", LexicalFTS5, LexicalMemory} {
 		if _, err := ParseLexical(ok); err != nil {
