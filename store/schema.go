@@ -138,6 +138,21 @@ UPDATE meta SET value = substr(value, 1, instr(value, '/')) || '0' WHERE key = '
 	`
 ALTER TABLE chunks ADD COLUMN block_spans TEXT;
 `,
+	// 7: the lexical log: every change of a full-text row (a write or a
+	// delete of row, -1 when the whole table was emptied), so an in-memory
+	// lexical index in any process follows the table (see lexIndex). Rows are
+	// written in the same transaction as the change itself.
+	`
+CREATE TABLE IF NOT EXISTS lex_log (
+	seq INTEGER PRIMARY KEY AUTOINCREMENT,
+	row INTEGER NOT NULL
+);
+CREATE TRIGGER IF NOT EXISTS lex_log_chunk_delete AFTER DELETE ON chunks BEGIN
+	INSERT INTO lex_log (row) VALUES (old.id);
+END;
+-- Names this database's log, so a snapshot of another's is never replayed onto it.
+INSERT OR IGNORE INTO meta (key, value) VALUES ('lex_epoch', lower(hex(randomblob(8))));
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/lexical"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -98,7 +99,24 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
 	aq := a.Query(query)
-	if aq, err = s.dropCommon(ctx, aq); err != nil {
+	memory := s.LexicalEngine() == LexicalMemory
+	var idx *lexical.Index
+	df := s.vocabDocFreq
+	if memory {
+		if idx, err = s.LexicalIndex(ctx); err != nil {
+			return nil, fmt.Errorf("search %q: %w", query, err)
+		}
+		df = func(_ context.Context, terms []string, limit int) (map[string]int, error) {
+			out := make(map[string]int, len(terms))
+			for _, t := range terms {
+				if idx.DocFreqAbove(t, limit) {
+					out[t] = limit + 1
+				}
+			}
+			return out, nil
+		}
+	}
+	if aq, err = s.dropCommon(ctx, aq, df); err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
 	expr := matchExpr(aq)
@@ -126,6 +144,12 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		tokens = DefaultSnippetTokens
 	}
 	tokens = min(tokens, 64)
+
+	if memory {
+		ranked := idx.Search(lexical.Query{Words: aq.Words, Terms: aq.Terms}, k,
+			lexical.Weights{w.Body, w.Lemmas, w.Title, w.Section, w.Heads}, opts.Lang)
+		return s.hitsByID(ctx, query, a, aq, ranked, tokens, start, end)
+	}
 
 	// Rank in the full-text index alone, then join the top k: the join and
 	// the text are paid for k rows, not for every row that matches.
@@ -160,19 +184,70 @@ ORDER BY f.rank`
 			&h.Score, &h.Text, &spans); err != nil {
 			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
-		h.SectionPath, h.BlockIDs = parseList(section), parseList(blocks)
-		h.BlockSpans = parseSpans(spans)
-		if len(h.BlockIDs) > 0 {
-			h.BlockID = h.BlockIDs[0]
-		}
-		if tokens > 0 {
-			h.Snippet = a.Snippet(analysis.PlainText(h.Text), aq, analysis.SnippetOptions{
-				Tokens: tokens, MarkStart: start, MarkEnd: end, Ellipsis: DefaultEllipsis})
-		}
+		finishHit(&h, section, blocks, spans, a, aq, tokens, start, end)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	return hits, nil
+}
+
+// finishHit decodes a hit's lists and cuts its snippet.
+func finishHit(h *Hit, section, blocks string, spans sql.NullString, a *analysis.Analyzer, aq analysis.Query, tokens int, start, end string) {
+	h.SectionPath, h.BlockIDs = parseList(section), parseList(blocks)
+	h.BlockSpans = parseSpans(spans)
+	if len(h.BlockIDs) > 0 {
+		h.BlockID = h.BlockIDs[0]
+	}
+	if tokens > 0 {
+		h.Snippet = a.Snippet(analysis.PlainText(h.Text), aq, analysis.SnippetOptions{
+			Tokens: tokens, MarkStart: start, MarkEnd: end, Ellipsis: DefaultEllipsis})
+	}
+}
+
+// hitsByID looks up ranked rows (the in-memory index's top k) in rank
+// order. A row whose chunk or document is gone by now is left out.
+func (s *Store) hitsByID(ctx context.Context, query string, a *analysis.Analyzer, aq analysis.Query, ranked []lexical.Hit,
+	tokens int, start, end string) ([]Hit, error) {
+	if len(ranked) == 0 {
+		return nil, nil
+	}
+	args := make([]any, len(ranked))
+	for i, r := range ranked {
+		args[i] = r.ID
+	}
+	rows, err := s.r.QueryContext(ctx, `
+SELECT c.id, c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang,
+	c.text, c.block_spans
+FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
+WHERE c.id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(args)), ",")+`)`, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	defer rows.Close()
+	byID := make(map[int64]*Hit, len(ranked))
+	for rows.Next() {
+		var id int64
+		var h Hit
+		var section, blocks string
+		var spans sql.NullString
+		if err := rows.Scan(&id, &h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang,
+			&h.Text, &spans); err != nil {
+			return nil, fmt.Errorf("search %q: %w", query, err)
+		}
+		finishHit(&h, section, blocks, spans, a, aq, tokens, start, end)
+		byID[id] = &h
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	hits := make([]Hit, 0, len(ranked))
+	for _, r := range ranked {
+		if h := byID[r.ID]; h != nil {
+			h.Score = r.Score
+			hits = append(hits, *h)
+		}
 	}
 	return hits, nil
 }
@@ -190,7 +265,11 @@ var (
 
 // dropCommon removes the query's common terms (see CommonFraction), unless
 // that would leave nothing to match.
-func (s *Store) dropCommon(ctx context.Context, q analysis.Query) (analysis.Query, error) {
+// docFreq counts the rows holding each term in any column; a count may be
+// left out, or capped at limit+1, when it is at most limit or above it.
+type docFreq func(ctx context.Context, terms []string, limit int) (map[string]int, error)
+
+func (s *Store) dropCommon(ctx context.Context, q analysis.Query, df docFreq) (analysis.Query, error) {
 	n, err := s.chunkCount(ctx)
 	if err != nil || float64(n)*CommonFraction <= CommonMin || CommonFraction <= 0 {
 		return q, err
@@ -200,29 +279,18 @@ func (s *Store) dropCommon(ctx context.Context, q analysis.Query) (analysis.Quer
 	if len(all) < 2 {
 		return q, nil
 	}
-	args := make([]any, len(all))
-	for i, t := range all {
-		args[i] = t
-	}
-	rows, err := s.r.QueryContext(ctx, `SELECT term, doc FROM chunks_vocab WHERE term IN (`+
-		strings.TrimSuffix(strings.Repeat("?,", len(all)), ",")+`)`, args...)
+	counts, err := df(ctx, all, limit)
 	if err != nil {
 		return q, err
 	}
-	defer rows.Close()
 	common := map[string]bool{}
-	for rows.Next() {
-		var term string
-		var docs int
-		if err := rows.Scan(&term, &docs); err != nil {
-			return q, err
-		}
+	for term, docs := range counts {
 		if docs > limit {
 			common[term] = true
 		}
 	}
-	if err := rows.Err(); err != nil || len(common) == 0 {
-		return q, err
+	if len(common) == 0 {
+		return q, nil
 	}
 	keep := func(ts []string) []string {
 		var out []string
@@ -238,6 +306,30 @@ func (s *Store) dropCommon(ctx context.Context, q analysis.Query) (analysis.Quer
 		return q, nil
 	}
 	return out, nil
+}
+
+// vocabDocFreq reads the terms' row counts from the FTS5 vocabulary.
+func (s *Store) vocabDocFreq(ctx context.Context, terms []string, _ int) (map[string]int, error) {
+	args := make([]any, len(terms))
+	for i, t := range terms {
+		args[i] = t
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT term, doc FROM chunks_vocab WHERE term IN (`+
+		strings.TrimSuffix(strings.Repeat("?,", len(terms)), ",")+`)`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var term string
+		var docs int
+		if err := rows.Scan(&term, &docs); err != nil {
+			return nil, err
+		}
+		out[term] = docs
+	}
+	return out, rows.Err()
 }
 
 // chunkCount is the number of chunks, re-read at most every 10 seconds.

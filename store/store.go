@@ -60,6 +60,9 @@ type Store struct {
 	// Weights are the BM25 column weights used when SearchOptions has none;
 	// zero means WeightsFor the analyzer's mode.
 	Weights Weights
+	// Lexical is the engine that ranks Search (LexicalFTS5 or
+	// LexicalMemory); empty means $EXOCORTEX_LEXICAL, else DefaultLexical.
+	Lexical string
 
 	path string
 	w    *sql.DB // the single writer connection; nil when read-only
@@ -71,6 +74,10 @@ type Store struct {
 	count atomic.Pointer[countAt]
 	// langs caches ChunkLangs.
 	langs atomic.Pointer[langsAt]
+	// lex is the in-memory lexical index (see LexicalIndex).
+	lex lexIndex
+	// writes counts writes, to prune the lexical log now and then.
+	writes atomic.Int64
 }
 
 // Open opens (creating it if needed) the database at path for writing,
@@ -102,6 +109,11 @@ func Open(path string) (*Store, error) {
 	if err := migrate(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	// Migration 7 names the lexical log; a database without the name gets one.
+	if _, err := w.ExecContext(ctx, `INSERT OR IGNORE INTO meta (key, value) VALUES ('lex_epoch', lower(hex(randomblob(8))))`); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: name the lexical log: %w", path, err)
 	}
 	r, err := openReader(ctx, path)
 	if err != nil {
@@ -219,6 +231,15 @@ func (s *Store) write(ctx context.Context, fn func(tx *sql.Tx) error) error {
 	if s.w == nil {
 		return ErrReadOnly
 	}
+	if s.writes.Add(1)%10_000 == 0 {
+		inner := fn
+		fn = func(tx *sql.Tx) error {
+			if err := inner(tx); err != nil {
+				return err
+			}
+			return pruneLexLog(ctx, tx)
+		}
+	}
 	if tx, ok := ctx.Value(batchKey{}).(*sql.Tx); ok {
 		if _, err := tx.ExecContext(ctx, `SAVEPOINT item`); err != nil {
 			return err
@@ -328,6 +349,9 @@ RETURNING id`,
 		if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts WHERE rowid = ?`, id); err != nil {
 			return false, err
 		}
+		if err := logLex(ctx, tx, id); err != nil {
+			return false, err
+		}
 		return true, nil
 	case err != nil:
 		return false, err
@@ -416,7 +440,10 @@ func putFTSRow(ctx context.Context, tx *sql.Tx, id int64, r ftsRow) error {
 	}
 	_, err := tx.ExecContext(ctx, `INSERT INTO chunks_fts (rowid, body, lemmas, title, section, heads) VALUES (?, ?, ?, ?, ?, ?)`,
 		id, r.body, r.lemmas, r.title, r.section, r.heads)
-	return err
+	if err != nil {
+		return err
+	}
+	return logLex(ctx, tx, id)
 }
 
 // ApplyStructure stores a document's metadata, replaces its blocks and edges,
@@ -644,6 +671,9 @@ func (s *Store) Reindex(ctx context.Context) error {
 func (s *Store) reindex(ctx context.Context, tx *sql.Tx) error {
 	const page = 500
 	if _, err := tx.ExecContext(ctx, `DELETE FROM chunks_fts`); err != nil {
+		return err
+	}
+	if err := logLex(ctx, tx, lexAll); err != nil {
 		return err
 	}
 	type row struct {

@@ -327,6 +327,7 @@ func copyState(ctx context.Context, b *bus.Bus, cat stage.Catalog, o BackupOptio
 
 // skipDataFile names the data directory's top-level files that are not
 // settings: the databases (copied on their own), their WAL files, the
+// lexical index's snapshot, the
 // running system's address and certificate copy, and temporary files.
 // The NATS key (nats.nk) is kept, so workers elsewhere that were given it
 // reach the restored system.
@@ -340,7 +341,9 @@ func skipDataFile(name string) bool {
 			return true
 		}
 	}
-	return false
+	// The memory lexical index's snapshot (and its temporary files): rebuilt
+	// from the restored database.
+	return name == filepath.Base(store.LexSnapshotPath("exocortex.db")) || strings.HasPrefix(name, "exocortex.db.lex.tmp")
 }
 
 func dumpBucket(ctx context.Context, b *bus.Bus, bucket, path string, o BackupOptions) (int, error) {

@@ -120,6 +120,17 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 	}
 	if s.Store != nil {
 		r.Index = s.Store
+		if needs.Has(stage.NeedRetriever) && s.Store.LexicalEngine() == store.LexicalMemory {
+			// Build the memory lexical index now rather than at the first query.
+			go func() {
+				t := time.Now()
+				if _, err := s.Store.LexicalIndex(context.WithoutCancel(ctx)); err != nil {
+					log.Warn().Err(err).Msg("lexical index: built at the first query instead")
+					return
+				}
+				log.Info().Dur("took", time.Since(t)).Msg("lexical index built")
+			}()
+		}
 	} else if s.lexical != nil {
 		r.Index = s.lexical
 	}

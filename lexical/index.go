@@ -1,0 +1,486 @@
+// Package lexical is an in-memory inverted index over the analyzer's output
+// that ranks rows with the same BM25 as the store's FTS5 table: the same five
+// columns (body, lemmas, title, section, heads), the same column weights, the
+// same query semantics (a query's words against body, title and section; its
+// lemmas against lemmas and heads; any of them may match) and the same
+// formula as FTS5's bm25() (k1 = 1.2, b = 0.75, per-phrase IDF
+// log((N - n + 0.5) / (n + 0.5)) floored at 1e-6, the weighted term frequency
+// of each phrase summed over its columns, the row's length in tokens over
+// all columns against the average). So the ranking equals FTS5's, without
+// FTS5's cost of reading every matching row's position lists from SQLite
+// pages.
+//
+// The index holds no text: rows are space-separated terms, as the store's
+// full-text columns hold them. SQLite stays the store of record; the store
+// keeps an Index in step with its full-text table (see store.LexicalMemory).
+//
+// Deletes and replacements leave tombstones: the old posting stays in its
+// list, marked dead through its row, and is skipped by searches; when dead
+// rows pass a quarter of all rows the index compacts (rewrites its lists
+// without them).
+package lexical
+
+import (
+	"math"
+	"strings"
+	"sync"
+)
+
+// Columns of a row, in the order of the store's FTS5 table.
+const (
+	Body = iota
+	Lemmas
+	Title
+	Section
+	Heads
+	NumColumns
+)
+
+// wordCols and lemmaCols are the columns a query's words and lemmas match,
+// in the order of a posting's term frequencies.
+var (
+	wordCols  = [3]int{Body, Title, Section}
+	lemmaCols = [3]int{Lemmas, Heads, -1}
+)
+
+// BM25 parameters, those of FTS5's bm25().
+const (
+	K1 = 1.2
+	B  = 0.75
+)
+
+// Row is one indexed row: the store's full-text row of a chunk.
+type Row struct {
+	// ID is the row's id (the chunk's rowid in the store).
+	ID int64
+	// Lang is the chunk's language ("" when undetermined); searches may
+	// filter on it.
+	Lang string
+	// Cols are the columns' space-separated terms.
+	Cols [NumColumns]string
+}
+
+// Weights are the columns' BM25 weights, in column order.
+type Weights [NumColumns]float64
+
+// Query is an analysed query: Words match body, title and section; Terms
+// (lemmas) match lemmas and heads. Each is one phrase of FTS5's bm25(), so
+// a string in both counts twice, once per column group.
+type Query struct {
+	Words, Terms []string
+}
+
+// Hit is one ranked row; Score is BM25, higher is better (FTS5's rank
+// negated).
+type Hit struct {
+	ID    int64
+	Score float64
+}
+
+// plist is one term's postings in one column group: rows in increasing
+// internal order, with the term's count in each of the group's columns.
+type plist struct {
+	docs []uint32
+	tfs  [][3]uint16
+}
+
+// Index is the inverted index. Its methods are safe for concurrent use;
+// searches run in parallel, writes one at a time.
+type Index struct {
+	mu sync.RWMutex
+
+	// Per internal row number (assigned in order of Put).
+	ids   []int64
+	lens  []uint32 // tokens over all columns
+	langs []uint8  // into langNames
+	alive []bool
+
+	byID      map[int64]uint32
+	langNames []string
+	langCodes map[string]uint8
+
+	words, lemmas map[string]*plist
+
+	live     int
+	totalLen int64
+	dead     int
+
+	scratch sync.Pool
+	// putWords and putLemmas are put's term counts, reused.
+	putWords, putLemmas map[string][3]uint16
+}
+
+// New returns an empty index.
+func New() *Index {
+	x := &Index{}
+	x.reset()
+	return x
+}
+
+func (x *Index) reset() {
+	x.ids, x.lens, x.langs, x.alive = nil, nil, nil, nil
+	x.byID = map[int64]uint32{}
+	x.langNames = []string{""}
+	x.langCodes = map[string]uint8{"": 0}
+	x.words, x.lemmas = map[string]*plist{}, map[string]*plist{}
+	x.live, x.totalLen, x.dead = 0, 0, 0
+}
+
+// Reset empties the index.
+func (x *Index) Reset() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.reset()
+}
+
+// Len is the number of rows.
+func (x *Index) Len() int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.live
+}
+
+// Stats describe the index.
+type Stats struct {
+	// Rows are live rows; Dead are tombstones not yet compacted away.
+	Rows, Dead int
+	// Terms counts the distinct terms of each column group; Postings all
+	// postings, dead ones included.
+	Terms, Postings int
+}
+
+// Stats returns the index's counts.
+func (x *Index) Stats() Stats {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	s := Stats{Rows: x.live, Dead: x.dead, Terms: len(x.words) + len(x.lemmas)}
+	for _, m := range []map[string]*plist{x.words, x.lemmas} {
+		for _, p := range m {
+			s.Postings += len(p.docs)
+		}
+	}
+	return s
+}
+
+// Put adds a row, replacing the row with the same ID.
+func (x *Index) Put(r Row) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.del(r.ID)
+	x.put(r)
+	x.maybeCompact()
+}
+
+// Delete removes the row with id; an unknown id is fine.
+func (x *Index) Delete(id int64) {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.del(id)
+	x.maybeCompact()
+}
+
+func (x *Index) del(id int64) {
+	n, ok := x.byID[id]
+	if !ok {
+		return
+	}
+	delete(x.byID, id)
+	x.alive[n] = false
+	x.live--
+	x.dead++
+	x.totalLen -= int64(x.lens[n])
+}
+
+func (x *Index) put(r Row) {
+	n := uint32(len(x.ids))
+	code, ok := x.langCodes[r.Lang]
+	if !ok && len(x.langNames) < 256 {
+		code = uint8(len(x.langNames))
+		x.langNames = append(x.langNames, r.Lang)
+		x.langCodes[r.Lang] = code
+	}
+	var length uint32
+	if x.putWords == nil {
+		x.putWords, x.putLemmas = map[string][3]uint16{}, map[string][3]uint16{}
+	}
+	words, lemmas := x.putWords, x.putLemmas
+	clear(words)
+	clear(lemmas)
+	count := func(m map[string][3]uint16, col, slot int) {
+		text := r.Cols[col]
+		for len(text) > 0 {
+			i := strings.IndexByte(text, ' ')
+			t := text
+			if i >= 0 {
+				t, text = text[:i], text[i+1:]
+			} else {
+				text = ""
+			}
+			if t == "" {
+				continue
+			}
+			length++
+			f := m[t]
+			if f[slot] < math.MaxUint16 {
+				f[slot]++
+			}
+			m[t] = f
+		}
+	}
+	for slot, col := range wordCols {
+		count(words, col, slot)
+	}
+	for slot, col := range lemmaCols[:2] {
+		count(lemmas, col, slot)
+	}
+	x.ids = append(x.ids, r.ID)
+	x.lens = append(x.lens, length)
+	x.langs = append(x.langs, code)
+	x.alive = append(x.alive, true)
+	x.byID[r.ID] = n
+	x.live++
+	x.totalLen += int64(length)
+	add := func(lists map[string]*plist, m map[string][3]uint16) {
+		for t, f := range m {
+			p := lists[t]
+			if p == nil {
+				// The key must not keep the row's whole column alive.
+				p = &plist{}
+				lists[strings.Clone(t)] = p
+			}
+			p.docs = append(p.docs, n)
+			p.tfs = append(p.tfs, f)
+		}
+	}
+	add(x.words, words)
+	add(x.lemmas, lemmas)
+}
+
+// CompactFraction and CompactMin: the index compacts when its dead rows
+// pass this fraction of all rows and CompactMin rows.
+var (
+	CompactFraction = 0.25
+	CompactMin      = 1000
+)
+
+func (x *Index) maybeCompact() {
+	if x.dead > CompactMin && float64(x.dead) > CompactFraction*float64(x.live+x.dead) {
+		x.compact()
+	}
+}
+
+// Compact rewrites the index without its tombstones.
+func (x *Index) Compact() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.compact()
+}
+
+func (x *Index) compact() {
+	if x.dead == 0 {
+		return
+	}
+	remap := make([]uint32, len(x.ids))
+	var ids []int64
+	var lens []uint32
+	var langs []uint8
+	for n, ok := range x.alive {
+		if !ok {
+			remap[n] = math.MaxUint32
+			continue
+		}
+		remap[n] = uint32(len(ids))
+		ids = append(ids, x.ids[n])
+		lens = append(lens, x.lens[n])
+		langs = append(langs, x.langs[n])
+	}
+	for _, lists := range []map[string]*plist{x.words, x.lemmas} {
+		for t, p := range lists {
+			j := 0
+			for i, d := range p.docs {
+				if m := remap[d]; m != math.MaxUint32 {
+					p.docs[j], p.tfs[j] = m, p.tfs[i]
+					j++
+				}
+			}
+			if j == 0 {
+				delete(lists, t)
+				continue
+			}
+			p.docs = append([]uint32(nil), p.docs[:j]...)
+			p.tfs = append([][3]uint16(nil), p.tfs[:j]...)
+		}
+	}
+	x.ids, x.lens, x.langs = ids, lens, langs
+	x.alive = make([]bool, len(ids))
+	for i := range x.alive {
+		x.alive[i] = true
+	}
+	for n, id := range ids {
+		x.byID[id] = uint32(n)
+	}
+	x.dead = 0
+}
+
+// DocFreq is the number of rows holding term in any column (FTS5's
+// fts5vocab 'row' count).
+func (x *Index) DocFreq(term string) int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	return x.docFreq(term)
+}
+
+// DocFreqAbove reports whether more than limit rows hold term in any
+// column; it counts only when the term's postings are more than limit.
+func (x *Index) DocFreqAbove(term string, limit int) bool {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	n := 0
+	if p := x.words[term]; p != nil {
+		n += len(p.docs)
+	}
+	if p := x.lemmas[term]; p != nil {
+		n += len(p.docs)
+	}
+	return n > limit && x.docFreq(term) > limit
+}
+
+func (x *Index) docFreq(term string) int {
+	a, b := x.words[term], x.lemmas[term]
+	var ad, bd []uint32
+	if a != nil {
+		ad = a.docs
+	}
+	if b != nil {
+		bd = b.docs
+	}
+	n, i, j := 0, 0, 0
+	for i < len(ad) || j < len(bd) {
+		var d uint32
+		switch {
+		case j >= len(bd) || (i < len(ad) && ad[i] < bd[j]):
+			d = ad[i]
+			i++
+		case i >= len(ad) || bd[j] < ad[i]:
+			d = bd[j]
+			j++
+		default:
+			d = ad[i]
+			i++
+			j++
+		}
+		if x.alive[d] {
+			n++
+		}
+	}
+	return n
+}
+
+// scratch is one search's accumulators, indexed by internal row number;
+// stamp says which entries belong to the current search.
+type scratch struct {
+	acc     []float64
+	stamp   []uint32
+	gen     uint32
+	touched []uint32
+}
+
+// Search returns the k best rows for q by BM25 with the column weights w,
+// best first (ties by ID). A non-empty lang keeps rows in that language and
+// rows without one; ranking statistics (IDF, average length) are over all
+// rows, as in FTS5.
+func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
+	if k <= 0 {
+		return nil
+	}
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	if x.live == 0 {
+		return nil
+	}
+	sc, _ := x.scratch.Get().(*scratch)
+	if sc == nil {
+		sc = &scratch{}
+	}
+	defer x.scratch.Put(sc)
+	if len(sc.acc) < len(x.ids) {
+		size := len(x.ids) + len(x.ids)/8
+		sc.acc, sc.stamp, sc.gen = make([]float64, size), make([]uint32, size), 0
+	}
+	sc.gen++
+	if sc.gen == 0 { // wrapped: stale stamps could match
+		clear(sc.stamp)
+		sc.gen = 1
+	}
+	sc.touched = sc.touched[:0]
+
+	nRow := float64(x.live)
+	avgdl := float64(x.totalLen) / nRow
+	if avgdl <= 0 {
+		avgdl = 1
+	}
+	// norm[n] would be k1*(1-b+b*D/avgdl); computed per posting instead.
+	phrase := func(p *plist, cw [3]float64) {
+		if p == nil {
+			return
+		}
+		hits := len(p.docs)
+		if x.dead > 0 {
+			hits = 0
+			for _, d := range p.docs {
+				if x.alive[d] {
+					hits++
+				}
+			}
+		}
+		if hits == 0 {
+			return
+		}
+		allAlive := x.dead == 0
+		idf := math.Log((nRow - float64(hits) + 0.5) / (float64(hits) + 0.5))
+		if idf <= 0 {
+			idf = 1e-6
+		}
+		norm := K1 * B / avgdl
+		for i, d := range p.docs {
+			if !allAlive && !x.alive[d] {
+				continue
+			}
+			tf := p.tfs[i]
+			f := cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+			s := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(x.lens[d]))
+			if sc.stamp[d] != sc.gen {
+				sc.stamp[d] = sc.gen
+				sc.acc[d] = 0
+				sc.touched = append(sc.touched, d)
+			}
+			sc.acc[d] += s
+		}
+	}
+	ww := [3]float64{w[Body], w[Title], w[Section]}
+	for _, t := range q.Words {
+		phrase(x.words[t], ww)
+	}
+	lw := [3]float64{w[Lemmas], w[Heads], 0}
+	for _, t := range q.Terms {
+		phrase(x.lemmas[t], lw)
+	}
+
+	var code uint8
+	filter := lang != ""
+	if filter {
+		c, ok := x.langCodes[lang]
+		if !ok {
+			c = math.MaxUint8 // no row has it; rows without a language still pass
+		}
+		code = c
+	}
+	h := topK{k: k}
+	for _, d := range sc.touched {
+		if filter && x.langs[d] != code && x.langs[d] != 0 {
+			continue
+		}
+		h.offer(Hit{ID: x.ids[d], Score: sc.acc[d]})
+	}
+	return h.sorted()
+}
