@@ -178,6 +178,7 @@ func runScale(b *testing.B, n int) {
 		res.Rows = append(res.Rows, measureVector(b, e, env, qs, truth))
 	}
 
+	indexesRSS := procStatus("VmRSS")
 	mdir := modeltest.Dir(b, modeltest.Options{RealShapes: true, NoQA: true,
 		Into: filepath.Join(root, "exocortex-bench-models-v1")})
 	m, err := models.ManifestFor(mdir)
@@ -209,7 +210,7 @@ func runScale(b *testing.B, n int) {
 	runtime.GC()
 	var ms runtime.MemStats
 	runtime.ReadMemStats(&ms)
-	res.Memory = Memory{RSSMB: procStatus("VmRSS"), PeakRSSMB: procStatus("VmHWM"), HeapMB: float64(ms.HeapInuse) / (1 << 20)}
+	res.Memory = Memory{IndexesRSSMB: indexesRSS, RSSMB: procStatus("VmRSS"), PeakRSSMB: procStatus("VmHWM"), HeapMB: float64(ms.HeapInuse) / (1 << 20)}
 	res.Load = load0 + " -> " + loadavg()
 	for _, r := range res.Rows {
 		name := strings.ReplaceAll(r.Measure+"/"+r.Engine, " ", "_")
