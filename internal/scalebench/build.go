@@ -103,16 +103,19 @@ func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, 
 	for range workers {
 		go func() {
 			for {
+				// The slot first, then the batch: batches are taken in
+				// order by holders of slots, so the one the writer waits
+				// for always has its slot.
+				select {
+				case sem <- struct{}{}:
+				case <-gctx.Done():
+					return
+				}
 				next.Lock()
 				b := nextBatch
 				nextBatch++
 				next.Unlock()
 				if b >= len(batches) {
-					return
-				}
-				select {
-				case sem <- struct{}{}:
-				case <-gctx.Done():
 					return
 				}
 				var out batch
