@@ -15,6 +15,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"unicode"
 	"unicode/utf8"
 
@@ -154,28 +155,52 @@ func Load(evalDir string, cfg Config) (*Corpus, error) {
 	return c, nil
 }
 
+var (
+	formsOnce sync.Once
+	forms     []string
+	formsErr  error
+)
+
+// dictForms lists every 8th form of the Russian dictionary (hyphenated ones
+// left out), once per process.
+func dictForms() ([]string, error) {
+	formsOnce.Do(func() {
+		d, err := analysis.Russian()
+		if err != nil {
+			formsErr = fmt.Errorf("scale corpus: %w", err)
+			return
+		}
+		i := 0
+		d.Forms(func(f string) bool {
+			i++
+			if i%8 == 0 && !strings.Contains(f, "-") {
+				forms = append(forms, f)
+			}
+			return true
+		})
+		if len(forms) == 0 {
+			formsErr = fmt.Errorf("scale corpus: the Russian dictionary lists no forms")
+		}
+	})
+	return forms, formsErr
+}
+
 // addDictionary appends the Russian dictionary's forms (every 8th, in a
 // seeded order) to the Russian vocabulary, below XQuAD's words.
 func (c *Corpus) addDictionary() error {
-	d, err := analysis.Russian()
+	all, err := dictForms()
 	if err != nil {
-		return fmt.Errorf("scale corpus: %w", err)
+		return err
 	}
-	have := map[string]bool{}
+	have := make(map[string]bool, len(c.vocab["ru"]))
 	for _, w := range c.vocab["ru"] {
 		have[w] = true
 	}
-	var forms []string
-	i := 0
-	d.Forms(func(f string) bool {
-		i++
-		if i%8 == 0 && !have[f] && !strings.ContainsAny(f, "-") {
+	forms := make([]string, 0, len(all))
+	for _, f := range all {
+		if !have[f] {
 			forms = append(forms, f)
 		}
-		return true
-	})
-	if len(forms) == 0 {
-		return fmt.Errorf("scale corpus: the Russian dictionary lists no forms")
 	}
 	rand.New(rand.NewPCG(c.cfg.Seed, 3)).Shuffle(len(forms), func(i, j int) { forms[i], forms[j] = forms[j], forms[i] })
 	c.vocab["ru"] = append(c.vocab["ru"], forms...)
