@@ -393,6 +393,11 @@ func measureVector(b *testing.B, e VectorEngine, env *Env, qs [][]float32, truth
 		b.Fatalf("open vector engine %s: %v", e.Name, err)
 	}
 	defer vx.Close()
+	for _, q := range qs[:min(20, len(qs))] { // warm the caches, as for lexical
+		if _, err := vx.Search(ctx, q, 10); err != nil {
+			b.Fatalf("%s: search: %v", e.Name, err)
+		}
+	}
 	var lat []float64
 	var found, want int
 	for j, q := range qs {
