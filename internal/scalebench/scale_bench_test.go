@@ -58,7 +58,7 @@ func BenchmarkScale(b *testing.B) {
 		sizes = append(sizes, 1_000_000)
 	}
 	if len(sizes) == 0 {
-		b.Skip("set EXOCORTEX_BENCH_SCALE=1 (100k chunks, minutes) and/or EXOCORTEX_BENCH_1M=1 (1M chunks, most of an hour the first time)")
+		b.Skip("set EXOCORTEX_BENCH_SCALE=1 (100k chunks, minutes) and/or EXOCORTEX_BENCH_1M=1 (1M chunks, about 20 minutes the first time)")
 	}
 	for _, n := range sizes {
 		b.Run(SizeName(n), func(b *testing.B) { runScale(b, n) })
