@@ -149,9 +149,13 @@ func Markdown(rs []*Result) string {
 		if r.Pipeline != nil {
 			pipe = fmt.Sprintf("%.0f chunks/s (%d chunks)", r.Pipeline.ChunksPerSec, r.Pipeline.Chunks)
 		}
-		fmt.Fprintf(&b, "| %s chunks | %.1fM | %.0f chunks/s (%.0f s: SQLite %.0f s, vectors %.0f s) | %s | %s | %s | %s, %.0f MB | %.0f MB | %s, load %s |\n",
+		built := ""
+		if r.Build.Cached {
+			built = ", an earlier run's"
+		}
+		fmt.Fprintf(&b, "| %s chunks | %.1fM | %.0f chunks/s (%.0f s: SQLite %.0f s, vectors %.0f s%s) | %s | %s | %s | %s, %.0f MB | %.0f MB | %s, load %s |\n",
 			SizeName(r.Chunks), float64(r.Words)/1e6, float64(r.Build.Chunks)/r.Build.Seconds, r.Build.Seconds,
-			r.Build.StoreSeconds, r.Build.VectorSeconds, pipe, mb(r.DiskBytes.SQLite), mb(r.DiskBytes.Vectors),
+			r.Build.StoreSeconds, r.Build.VectorSeconds, built, pipe, mb(r.DiskBytes.SQLite), mb(r.DiskBytes.Vectors),
 			mbOrDash(r.Memory.IndexesRSSMB), r.Memory.RSSMB, r.Memory.HeapMB, r.Machine, r.Load)
 	}
 	b.WriteString("\n| measure | engine |")
