@@ -1,6 +1,7 @@
 package analysis
 
 import (
+	"bytes"
 	"compress/gzip"
 	"embed"
 	"encoding/binary"
@@ -269,4 +270,28 @@ func appendUTF8(dst, b []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// Forms calls fn with every distinct word form of the dictionary (lowercase,
+// ё kept), in the dictionary's order, until fn returns false. It is for
+// tools that need the real vocabulary, such as the scale benchmark's corpus
+// generator; searching never needs it.
+func (d *Dict) Forms(fn func(form string) bool) {
+	var last []byte
+	var out []byte
+	stop := false
+	d.words.completions(dawgRoot, func(key []byte) {
+		if stop {
+			return
+		}
+		sep := bytes.IndexByte(key, 1)
+		if sep <= 0 || bytes.Equal(key[:sep], last) {
+			return
+		}
+		last = append(last[:0], key[:sep]...)
+		out = appendUTF8(out[:0], last)
+		if !fn(string(out)) {
+			stop = true
+		}
+	})
 }

@@ -182,3 +182,24 @@ func TestParseParadigmsRejectsTruncatedInput(t *testing.T) {
 		}
 	})
 }
+
+func TestFormsListsWordsTheDictionaryKnows(t *testing.T) {
+	d, err := Russian()
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	d.Forms(func(form string) bool {
+		if seen[form] {
+			t.Errorf("form %q listed twice", form)
+		}
+		seen[form] = true
+		if got := d.Lemmas(nil, strings.ReplaceAll(form, "ё", "е")); len(got) == 0 {
+			t.Errorf("form %q has no lemma", form)
+		}
+		return len(seen) < 5000
+	})
+	if len(seen) != 5000 {
+		t.Fatalf("listed %d forms before stopping, want 5000", len(seen))
+	}
+}

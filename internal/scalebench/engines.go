@@ -1,0 +1,114 @@
+package scalebench
+
+import (
+	"context"
+
+	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
+)
+
+// Env is what an engine is opened on: a built directory (StorePath,
+// VectorsPath) with the store and the vector index already open, the
+// corpus, and the models when the suite has them (nil otherwise).
+type Env struct {
+	Dir          string
+	Corpus       *Corpus // nil for the XQuAD-only reference store
+	Store        *store.Store
+	Vectors      vectors.Store // nil for the XQuAD-only reference store
+	Embedder     retrieval.QueryEmbedder
+	CrossEncoder retrieval.CrossEncoder
+}
+
+// Each measurement runs every engine of its list on the same corpus, in the
+// same process, one after the other, so a new implementation is compared
+// with today's in the same run: add a row to the list (its Open may build
+// its own index from env.Store or env.Dir; the build time is not counted).
+
+// Lexical is a lexical top-k search.
+type Lexical interface {
+	Search(ctx context.Context, query string, k int) ([]store.Hit, error)
+	Close() error
+}
+
+// LexicalEngine is one row of the lexical measurement.
+type LexicalEngine struct {
+	Name, Note string
+	Open       func(ctx context.Context, env *Env) (Lexical, error)
+}
+
+// LexicalEngines are measured in order; the first is today's.
+var LexicalEngines = []LexicalEngine{
+	{Name: "fts5", Note: "Store.Search: SQLite FTS5 BM25, full analyzer",
+		Open: func(ctx context.Context, env *Env) (Lexical, error) { return fts5{env.Store}, nil }},
+}
+
+type fts5 struct{ s *store.Store }
+
+func (f fts5) Search(ctx context.Context, q string, k int) ([]store.Hit, error) {
+	return f.s.Search(ctx, q, store.SearchOptions{K: k, SnippetTokens: -1})
+}
+func (fts5) Close() error { return nil }
+
+// VectorSearch is a vector top-k search returning chunk ids, best first.
+type VectorSearch interface {
+	Search(ctx context.Context, q []float32, k int) ([]string, error)
+	Close() error
+}
+
+// VectorEngine is one row of the vector measurement.
+type VectorEngine struct {
+	Name, Note string
+	Open       func(ctx context.Context, env *Env) (VectorSearch, error)
+}
+
+// VectorEngines are measured in order; the first is today's.
+var VectorEngines = []VectorEngine{
+	{Name: "embedded-hnsw", Note: "vectors.Embedded, default ef",
+		Open: func(ctx context.Context, env *Env) (VectorSearch, error) { return storeSearch{env.Vectors, 0}, nil }},
+	{Name: "embedded-hnsw ef=128", Note: "vectors.Embedded, ef 128 (the widest of the retriever's ladder)",
+		Open: func(ctx context.Context, env *Env) (VectorSearch, error) { return storeSearch{env.Vectors, 128}, nil }},
+}
+
+type storeSearch struct {
+	s  vectors.Store
+	ef int
+}
+
+func (v storeSearch) Search(ctx context.Context, q []float32, k int) ([]string, error) {
+	res, err := v.s.Search(ctx, q, vectors.SearchOptions{K: k, Ef: v.ef})
+	if err != nil {
+		return nil, err
+	}
+	ids := make([]string, len(res))
+	for i, r := range res {
+		ids[i] = r.ID
+	}
+	return ids, nil
+}
+func (storeSearch) Close() error { return nil }
+
+// RetrievalEngine is one row of the fused retrieval or the rerank
+// measurement: a retriever over env (Retrieve for fused, Retrieve then
+// Rerank, only the latter timed, for rerank).
+type RetrievalEngine struct {
+	Name, Note string
+	Open       func(ctx context.Context, env *Env) (*retrieval.Retriever, error)
+}
+
+// FusedEngines are measured in order; the first is today's.
+var FusedEngines = []RetrievalEngine{
+	{Name: "fts5+hnsw rrf", Note: "Retriever.Retrieve: embed, vector top-200, BM25 top-200, RRF to 80",
+		Open: func(ctx context.Context, env *Env) (*retrieval.Retriever, error) {
+			return &retrieval.Retriever{Index: env.Store, Vectors: env.Vectors, Embedder: env.Embedder}, nil
+		}},
+}
+
+// RerankEngines are measured in order; the first is today's.
+var RerankEngines = []RetrievalEngine{
+	{Name: "cross-encoder 80", Note: "Retriever.Rerank of the 80 fused candidates, 2 threads",
+		Open: func(ctx context.Context, env *Env) (*retrieval.Retriever, error) {
+			return &retrieval.Retriever{Index: env.Store, Vectors: env.Vectors, Embedder: env.Embedder,
+				Reranker: env.CrossEncoder}, nil
+		}},
+}

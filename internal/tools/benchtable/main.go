@@ -1,0 +1,81 @@
+// Command benchtable writes the scale benchmark's Markdown table (see
+// internal/scalebench) from its JSON results into a Markdown file, between
+// the lines <!-- scale:begin --> and <!-- scale:end -->, leaving the rest
+// of the file as it was. With -print it only prints the table.
+//
+//	go run ./internal/tools/benchtable -readme README.md .cache/scale/scale-100k.json .cache/scale/scale-1M.json
+//
+// With no result files it reads every scale-*.json in -dir (default
+// .cache/scale, where `./task bench:scale` writes them).
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/exocortex/exocortex/internal/scalebench"
+)
+
+func main() {
+	if err := run(os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "benchtable:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string, stdout io.Writer) error {
+	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
+	readme := fs.String("readme", "README.md", "the Markdown file whose table to replace")
+	dir := fs.String("dir", filepath.Join(".cache", "scale"), "where to find scale-*.json when no files are given")
+	print := fs.Bool("print", false, "print the table instead of writing it into -readme")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	files := fs.Args()
+	if len(files) == 0 {
+		var err error
+		if files, err = filepath.Glob(filepath.Join(*dir, "scale-*.json")); err != nil {
+			return err
+		}
+		if len(files) == 0 {
+			return fmt.Errorf("no scale-*.json in %s: run ./task bench:scale first, or name the result files", *dir)
+		}
+	}
+	var rs []*scalebench.Result
+	for _, f := range files {
+		r, err := scalebench.ReadResult(f)
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+	}
+	table := scalebench.Markdown(rs)
+	if *print {
+		_, err := io.WriteString(stdout, table)
+		return err
+	}
+	raw, err := os.ReadFile(*readme)
+	if err != nil {
+		return fmt.Errorf("read %s: %w", *readme, err)
+	}
+	out, err := scalebench.ReplaceTable(string(raw), table)
+	if err != nil {
+		if errors.Is(err, scalebench.ErrNoMarkers) {
+			return fmt.Errorf("%s: %w", *readme, err)
+		}
+		return err
+	}
+	if out == string(raw) {
+		fmt.Fprintf(stdout, "%s: the table is up to date (%d results)\n", *readme, len(rs))
+		return nil
+	}
+	if err := os.WriteFile(*readme, []byte(out), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", *readme, err)
+	}
+	fmt.Fprintf(stdout, "%s: table written from %d results\n", *readme, len(rs))
+	return nil
+}
