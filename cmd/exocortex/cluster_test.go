@@ -205,14 +205,22 @@ func startNATSCluster(t *testing.T, server, user, password string) ([]*natsNode,
 	return nodes, strings.Join(urls, ",")
 }
 
-// waitJetStream waits until the cluster answers JetStream requests (a meta
-// leader is elected).
+// waitJetStream waits until the cluster answers JetStream requests with
+// all three servers as peers: a meta leader is elected and a stream of
+// three replicas can be placed (a meta leader alone may still see a peer
+// offline, and refuse R3 with "no suitable peers for placement").
 func waitJetStream(t *testing.T, js jetstream.JetStream, nodes []*natsNode) {
 	t.Helper()
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		_, err := js.AccountInfo(ctx)
+		if err == nil {
+			_, err = js.CreateStream(ctx, jetstream.StreamConfig{Name: "CLUSTER_READY", Subjects: []string{"cluster.ready"}, Replicas: 3})
+			if err == nil {
+				err = js.DeleteStream(ctx, "CLUSTER_READY")
+			}
+		}
 		cancel()
 		if err == nil {
 			return
