@@ -358,7 +358,14 @@ func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
 	go func() {
 		defer s.wg.Done()
 		defer s.stopping.finished(d.Name)
-		if err := s.Bus.RunStage(ctx, spec, h, opts); err != nil {
+		err := s.Bus.RunStage(ctx, spec, h, opts)
+		if err != nil && ctx.Err() != nil && errors.Is(err, context.Canceled) {
+			// Stopped while it was starting (opening its consumer or a
+			// bucket): a stop, not a failure.
+			s.cfg.Log.Debug().Err(err).Str("stage", d.Name).Msg("stage stopped while starting")
+			err = nil
+		}
+		if err != nil {
 			s.mu.Lock()
 			s.errs = append(s.errs, err)
 			s.mu.Unlock()
