@@ -281,22 +281,7 @@ func fingerprint(t *testing.T, dbPath string) indexFingerprint {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows := func(q string) []string {
-		r, err := db.Query(q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		defer r.Close()
-		var out []string
-		for r.Next() {
-			var s string
-			if err := r.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, s)
-		}
-		return out
-	}
+	rows := func(q string) []string { return sqlStrings(t, db, q) }
 	fp := indexFingerprint{
 		Docs:    rows(`SELECT doc_id || ' ' || hash || ' ' || chunk_count || ' ' || chunk_ids FROM documents ORDER BY doc_id`),
 		Chunks:  rows(`SELECT chunk_id || ' ' || doc_id || ' ' || ordinal || ' ' || hash FROM chunks ORDER BY chunk_id`),

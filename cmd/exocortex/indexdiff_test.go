@@ -27,26 +27,7 @@ func readIndex(t *testing.T, dataDir string) indexSnapshot {
 		t.Fatal(err)
 	}
 	defer db.Close()
-	rows := func(q string) []string {
-		r, err := db.Query(q)
-		if err != nil {
-			t.Fatalf("%s: %v", q, err)
-		}
-		defer r.Close()
-		var out []string
-		for r.Next() {
-			var s string
-			if err := r.Scan(&s); err != nil {
-				t.Fatal(err)
-			}
-			out = append(out, s)
-		}
-		if err := r.Err(); err != nil {
-			t.Fatal(err)
-		}
-		slices.Sort(out)
-		return out
-	}
+	rows := func(q string) []string { return sqlStrings(t, db, q) }
 	snap := indexSnapshot{
 		Docs:   rows(`SELECT doc_id || ' ' || hash || ' ' || version || ' ' || chunk_ids FROM documents`),
 		Chunks: rows(`SELECT chunk_id || ' ' || doc_id || ' ' || hash FROM chunks`),
@@ -60,6 +41,30 @@ func readIndex(t *testing.T, dataDir string) indexSnapshot {
 		snap.Counts[table] = n
 	}
 	return snap
+}
+
+// sqlStrings runs q, whose rows are one string each, and returns them
+// sorted.
+func sqlStrings(t *testing.T, db *sql.DB, q string) []string {
+	t.Helper()
+	r, err := db.Query(q)
+	if err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+	defer r.Close()
+	var out []string
+	for r.Next() {
+		var s string
+		if err := r.Scan(&s); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, s)
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+	slices.Sort(out)
+	return out
 }
 
 // sameIndex reports every difference between a clean run's index and
