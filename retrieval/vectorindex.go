@@ -71,6 +71,22 @@ func (x *VectorIndex) ChunkLangs(ctx context.Context) (map[string]int, error) {
 	return n, nil
 }
 
+// SetLexical gives p the lexical vector and passage of the chunk hit (a
+// store.Passages row), analysed with a (the index's analyzer): the words
+// and lemmas of its text, of its document's title and labels
+// (hit.IndexTitle) and of its section path, as the full-text index holds
+// them. The index stage and exocortex check --repair write points with it.
+func SetLexical(p *vectors.Point, a *analysis.Analyzer, hit store.Hit) error {
+	title := hit.IndexTitle
+	if title == "" {
+		title = hit.Title
+	}
+	p.Sparse = vectors.LexicalDoc(a, vectors.LexicalFields{Text: hit.Text, Title: title, Section: hit.SectionPath})
+	var err error
+	p.Passage, err = EncodePassage(hit)
+	return err
+}
+
 // EncodePassage is the Passage the index stage stores with a chunk's point.
 func EncodePassage(h store.Hit) (string, error) {
 	b, err := json.Marshal(passage(h))

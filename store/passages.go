@@ -27,7 +27,7 @@ func (s *Store) Passages(ctx context.Context, ids []string) ([]Hit, error) {
 		}
 		rows, err := s.r.QueryContext(ctx, `
 SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang, c.text,
-	c.block_spans
+	c.block_spans, coalesce(d.meta, '')
 FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
 WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+`)`, args...)
 		if err != nil {
@@ -37,12 +37,14 @@ WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+
 			var h Hit
 			var section, blocks string
 			var spans sql.NullString
-			if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang, &h.Text, &spans); err != nil {
+			var meta string
+			if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang, &h.Text, &spans, &meta); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("passages: %w", err)
 			}
 			h.SectionPath, h.BlockIDs = parseList(section), parseList(blocks)
 			h.BlockSpans = parseSpans(spans)
+			h.IndexTitle = titleText(h.Title, parseMeta(meta))
 			if len(h.BlockIDs) > 0 {
 				h.BlockID = h.BlockIDs[0]
 			}

@@ -71,6 +71,10 @@ type Hit struct {
 	Title       string
 	Path        string
 	SectionPath []string
+	// IndexTitle is what the full-text index's title and heads columns
+	// hold of the document: its title and labels (aliases, tags). Set by
+	// Passages only (the index stage makes lexical vectors of it).
+	IndexTitle string
 	// BlockID is the block a citation of the chunk points at (the first of BlockIDs).
 	BlockID  string
 	BlockIDs []string

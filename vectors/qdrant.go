@@ -25,6 +25,10 @@ const (
 	payloadDocID   = "doc_id"
 	payloadLang    = "lang"
 	payloadPassage = "passage"
+	// payloadLexFormat is the LexicalFormat a point's lexical vector and
+	// passage were written in (absent: written before the marker, format
+	// 1, or without either).
+	payloadLexFormat = "lex_format"
 )
 
 // QdrantLexicalVector is the name of the collection's sparse vector: each
@@ -212,6 +216,7 @@ func (q *Qdrant) Upsert(ctx context.Context, pts []Point) error {
 		}
 		if q.lexical && len(p.Passage) > 0 {
 			ps.Payload[payloadPassage] = qdrant.NewValueString(p.Passage)
+			ps.Payload[payloadLexFormat] = qdrant.NewValueInt(LexicalFormat)
 		}
 		out = append(out, ps)
 	}

@@ -66,6 +66,18 @@ var (
 	LexicalPlainWeights   = LexicalWeights{Body: 1, Title: 2, Section: 1.5}
 )
 
+// LexicalFormat marks how a point's lexical vector and passage were made
+// (the payload field lex_format): exocortex check reports the points of
+// an older format, and check --repair rewrites them in place. Raise it
+// whenever LexicalDoc's output for the same chunk changes.
+//
+//   - 1 (no marker): the first format; its title field held the
+//     document's title alone.
+//   - 2: the title field holds the title and the document's labels
+//     (aliases, tags), as the full-text index's title and heads columns
+//     do (store.Hit.IndexTitle).
+const LexicalFormat = 2
+
 const (
 	LexicalK1     = 1.2
 	LexicalB      = 0.75

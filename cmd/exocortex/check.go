@@ -110,6 +110,9 @@ func check(ctx context.Context, args []string) error {
 		}
 		printCheck(res.Before)
 		fmt.Printf("repair: %d ingested, %d resent, %d deleted, %d orphans removed", res.Ingested, res.Resent, res.Deleted, res.Dropped)
+		if res.Rewritten > 0 {
+			fmt.Printf(", %s rewritten", plural(res.Rewritten, "point's lexical vector", "points' lexical vectors"))
+		}
 		if res.Unrepaired > 0 {
 			fmt.Printf(", %s left for you", plural(res.Unrepaired, "difference", "differences"))
 		}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -36,15 +38,20 @@ const (
 	DiffNoVectors     = "missing-vectors"
 	DiffOrphanVectors = "orphan-vectors" // vectors of chunks the index does not hold
 	DiffRootMissing   = "root-missing"   // a folder or file ingest recorded is gone
+	// Points on Qdrant without the lexical vector and passage the retrieve
+	// stage searches there, or with those of an older format.
+	DiffNoLexical    = "missing-lexical"
+	DiffStaleLexical = "stale-lexical"
 )
 
 // Repairs a Difference calls for.
 const (
-	RepairIngest = "ingest" // send it through the source's normal path
-	RepairResend = "resend" // send it again, forced (DocChanged.Force)
-	RepairDelete = "delete" // the normal deletion path
-	RepairDrop   = "drop"   // remove vectors (or a manifest) nothing else owns
-	RepairNone   = "none"   // needs a person
+	RepairIngest  = "ingest"          // send it through the source's normal path
+	RepairResend  = "resend"          // send it again, forced (DocChanged.Force)
+	RepairDelete  = "delete"          // the normal deletion path
+	RepairDrop    = "drop"            // remove vectors (or a manifest) nothing else owns
+	RepairLexical = "rewrite-lexical" // rewrite the points' lexical vectors and passages in place
+	RepairNone    = "none"            // needs a person
 )
 
 // Difference is one way the index differs from its sources.
@@ -121,6 +128,7 @@ type RepairResult struct {
 	Resent     int          `json:"resent"`     // sent again, forced
 	Deleted    int          `json:"deleted"`    // deletions published
 	Dropped    int          `json:"dropped"`    // orphan vectors and manifests removed
+	Rewritten  int          `json:"rewritten"`  // points whose lexical vector and passage were rewritten
 	Unrepaired int          `json:"unrepaired"` // differences left for a person
 }
 
@@ -135,6 +143,9 @@ type checkTarget struct {
 	log   zerolog.Logger
 	// stored are the vector store's point ids (when vec is set).
 	stored map[string]bool
+	// lexical are the stored points whose lexical vector and passage are
+	// missing or of an older format (when vec keeps them).
+	lexical map[string]vectors.PointRef
 	// trace is the trace id of what a repair sends, and of the log lines.
 	trace string
 }
@@ -302,6 +313,9 @@ type docFacts struct {
 	// protected: its source could not be read this time (unparsable file,
 	// missing root): never taken for gone.
 	protected bool
+	// relex are its chunks whose points need their lexical vector and
+	// passage rewritten (set by compareIndex).
+	relex []string
 }
 
 func (f *docFacts) source() string {
@@ -374,6 +388,7 @@ type checked struct {
 	src           *siyuan.Source
 	orphanVectors []string
 	orphanKeys    []string // manifests of unknown documents
+	relex         []string // points whose lexical vector and passage a repair rewrites
 }
 
 func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, error) {
@@ -662,8 +677,22 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 			return nil, fmt.Errorf("check: list vectors: %w", err)
 		}
 		rep.Vectors = len(pts)
+		lexicalOn := false
+		if ls, ok := t.vec.(vectors.LexicalStore); ok {
+			has, why := ls.HasLexical()
+			lexicalOn = has
+			if !has {
+				rep.Notes = append(rep.Notes, "lexical vectors not checked: "+why+
+					" (Qdrant cannot add a sparse vector to an existing collection: its collection update changes only the sparse vectors it has; "+
+					"until then the retrieve stage searches the SQLite file)")
+			}
+		}
+		t.lexical = map[string]vectors.PointRef{}
 		for _, p := range pts {
 			inStore[p.ID] = true
+			if lexicalOn && p.Lexical != vectors.LexicalCurrent {
+				t.lexical[p.ID] = p
+			}
 			if _, ok := chunkDoc[p.ID]; !ok {
 				id := p.DocID
 				if id == "" {
@@ -687,6 +716,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 		f := c.docs[id]
 		diffs := t.compare(f, explicit, inScope, kernel != nil)
 		rep.Differences = append(rep.Differences, diffs...)
+		c.relex = append(c.relex, f.relex...)
 	}
 	sort.SliceStable(rep.Differences, func(i, j int) bool { return rep.Differences[i].Where < rep.Differences[j].Where })
 	t.log.Info().Str("trace_id", t.trace).Int("differences", len(rep.Differences)).Int("source_docs", rep.SourceDocs).
@@ -812,7 +842,8 @@ func (t *checkTarget) compareIndex(f *docFacts, want string, d func(kind, repair
 		have[c.ChunkID] = c
 	}
 	listed := make(map[string]bool, len(f.manifest.Chunks))
-	var missing, stale, noFTS, noVec []string
+	var missing, stale, noFTS, noVec, noLex, oldLex []string
+	oldFormats := map[int]bool{}
 	for _, mc := range f.manifest.Chunks {
 		listed[mc.ID] = true
 		c, ok := have[mc.ID]
@@ -828,6 +859,13 @@ func (t *checkTarget) compareIndex(f *docFacts, want string, d func(kind, repair
 		}
 		if !t.noVec && !t.hasVector(c) {
 			noVec = append(noVec, mc.ID)
+		} else if p, ok := t.lexical[mc.ID]; ok && t.vec != nil && f.row != nil && c.Hash == mc.Hash {
+			if p.Lexical == vectors.LexicalMissing {
+				noLex = append(noLex, mc.ID)
+			} else {
+				oldLex = append(oldLex, mc.ID)
+				oldFormats[max(p.LexFormat, 1)] = true
+			}
 		}
 	}
 	var extra []string
@@ -855,6 +893,20 @@ func (t *checkTarget) compareIndex(f *docFacts, want string, d func(kind, repair
 	if len(noVec) > 0 {
 		out = append(out, d(DiffNoVectors, RepairResend, fmt.Sprintf("%s no vector (%s)", ofChunks(len(noVec), total, "has", "have"), firstIDs(noVec))))
 	}
+	if len(noLex) > 0 {
+		out = append(out, d(DiffNoLexical, RepairLexical, fmt.Sprintf("%s no lexical vector and no passage on %s, so the retrieve stage cannot find them there "+
+			"(written before lexical search on Qdrant) (%s)", ofChunks(len(noLex), total, "has", "have"), t.vec.Name(), firstIDs(noLex))))
+	}
+	if len(oldLex) > 0 {
+		var formats []string
+		for _, v := range slices.Sorted(maps.Keys(oldFormats)) {
+			formats = append(formats, fmt.Sprint(v))
+		}
+		out = append(out, d(DiffStaleLexical, RepairLexical, fmt.Sprintf("%s a lexical vector of an older format on %s (format %s, now %d) (%s)",
+			ofChunks(len(oldLex), total, "has", "have"), t.vec.Name(), strings.Join(formats, ", "), vectors.LexicalFormat, firstIDs(oldLex))))
+	}
+	f.relex = append(f.relex, noLex...)
+	f.relex = append(f.relex, oldLex...)
 	return out
 }
 

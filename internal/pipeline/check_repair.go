@@ -2,10 +2,14 @@ package pipeline
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
 )
@@ -74,6 +78,17 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 		tick()
 	}
 
+	// Points without a current lexical vector and passage: rewritten in
+	// place from the index, keeping their dense vectors.
+	if len(c.relex) > 0 {
+		n, err := t.rewriteLexical(ctx, c.relex)
+		res.Rewritten += n
+		if err != nil {
+			return fmt.Errorf("repair: %w", err)
+		}
+		tick()
+	}
+
 	// What each document needs, once per document.
 	need := map[string]string{}
 	for _, d := range c.report.Differences {
@@ -81,7 +96,7 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 		case RepairNone:
 			res.Unrepaired++
 			continue
-		case RepairDrop:
+		case RepairDrop, RepairLexical:
 			continue // below
 		}
 		if d.DocID == "" {
@@ -250,6 +265,55 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 		tick()
 	}
 	log.Info().Int("ingested", res.Ingested).Int("resent", res.Resent).Int("deleted", res.Deleted).
-		Int("dropped", res.Dropped).Int("unrepaired", res.Unrepaired).Msg("check: repair sent")
+		Int("dropped", res.Dropped).Int("rewritten", res.Rewritten).Int("unrepaired", res.Unrepaired).Msg("check: repair sent")
 	return nil
+}
+
+// lexicalRewriter is the vector store that rewrites its points' lexical
+// vectors and passages in place (vectors.Qdrant).
+type lexicalRewriter interface {
+	RefreshLexical(ctx context.Context, ids []string, fill func(p *vectors.Point) bool) (int, error)
+}
+
+// rewriteLexical gives the points of ids the lexical vector and passage of
+// their chunks in the index (retrieval.SetLexical, as the index stage
+// writes them), in batches, keeping their dense vectors. It returns how
+// many points were rewritten.
+func (t *checkTarget) rewriteLexical(ctx context.Context, ids []string) (int, error) {
+	r, ok := t.vec.(lexicalRewriter)
+	if !ok {
+		return 0, fmt.Errorf("the %s vector store cannot rewrite lexical vectors", t.vec.Name())
+	}
+	a := t.store.Analyzer()
+	const batch = 256
+	done := 0
+	for lo := 0; lo < len(ids); lo += batch {
+		part := ids[lo:min(lo+batch, len(ids))]
+		hits, err := t.store.Passages(ctx, part)
+		if err != nil {
+			return done, fmt.Errorf("rewrite lexical vectors: passages of %d chunks (first %s): %w", len(part), part[0], err)
+		}
+		byID := make(map[string]store.Hit, len(hits))
+		for _, h := range hits {
+			byID[h.ChunkID] = h
+		}
+		var encErr error
+		n, err := r.RefreshLexical(ctx, part, func(p *vectors.Point) bool {
+			hit, ok := byID[p.ID]
+			if !ok {
+				return false
+			}
+			if err := retrieval.SetLexical(p, a, hit); err != nil {
+				encErr = err
+				return false
+			}
+			return true
+		})
+		done += n
+		if err := errors.Join(err, encErr); err != nil {
+			return done, fmt.Errorf("rewrite lexical vectors of %d points (first %s): %w", len(part), part[0], err)
+		}
+	}
+	t.log.Info().Str("trace_id", t.trace).Int("points", done).Int("format", vectors.LexicalFormat).Msg("check: lexical vectors rewritten")
+	return done, nil
 }

@@ -2,6 +2,7 @@ package pipeline_test
 
 import (
 	"context"
+	"fmt"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,6 +23,7 @@ import (
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/vectors/qdrantfake"
+	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/retrieve"
 )
 
@@ -216,4 +218,163 @@ func TestAnOldQdrantCollectionGetsLexicalVectorsByRecreatingItAndRepairing(t *te
 	if err != nil || len(hits) == 0 || !strings.Contains(hits[0].Text, "Москва") {
 		t.Fatalf("lexical search on the migrated collection: %+v, %v", hits, err)
 	}
+}
+
+// downgradeLexical rewrites the points of the collection whose chunk id
+// starts with one of the prefixes as an older exocortex wrote them: with
+// keepLexical, the lexical vector and passage of the first format (no
+// lex_format marker, the title without the document's labels: the points
+// keep their vectors as they are, the marker goes); without, the dense
+// vector alone, as before lexical search on Qdrant. It returns how many
+// points it rewrote.
+func downgradeLexical(t *testing.T, c *qdrant.Client, coll string, keepLexical bool, prefixes ...string) int {
+	t.Helper()
+	ctx := context.Background()
+	refs, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: coll, Limit: qdrant.PtrOf(uint32(10000)),
+		WithPayload: qdrant.NewWithPayload(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pids []*qdrant.PointId
+	for _, r := range refs {
+		id := r.GetPayload()["chunk_id"].GetStringValue()
+		if slices.ContainsFunc(prefixes, func(p string) bool { return strings.HasPrefix(id, p) }) {
+			pids = append(pids, r.GetId())
+		}
+	}
+	if len(pids) == 0 {
+		t.Fatalf("no point of %v in %s", prefixes, coll)
+	}
+	got, err := c.Get(ctx, &qdrant.GetPoints{CollectionName: coll, Ids: pids, WithPayload: qdrant.NewWithPayload(true),
+		WithVectors: qdrant.NewWithVectors(true)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pts []*qdrant.PointStruct
+	for _, g := range got {
+		named := g.GetVectors().GetVectors().GetVectors()
+		if named == nil || named[""] == nil || named[vectors.QdrantLexicalVector] == nil {
+			t.Fatalf("point %v has no dense and lexical vectors: %v", g.GetId(), g.GetVectors())
+		}
+		pl := g.GetPayload()
+		if pl["lex_format"].GetIntegerValue() != vectors.LexicalFormat {
+			t.Fatalf("point %v has lex_format %v, want %d", g.GetId(), pl["lex_format"], vectors.LexicalFormat)
+		}
+		delete(pl, "lex_format")
+		dense := qdrant.NewVectorDense(named[""].GetDense().GetData())
+		vecs := qdrant.NewVectorsDense(named[""].GetDense().GetData())
+		if keepLexical {
+			sp := named[vectors.QdrantLexicalVector].GetSparse()
+			vecs = qdrant.NewVectorsMap(map[string]*qdrant.Vector{"": dense,
+				vectors.QdrantLexicalVector: qdrant.NewVectorSparse(sp.GetIndices(), sp.GetValues())})
+		} else {
+			delete(pl, "passage")
+		}
+		pts = append(pts, &qdrant.PointStruct{Id: g.GetId(), Vectors: vecs, Payload: pl})
+	}
+	if _, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: coll, Wait: qdrant.PtrOf(true), Points: pts}); err != nil {
+		t.Fatal(err)
+	}
+	return len(pts)
+}
+
+// Points on Qdrant written before lexical search there (no lexical vector,
+// no passage) and points of the first lexical format are differences to
+// check, and check --repair rewrites them in place from the index, keeping
+// the collection and the dense vectors; the retrieve stage's lexical search
+// on Qdrant then finds them.
+func TestCheckFindsQdrantPointsWithoutCurrentLexicalVectorsAndRepairRewritesThem(t *testing.T) {
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	ctx := context.Background()
+	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: fakePort(t, fake.Addr()), SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	vc := vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: "notes"}}
+	dir, vault := t.TempDir(), t.TempDir()
+	birds, garden := filepath.Join(vault, "birds.md"), filepath.Join(vault, "garden.md")
+	writeFile(t, birds, "# Birds\n\n## Owls\n\nOwls hunt at night and fly silently.\n")
+	writeFile(t, garden, "---\ntags: [permaculture]\naliases:\n  - Огород\n---\n# Garden\n\nTomatoes need full sun.\n")
+	writeFile(t, filepath.Join(vault, "города.md"), "# Города\n\nМосква стоит на Москве-реке.\n")
+	sys := startNeural(t, dir, modelsDir, vc)
+	t.Cleanup(func() { _ = sys.Stop() })
+	syncPaths(t, sys.Bus, vault)
+	_, total := embeddedAll(t, sys)
+	rep, err := sys.Check(ctx, pipeline.CheckOptions{Settle: time.Minute})
+	if err != nil || !rep.Clean() {
+		t.Fatalf("check of a fresh collection: %v, %+v", err, rep)
+	}
+	lex := &retrieval.VectorIndex{Store: sys.Vectors.(vectors.LexicalStore), Analyzer: sys.Store.Analyzer()}
+	find := func(q string) []string {
+		t.Helper()
+		hits, err := lex.Search(ctx, q, store.SearchOptions{})
+		if err != nil {
+			t.Fatalf("lexical search %q on qdrant: %v", q, err)
+		}
+		var docs []string
+		for _, h := range hits {
+			docs = append(docs, filepath.Base(h.Path))
+		}
+		return docs
+	}
+	// The document's labels are in its lexical vector, as in the full-text
+	// index's title columns.
+	if got := find("огородом"); !slices.Contains(got, "garden.md") {
+		t.Fatalf("lexical search for a label of garden.md on qdrant: %v", got)
+	}
+
+	birdsID, gardenID := files.MarkdownDocID(files.Canonical(birds)), files.MarkdownDocID(files.Canonical(garden))
+	old := downgradeLexical(t, c, "notes", false, birdsID+":")
+	first := downgradeLexical(t, c, "notes", true, gardenID+":")
+	if got := find("owls"); slices.Contains(got, "birds.md") {
+		t.Fatalf("points without lexical vectors found lexically: %v", got)
+	}
+	rep, err = sys.Check(ctx, pipeline.CheckOptions{Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	kinds := map[string]string{}
+	for _, d := range rep.Differences {
+		kinds[d.Kind] = d.Where + ": " + d.Detail
+		if d.Repair != pipeline.RepairLexical {
+			t.Errorf("difference %+v: repair %q, want %q", d, d.Repair, pipeline.RepairLexical)
+		}
+	}
+	wantMissing := fmt.Sprintf("%s: %s no lexical vector and no passage on qdrant", files.Canonical(birds), ofChunksText(old))
+	wantStale := fmt.Sprintf("%s: %s a lexical vector of an older format on qdrant (format 1, now %d)", files.Canonical(garden), ofChunksText(first), vectors.LexicalFormat)
+	if len(rep.Differences) != 2 || !strings.HasPrefix(kinds[pipeline.DiffNoLexical], wantMissing) || !strings.HasPrefix(kinds[pipeline.DiffStaleLexical], wantStale) {
+		t.Fatalf("check of downgraded points: %v\nwant %q and %q", kinds, wantMissing, wantStale)
+	}
+
+	res, err := sys.Repair(ctx, pipeline.CheckOptions{Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Rewritten != old+first || res.Resent != 0 || res.Ingested != 0 || !res.After.Clean() {
+		t.Fatalf("repair: %d rewritten (want %d), %d resent, %d ingested; after: %+v", res.Rewritten, old+first, res.Resent, res.Ingested, res.After.Differences)
+	}
+	if n := fake.PointCount("notes"); n != total {
+		t.Errorf("after the repair: %d points for %d chunks", n, total)
+	}
+	if got := find("owls"); len(got) == 0 || got[0] != "birds.md" {
+		t.Errorf("lexical search for owls after the repair: %v", got)
+	}
+	if got := find("огородом"); !slices.Contains(got, "garden.md") {
+		t.Errorf("lexical search for a label of garden.md after the repair: %v", got)
+	}
+}
+
+// ofChunksText is check's "n of n chunk(s) has/have" for a document whose
+// every chunk differs.
+func ofChunksText(n int) string {
+	if n == 1 {
+		return "1 of 1 chunk has"
+	}
+	return fmt.Sprintf("%d of %d chunks have", n, n)
 }

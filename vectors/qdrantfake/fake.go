@@ -6,8 +6,9 @@
 // It implements what the vectors package's Qdrant store calls: collection
 // create / get / exists / list / delete, upsert, delete by ids, get by ids,
 // count, query (nearest by the unnamed dense vector, or by a named sparse
-// vector, with a filter of keyword matches and has_id), and keyword payload
-// indexes. Anything else answers codes.Unimplemented.
+// vector, with a filter of keyword matches, has_id, is_empty and
+// has_vector), scroll (with such a filter), and keyword payload indexes.
+// Anything else answers codes.Unimplemented.
 //
 // Sparse search is exact and scores as Qdrant does: the dot product over
 // the indices the query and the point share; with the IDF modifier each
@@ -441,8 +442,9 @@ func page(hits []*qdrant.ScoredPoint, req *qdrant.QueryPoints) []*qdrant.ScoredP
 }
 
 // matches evaluates the filter subset the fake supports: keyword matches
-// (match, match any, match except) on string payload fields, has_id, and
-// nested filters, under must, should and must_not.
+// (match, match any, match except) on string payload fields, has_id,
+// is_empty, has_vector, and nested filters, under must, should and
+// must_not.
 func matches(f *qdrant.Filter, p *point) (bool, error) {
 	if f == nil {
 		return true, nil
@@ -485,6 +487,26 @@ func condition(c *qdrant.Condition, p *point) (bool, error) {
 		case *qdrant.Match_ExceptKeywords:
 			return !ok || !slices.Contains(m.GetExceptKeywords().GetStrings(), s), nil
 		}
+	case *qdrant.Condition_IsEmpty:
+		// Missing, null or an empty list, as Qdrant's is_empty.
+		val, ok := p.payload[v.IsEmpty.GetKey()]
+		if !ok {
+			return true, nil
+		}
+		switch k := val.GetKind().(type) {
+		case *qdrant.Value_NullValue:
+			return true, nil
+		case *qdrant.Value_ListValue:
+			return len(k.ListValue.GetValues()) == 0, nil
+		}
+		return false, nil
+	case *qdrant.Condition_HasVector:
+		name := v.HasVector.GetHasVector()
+		if name == "" {
+			return true, nil
+		}
+		_, ok := p.sparse[name]
+		return ok, nil
 	case *qdrant.Condition_HasId:
 		for _, id := range v.HasId.GetHasId() {
 			if proto.Equal(id, p.id) {

@@ -5,19 +5,14 @@ import (
 	"sort"
 
 	"github.com/qdrant/go-client/qdrant"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 )
 
 // Scroll pages through a collection's points in id order, as Qdrant does:
 // from Offset (inclusive) up to Limit points (default 10), with their
-// payloads and no vectors, and the id the next page starts at. Filters are
-// not supported.
+// payloads and no vectors, and the id the next page starts at; with a
+// filter, only the points it matches (the conditions Query supports).
 func (s *points) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qdrant.ScrollResponse, error) {
-	if req.GetFilter() != nil {
-		return nil, status.Error(codes.Unimplemented, "qdrantfake: scroll with a filter is not supported")
-	}
 	st := s.st
 	st.mu.Lock()
 	defer st.mu.Unlock()
@@ -26,8 +21,14 @@ func (s *points) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qdrant.Sc
 		return nil, err
 	}
 	keys := make([]string, 0, len(c.points))
-	for k := range c.points {
-		keys = append(keys, k)
+	for k, p := range c.points {
+		ok, err := matches(req.GetFilter(), p)
+		if err != nil {
+			return nil, err
+		}
+		if ok {
+			keys = append(keys, k)
+		}
 	}
 	sort.Strings(keys)
 	i := 0
@@ -45,7 +46,8 @@ func (s *points) Scroll(_ context.Context, req *qdrant.ScrollPoints) (*qdrant.Sc
 	resp := &qdrant.ScrollResponse{}
 	for ; i < len(keys) && len(resp.Result) < limit; i++ {
 		p := c.points[keys[i]]
-		resp.Result = append(resp.Result, &qdrant.RetrievedPoint{Id: proto.Clone(p.id).(*qdrant.PointId), Payload: clonePayload(p.payload)})
+		resp.Result = append(resp.Result, &qdrant.RetrievedPoint{Id: proto.Clone(p.id).(*qdrant.PointId),
+			Payload: selectPayload(p.payload, req.GetWithPayload())})
 	}
 	if i < len(keys) {
 		resp.NextPageOffset = proto.Clone(c.points[keys[i]].id).(*qdrant.PointId)

@@ -308,8 +308,7 @@ func (h *handler) addLexical(ctx context.Context, m *bus.Msg, pts []vectors.Poin
 			kept = append(kept, p)
 			continue
 		}
-		p.Sparse = vectors.LexicalDoc(a, vectors.LexicalFields{Text: hit.Text, Title: hit.Title, Section: hit.SectionPath})
-		if p.Passage, err = retrieval.EncodePassage(hit); err != nil {
+		if err := retrieval.SetLexical(&p, a, hit); err != nil {
 			return nil, 0, bus.Permanent(err)
 		}
 		kept = append(kept, p)
@@ -359,9 +358,7 @@ func (h *handler) refreshLexical(ctx context.Context, docID string) error {
 		if !ok {
 			return false
 		}
-		p.Sparse = vectors.LexicalDoc(a, vectors.LexicalFields{Text: hit.Text, Title: hit.Title, Section: hit.SectionPath})
-		var err error
-		if p.Passage, err = retrieval.EncodePassage(hit); err != nil {
+		if err := retrieval.SetLexical(p, a, hit); err != nil {
 			encErr = err
 			return false
 		}
