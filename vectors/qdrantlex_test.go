@@ -86,6 +86,73 @@ func TestIntegrationQdrantLexical(t *testing.T) {
 		s.Close()
 	})
 	lexicalScores(t, s)
+	c, err := qdrant.NewClient(&qdrant.Config{Host: strings.Split(addr, ":")[0], Port: portOf(t, addr), SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lexicalStates(t, s, c, name)
+}
+
+func TestQdrantPointsSayWhichLackTheCurrentLexicalFormat(t *testing.T) {
+	srv := startFake(t)
+	s := openQdrant(t, srv.Addr(), "lex_states", 8)
+	defer s.Close()
+	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: portOf(t, srv.Addr()), SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	lexicalStates(t, s, c, "lex_states")
+}
+
+// lexicalStates checks Points' Lexical state: a point written with its
+// lexical vector and passage is current, one written with the dense
+// vector alone (before lexical search on Qdrant) misses them, one written
+// without the lex_format marker (the first format) is outdated.
+func lexicalStates(t *testing.T, s *vectors.Qdrant, c *qdrant.Client, coll string) {
+	t.Helper()
+	ctx := context.Background()
+	err := s.Upsert(ctx, []vectors.Point{
+		{ID: "now", DocID: "d", Vector: unit(8, 0), Sparse: sparse(1, 1), Passage: "p"},
+		{ID: "empty", DocID: "d", Vector: unit(8, 1), Passage: "p"}, // a chunk without terms
+		{ID: "dense", DocID: "d", Vector: unit(8, 2)},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// As exocortex wrote points in the first lexical format: no marker.
+	_, err = c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: coll, Wait: qdrant.PtrOf(true), Points: []*qdrant.PointStruct{{
+		Id: qdrant.NewID(vectors.PointUUID("first")),
+		Vectors: qdrant.NewVectorsMap(map[string]*qdrant.Vector{"": qdrant.NewVectorDense(unit(8, 3)),
+			vectors.QdrantLexicalVector: qdrant.NewVectorSparse([]uint32{1}, []float32{1})}),
+		Payload: qdrant.NewValueMap(map[string]any{"chunk_id": "first", "doc_id": "d", "lang": "", "passage": "p"}),
+	}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	refs, err := s.Points(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]vectors.PointRef{}
+	for _, r := range refs {
+		got[r.ID] = r
+	}
+	want := map[string]vectors.PointRef{
+		"now":   {ID: "now", DocID: "d", Lexical: vectors.LexicalCurrent, LexFormat: vectors.LexicalFormat},
+		"empty": {ID: "empty", DocID: "d", Lexical: vectors.LexicalCurrent, LexFormat: vectors.LexicalFormat},
+		"dense": {ID: "dense", DocID: "d", Lexical: vectors.LexicalMissing},
+		"first": {ID: "first", DocID: "d", Lexical: vectors.LexicalOutdated},
+	}
+	if len(got) != len(want) {
+		t.Fatalf("points %+v, want %+v", refs, want)
+	}
+	for id, w := range want {
+		if got[id] != w {
+			t.Errorf("point %s: %+v, want %+v", id, got[id], w)
+		}
+	}
 }
 
 func lexicalScores(t *testing.T, s *vectors.Qdrant) {
