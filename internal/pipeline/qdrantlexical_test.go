@@ -188,6 +188,19 @@ func TestAnOldQdrantCollectionGetsLexicalVectorsByRecreatingItAndRepairing(t *te
 	}
 	syncPaths(t, sys.Bus, vault)
 	_, total := embeddedAll(t, sys)
+	// check says the collection cannot be searched lexically, and how to
+	// change that; it is no difference (the retrieve stage searches the
+	// SQLite file meanwhile).
+	rep, err := sys.Check(ctx, pipeline.CheckOptions{Settle: time.Minute})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Clean() || !slices.ContainsFunc(rep.Notes, func(n string) bool {
+		return strings.Contains(n, `collection notes has no sparse vector "lex"`) && strings.Contains(n, "delete the collection") &&
+			strings.Contains(n, "Qdrant cannot add a sparse vector to an existing collection")
+	}) {
+		t.Fatalf("check of a collection without the sparse vector: %d differences, notes %q", len(rep.Differences), rep.Notes)
+	}
 	if err := sys.Stop(); err != nil {
 		t.Fatal(err)
 	}
