@@ -11,6 +11,9 @@ import (
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/vectors"
+	"github.com/exocortex/exocortex/workers/rerank"
+	"github.com/exocortex/exocortex/workers/retrieve"
 )
 
 func cmdSearch(ctx context.Context, args []string) error {
@@ -49,12 +52,22 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if !schemas.ValidMode(*mode) {
 		return fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", *mode)
 	}
-	if _, err := os.Stat(pipeline.DBPath(c.data)); err != nil && c.nats == "" {
-		return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
-	}
 	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
+	}
+	if _, err := os.Stat(pipeline.DBPath(c.data)); err != nil && c.nats == "" {
+		if _, running := pipeline.Running(c.data); running || n.store != vectors.KindQdrant {
+			return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
+		}
+		// The notes are on Qdrant (indexed from another machine): search
+		// them as a retrieve worker without the SQLite file does, lexically
+		// on the collection's lexical vectors.
+		if *expand {
+			return fmt.Errorf("--expand adds graph neighbours, which need the index at %s; with --vectors qdrant and no index file, leave it out", pipeline.DBPath(c.data))
+		}
+		cfg.Stages, cfg.NoIndexFile = []string{retrieve.Stage().Name, rerank.Stage().Name}, true
+		fmt.Fprintf(os.Stderr, "note: no index at %s: searching the Qdrant collection alone (lexically on its lexical vectors, no graph neighbours)\n", pipeline.DBPath(c.data))
 	}
 	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
 	if err != nil {

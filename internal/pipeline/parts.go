@@ -248,17 +248,19 @@ func (s *System) useAnalyzer(ctx context.Context) error {
 // storeOptional reports whether the stages decls can run without the SQLite
 // file: the vectors are on Qdrant, no stage writes the store, and every
 // stage that reads it does so only for lexical search and passages
-// (stage.NeedLexical).
+// (stage.NeedLexical), or only through its Retriever when cfg.NoIndexFile
+// says to do without the graph.
 func storeOptional(cfg Config, decls []stage.Declaration) bool {
 	if cfg.Vectors.Kind != vectors.KindQdrant {
 		return false
 	}
 	reads := false
 	for _, d := range decls {
+		lexicalOnly := d.Needs.Has(stage.NeedLexical) || (cfg.NoIndexFile && d.Needs.Has(stage.NeedRetriever))
 		switch {
 		case d.Needs.Has(stage.NeedStoreWrite):
 			return false
-		case d.Needs.Has(stage.NeedStore) && !d.Needs.Has(stage.NeedLexical):
+		case d.Needs.Has(stage.NeedStore) && !lexicalOnly:
 			return false
 		case d.Needs.Has(stage.NeedStore):
 			reads = true

@@ -76,6 +76,13 @@ type Config struct {
 	StageConfig []any
 	// NoStages starts the bus and topology only (status, dlq).
 	NoStages bool
+	// NoIndexFile runs the stages here without the SQLite file when the
+	// vectors are on Qdrant and no stage writes the index: a stage that
+	// reads the index only through its Retriever (retrieve, rerank) then
+	// searches the collection's lexical vectors, and the graph expansion
+	// finds no neighbours. exocortex search sets it on a machine without
+	// the index file.
+	NoIndexFile bool
 	// Workers per stage (default 1; the index stage always has one writer).
 	Workers int
 	Chunk   chunk.Config
