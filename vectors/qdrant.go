@@ -482,3 +482,12 @@ func (q *Qdrant) RefreshLexical(ctx context.Context, ids []string, fill func(p *
 	}
 	return len(pts), nil
 }
+
+// DropCollection deletes the store's collection and every point in it
+// (exocortex eval's throwaway collection).
+func (q *Qdrant) DropCollection(ctx context.Context) error {
+	if err := q.client.DeleteCollection(ctx, q.cfg.Collection); err != nil {
+		return q.errorf("delete collection: %w", err)
+	}
+	return nil
+}

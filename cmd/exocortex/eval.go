@@ -17,6 +17,7 @@ import (
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
 )
@@ -37,6 +38,10 @@ type evalReport struct {
 	IndexSeconds float64       `json:"index_seconds"`
 	Reasons      []string      `json:"reasons,omitempty"`
 	Sets         []eval.Report `json:"sets,omitempty"`
+	// Lexical is where the lexical leg ran: "index" (the SQLite file's
+	// full-text index), or "qdrant" (the collection's lexical vectors, as
+	// a retrieve worker without the SQLite file runs it).
+	Lexical string `json:"lexical"`
 }
 
 func cmdEval(ctx context.Context, args []string) error {
@@ -153,7 +158,7 @@ func cmdEval(ctx context.Context, args []string) error {
 			defer os.RemoveAll(tmp)
 			dir = tmp
 		}
-		res, err := evalOnce(ctx, c, n, dir, mode, splitList(*modeList), loaded, extra, *part, *fetch)
+		res, err := evalOnce(ctx, c, n, dir, temp, mode, splitList(*modeList), loaded, extra, *part, *fetch)
 		if err != nil {
 			return err
 		}
@@ -229,7 +234,7 @@ func printGain(outs []evalReport) {
 
 // evalOnce indexes the sets (and extra folders) into dir with the analyzer
 // mode and scores the part's questions in each retrieval mode.
-func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis.Mode, modes []string, loaded []*eval.Set,
+func evalOnce(ctx context.Context, c common, n neural, dir string, temp bool, mode analysis.Mode, modes []string, loaded []*eval.Set,
 	extra []string, part string, fetch int) ([]evalReport, error) {
 	c.data = dir
 	for _, m := range modes {
@@ -245,11 +250,13 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 	if err := n.apply(&cfg); err != nil {
 		return nil, err
 	}
+	evalCollection(&cfg, temp)
 	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer sys.Stop()
+	defer dropEvalCollection(sys, temp)
 	for _, note := range sys.ModelNotes {
 		fmt.Fprintf(os.Stderr, "note: %s\n", note)
 	}
@@ -288,11 +295,24 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 			modes = append(modes, schemas.ModeVector, schemas.ModeHybrid)
 		}
 	}
+	// With --vectors qdrant the lexical leg runs on the collection's
+	// lexical vectors, as a retrieve worker without the SQLite file runs
+	// it; the index stage wrote them beside the SQLite file.
+	lexicalOn, r := "index", sys.Retriever
+	if ls, ok := sys.Vectors.(vectors.LexicalStore); ok {
+		if has, why := ls.HasLexical(); has {
+			lexicalOn = ls.Name()
+			r = &retrieval.Retriever{Index: &retrieval.VectorIndex{Store: ls, Analyzer: st.Analyzer()}, Vectors: r.Vectors, Embedder: r.Embedder,
+				Reranker: r.Reranker, Config: r.Config, Reformulate: r.Reformulate, Translate: r.Translate}
+		} else {
+			fmt.Fprintf(os.Stderr, "note: lexical search on the index file, not on %s: %s\n", ls.Name(), why)
+		}
+	}
 	var outs []evalReport
 	for _, m := range modes {
 		var searcher eval.Searcher = st
-		srch := &retrieval.Searcher{R: sys.Retriever, Mode: m}
-		if m != schemas.ModeLexical {
+		srch := &retrieval.Searcher{R: r, Mode: m}
+		if m != schemas.ModeLexical || lexicalOn != "index" {
 			searcher = srch
 		}
 		var reps []eval.Report
@@ -307,7 +327,7 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 			}
 			reps = append(reps, r)
 		}
-		out := evalReport{Mode: m, Analyzer: st.Analyzer().Name(), Part: part, IndexSeconds: indexSecs, Reasons: srch.LastReasons}
+		out := evalReport{Mode: m, Analyzer: st.Analyzer().Name(), Part: part, IndexSeconds: indexSecs, Reasons: srch.LastReasons, Lexical: lexicalOn}
 		if srch.LastMode != "" && srch.LastMode != m {
 			out.Mode = srch.LastMode + " (asked " + m + ")"
 		}
@@ -329,6 +349,9 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, mode analysis
 func printEval(out evalReport) {
 	fmt.Printf("indexed %s, %s (%d embedded) in %.1fs (mode %s, analyzer %s, questions: %s)\n",
 		plural(out.Documents, "document", "documents"), plural(out.Chunks, "chunk", "chunks"), out.Embedded, out.IndexSeconds, out.Mode, out.Analyzer, out.Part)
+	if out.Lexical != "index" && out.Lexical != "" {
+		fmt.Printf("  lexical search on %s's lexical vectors\n", out.Lexical)
+	}
 	for _, r := range out.Reasons {
 		fmt.Printf("  note: %s\n", r)
 	}
@@ -339,5 +362,33 @@ func printEval(out evalReport) {
 	}
 	for _, r := range rows {
 		fmt.Printf("%-20s %6d %8.4f %8.4f %8.4f %8.4f %8.2f %8.2f\n", r.Name, r.N, r.RecallAt1, r.RecallAt5, r.RecallAt15, r.MRRAt15, r.LatencyP50Ms, r.LatencyP95Ms)
+	}
+}
+
+// evalCollection gives eval its own Qdrant collection, so that the sets
+// never go into the notes' one: a throwaway collection for a temporary
+// index (dropped when done, see dropEvalCollection), and
+// evalCollectionName beside an index eval keeps (--data).
+func evalCollection(cfg *pipeline.Config, temp bool) {
+	if cfg.Vectors.Kind != vectors.KindQdrant {
+		return
+	}
+	cfg.Vectors.Qdrant.Collection = evalCollectionName
+	if temp {
+		cfg.Vectors.Qdrant.Collection = fmt.Sprintf("%s_%x", evalCollectionName, time.Now().UnixNano())
+	}
+}
+
+// evalCollectionName is the Qdrant collection of an index eval keeps (--data).
+const evalCollectionName = "exocortex_eval"
+
+// dropEvalCollection deletes a temporary index's throwaway collection.
+func dropEvalCollection(sys *pipeline.System, temp bool) {
+	d, ok := sys.Vectors.(interface{ DropCollection(context.Context) error })
+	if !temp || !ok {
+		return
+	}
+	if err := d.DropCollection(context.Background()); err != nil {
+		fmt.Fprintf(os.Stderr, "note: %v (eval's throwaway collection: delete it by hand)\n", err)
 	}
 }

@@ -83,12 +83,15 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	if err := n.apply(&cfg); err != nil {
 		return nil, err
 	}
+	temp := dir != c.data
+	evalCollection(&cfg, temp)
 	start := time.Now()
 	sys, err := pipeline.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
 	defer sys.Stop()
+	defer dropEvalCollection(sys, temp)
 	rep.Notes = append(rep.Notes, sys.ModelNotes...)
 	for _, note := range sys.ModelNotes {
 		fmt.Fprintf(os.Stderr, "note: %s\n", note)

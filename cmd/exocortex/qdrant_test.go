@@ -133,3 +133,53 @@ func TestCLICheckRewritesQdrantPointsWithoutLexicalVectorsAndSearchRunsWithoutTh
 		t.Errorf("search --expand without the index file: %v\n%s", err, errOut)
 	}
 }
+
+// eval --vectors qdrant indexes the set into a throwaway collection of its
+// own (never the notes' one), scores the lexical leg on the collection's
+// lexical vectors, as a retrieve worker without the index file runs it,
+// and drops the collection when done.
+func TestCLIEvalOnQdrantScoresTheLexicalVectorsInAThrowawayCollection(t *testing.T) {
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true, NoReranker: true})
+	dir := t.TempDir()
+	set := `{"version":"v2.0","data":[{"title":"Cats","paragraphs":[
+	 {"context":"Cats sleep for most of the day and hunt at dusk.","qas":[
+	   {"id":"q1","question":"When do cats hunt?","answers":[{"text":"at dusk","answer_start":38}]}]},
+	 {"context":"Dogs bark at strangers and guard the house.","qas":[
+	   {"id":"q2","question":"What do dogs guard?","answers":[{"text":"the house","answer_start":33}]}]}]}]}`
+	write(t, filepath.Join(dir, "tiny.json"), set)
+	out := mustExo(t, "eval", "--set", filepath.Join(dir, "tiny.json"), "--mode", "lexical,hybrid", "--json",
+		"--vectors", "qdrant", "--qdrant", fake.Addr(), "--models", modelsDir)
+	var rep struct {
+		Runs []struct {
+			Mode      string  `json:"mode"`
+			Lexical   string  `json:"lexical"`
+			N         int     `json:"n"`
+			RecallAt1 float64 `json:"recall_at_1"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("eval --json: %v\n%s", err, out)
+	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("eval runs: %s", out)
+	}
+	for _, r := range rep.Runs {
+		if r.Lexical != "qdrant" || r.N != 2 {
+			t.Errorf("mode %s: lexical search on %q over %d questions, want qdrant and 2: %s", r.Mode, r.Lexical, r.N, out)
+		}
+	}
+	if r := rep.Runs[0]; r.Mode != "lexical" || r.RecallAt1 != 1 {
+		t.Errorf("lexical on qdrant: %+v, want every question's paragraph first", r)
+	}
+	if n := fake.PointCount(vectors.DefaultCollection); n != -1 {
+		t.Errorf("eval wrote into the notes' collection: %d points", n)
+	}
+	if names := fake.CollectionNames(); len(names) != 0 {
+		t.Errorf("collections left after eval: %v", names)
+	}
+}

@@ -568,3 +568,10 @@ func normalized(v []float32) []float32 {
 	}
 	return out
 }
+
+// CollectionNames lists the collections, sorted.
+func (s *Server) CollectionNames() []string {
+	s.st.mu.Lock()
+	defer s.st.mu.Unlock()
+	return slices.Sorted(maps.Keys(s.st.collections))
+}
