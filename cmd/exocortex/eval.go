@@ -256,7 +256,7 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, temp bool, mo
 		return nil, err
 	}
 	defer sys.Stop()
-	defer dropEvalCollection(sys, temp)
+	defer dropEvalCollection(sys, cfg)
 	for _, note := range sys.ModelNotes {
 		fmt.Fprintf(os.Stderr, "note: %s\n", note)
 	}
@@ -382,10 +382,11 @@ func evalCollection(cfg *pipeline.Config, temp bool) {
 // evalCollectionName is the Qdrant collection of an index eval keeps (--data).
 const evalCollectionName = "exocortex_eval"
 
-// dropEvalCollection deletes a temporary index's throwaway collection.
-func dropEvalCollection(sys *pipeline.System, temp bool) {
+// dropEvalCollection deletes a temporary index's throwaway collection
+// (and no other: its name must be evalCollection's).
+func dropEvalCollection(sys *pipeline.System, cfg pipeline.Config) {
 	d, ok := sys.Vectors.(interface{ DropCollection(context.Context) error })
-	if !temp || !ok {
+	if !ok || !strings.HasPrefix(cfg.Vectors.Qdrant.Collection, evalCollectionName+"_") {
 		return
 	}
 	if err := d.DropCollection(context.Background()); err != nil {

@@ -91,7 +91,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		return nil, err
 	}
 	defer sys.Stop()
-	defer dropEvalCollection(sys, temp)
+	defer dropEvalCollection(sys, cfg)
 	rep.Notes = append(rep.Notes, sys.ModelNotes...)
 	for _, note := range sys.ModelNotes {
 		fmt.Fprintf(os.Stderr, "note: %s\n", note)

@@ -176,6 +176,11 @@ func TestCLIEvalOnQdrantScoresTheLexicalVectorsInAThrowawayCollection(t *testing
 	if r := rep.Runs[0]; r.Mode != "lexical" || r.RecallAt1 != 1 {
 		t.Errorf("lexical on qdrant: %+v, want every question's paragraph first", r)
 	}
+	for _, c := range fake.CreateRequests() {
+		if !strings.HasPrefix(c.GetCollectionName(), "exocortex_eval_") {
+			t.Errorf("eval created collection %s, want a throwaway exocortex_eval_... one", c.GetCollectionName())
+		}
+	}
 	if n := fake.PointCount(vectors.DefaultCollection); n != -1 {
 		t.Errorf("eval wrote into the notes' collection: %d points", n)
 	}
