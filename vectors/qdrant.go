@@ -491,3 +491,31 @@ func (q *Qdrant) DropCollection(ctx context.Context) error {
 	}
 	return nil
 }
+
+// QdrantCollectionDim is the dense vector size of the configured
+// collection, 0 when it does not exist (exocortex check beside a running
+// system opens the collection with it: it loads no embedding model).
+func QdrantCollectionDim(ctx context.Context, cfg QdrantConfig) (int, error) {
+	cfg = cfg.withDefaults()
+	if err := cfg.Validate(); err != nil {
+		return 0, err
+	}
+	host, port, _ := splitAddr(cfg.Addr)
+	client, err := qdrant.NewClient(&qdrant.Config{Host: host, Port: port, APIKey: cfg.APIKey, UseTLS: cfg.UseTLS, SkipCompatibilityCheck: true})
+	if err != nil {
+		return 0, fmt.Errorf("vectors: qdrant %s: connect: %w", cfg.Addr, err)
+	}
+	defer client.Close()
+	exists, err := client.CollectionExists(ctx, cfg.Collection)
+	if err != nil {
+		return 0, fmt.Errorf("vectors: qdrant %s/%s: check collection: %w", cfg.Addr, cfg.Collection, err)
+	}
+	if !exists {
+		return 0, nil
+	}
+	info, err := client.GetCollectionInfo(ctx, cfg.Collection)
+	if err != nil {
+		return 0, fmt.Errorf("vectors: qdrant %s/%s: get collection: %w", cfg.Addr, cfg.Collection, err)
+	}
+	return int(info.GetConfig().GetParams().GetVectorsConfig().GetParams().GetSize()), nil
+}

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -55,10 +56,10 @@ func stripLexical(t *testing.T, addr, coll string) int {
 	return len(pts)
 }
 
-// With --vectors qdrant: check finds the points written before lexical
-// search on Qdrant (exit 4, naming how many chunks and what they lack),
-// check --repair rewrites them in place, and search on a machine without
-// the index file then finds them lexically on Qdrant.
+// With --vectors qdrant, while up runs: check finds the points written
+// before lexical search on Qdrant (exit 4, naming how many chunks and what
+// they lack), check --repair rewrites them in place, and search on a
+// machine without the index file then finds them lexically on Qdrant.
 func TestCLICheckRewritesQdrantPointsWithoutLexicalVectorsAndSearchRunsWithoutTheIndexFile(t *testing.T) {
 	fake, err := qdrantfake.Start()
 	if err != nil {
@@ -70,9 +71,23 @@ func TestCLICheckRewritesQdrantPointsWithoutLexicalVectorsAndSearchRunsWithoutTh
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\n## Owls\n\nOwls hunt at night and fly silently.\n")
 	write(t, filepath.Join(vault, "города.md"), "# Города\n\nМосква стоит на Москве-реке.\n")
+	// While up runs: check lists the collection's points itself (Qdrant is
+	// not the running system's alone).
+	startUp(t, data, nil, q...)
 	mustExo(t, append([]string{"ingest", vault, "--data", data}, q...)...)
-	if out, errOut, err := exo(t, append([]string{"check", "--data", data, "--quiet"}, q...)...); err != nil || !strings.Contains(out, "no differences") {
-		t.Fatalf("check after ingest: %v\n%s\n%s", err, out, errOut)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, errOut, err := exo(t, append([]string{"check", "--data", data, "--quiet"}, q...)...)
+		if err == nil && strings.Contains(out, "no differences") {
+			if strings.Contains(out, "index's records") || !strings.Contains(out, "2 chunks, 2 vectors") {
+				t.Fatalf("check while up runs on qdrant should list the collection's points:\n%s", out)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("check after ingest: %v\n%s\n%s", err, out, errOut)
+		}
+		time.Sleep(200 * time.Millisecond)
 	}
 	n := stripLexical(t, fake.Addr(), vectors.DefaultCollection)
 

@@ -245,6 +245,20 @@ func attachCheck(ctx context.Context, cfg Config) (*checkTarget, func(), error) 
 		if set, err := RunningSettings(ctx, b); err == nil && set != nil && (set.NoModels || set.Search == "lexical") {
 			t.noVec = true
 		}
+		// A Qdrant collection is not the running system's alone: list its
+		// points (and their lexical vectors) as when nothing runs.
+		if !t.noVec && cfg.Vectors.Kind == vectors.KindQdrant {
+			q, err := openQdrantToCheck(ctx, cfg.Vectors.Qdrant)
+			if err != nil {
+				st.Close()
+				closeBus()
+				return nil, nil, fmt.Errorf("check: %w", err)
+			}
+			if q != nil {
+				t.vec = q
+				return t, func() { q.Close(); st.Close(); closeBus() }, nil
+			}
+		}
 		return t, func() { st.Close(); closeBus() }, nil
 	}
 	if cfg.Listen == "" {
@@ -261,6 +275,16 @@ func attachCheck(ctx context.Context, cfg Config) (*checkTarget, func(), error) 
 		return nil, nil, err
 	}
 	return t, func() { done(); sys.Stop() }, nil
+}
+
+// openQdrantToCheck opens the collection with the dense size it has; nil
+// when it does not exist (the index's records are checked then).
+func openQdrantToCheck(ctx context.Context, qc vectors.QdrantConfig) (*vectors.Qdrant, error) {
+	dim, err := vectors.QdrantCollectionDim(ctx, qc)
+	if err != nil || dim == 0 {
+		return nil, err
+	}
+	return vectors.OpenQdrant(ctx, dim, qc)
 }
 
 func (t *checkTarget) progress(opts CheckOptions, p CheckProgress) {
