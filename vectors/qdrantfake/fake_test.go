@@ -3,6 +3,7 @@ package qdrantfake
 import (
 	"context"
 	"net"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -62,9 +63,14 @@ func TestUnsupportedCallsAreUnimplemented(t *testing.T) {
 	}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", Filter: &qdrant.Filter{}})
+	if _, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Points: []*qdrant.PointStruct{
+		{Id: qdrant.NewIDNum(1), Vectors: qdrant.NewVectorsDense([]float32{1, 0})}}}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c",
+		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewRange("n", &qdrant.Range{Gt: qdrant.PtrOf(1.0)})}}})
 	if status.Code(err) != codes.Unimplemented {
-		t.Fatalf("Scroll with a filter: %v, want Unimplemented", err)
+		t.Fatalf("Scroll with a range filter: %v, want Unimplemented", err)
 	}
 	_, err = c.Delete(ctx, &qdrant.DeletePoints{CollectionName: "c", Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{})})
 	if status.Code(err) != codes.Unimplemented {
@@ -112,5 +118,50 @@ func TestQueryIsExactCosineWithFilters(t *testing.T) {
 	}
 	if n := s.PointCount("c"); n != 4 {
 		t.Fatalf("PointCount = %d", n)
+	}
+}
+
+func TestScrollFiltersByIsEmptyAndHasVector(t *testing.T) {
+	ctx := context.Background()
+	s := start(t)
+	c := client(t, s)
+	if err := c.CreateCollection(ctx, &qdrant.CreateCollection{
+		CollectionName:      "c",
+		VectorsConfig:       qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: 2, Distance: qdrant.Distance_Cosine}),
+		SparseVectorsConfig: qdrant.NewSparseVectorsConfig(map[string]*qdrant.SparseVectorParams{"lex": {}}),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	dense := []float32{1, 0}
+	withLex := qdrant.NewVectorsMap(map[string]*qdrant.Vector{"": qdrant.NewVectorDense(dense), "lex": qdrant.NewVectorSparse([]uint32{1}, []float32{1})})
+	_, err := c.Upsert(ctx, &qdrant.UpsertPoints{CollectionName: "c", Points: []*qdrant.PointStruct{
+		{Id: qdrant.NewIDNum(1), Vectors: withLex, Payload: qdrant.NewValueMap(map[string]any{"p": "text"})},
+		{Id: qdrant.NewIDNum(2), Vectors: qdrant.NewVectorsDense(dense), Payload: qdrant.NewValueMap(map[string]any{"p": nil})},
+		{Id: qdrant.NewIDNum(3), Vectors: qdrant.NewVectorsDense(dense), Payload: qdrant.NewValueMap(map[string]any{"p": []any{}})},
+		{Id: qdrant.NewIDNum(4), Vectors: qdrant.NewVectorsDense(dense)},
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ids := func(f *qdrant.Filter) []uint64 {
+		t.Helper()
+		pts, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c", Filter: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var out []uint64
+		for _, p := range pts {
+			out = append(out, p.GetId().GetNum())
+		}
+		return out
+	}
+	if got := ids(&qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewIsEmpty("p")}}); !slices.Equal(got, []uint64{2, 3, 4}) {
+		t.Errorf("is_empty p: %v, want 2 3 4 (null, empty list, missing)", got)
+	}
+	if got := ids(&qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewHasVector("lex")}}); !slices.Equal(got, []uint64{1}) {
+		t.Errorf("has_vector lex: %v, want 1", got)
+	}
+	if got := ids(&qdrant.Filter{MustNot: []*qdrant.Condition{qdrant.NewHasVector("lex")}}); !slices.Equal(got, []uint64{2, 3, 4}) {
+		t.Errorf("must_not has_vector lex: %v, want 2 3 4", got)
 	}
 }
