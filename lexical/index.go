@@ -21,7 +21,10 @@
 package lexical
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -77,11 +80,80 @@ type Hit struct {
 	Score float64
 }
 
-// plist is one term's postings in one column group: rows in increasing
-// internal order, with the term's count in each of the group's columns.
+// plist is one term's postings in one column group, compressed: per
+// posting, the gap from the previous row number (the first from 0) as a
+// uvarint, then the term's counts in the group's three columns as one tf
+// code (see tfCode). Row numbers increase along the list.
 type plist struct {
-	docs []uint32
-	tfs  [][3]uint16
+	buf  []byte
+	n    uint32 // postings
+	last uint32 // the last posting's row number
+}
+
+// tf codes: counts (a, b, c) with a < tfA, b < tfB and c < tfB are the one
+// byte a + tfA*(b + tfB*c); any others are tfEscape and three uvarints.
+// Most postings are (1, 0, 0) or close: one byte.
+const (
+	tfA      = 15
+	tfB      = 4
+	tfCodes  = tfA * tfB * tfB // 240
+	tfEscape = 0xFF
+)
+
+// appendPosting appends row n with counts f (n above the list's last row,
+// or the list empty).
+func (p *plist) appendPosting(n uint32, f [3]uint16) {
+	p.buf = binary.AppendUvarint(p.buf, uint64(n-p.last))
+	if f[0] < tfA && f[1] < tfB && f[2] < tfB {
+		p.buf = append(p.buf, byte(f[0])+tfA*(byte(f[1])+tfB*byte(f[2])))
+	} else {
+		p.buf = append(p.buf, tfEscape)
+		for _, v := range f {
+			p.buf = binary.AppendUvarint(p.buf, uint64(v))
+		}
+	}
+	p.n++
+	p.last = n
+}
+
+// tfOf decodes a one-byte tf code.
+func tfOf(c byte) [3]uint16 {
+	return [3]uint16{uint16(c % tfA), uint16(c / tfA % tfB), uint16(c / (tfA * tfB))}
+}
+
+// cursor walks a plist's postings.
+type cursor struct {
+	b []byte
+	d uint32    // the current posting's row number
+	f [3]uint16 // and counts
+}
+
+// next moves to the next posting; false at the end. A list is trusted:
+// it was written by appendPosting, or checked when a snapshot was read.
+func (c *cursor) next() bool {
+	if len(c.b) == 0 {
+		return false
+	}
+	if g := c.b[0]; g < 0x80 {
+		c.d += uint32(g)
+		c.b = c.b[1:]
+	} else {
+		v, n := binary.Uvarint(c.b)
+		c.d += uint32(v)
+		c.b = c.b[n:]
+	}
+	code := c.b[0]
+	c.b = c.b[1:]
+	if code != tfEscape {
+		c.f = tfOf(code)
+		return true
+	}
+	for i := range c.f {
+		v, n := binary.Uvarint(c.b)
+		c.f[i] = uint16(v)
+		c.b = c.b[n:]
+	}
+	return true
 }
 
 // Index is the inverted index. Its methods are safe for concurrent use;
@@ -99,7 +171,9 @@ type Index struct {
 	langNames []string
 	langCodes map[string]uint8
 
-	words, lemmas map[string]*plist
+	// words and lemmas hold the postings by term, by value: a term costs
+	// its map entry and its bytes.
+	words, lemmas map[string]plist
 
 	live     int
 	totalLen int64
@@ -122,7 +196,7 @@ func (x *Index) reset() {
 	x.byID = map[int64]uint32{}
 	x.langNames = []string{""}
 	x.langCodes = map[string]uint8{"": 0}
-	x.words, x.lemmas = map[string]*plist{}, map[string]*plist{}
+	x.words, x.lemmas = map[string]plist{}, map[string]plist{}
 	x.live, x.totalLen, x.dead = 0, 0, 0
 }
 
@@ -154,9 +228,9 @@ func (x *Index) Stats() Stats {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	s := Stats{Rows: x.live, Dead: x.dead, Terms: len(x.words) + len(x.lemmas)}
-	for _, m := range []map[string]*plist{x.words, x.lemmas} {
+	for _, m := range []map[string]plist{x.words, x.lemmas} {
 		for _, p := range m {
-			s.Postings += len(p.docs)
+			s.Postings += int(p.n)
 		}
 	}
 	return s
@@ -240,16 +314,15 @@ func (x *Index) put(r Row) {
 	x.byID[r.ID] = n
 	x.live++
 	x.totalLen += int64(length)
-	add := func(lists map[string]*plist, m map[string][3]uint16) {
+	add := func(lists map[string]plist, m map[string][3]uint16) {
 		for t, f := range m {
-			p := lists[t]
-			if p == nil {
+			p, ok := lists[t]
+			p.appendPosting(n, f)
+			if !ok {
 				// The key must not keep the row's whole column alive.
-				p = &plist{}
-				lists[strings.Clone(t)] = p
+				t = strings.Clone(t)
 			}
-			p.docs = append(p.docs, n)
-			p.tfs = append(p.tfs, f)
+			lists[t] = p
 		}
 	}
 	add(x.words, words)
@@ -281,9 +354,9 @@ func (x *Index) compact() {
 		return
 	}
 	remap := make([]uint32, len(x.ids))
-	var ids []int64
-	var lens []uint32
-	var langs []uint8
+	ids := make([]int64, 0, x.live)
+	lens := make([]uint32, 0, x.live)
+	langs := make([]uint8, 0, x.live)
 	for n, ok := range x.alive {
 		if !ok {
 			remap[n] = math.MaxUint32
@@ -294,21 +367,21 @@ func (x *Index) compact() {
 		lens = append(lens, x.lens[n])
 		langs = append(langs, x.langs[n])
 	}
-	for _, lists := range []map[string]*plist{x.words, x.lemmas} {
+	var tmp plist
+	for _, lists := range []map[string]plist{x.words, x.lemmas} {
 		for t, p := range lists {
-			j := 0
-			for i, d := range p.docs {
-				if m := remap[d]; m != math.MaxUint32 {
-					p.docs[j], p.tfs[j] = m, p.tfs[i]
-					j++
+			tmp = plist{buf: tmp.buf[:0]}
+			c := cursor{b: p.buf}
+			for c.next() {
+				if m := remap[c.d]; m != math.MaxUint32 {
+					tmp.appendPosting(m, c.f)
 				}
 			}
-			if j == 0 {
+			if tmp.n == 0 {
 				delete(lists, t)
 				continue
 			}
-			p.docs = append([]uint32(nil), p.docs[:j]...)
-			p.tfs = append([][3]uint16(nil), p.tfs[:j]...)
+			lists[t] = plist{buf: bytes.Clone(tmp.buf), n: tmp.n, last: tmp.last}
 		}
 	}
 	x.ids, x.lens, x.langs = ids, lens, langs
@@ -320,6 +393,24 @@ func (x *Index) compact() {
 		x.byID[id] = uint32(n)
 	}
 	x.dead = 0
+}
+
+// Trim gives back the room that appending left in the postings and the
+// per-row arrays: each is copied to a slice of its exact size. A bulk load
+// (Put of every row) calls it once at the end; a compaction and a snapshot
+// read leave exact sizes already.
+func (x *Index) Trim() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, lists := range []map[string]plist{x.words, x.lemmas} {
+		for t, p := range lists {
+			if cap(p.buf) > len(p.buf) {
+				p.buf = bytes.Clone(p.buf)
+				lists[t] = p
+			}
+		}
+	}
+	x.ids, x.lens, x.langs, x.alive = slices.Clone(x.ids), slices.Clone(x.lens), slices.Clone(x.langs), slices.Clone(x.alive)
 }
 
 // DocFreq is the number of rows holding term in any column (FTS5's
@@ -335,39 +426,26 @@ func (x *Index) DocFreq(term string) int {
 func (x *Index) DocFreqAbove(term string, limit int) bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := 0
-	if p := x.words[term]; p != nil {
-		n += len(p.docs)
-	}
-	if p := x.lemmas[term]; p != nil {
-		n += len(p.docs)
-	}
+	n := int(x.words[term].n) + int(x.lemmas[term].n)
 	return n > limit && x.docFreq(term) > limit
 }
 
 func (x *Index) docFreq(term string) int {
-	a, b := x.words[term], x.lemmas[term]
-	var ad, bd []uint32
-	if a != nil {
-		ad = a.docs
-	}
-	if b != nil {
-		bd = b.docs
-	}
-	n, i, j := 0, 0, 0
-	for i < len(ad) || j < len(bd) {
+	a, b := cursor{b: x.words[term].buf}, cursor{b: x.lemmas[term].buf}
+	okA, okB := a.next(), b.next()
+	n := 0
+	for okA || okB {
 		var d uint32
 		switch {
-		case j >= len(bd) || (i < len(ad) && ad[i] < bd[j]):
-			d = ad[i]
-			i++
-		case i >= len(ad) || bd[j] < ad[i]:
-			d = bd[j]
-			j++
+		case !okB || (okA && a.d < b.d):
+			d = a.d
+			okA = a.next()
+		case !okA || b.d < a.d:
+			d = b.d
+			okB = b.next()
 		default:
-			d = ad[i]
-			i++
-			j++
+			d = a.d
+			okA, okB = a.next(), b.next()
 		}
 		if x.alive[d] {
 			n++
@@ -420,15 +498,19 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		avgdl = 1
 	}
 	// norm[n] would be k1*(1-b+b*D/avgdl); computed per posting instead.
-	phrase := func(p *plist, cw [3]float64) {
-		if p == nil {
+	// fw is a column group's weighted term frequency per one-byte tf code.
+	var fw [tfCodes]float64
+	phrase := func(p plist, cw [3]float64) {
+		if p.n == 0 {
 			return
 		}
-		hits := len(p.docs)
-		if x.dead > 0 {
+		hits := int(p.n)
+		allAlive := x.dead == 0
+		if !allAlive {
 			hits = 0
-			for _, d := range p.docs {
-				if x.alive[d] {
+			c := cursor{b: p.buf}
+			for c.next() {
+				if x.alive[c.d] {
 					hits++
 				}
 			}
@@ -436,18 +518,39 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		if hits == 0 {
 			return
 		}
-		allAlive := x.dead == 0
 		idf := math.Log((nRow - float64(hits) + 0.5) / (float64(hits) + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
 		}
 		norm := K1 * B / avgdl
-		for i, d := range p.docs {
+		b := p.buf
+		d := uint32(0)
+		for len(b) > 0 {
+			if g := b[0]; g < 0x80 {
+				d += uint32(g)
+				b = b[1:]
+			} else {
+				v, n := binary.Uvarint(b)
+				d += uint32(v)
+				b = b[n:]
+			}
+			code := b[0]
+			b = b[1:]
+			var f float64
+			if code != tfEscape {
+				f = fw[code]
+			} else {
+				var tf [3]uint16
+				for i := range tf {
+					v, n := binary.Uvarint(b)
+					tf[i] = uint16(v)
+					b = b[n:]
+				}
+				f = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+			}
 			if !allAlive && !x.alive[d] {
 				continue
 			}
-			tf := p.tfs[i]
-			f := cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
 			s := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(x.lens[d]))
 			if sc.stamp[d] != sc.gen {
 				sc.stamp[d] = sc.gen
@@ -457,14 +560,20 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 			sc.acc[d] += s
 		}
 	}
-	ww := [3]float64{w[Body], w[Title], w[Section]}
-	for _, t := range q.Words {
-		phrase(x.words[t], ww)
+	group := func(terms []string, lists map[string]plist, cw [3]float64) {
+		if len(terms) == 0 {
+			return
+		}
+		for c := range fw {
+			tf := tfOf(byte(c))
+			fw[c] = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+		}
+		for _, t := range terms {
+			phrase(lists[t], cw)
+		}
 	}
-	lw := [3]float64{w[Lemmas], w[Heads], 0}
-	for _, t := range q.Terms {
-		phrase(x.lemmas[t], lw)
-	}
+	group(q.Words, x.words, [3]float64{w[Body], w[Title], w[Section]})
+	group(q.Terms, x.lemmas, [3]float64{w[Lemmas], w[Heads], 0})
 
 	var code uint8
 	filter := lang != ""

@@ -2,6 +2,7 @@ package lexical
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -14,7 +15,14 @@ import (
 // another format).
 var ErrCorrupt = errors.New("lexical: corrupt snapshot")
 
-const snapshotMagic = "EXOLEX01"
+// Snapshot formats: the magic's last two digits are the version.
+// EXOLEX01 held each posting as a varint gap and three varint counts;
+// EXOLEX02 holds each list as the index holds it in memory (see plist), so
+// loading is a copy and a check. ReadSnapshot reads both (01 converted).
+const (
+	snapshotMagic   = "EXOLEX02"
+	snapshotMagicV1 = "EXOLEX01"
+)
 
 // WriteSnapshot writes the index (compacted: live rows only) with a caller's
 // stamp (the store's log position), and a CRC-32 of everything at the end.
@@ -41,19 +49,13 @@ func (x *Index) WriteSnapshot(w io.Writer, stamp []byte) error {
 		uv(uint64(x.lens[n]))
 		bw.WriteByte(x.langs[n])
 	}
-	for _, lists := range []map[string]*plist{x.words, x.lemmas} {
+	for _, lists := range []map[string]plist{x.words, x.lemmas} {
 		uv(uint64(len(lists)))
 		for t, p := range lists {
 			str(t)
-			uv(uint64(len(p.docs)))
-			prev := uint32(0)
-			for i, d := range p.docs {
-				uv(uint64(d - prev)) // increasing: gaps
-				prev = d
-				for _, f := range p.tfs[i] {
-					uv(uint64(f))
-				}
-			}
+			uv(uint64(p.n))
+			uv(uint64(len(p.buf)))
+			bw.Write(p.buf)
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -71,8 +73,16 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	if len(raw) < len(snapshotMagic)+4 || string(raw[:len(snapshotMagic)]) != snapshotMagic {
+	if len(raw) < len(snapshotMagic)+4 {
 		return nil, nil, fmt.Errorf("%w: not a snapshot", ErrCorrupt)
+	}
+	v1 := false
+	switch string(raw[:len(snapshotMagic)]) {
+	case snapshotMagic:
+	case snapshotMagicV1:
+		v1 = true
+	default:
+		return nil, nil, fmt.Errorf("%w: not a snapshot (%q)", ErrCorrupt, raw[:len(snapshotMagic)])
 	}
 	body := raw[:len(raw)-4]
 	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(raw[len(raw)-4:]) {
@@ -104,31 +114,27 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 		x.totalLen += int64(length)
 	}
 	x.live = len(x.ids)
-	for _, lists := range []map[string]*plist{x.words, x.lemmas} {
+	rows := uint32(len(x.ids))
+	for _, lists := range []map[string]plist{x.words, x.lemmas} {
 		nt := d.uv()
+		if nt > uint64(len(d.b)) {
+			d.fail("terms")
+		}
 		for i := uint64(0); i < nt && d.err == nil; i++ {
 			t := d.str()
 			np := d.uv()
-			if np > uint64(len(x.ids)) {
+			if np == 0 || np > uint64(rows) {
 				d.fail("postings")
 				break
 			}
-			p := &plist{docs: make([]uint32, np), tfs: make([][3]uint16, np)}
-			prev := uint64(0)
-			for j := range p.docs {
-				prev += d.uv()
-				if prev >= uint64(len(x.ids)) {
-					d.fail("row number")
-					break
-				}
-				p.docs[j] = uint32(prev)
-				for k := range p.tfs[j] {
-					f := d.uv()
-					if f > math.MaxUint16 {
-						d.fail("frequency")
-					}
-					p.tfs[j][k] = uint16(f)
-				}
+			var p plist
+			if v1 {
+				p = d.listV1(np, rows)
+			} else {
+				p = d.list(np, rows)
+			}
+			if _, dup := lists[t]; dup {
+				d.fail("term (twice)")
 			}
 			lists[t] = p
 		}
@@ -140,6 +146,74 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 		return nil, nil, d.err
 	}
 	return x, stamp, nil
+}
+
+// list reads a list of np postings in the index's own encoding, copied
+// into a slice of its own, and checks it: np postings, row numbers
+// increasing and under rows, nothing after the last.
+func (d *decoder) list(np uint64, rows uint32) plist {
+	size := d.uv()
+	if size > uint64(len(d.b)) {
+		d.fail("list size")
+		return plist{}
+	}
+	p := plist{buf: bytes.Clone(d.b[:size]), n: uint32(np)}
+	d.b = d.b[size:]
+	b := p.buf
+	for i := uint64(0); i < np; i++ {
+		g, n := binary.Uvarint(b)
+		if n <= 0 || len(b) == n || (i > 0 && g == 0) || g >= uint64(rows) || uint64(p.last)+g >= uint64(rows) {
+			d.fail("row number")
+			return plist{}
+		}
+		p.last += uint32(g)
+		code := b[n]
+		b = b[n+1:]
+		if code == tfEscape {
+			for k := 0; k < 3; k++ {
+				f, n := binary.Uvarint(b)
+				if n <= 0 || f > math.MaxUint16 {
+					d.fail("frequency")
+					return plist{}
+				}
+				b = b[n:]
+			}
+		} else if code >= tfCodes {
+			d.fail("frequency code")
+			return plist{}
+		}
+	}
+	if len(b) != 0 {
+		d.fail("list (trailing bytes)")
+		return plist{}
+	}
+	return p
+}
+
+// listV1 reads a list of np postings of format 01 (a varint gap and three
+// varint counts each) into the index's encoding.
+func (d *decoder) listV1(np uint64, rows uint32) plist {
+	var p plist
+	prev := uint64(0)
+	for j := uint64(0); j < np && d.err == nil; j++ {
+		g := d.uv()
+		prev += g
+		if prev >= uint64(rows) || (j > 0 && g == 0) {
+			d.fail("row number")
+			break
+		}
+		var f [3]uint16
+		for k := range f {
+			v := d.uv()
+			if v > math.MaxUint16 {
+				d.fail("frequency")
+			}
+			f[k] = uint16(v)
+		}
+		p.appendPosting(uint32(prev), f)
+	}
+	p.buf = bytes.Clone(p.buf) // exact capacity
+	return p
 }
 
 type decoder struct {

@@ -198,6 +198,7 @@ FROM chunks_fts f LEFT JOIN chunks c ON c.id = f.rowid`)
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	idx.Trim()
 	s.lex.idx, s.lex.seq = idx, seq
 	zerolog.Ctx(ctx).Debug().Int("rows", idx.Len()).Dur("took", time.Since(t0)).Msg("lexical index built")
 	s.saveLexSnapshot(ctx)
