@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"math"
 )
 
@@ -67,11 +68,27 @@ func (x *Index) WriteSnapshot(w io.Writer, stamp []byte) error {
 	return err
 }
 
-// ReadSnapshot reads an index written by WriteSnapshot and its stamp.
+// ReadSnapshot reads an index written by WriteSnapshot (or by the
+// former format 01, converted) and its stamp.
 func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
-	raw, err := io.ReadAll(r)
+	var raw []byte
+	var err error
+	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
+		// A file: read it into a buffer of its size, not one grown by
+		// doubling (a 1M-chunk snapshot is a few hundred MiB).
+		if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() {
+			var buf bytes.Buffer
+			buf.Grow(int(fi.Size()) + bytes.MinRead)
+			_, err = buf.ReadFrom(r)
+			raw = buf.Bytes()
+		} else {
+			raw, err = io.ReadAll(r)
+		}
+	} else {
+		raw, err = io.ReadAll(r)
+	}
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, fmt.Errorf("read lexical snapshot: %w", err)
 	}
 	if len(raw) < len(snapshotMagic)+4 {
 		return nil, nil, fmt.Errorf("%w: not a snapshot", ErrCorrupt)
