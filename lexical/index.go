@@ -116,6 +116,18 @@ func (p *plist) appendPosting(n uint32, f [3]uint16) {
 	p.last = n
 }
 
+// batch is how many postings a search decodes before scoring them.
+const batch = 128
+
+// fwUnknown is a search's table of weighted frequencies by tf code before
+// any is computed.
+var fwUnknown = func() (t [tfCodes]float64) {
+	for i := range t {
+		t[i] = -1
+	}
+	return t
+}()
+
 // tfOf decodes a one-byte tf code.
 func tfOf(c byte) [3]uint16 {
 	return [3]uint16{uint16(c % tfA), uint16(c / tfA % tfB), uint16(c / (tfA * tfB))}
@@ -454,11 +466,17 @@ func (x *Index) docFreq(term string) int {
 	return n
 }
 
+// slot is a row's accumulator in one search, and the search's stamp when
+// it belongs to it: one cache line miss for both.
+type slot struct {
+	acc   float64
+	stamp uint32
+}
+
 // scratch is one search's accumulators, indexed by internal row number;
 // stamp says which entries belong to the current search.
 type scratch struct {
-	acc     []float64
-	stamp   []uint32
+	slots   []slot
 	gen     uint32
 	touched []uint32
 }
@@ -481,13 +499,12 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		sc = &scratch{}
 	}
 	defer x.scratch.Put(sc)
-	if len(sc.acc) < len(x.ids) {
-		size := len(x.ids) + len(x.ids)/8
-		sc.acc, sc.stamp, sc.gen = make([]float64, size), make([]uint32, size), 0
+	if len(sc.slots) < len(x.ids) {
+		sc.slots, sc.gen = make([]slot, len(x.ids)+len(x.ids)/8), 0
 	}
 	sc.gen++
 	if sc.gen == 0 { // wrapped: stale stamps could match
-		clear(sc.stamp)
+		clear(sc.slots)
 		sc.gen = 1
 	}
 	sc.touched = sc.touched[:0]
@@ -498,7 +515,8 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		avgdl = 1
 	}
 	// norm[n] would be k1*(1-b+b*D/avgdl); computed per posting instead.
-	// fw is a column group's weighted term frequency per one-byte tf code.
+	// fw is a column group's weighted term frequency per one-byte tf code,
+	// -1 until computed.
 	var fw [tfCodes]float64
 	phrase := func(p plist, cw [3]float64) {
 		if p.n == 0 {
@@ -523,51 +541,74 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 			idf = 1e-6
 		}
 		norm := K1 * B / avgdl
-		b := p.buf
+		// Locals, not fields through pointers, in the loop.
+		buf, lens, alive := p.buf, x.lens, x.alive
+		slots, gen, touched := sc.slots, sc.gen, sc.touched
+		// A batch of postings is decoded first, then scored: the scoring
+		// loop's loads (length, stamp, accumulator) do not wait on the
+		// decoding's byte-by-byte chain.
+		var ds [batch]uint32
+		var fs [batch]float64
 		d := uint32(0)
-		for len(b) > 0 {
-			if g := b[0]; g < 0x80 {
-				d += uint32(g)
-				b = b[1:]
-			} else {
-				v, n := binary.Uvarint(b)
-				d += uint32(v)
-				b = b[n:]
-			}
-			code := b[0]
-			b = b[1:]
-			var f float64
-			if code != tfEscape {
-				f = fw[code]
-			} else {
-				var tf [3]uint16
-				for i := range tf {
-					v, n := binary.Uvarint(b)
-					tf[i] = uint16(v)
-					b = b[n:]
+		for i := 0; i < len(buf); {
+			m := 0
+			for ; m < batch && i < len(buf); m++ {
+				g := uint32(buf[i])
+				i++
+				if g >= 0x80 { // a longer uvarint; two bytes are common
+					c := uint32(buf[i])
+					i++
+					g = g&0x7f | (c&0x7f)<<7
+					for shift := 14; c >= 0x80; shift += 7 {
+						c = uint32(buf[i])
+						i++
+						g |= (c & 0x7f) << shift
+					}
 				}
-				f = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+				d += g
+				ds[m] = d
+				code := buf[i]
+				i++
+				var f float64
+				if code != tfEscape {
+					if f = fw[code]; f < 0 {
+						tf := tfOf(code)
+						f = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+						fw[code] = f
+					}
+				} else {
+					var tf [3]uint16
+					for j := range tf {
+						v, n := binary.Uvarint(buf[i:])
+						tf[j] = uint16(v)
+						i += n
+					}
+					f = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+				}
+				fs[m] = f
 			}
-			if !allAlive && !x.alive[d] {
-				continue
+			for j, d := range ds[:m] {
+				if !allAlive && !alive[d] {
+					continue
+				}
+				f := fs[j]
+				s := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(lens[d]))
+				if a := &slots[d]; a.stamp == gen {
+					a.acc += s
+				} else {
+					a.stamp, a.acc = gen, s
+					touched = append(touched, d)
+				}
 			}
-			s := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(x.lens[d]))
-			if sc.stamp[d] != sc.gen {
-				sc.stamp[d] = sc.gen
-				sc.acc[d] = 0
-				sc.touched = append(sc.touched, d)
-			}
-			sc.acc[d] += s
 		}
+		sc.touched = touched
 	}
 	group := func(terms []string, lists map[string]plist, cw [3]float64) {
 		if len(terms) == 0 {
 			return
 		}
-		for c := range fw {
-			tf := tfOf(byte(c))
-			fw[c] = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
-		}
+		fw = fwUnknown // filled as codes are met: a query meets few
+
 		for _, t := range terms {
 			phrase(lists[t], cw)
 		}
@@ -589,7 +630,7 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		if filter && x.langs[d] != code && x.langs[d] != 0 {
 			continue
 		}
-		h.offer(Hit{ID: x.ids[d], Score: sc.acc[d]})
+		h.offer(Hit{ID: x.ids[d], Score: sc.slots[d].acc})
 	}
 	return h.sorted()
 }

@@ -5,11 +5,13 @@ package lexical
 
 import (
 	"bufio"
+	"container/heap"
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
 	"io"
 	"math"
+	"sort"
 	"strings"
 	"sync"
 )
@@ -396,7 +398,7 @@ func (x *v1Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		}
 		code = c
 	}
-	h := topK{k: k}
+	h := v1topK{k: k}
 	for _, d := range sc.touched {
 		if filter && x.langs[d] != code && x.langs[d] != 0 {
 			continue
@@ -576,3 +578,40 @@ func (d *v1decoder) str() string {
 }
 
 const v1Magic = "EXOLEX01"
+
+// v1topK keeps the k best hits offered, the worst on top of a heap.
+type v1topK struct {
+	k int
+	h v1hitHeap
+}
+
+func (t *v1topK) offer(x Hit) {
+	if len(t.h) < t.k {
+		heap.Push(&t.h, x)
+		return
+	}
+	if better(x, t.h[0]) {
+		t.h[0] = x
+		heap.Fix(&t.h, 0)
+	}
+}
+
+func (t *v1topK) sorted() []Hit {
+	out := []Hit(t.h)
+	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+	return out
+}
+
+// v1hitHeap is a min-heap by better: the worst hit is at 0.
+type v1hitHeap []Hit
+
+func (h v1hitHeap) Len() int           { return len(h) }
+func (h v1hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
+func (h v1hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
+func (h *v1hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
+func (h *v1hitHeap) Pop() any {
+	old := *h
+	x := old[len(old)-1]
+	*h = old[:len(old)-1]
+	return x
+}
