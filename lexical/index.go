@@ -81,9 +81,10 @@ type Hit struct {
 }
 
 // plist is one term's postings in one column group, compressed: per
-// posting, the gap from the previous row number (the first from 0) as a
-// uvarint, then the term's counts in the group's three columns as one tf
-// code (see tfCode). Row numbers increase along the list.
+// posting, the gap from the previous row number (the first from 0) shifted
+// left by one as a uvarint, its low bit set when the term's counts in the
+// group's three columns are not (1, 0, 0); those counts follow then as one
+// tf code (see tfA). Row numbers increase along the list.
 type plist struct {
 	buf  []byte
 	n    uint32 // postings
@@ -92,7 +93,7 @@ type plist struct {
 
 // tf codes: counts (a, b, c) with a < tfA, b < tfB and c < tfB are the one
 // byte a + tfA*(b + tfB*c); any others are tfEscape and three uvarints.
-// Most postings are (1, 0, 0) or close: one byte.
+// Most postings are (1, 0, 0), which need no code at all.
 const (
 	tfA      = 15
 	tfB      = 4
@@ -103,10 +104,15 @@ const (
 // appendPosting appends row n with counts f (n above the list's last row,
 // or the list empty).
 func (p *plist) appendPosting(n uint32, f [3]uint16) {
-	p.buf = binary.AppendUvarint(p.buf, uint64(n-p.last))
-	if f[0] < tfA && f[1] < tfB && f[2] < tfB {
+	gap := uint64(n-p.last) << 1
+	switch {
+	case f == tf100:
+		p.buf = binary.AppendUvarint(p.buf, gap)
+	case f[0] < tfA && f[1] < tfB && f[2] < tfB:
+		p.buf = binary.AppendUvarint(p.buf, gap|1)
 		p.buf = append(p.buf, byte(f[0])+tfA*(byte(f[1])+tfB*byte(f[2])))
-	} else {
+	default:
+		p.buf = binary.AppendUvarint(p.buf, gap|1)
 		p.buf = append(p.buf, tfEscape)
 		for _, v := range f {
 			p.buf = binary.AppendUvarint(p.buf, uint64(v))
@@ -115,6 +121,9 @@ func (p *plist) appendPosting(n uint32, f [3]uint16) {
 	p.n++
 	p.last = n
 }
+
+// tf100 are the counts of most postings: once in the group's first column.
+var tf100 = [3]uint16{1, 0, 0}
 
 // batch is how many postings a search decodes before scoring them.
 const batch = 128
@@ -146,13 +155,12 @@ func (c *cursor) next() bool {
 	if len(c.b) == 0 {
 		return false
 	}
-	if g := c.b[0]; g < 0x80 {
-		c.d += uint32(g)
-		c.b = c.b[1:]
-	} else {
-		v, n := binary.Uvarint(c.b)
-		c.d += uint32(v)
-		c.b = c.b[n:]
+	v, n := binary.Uvarint(c.b)
+	c.b = c.b[n:]
+	c.d += uint32(v >> 1)
+	if v&1 == 0 {
+		c.f = tf100
+		return true
 	}
 	code := c.b[0]
 	c.b = c.b[1:]
@@ -518,6 +526,7 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 	// fw is a column group's weighted term frequency per one-byte tf code,
 	// -1 until computed.
 	var fw [tfCodes]float64
+	var f100 float64 // the weighted frequency of counts (1, 0, 0)
 	phrase := func(p plist, cw [3]float64) {
 		if p.n == 0 {
 			return
@@ -553,23 +562,27 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		for i := 0; i < len(buf); {
 			m := 0
 			for ; m < batch && i < len(buf); m++ {
-				g := uint32(buf[i])
+				v := uint64(buf[i])
 				i++
-				if g >= 0x80 { // a longer uvarint; two bytes are common
-					c := uint32(buf[i])
+				if v >= 0x80 { // a longer uvarint; two bytes are common
+					c := uint64(buf[i])
 					i++
-					g = g&0x7f | (c&0x7f)<<7
+					v = v&0x7f | (c&0x7f)<<7
 					for shift := 14; c >= 0x80; shift += 7 {
-						c = uint32(buf[i])
+						c = uint64(buf[i])
 						i++
-						g |= (c & 0x7f) << shift
+						v |= (c & 0x7f) << shift
 					}
 				}
-				d += g
+				d += uint32(v >> 1)
 				ds[m] = d
+				f := f100
+				if v&1 == 0 {
+					fs[m] = f
+					continue
+				}
 				code := buf[i]
 				i++
-				var f float64
 				if code != tfEscape {
 					if f = fw[code]; f < 0 {
 						tf := tfOf(code)
@@ -608,6 +621,7 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 			return
 		}
 		fw = fwUnknown // filled as codes are met: a query meets few
+		f100 = cw[0]*float64(tf100[0]) + cw[1]*float64(tf100[1]) + cw[2]*float64(tf100[2])
 
 		for _, t := range terms {
 			phrase(lists[t], cw)

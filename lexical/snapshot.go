@@ -178,14 +178,23 @@ func (d *decoder) list(np uint64, rows uint32) plist {
 	d.b = d.b[size:]
 	b := p.buf
 	for i := uint64(0); i < np; i++ {
-		g, n := binary.Uvarint(b)
-		if n <= 0 || len(b) == n || (i > 0 && g == 0) || g >= uint64(rows) || uint64(p.last)+g >= uint64(rows) {
+		v, n := binary.Uvarint(b)
+		g := v >> 1
+		if n <= 0 || (i > 0 && g == 0) || g >= uint64(rows) || uint64(p.last)+g >= uint64(rows) {
 			d.fail("row number")
 			return plist{}
 		}
 		p.last += uint32(g)
-		code := b[n]
-		b = b[n+1:]
+		b = b[n:]
+		if v&1 == 0 {
+			continue
+		}
+		if len(b) == 0 {
+			d.fail("frequency code")
+			return plist{}
+		}
+		code := b[0]
+		b = b[1:]
 		if code == tfEscape {
 			for k := 0; k < 3; k++ {
 				f, n := binary.Uvarint(b)
