@@ -61,10 +61,12 @@ func BenchmarkSnapshotFormerAndCompressed(b *testing.B) {
 	if err != nil {
 		b.Skipf("needs a lexical snapshot (build the scale suite's corpus): %v", err)
 	}
+	t0 := time.Now()
 	src, _, err := ReadSnapshot(bytes.NewReader(raw))
 	if err != nil {
 		b.Fatal(err)
 	}
+	b.Logf("%s (%q) read in %s", path, raw[:8], time.Since(t0).Round(time.Millisecond))
 	raw = nil
 	dir := b.TempDir()
 	v1Path, v2Path := filepath.Join(dir, "v1.lex"), filepath.Join(dir, "v2.lex")
