@@ -199,6 +199,9 @@ type Index struct {
 	totalLen int64
 	dead     int
 
+	// readVersion is the snapshot format the index was read from (0: built).
+	readVersion int
+
 	scratch sync.Pool
 	// putWords and putLemmas are put's term counts, reused.
 	putWords, putLemmas map[string][3]uint16

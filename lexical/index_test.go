@@ -266,8 +266,8 @@ func TestASnapshotOfTheFormerFormatIsConverted(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if string(stamp) != "seq 7" || y.Stats() != old.Stats() {
-		t.Fatalf("read back stamp %q, %+v; want %q, %+v", stamp, y.Stats(), "seq 7", old.Stats())
+	if string(stamp) != "seq 7" || y.Stats() != old.Stats() || y.ReadVersion() != 1 {
+		t.Fatalf("read back stamp %q, %+v, format %d; want %q, %+v, format 1", stamp, y.Stats(), y.ReadVersion(), "seq 7", old.Stats())
 	}
 	w := Weights{0.25, 3, 1, 0.75, 1}
 	for i := 0; i < 200; i++ {
@@ -282,6 +282,9 @@ func TestASnapshotOfTheFormerFormatIsConverted(t *testing.T) {
 	}
 	if !bytes.HasPrefix(v2.Bytes(), []byte(snapshotMagic)) || v2.Len() >= v1.Len() {
 		t.Fatalf("rewritten as %q, %d bytes (format 01: %d)", v2.Bytes()[:8], v2.Len(), v1.Len())
+	}
+	if z, _, err := ReadSnapshot(bytes.NewReader(v2.Bytes())); err != nil || z.ReadVersion() != SnapshotVersion || New().ReadVersion() != 0 {
+		t.Fatalf("format 02 read back: %v", err)
 	}
 	// A snapshot of a later format than this reader knows is not read.
 	later := recrc(append([]byte("EXOLEX03"), v2.Bytes()[8:]...))

@@ -25,6 +25,14 @@ const (
 	snapshotMagicV1 = "EXOLEX01"
 )
 
+// SnapshotVersion is the format WriteSnapshot writes.
+const SnapshotVersion = 2
+
+// ReadVersion is the format of the snapshot the index was read from (0 for
+// an index built by Put): below SnapshotVersion, the caller may write the
+// snapshot again so that the next start reads it without converting.
+func (x *Index) ReadVersion() int { return x.readVersion }
+
 // WriteSnapshot writes the index (compacted: live rows only) with a caller's
 // stamp (the store's log position), and a CRC-32 of everything at the end.
 func (x *Index) WriteSnapshot(w io.Writer, stamp []byte) error {
@@ -108,6 +116,10 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 	d := decoder{b: body[len(snapshotMagic):]}
 	stamp := []byte(d.str())
 	x := New()
+	x.readVersion = SnapshotVersion
+	if v1 {
+		x.readVersion = 1
+	}
 	nl := d.uv()
 	x.langNames = x.langNames[:0]
 	clear(x.langCodes)
