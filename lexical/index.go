@@ -643,11 +643,16 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		code = c
 	}
 	h := topK{k: k}
+	slots, ids, langs := sc.slots, x.ids, x.langs
 	for _, d := range sc.touched {
-		if filter && x.langs[d] != code && x.langs[d] != 0 {
+		score := slots[d].acc
+		if len(h.h) == k && score < h.h[0].Score {
+			continue // worse than the k-th: its id (a cache miss at 1M) is not needed
+		}
+		if filter && langs[d] != code && langs[d] != 0 {
 			continue
 		}
-		h.offer(Hit{ID: x.ids[d], Score: sc.slots[d].acc})
+		h.offer(Hit{ID: ids[d], Score: score})
 	}
 	return h.sorted()
 }
