@@ -21,7 +21,10 @@
 package lexical
 
 import (
+	"bytes"
+	"encoding/binary"
 	"math"
+	"slices"
 	"strings"
 	"sync"
 )
@@ -77,11 +80,100 @@ type Hit struct {
 	Score float64
 }
 
-// plist is one term's postings in one column group: rows in increasing
-// internal order, with the term's count in each of the group's columns.
+// plist is one term's postings in one column group, compressed: per
+// posting, the gap from the previous row number (the first from 0) shifted
+// left by one as a uvarint, its low bit set when the term's counts in the
+// group's three columns are not (1, 0, 0); those counts follow then as one
+// tf code (see tfA). Row numbers increase along the list.
 type plist struct {
-	docs []uint32
-	tfs  [][3]uint16
+	buf  []byte
+	n    uint32 // postings
+	last uint32 // the last posting's row number
+}
+
+// tf codes: counts (a, b, c) with a < tfA, b < tfB and c < tfB are the one
+// byte a + tfA*(b + tfB*c); any others are tfEscape and three uvarints.
+// Most postings are (1, 0, 0), which need no code at all.
+const (
+	tfA      = 15
+	tfB      = 4
+	tfCodes  = tfA * tfB * tfB // 240
+	tfEscape = 0xFF
+)
+
+// appendPosting appends row n with counts f (n above the list's last row,
+// or the list empty).
+func (p *plist) appendPosting(n uint32, f [3]uint16) {
+	gap := uint64(n-p.last) << 1
+	switch {
+	case f == tf100:
+		p.buf = binary.AppendUvarint(p.buf, gap)
+	case f[0] < tfA && f[1] < tfB && f[2] < tfB:
+		p.buf = binary.AppendUvarint(p.buf, gap|1)
+		p.buf = append(p.buf, byte(f[0])+tfA*(byte(f[1])+tfB*byte(f[2])))
+	default:
+		p.buf = binary.AppendUvarint(p.buf, gap|1)
+		p.buf = append(p.buf, tfEscape)
+		for _, v := range f {
+			p.buf = binary.AppendUvarint(p.buf, uint64(v))
+		}
+	}
+	p.n++
+	p.last = n
+}
+
+// tf100 are the counts of most postings: once in the group's first column.
+var tf100 = [3]uint16{1, 0, 0}
+
+// batch is how many postings a search decodes before scoring them.
+const batch = 128
+
+// fwUnknown is a search's table of weighted frequencies by tf code before
+// any is computed.
+var fwUnknown = func() (t [tfCodes]float64) {
+	for i := range t {
+		t[i] = -1
+	}
+	return t
+}()
+
+// tfOf decodes a one-byte tf code.
+func tfOf(c byte) [3]uint16 {
+	return [3]uint16{uint16(c % tfA), uint16(c / tfA % tfB), uint16(c / (tfA * tfB))}
+}
+
+// cursor walks a plist's postings.
+type cursor struct {
+	b []byte
+	d uint32    // the current posting's row number
+	f [3]uint16 // and counts
+}
+
+// next moves to the next posting; false at the end. A list is trusted:
+// it was written by appendPosting, or checked when a snapshot was read.
+func (c *cursor) next() bool {
+	if len(c.b) == 0 {
+		return false
+	}
+	v, n := binary.Uvarint(c.b)
+	c.b = c.b[n:]
+	c.d += uint32(v >> 1)
+	if v&1 == 0 {
+		c.f = tf100
+		return true
+	}
+	code := c.b[0]
+	c.b = c.b[1:]
+	if code != tfEscape {
+		c.f = tfOf(code)
+		return true
+	}
+	for i := range c.f {
+		v, n := binary.Uvarint(c.b)
+		c.f[i] = uint16(v)
+		c.b = c.b[n:]
+	}
+	return true
 }
 
 // Index is the inverted index. Its methods are safe for concurrent use;
@@ -99,11 +191,16 @@ type Index struct {
 	langNames []string
 	langCodes map[string]uint8
 
-	words, lemmas map[string]*plist
+	// words and lemmas hold the postings by term, by value: a term costs
+	// its map entry and its bytes.
+	words, lemmas map[string]plist
 
 	live     int
 	totalLen int64
 	dead     int
+
+	// readVersion is the snapshot format the index was read from (0: built).
+	readVersion int
 
 	scratch sync.Pool
 	// putWords and putLemmas are put's term counts, reused.
@@ -122,7 +219,7 @@ func (x *Index) reset() {
 	x.byID = map[int64]uint32{}
 	x.langNames = []string{""}
 	x.langCodes = map[string]uint8{"": 0}
-	x.words, x.lemmas = map[string]*plist{}, map[string]*plist{}
+	x.words, x.lemmas = map[string]plist{}, map[string]plist{}
 	x.live, x.totalLen, x.dead = 0, 0, 0
 }
 
@@ -154,9 +251,9 @@ func (x *Index) Stats() Stats {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	s := Stats{Rows: x.live, Dead: x.dead, Terms: len(x.words) + len(x.lemmas)}
-	for _, m := range []map[string]*plist{x.words, x.lemmas} {
+	for _, m := range []map[string]plist{x.words, x.lemmas} {
 		for _, p := range m {
-			s.Postings += len(p.docs)
+			s.Postings += int(p.n)
 		}
 	}
 	return s
@@ -240,16 +337,15 @@ func (x *Index) put(r Row) {
 	x.byID[r.ID] = n
 	x.live++
 	x.totalLen += int64(length)
-	add := func(lists map[string]*plist, m map[string][3]uint16) {
+	add := func(lists map[string]plist, m map[string][3]uint16) {
 		for t, f := range m {
-			p := lists[t]
-			if p == nil {
+			p, ok := lists[t]
+			p.appendPosting(n, f)
+			if !ok {
 				// The key must not keep the row's whole column alive.
-				p = &plist{}
-				lists[strings.Clone(t)] = p
+				t = strings.Clone(t)
 			}
-			p.docs = append(p.docs, n)
-			p.tfs = append(p.tfs, f)
+			lists[t] = p
 		}
 	}
 	add(x.words, words)
@@ -281,9 +377,9 @@ func (x *Index) compact() {
 		return
 	}
 	remap := make([]uint32, len(x.ids))
-	var ids []int64
-	var lens []uint32
-	var langs []uint8
+	ids := make([]int64, 0, x.live)
+	lens := make([]uint32, 0, x.live)
+	langs := make([]uint8, 0, x.live)
 	for n, ok := range x.alive {
 		if !ok {
 			remap[n] = math.MaxUint32
@@ -294,21 +390,21 @@ func (x *Index) compact() {
 		lens = append(lens, x.lens[n])
 		langs = append(langs, x.langs[n])
 	}
-	for _, lists := range []map[string]*plist{x.words, x.lemmas} {
+	var tmp plist
+	for _, lists := range []map[string]plist{x.words, x.lemmas} {
 		for t, p := range lists {
-			j := 0
-			for i, d := range p.docs {
-				if m := remap[d]; m != math.MaxUint32 {
-					p.docs[j], p.tfs[j] = m, p.tfs[i]
-					j++
+			tmp = plist{buf: tmp.buf[:0]}
+			c := cursor{b: p.buf}
+			for c.next() {
+				if m := remap[c.d]; m != math.MaxUint32 {
+					tmp.appendPosting(m, c.f)
 				}
 			}
-			if j == 0 {
+			if tmp.n == 0 {
 				delete(lists, t)
 				continue
 			}
-			p.docs = append([]uint32(nil), p.docs[:j]...)
-			p.tfs = append([][3]uint16(nil), p.tfs[:j]...)
+			lists[t] = plist{buf: bytes.Clone(tmp.buf), n: tmp.n, last: tmp.last}
 		}
 	}
 	x.ids, x.lens, x.langs = ids, lens, langs
@@ -320,6 +416,24 @@ func (x *Index) compact() {
 		x.byID[id] = uint32(n)
 	}
 	x.dead = 0
+}
+
+// Trim gives back the room that appending left in the postings and the
+// per-row arrays: each is copied to a slice of its exact size. A bulk load
+// (Put of every row) calls it once at the end; a compaction and a snapshot
+// read leave exact sizes already.
+func (x *Index) Trim() {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	for _, lists := range []map[string]plist{x.words, x.lemmas} {
+		for t, p := range lists {
+			if cap(p.buf) > len(p.buf) {
+				p.buf = bytes.Clone(p.buf)
+				lists[t] = p
+			}
+		}
+	}
+	x.ids, x.lens, x.langs, x.alive = slices.Clone(x.ids), slices.Clone(x.lens), slices.Clone(x.langs), slices.Clone(x.alive)
 }
 
 // DocFreq is the number of rows holding term in any column (FTS5's
@@ -335,39 +449,26 @@ func (x *Index) DocFreq(term string) int {
 func (x *Index) DocFreqAbove(term string, limit int) bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := 0
-	if p := x.words[term]; p != nil {
-		n += len(p.docs)
-	}
-	if p := x.lemmas[term]; p != nil {
-		n += len(p.docs)
-	}
+	n := int(x.words[term].n) + int(x.lemmas[term].n)
 	return n > limit && x.docFreq(term) > limit
 }
 
 func (x *Index) docFreq(term string) int {
-	a, b := x.words[term], x.lemmas[term]
-	var ad, bd []uint32
-	if a != nil {
-		ad = a.docs
-	}
-	if b != nil {
-		bd = b.docs
-	}
-	n, i, j := 0, 0, 0
-	for i < len(ad) || j < len(bd) {
+	a, b := cursor{b: x.words[term].buf}, cursor{b: x.lemmas[term].buf}
+	okA, okB := a.next(), b.next()
+	n := 0
+	for okA || okB {
 		var d uint32
 		switch {
-		case j >= len(bd) || (i < len(ad) && ad[i] < bd[j]):
-			d = ad[i]
-			i++
-		case i >= len(ad) || bd[j] < ad[i]:
-			d = bd[j]
-			j++
+		case !okB || (okA && a.d < b.d):
+			d = a.d
+			okA = a.next()
+		case !okA || b.d < a.d:
+			d = b.d
+			okB = b.next()
 		default:
-			d = ad[i]
-			i++
-			j++
+			d = a.d
+			okA, okB = a.next(), b.next()
 		}
 		if x.alive[d] {
 			n++
@@ -376,11 +477,17 @@ func (x *Index) docFreq(term string) int {
 	return n
 }
 
+// slot is a row's accumulator in one search, and the search's stamp when
+// it belongs to it: one cache line miss for both.
+type slot struct {
+	acc   float64
+	stamp uint32
+}
+
 // scratch is one search's accumulators, indexed by internal row number;
 // stamp says which entries belong to the current search.
 type scratch struct {
-	acc     []float64
-	stamp   []uint32
+	slots   []slot
 	gen     uint32
 	touched []uint32
 }
@@ -403,13 +510,12 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		sc = &scratch{}
 	}
 	defer x.scratch.Put(sc)
-	if len(sc.acc) < len(x.ids) {
-		size := len(x.ids) + len(x.ids)/8
-		sc.acc, sc.stamp, sc.gen = make([]float64, size), make([]uint32, size), 0
+	if len(sc.slots) < len(x.ids) {
+		sc.slots, sc.gen = make([]slot, len(x.ids)+len(x.ids)/8), 0
 	}
 	sc.gen++
 	if sc.gen == 0 { // wrapped: stale stamps could match
-		clear(sc.stamp)
+		clear(sc.slots)
 		sc.gen = 1
 	}
 	sc.touched = sc.touched[:0]
@@ -420,15 +526,21 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		avgdl = 1
 	}
 	// norm[n] would be k1*(1-b+b*D/avgdl); computed per posting instead.
-	phrase := func(p *plist, cw [3]float64) {
-		if p == nil {
+	// fw is a column group's weighted term frequency per one-byte tf code,
+	// -1 until computed.
+	var fw [tfCodes]float64
+	var f100 float64 // the weighted frequency of counts (1, 0, 0)
+	phrase := func(p plist, cw [3]float64) {
+		if p.n == 0 {
 			return
 		}
-		hits := len(p.docs)
-		if x.dead > 0 {
+		hits := int(p.n)
+		allAlive := x.dead == 0
+		if !allAlive {
 			hits = 0
-			for _, d := range p.docs {
-				if x.alive[d] {
+			c := cursor{b: p.buf}
+			for c.next() {
+				if x.alive[c.d] {
 					hits++
 				}
 			}
@@ -436,35 +548,90 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		if hits == 0 {
 			return
 		}
-		allAlive := x.dead == 0
 		idf := math.Log((nRow - float64(hits) + 0.5) / (float64(hits) + 0.5))
 		if idf <= 0 {
 			idf = 1e-6
 		}
 		norm := K1 * B / avgdl
-		for i, d := range p.docs {
-			if !allAlive && !x.alive[d] {
-				continue
+		// Locals, not fields through pointers, in the loop.
+		buf, lens, alive := p.buf, x.lens, x.alive
+		slots, gen, touched := sc.slots, sc.gen, sc.touched
+		// A batch of postings is decoded first, then scored: the scoring
+		// loop's loads (length, stamp, accumulator) do not wait on the
+		// decoding's byte-by-byte chain.
+		var ds [batch]uint32
+		var fs [batch]float64
+		d := uint32(0)
+		for i := 0; i < len(buf); {
+			m := 0
+			for ; m < batch && i < len(buf); m++ {
+				v := uint64(buf[i])
+				i++
+				if v >= 0x80 { // a longer uvarint; two bytes are common
+					c := uint64(buf[i])
+					i++
+					v = v&0x7f | (c&0x7f)<<7
+					for shift := 14; c >= 0x80; shift += 7 {
+						c = uint64(buf[i])
+						i++
+						v |= (c & 0x7f) << shift
+					}
+				}
+				d += uint32(v >> 1)
+				ds[m] = d
+				f := f100
+				if v&1 == 0 {
+					fs[m] = f
+					continue
+				}
+				code := buf[i]
+				i++
+				if code != tfEscape {
+					if f = fw[code]; f < 0 {
+						tf := tfOf(code)
+						f = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+						fw[code] = f
+					}
+				} else {
+					var tf [3]uint16
+					for j := range tf {
+						v, n := binary.Uvarint(buf[i:])
+						tf[j] = uint16(v)
+						i += n
+					}
+					f = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+				}
+				fs[m] = f
 			}
-			tf := p.tfs[i]
-			f := cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
-			s := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(x.lens[d]))
-			if sc.stamp[d] != sc.gen {
-				sc.stamp[d] = sc.gen
-				sc.acc[d] = 0
-				sc.touched = append(sc.touched, d)
+			for j, d := range ds[:m] {
+				if !allAlive && !alive[d] {
+					continue
+				}
+				f := fs[j]
+				s := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(lens[d]))
+				if a := &slots[d]; a.stamp == gen {
+					a.acc += s
+				} else {
+					a.stamp, a.acc = gen, s
+					touched = append(touched, d)
+				}
 			}
-			sc.acc[d] += s
+		}
+		sc.touched = touched
+	}
+	group := func(terms []string, lists map[string]plist, cw [3]float64) {
+		if len(terms) == 0 {
+			return
+		}
+		fw = fwUnknown // filled as codes are met: a query meets few
+		f100 = cw[0]*float64(tf100[0]) + cw[1]*float64(tf100[1]) + cw[2]*float64(tf100[2])
+
+		for _, t := range terms {
+			phrase(lists[t], cw)
 		}
 	}
-	ww := [3]float64{w[Body], w[Title], w[Section]}
-	for _, t := range q.Words {
-		phrase(x.words[t], ww)
-	}
-	lw := [3]float64{w[Lemmas], w[Heads], 0}
-	for _, t := range q.Terms {
-		phrase(x.lemmas[t], lw)
-	}
+	group(q.Words, x.words, [3]float64{w[Body], w[Title], w[Section]})
+	group(q.Terms, x.lemmas, [3]float64{w[Lemmas], w[Heads], 0})
 
 	var code uint8
 	filter := lang != ""
@@ -476,11 +643,16 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		code = c
 	}
 	h := topK{k: k}
+	slots, ids, langs := sc.slots, x.ids, x.langs
 	for _, d := range sc.touched {
-		if filter && x.langs[d] != code && x.langs[d] != 0 {
+		score := slots[d].acc
+		if len(h.h) == k && score < h.h[0].Score {
+			continue // worse than the k-th: its id (a cache miss at 1M) is not needed
+		}
+		if filter && langs[d] != code && langs[d] != 0 {
 			continue
 		}
-		h.offer(Hit{ID: x.ids[d], Score: sc.acc[d]})
+		h.offer(Hit{ID: ids[d], Score: score})
 	}
 	return h.sorted()
 }

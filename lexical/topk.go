@@ -1,9 +1,6 @@
 package lexical
 
-import (
-	"container/heap"
-	"sort"
-)
+import "slices"
 
 // better orders hits: higher score first, then lower id.
 func better(a, b Hit) bool {
@@ -13,39 +10,62 @@ func better(a, b Hit) bool {
 	return a.ID < b.ID
 }
 
-// topK keeps the k best hits offered, the worst on top of a heap.
+// topK keeps the k best hits offered: a binary heap with the worst of them
+// at 0, so a hit no better than that one is turned away with one compare.
 type topK struct {
 	k int
-	h hitHeap
+	h []Hit
 }
 
 func (t *topK) offer(x Hit) {
-	if len(t.h) < t.k {
-		heap.Push(&t.h, x)
+	h := t.h
+	if len(h) < t.k {
+		// Sift up.
+		h = append(h, x)
+		i := len(h) - 1
+		for i > 0 {
+			p := (i - 1) / 2
+			if !better(h[p], h[i]) {
+				break
+			}
+			h[p], h[i] = h[i], h[p]
+			i = p
+		}
+		t.h = h
 		return
 	}
-	if better(x, t.h[0]) {
-		t.h[0] = x
-		heap.Fix(&t.h, 0)
+	if !better(x, h[0]) {
+		return
+	}
+	// Replace the worst and sift down.
+	h[0] = x
+	i := 0
+	for {
+		w := i
+		if l := 2*i + 1; l < len(h) && better(h[w], h[l]) {
+			w = l
+		}
+		if r := 2*i + 2; r < len(h) && better(h[w], h[r]) {
+			w = r
+		}
+		if w == i {
+			break
+		}
+		h[w], h[i] = h[i], h[w]
+		i = w
 	}
 }
 
 func (t *topK) sorted() []Hit {
-	out := []Hit(t.h)
-	sort.Slice(out, func(i, j int) bool { return better(out[i], out[j]) })
+	out := t.h
+	slices.SortFunc(out, func(a, b Hit) int {
+		if better(a, b) {
+			return -1
+		}
+		if better(b, a) {
+			return 1
+		}
+		return 0
+	})
 	return out
-}
-
-// hitHeap is a min-heap by better: the worst hit is at 0.
-type hitHeap []Hit
-
-func (h hitHeap) Len() int           { return len(h) }
-func (h hitHeap) Less(i, j int) bool { return better(h[j], h[i]) }
-func (h hitHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *hitHeap) Push(x any)        { *h = append(*h, x.(Hit)) }
-func (h *hitHeap) Pop() any {
-	old := *h
-	x := old[len(old)-1]
-	*h = old[:len(old)-1]
-	return x
 }

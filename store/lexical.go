@@ -198,6 +198,7 @@ FROM chunks_fts f LEFT JOIN chunks c ON c.id = f.rowid`)
 	if err := rows.Err(); err != nil {
 		return err
 	}
+	idx.Trim()
 	s.lex.idx, s.lex.seq = idx, seq
 	zerolog.Ctx(ctx).Debug().Int("rows", idx.Len()).Dur("took", time.Since(t0)).Msg("lexical index built")
 	s.saveLexSnapshot(ctx)
@@ -297,5 +298,15 @@ func (s *Store) loadLexSnapshot(ctx context.Context) bool {
 		return false // the log moved on past the snapshot, or the database went back
 	}
 	s.lex.idx, s.lex.seq = idx, seq
+	if v := idx.ReadVersion(); v < lexical.SnapshotVersion && s.lex.saving.CompareAndSwap(false, true) {
+		// An older format, converted as it loaded: write it again in the
+		// current one (in the background), so the next start reads it
+		// without converting (at 1M chunks, 4 s instead of 1 s).
+		log.Info().Int("format", v).Str("path", path).Msg("lexical snapshot of an older format: saving it again")
+		go func() {
+			defer s.lex.saving.Store(false)
+			s.writeLexSnapshot(context.WithoutCancel(ctx), idx, seq)
+		}()
+	}
 	return true
 }

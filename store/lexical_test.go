@@ -2,7 +2,9 @@ package store
 
 import (
 	"context"
+	"encoding/binary"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -401,4 +403,102 @@ func TestTheMemoryIndexSavesASnapshotAgainAfterEnoughReplays(t *testing.T) {
 	defer s.Close()
 	s.Lexical = LexicalMemory
 	agree(t, "from the newer snapshot", fts, s, SearchOptions{K: 20})
+}
+
+// TestASnapshotOfTheFormerFormatIsReadAndSavedAgainInTheCurrentOne puts a
+// snapshot in the former format (01, before compressed postings) with the
+// database's stamp beside it, holding one term of its own that SQLite does
+// not have: a store that reads it finds that term (so it converted the
+// snapshot rather than rebuilding from SQLite), and writes the snapshot
+// again in the current format, term included.
+func TestASnapshotOfTheFormerFormatIsReadAndSavedAgainInTheCurrentOne(t *testing.T) {
+	ctx := context.Background()
+	mem := openTest(t)
+	mem.Lexical = LexicalMemory
+	lexCorpus(t, mem, 0, 20, 15)
+	if _, err := mem.LexicalIndex(ctx); err != nil {
+		t.Fatal(err)
+	}
+	epoch, err := mem.lexEpoch(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stamp := lexStamp(epoch, mem.lex.seq)
+	rows, err := mem.r.QueryContext(ctx, `SELECT rowid FROM chunks_fts ORDER BY rowid`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if len(ids) == 0 {
+		t.Fatal("no full-text rows")
+	}
+	// Format 01: magic, stamp, languages, rows (id, length, language), then
+	// per column group its terms, each with its postings as a varint gap
+	// and three varint counts; CRC-32 at the end.
+	var b []byte
+	str := func(s string) { b = binary.AppendUvarint(b, uint64(len(s))); b = append(b, s...) }
+	b = append(b, "EXOLEX01"...)
+	str(string(stamp))
+	b = binary.AppendUvarint(b, 1)
+	str("")
+	b = binary.AppendUvarint(b, uint64(len(ids)))
+	for _, id := range ids {
+		b = binary.AppendUvarint(b, uint64(id))
+		b = binary.AppendUvarint(b, 1)
+		b = append(b, 0)
+	}
+	b = binary.AppendUvarint(b, 1) // words: one term, in the first row
+	str("zzformer")
+	b = append(b, 1, 0, 1, 0, 0)
+	b = binary.AppendUvarint(b, 0) // lemmas: none
+	b = binary.LittleEndian.AppendUint32(b, crc32.ChecksumIEEE(b))
+	path := LexSnapshotPath(mem.Path())
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+
+	s, err := OpenReadOnly(mem.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	s.Lexical = LexicalMemory
+	idx, err := s.LexicalIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	hits := idx.Search(lexical.Query{Words: []string{"zzformer"}}, 10, lexical.Weights{1, 1, 1, 1, 1}, "")
+	if len(hits) != 1 || hits[0].ID != ids[0] {
+		t.Fatalf("the former snapshot's own term found %v, want row %d: the snapshot was not read", hits, ids[0])
+	}
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		raw, err := os.ReadFile(path)
+		if err == nil && strings.HasPrefix(string(raw), "EXOLEX02") && !s.lex.saving.Load() {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the snapshot is still in the former format after 20 s (%v)", err)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	again, got, err := lexical.ReadSnapshot(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(got) != string(stamp) || again.ReadVersion() != lexical.SnapshotVersion || again.DocFreq("zzformer") != 1 || again.Len() != len(ids) {
+		t.Fatalf("saved again: stamp %q, format %d, %d rows, zzformer in %d; want %q, %d, %d, 1",
+			got, again.ReadVersion(), again.Len(), again.DocFreq("zzformer"), stamp, lexical.SnapshotVersion, len(ids))
+	}
 }
