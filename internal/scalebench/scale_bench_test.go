@@ -1,7 +1,6 @@
 package scalebench
 
 import (
-	"container/heap"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -12,7 +11,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -20,6 +18,7 @@ import (
 
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/synth"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/schemas"
@@ -314,71 +313,21 @@ func referenceStore(b *testing.B, c *Corpus) *store.Store {
 	return st
 }
 
-type scored struct {
-	id int
-	s  float32
-}
-type minHeap []scored
-
-func (h minHeap) Len() int           { return len(h) }
-func (h minHeap) Less(i, j int) bool { return h[i].s < h[j].s }
-func (h minHeap) Swap(i, j int)      { h[i], h[j] = h[j], h[i] }
-func (h *minHeap) Push(x any)        { *h = append(*h, x.(scored)) }
-func (h *minHeap) Pop() any          { o := *h; x := o[len(o)-1]; *h = o[:len(o)-1]; return x }
-
 // exactTop10 is the float32 brute-force top-10 of each query over every
-// chunk's vector, cached beside the build.
+// chunk's vector (synth.ExactTopK), cached beside the build under the
+// vector generator's stamp.
 func exactTop10(b *testing.B, dir string, vg *Vectors, qs [][]float32) [][]string {
-	path := filepath.Join(dir, fmt.Sprintf("truth-%d.json", len(qs)))
+	path := filepath.Join(dir, fmt.Sprintf("truth-%s-%d.json", VectorStamp, len(qs)))
 	var truth [][]string
 	if readJSONFile(path, &truth) && len(truth) == len(qs) {
 		return truth
 	}
 	t0 := time.Now()
-	n := vg.c.cfg.Chunks
-	workers := runtime.GOMAXPROCS(0)
-	heaps := make([][]minHeap, workers)
-	var wg sync.WaitGroup
-	for w := range workers {
-		heaps[w] = make([]minHeap, len(qs))
-		wg.Go(func() {
-			v := make([]float32, Dim)
-			for i := w; i < n; i += workers {
-				vg.Vector(i, v)
-				for j, q := range qs {
-					var s float32
-					for k := range v {
-						s += v[k] * q[k]
-					}
-					h := &heaps[w][j]
-					if h.Len() < 10 {
-						heap.Push(h, scored{i, s})
-					} else if s > (*h)[0].s {
-						(*h)[0] = scored{i, s}
-						heap.Fix(h, 0)
-					}
-				}
-			}
-		})
-	}
-	wg.Wait()
+	exact := synth.ExactTopK(vg.n, Dim, func(i int, dst []float32) { vg.Vector(i, dst) }, qs, 10)
 	truth = make([][]string, len(qs))
-	for j := range qs {
-		var all []scored
-		for w := range workers {
-			all = append(all, heaps[w][j]...)
-		}
-		slices.SortFunc(all, func(a, b scored) int {
-			if a.s > b.s {
-				return -1
-			}
-			if a.s < b.s {
-				return 1
-			}
-			return 0
-		})
-		for _, x := range all[:min(10, len(all))] {
-			truth[j] = append(truth[j], fmt.Sprintf("c%07d", x.id))
+	for j, nb := range exact {
+		for _, x := range nb {
+			truth[j] = append(truth[j], fmt.Sprintf("c%07d", x.ID))
 		}
 	}
 	b.Logf("exact top-10 of %d queries in %s", len(qs), time.Since(t0).Round(time.Second))
