@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -21,6 +22,7 @@ import (
 	"github.com/exocortex/exocortex/internal/synth"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -77,6 +79,13 @@ func loadavg() string {
 		return "?"
 	}
 	return strings.Join(strings.Fields(string(raw))[:3], " ")
+}
+
+// settledRSS is VmRSS in MB after a GC has returned what it freed.
+func settledRSS() float64 {
+	runtime.GC()
+	debug.FreeOSMemory()
+	return procStatus("VmRSS")
 }
 
 // procStatus reads a kB field of /proc/self/status in MB.
@@ -148,12 +157,7 @@ func runScale(b *testing.B, n int) {
 		b.Fatal(err)
 	}
 	defer st.Close()
-	vs, err := vectors.Open(ctx, vectors.Config{Dir: VectorsPath(dir), Dim: Dim})
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer vs.Close()
-	env := &Env{Dir: dir, Corpus: c, Store: st, Vectors: vs}
+	env := &Env{Dir: dir, Corpus: c, Store: st}
 	res.DiskBytes = Disk{SQLite: DirSize(StorePath(dir)) + DirSize(StorePath(dir)+"-wal"), Vectors: DirSize(VectorsPath(dir))}
 
 	// Lexical at scale, then on the XQuAD paragraphs alone (the reference).
@@ -173,8 +177,28 @@ func runScale(b *testing.B, n int) {
 		qs[j] = vg.Query(j)
 	}
 	truth := exactTop10(b, dir, vg, qs[:min(nq, 100)])
+	// The vector index is opened after the lexical rows, so that the RSS
+	// it adds is its own.
+	rss0 := settledRSS()
+	vs, err := vectors.Open(ctx, vectors.Config{Dir: VectorsPath(dir), Dim: Dim})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer vs.Close()
+	env.Vectors = vs
+	first := len(res.Rows)
+	var efs []int
 	for _, e := range VectorEngines {
 		res.Rows = append(res.Rows, measureVector(b, e, env, qs, truth))
+		if e.Ef > 0 && !slices.Contains(efs, e.Ef) {
+			efs = append(efs, e.Ef)
+		}
+	}
+	res.Rows[first].RSSMB = settledRSS() - rss0
+	if src := os.Getenv("EXOCORTEX_HNSWLIB_DIR"); src != "" {
+		res.Rows = append(res.Rows, hnswlibRows(b, src, dir, vg, qs, truth, efs)...)
+	} else {
+		res.Skipped = append(res.Skipped, "hnswlib: set EXOCORTEX_HNSWLIB_DIR to a directory with hnswlib/hnswlib.h")
 	}
 
 	indexesRSS := procStatus("VmRSS")
@@ -197,6 +221,14 @@ func runScale(b *testing.B, n int) {
 	}
 	defer ce.Close()
 	env.Embedder, env.CrossEncoder = emb, ce
+	env.OpenCrossEncoder = func(o models.Options) (retrieval.CrossEncoder, error) {
+		x, err := models.OpenCrossEncoder(mdir, rspec, o)
+		if err != nil {
+			return nil, err
+		}
+		b.Cleanup(func() { x.Close() })
+		return x, nil
+	}
 	for _, e := range FusedEngines {
 		res.Rows = append(res.Rows, measureRetrieval(b, "fused", e, env, c.Questions))
 	}
@@ -381,6 +413,16 @@ func measureRetrieval(b *testing.B, measure string, e RetrievalEngine, env *Env,
 	mode := schemas.ModeHybrid
 	if measure == "rerank" {
 		mode = schemas.ModeRerank
+	}
+	if measure == "rerank" && len(qs) > 0 { // the first run of a model session is slow
+		out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "warm", Question: qs[0].Question,
+			Options: schemas.QueryOptions{Mode: mode}})
+		if err == nil {
+			_, err = r.Rerank(ctx, out)
+		}
+		if err != nil {
+			b.Fatalf("%s: warm up: %v", e.Name, err)
+		}
 	}
 	var lat []float64
 	var ranks []int
