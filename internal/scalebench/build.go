@@ -202,8 +202,8 @@ func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, 
 
 // BuildVectors rebuilds the embedded vector index of a built directory
 // (VectorsPath) from Vectors, and vectors.json, leaving the SQLite store
-// alone; the exact top-10 cached for the old vectors goes with them. It
-// returns the build's seconds.
+// alone; the exact top-10 and the hnswlib index cached for the old vectors
+// go with them. It returns the build's seconds.
 func BuildVectors(ctx context.Context, dir string, c *Corpus, logf func(format string, args ...any)) (float64, error) {
 	// vectors.json first: a build cut short is never taken for a whole one.
 	if err := os.Remove(filepath.Join(dir, vectorsInfoFile)); err != nil && !os.IsNotExist(err) {
@@ -212,8 +212,11 @@ func BuildVectors(ctx context.Context, dir string, c *Corpus, logf func(format s
 	if err := os.RemoveAll(VectorsPath(dir)); err != nil {
 		return 0, fmt.Errorf("scale vectors: clear %s: %w", VectorsPath(dir), err)
 	}
+	// What was computed from the old vectors goes with them: the exact
+	// top-10 and hnswlib's index (hnswlib_bench_test.go).
 	old, _ := filepath.Glob(filepath.Join(dir, "truth-*.json"))
-	for _, f := range old {
+	idx, _ := filepath.Glob(filepath.Join(dir, "hnswlib-*.bin"))
+	for _, f := range append(old, idx...) {
 		if err := os.Remove(f); err != nil {
 			return 0, fmt.Errorf("scale vectors: %w", err)
 		}

@@ -49,8 +49,12 @@ func TestANewVectorStampRebuildsTheVectorsAndLeavesTheSQLiteStoreAlone(t *testin
 	for _, p := range sqlite {
 		before[p] = statID(t, p)
 	}
-	if err := writeFile(filepath.Join(dir, "truth-"+VectorStamp+"-3.json"), `[["x"],["y"],["z"]]`); err != nil {
-		t.Fatal(err)
+	oldTruth := filepath.Join(dir, "truth-"+VectorStamp+"-3.json")
+	oldHnswlib := filepath.Join(dir, "hnswlib-"+VectorStamp+"-M16-efc128.bin")
+	for _, p := range []string{oldTruth, oldHnswlib} {
+		if err := writeFile(p, `[["x"],["y"],["z"]]`); err != nil {
+			t.Fatal(err)
+		}
 	}
 
 	defer func(s string) { VectorStamp = s }(VectorStamp)
@@ -67,8 +71,10 @@ func TestANewVectorStampRebuildsTheVectorsAndLeavesTheSQLiteStoreAlone(t *testin
 			t.Errorf("%s changed in a vectors-only rebuild: %+v, was %+v", p, got, id)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(dir, "truth-"+first.VectorStamp+"-3.json")); !os.IsNotExist(err) {
-		t.Errorf("the old vectors' exact top-10 outlived them (stat: %v)", err)
+	for _, p := range []string{oldTruth, oldHnswlib} {
+		if _, err := os.Stat(p); !os.IsNotExist(err) {
+			t.Errorf("%s, made from the old vectors, outlived them (stat: %v)", filepath.Base(p), err)
+		}
 	}
 	vs, err := vectors.Open(ctx, vectors.Config{Dir: VectorsPath(dir), Dim: Dim})
 	if err != nil {

@@ -41,7 +41,9 @@ import (
 // Knobs: EXOCORTEX_SCALE_QUESTIONS (500), EXOCORTEX_SCALE_RERANK (questions
 // reranked, 20), EXOCORTEX_SCALE_PIPELINE_DOCS (notes through the pipeline,
 // 250), EXOCORTEX_BENCH_CACHE (where builds are cached, the temp dir),
-// EXOCORTEX_SCALE_BUILD_ONLY=1 (build or check the cache, measure nothing).
+// EXOCORTEX_SCALE_BUILD_ONLY=1 (build or check the cache, measure nothing),
+// EXOCORTEX_HNSWLIB_DIR (a directory holding hnswlib/hnswlib.h: adds
+// hnswlib's rows beside the embedded HNSW, hnswlibRows).
 func BenchmarkScale(b *testing.B) {
 	var sizes []int
 	switch v := os.Getenv("EXOCORTEX_BENCH_SCALE"); v {
