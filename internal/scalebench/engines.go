@@ -101,6 +101,8 @@ var VectorEngines = []VectorEngine{
 		Open: func(ctx context.Context, env *Env) (VectorSearch, error) { return storeSearch{env.Vectors, 0}, nil }},
 	{Name: "embedded-hnsw ef=128", Note: "vectors.Embedded, ef 128 (the widest of the retriever's ladder)", Ef: 128,
 		Open: func(ctx context.Context, env *Env) (VectorSearch, error) { return storeSearch{env.Vectors, 128}, nil }},
+	{Name: "embedded-hnsw ef=32", Note: "vectors.Embedded, ef 32 (of 12, 16, 24 and 32, the least with recall@10 of at least 0.98 at 100k and at 1M)", Ef: 32,
+		Open: func(ctx context.Context, env *Env) (VectorSearch, error) { return storeSearch{env.Vectors, 32}, nil }},
 }
 
 type storeSearch struct {
