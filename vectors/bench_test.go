@@ -15,7 +15,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/vectors/internal/synth"
+	"github.com/exocortex/exocortex/internal/synth"
 )
 
 // Search benchmarks over 384-d data sets. Each iteration runs every query

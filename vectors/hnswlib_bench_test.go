@@ -11,7 +11,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/exocortex/exocortex/vectors/internal/synth"
+	"github.com/exocortex/exocortex/internal/synth"
 )
 
 // BenchmarkHnswlib compares the embedded store with hnswlib (C++, built here

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/vectors/internal/synth"
+	"github.com/exocortex/exocortex/internal/synth"
 )
 
 // chunkID names synthetic point i.

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/exocortex/exocortex/vectors/internal/synth"
+	"github.com/exocortex/exocortex/internal/synth"
 )
 
 // TestRescoreKeepsTopK checks selective rescoring against rescoring every

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io/fs"
-	"math"
-	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -14,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/exocortex/exocortex/internal/synth"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -32,6 +31,8 @@ const buildBatch = 256 * ChunksPerDoc
 // BuildInfo describes a built (or reopened) index directory.
 type BuildInfo struct {
 	Stamp string `json:"stamp"`
+	// VectorStamp is the vector generator's (VectorStamp when built).
+	VectorStamp string `json:"vector_stamp,omitempty"`
 	// Seconds is the direct build's time (store and vectors); on a reused
 	// build it is the time measured when it was built.
 	Seconds float64 `json:"seconds"`
@@ -41,25 +42,57 @@ type BuildInfo struct {
 	VectorSeconds float64 `json:"vector_seconds"`
 	Chunks        int     `json:"chunks"`
 	Words         int64   `json:"words"`
-	Cached        bool    `json:"cached"`
+	// Cached: the SQLite store was an earlier run's. VectorsBuilt: the
+	// vectors were (re)built in this run all the same (their generator
+	// changed).
+	Cached       bool `json:"cached"`
+	VectorsBuilt bool `json:"vectors_built,omitempty"`
 }
 
 // Paths of a built directory.
 func StorePath(dir string) string   { return filepath.Join(dir, "exocortex.db") }
 func VectorsPath(dir string) string { return filepath.Join(dir, "vectors") }
 
-const buildInfoFile = "build.json"
+// build.json describes the whole build (the corpus stamp, the SQLite
+// store's time); vectors.json the vectors' (VectorStamp and their time), so
+// that a new vector generator rebuilds the vectors alone.
+const buildInfoFile, vectorsInfoFile = "build.json", "vectors.json"
+
+type vectorsInfo struct {
+	Stamp   string  `json:"stamp"`
+	Chunks  int     `json:"chunks"`
+	Seconds float64 `json:"seconds"`
+}
 
 // Build fills dir with the corpus's SQLite store (the index stage's writes:
 // chunks, full-text rows with the default analyzer, document structure) and
-// embedded vector index (synthetic clustered vectors, Vector), directly
-// rather than through the pipeline. A directory already built from the same
-// corpus stamp is reused as it is. logf reports progress.
+// embedded vector index (synthetic vectors, Vectors), directly rather than
+// through the pipeline. A directory already built from the same corpus
+// stamp is reused as it is; when only its vectors.json's stamp differs
+// from VectorStamp, its vectors are rebuilt and the SQLite store is not
+// opened. logf reports progress.
 func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, args ...any)) (BuildInfo, error) {
 	var info BuildInfo
 	raw, err := os.ReadFile(filepath.Join(dir, buildInfoFile))
 	if err == nil && json.Unmarshal(raw, &info) == nil && info.Stamp == c.cfg.Stamp() {
 		info.Cached = true
+		var vi vectorsInfo
+		if readJSON(filepath.Join(dir, vectorsInfoFile), &vi) && vi.Stamp == VectorStamp && vi.Chunks == c.cfg.Chunks {
+			return info, nil
+		}
+		logf("vectors of %s are %q, want %q: rebuilding the vectors alone (the SQLite store is kept)", dir, vi.Stamp, VectorStamp)
+		secs, err := BuildVectors(ctx, dir, c, logf)
+		if err != nil {
+			return info, err
+		}
+		info.Seconds += secs - info.VectorSeconds
+		info.VectorStamp, info.VectorSeconds = VectorStamp, secs
+		stored := info
+		stored.Cached = false
+		if err := writeJSON(filepath.Join(dir, buildInfoFile), stored); err != nil {
+			return info, fmt.Errorf("scale build: %w", err)
+		}
+		info.VectorsBuilt = true
 		return info, nil
 	}
 	if err := os.RemoveAll(dir); err != nil {
@@ -89,58 +122,26 @@ func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, 
 		chunks []Chunk
 		pts    []vectors.Point
 	}
-	// Generation runs on every core ahead of the single writer.
-	batches := make([]chan batch, (n+buildBatch-1)/buildBatch)
-	for i := range batches {
-		batches[i] = make(chan batch, 1)
-	}
-	var next sync.Mutex
-	nextBatch := 0
-	workers := runtime.GOMAXPROCS(0)
-	gctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	sem := make(chan struct{}, workers+2) // bounds batches generated ahead
-	for range workers {
-		go func() {
-			for {
-				// The slot first, then the batch: batches are taken in
-				// order by holders of slots, so the one the writer waits
-				// for always has its slot.
-				select {
-				case sem <- struct{}{}:
-				case <-gctx.Done():
-					return
-				}
-				next.Lock()
-				b := nextBatch
-				nextBatch++
-				next.Unlock()
-				if b >= len(batches) {
-					return
-				}
-				var out batch
-				for i := b * buildBatch; i < min((b+1)*buildBatch, n); i++ {
-					ch := c.Chunk(i)
-					out.chunks = append(out.chunks, ch)
-					out.pts = append(out.pts, vectors.Point{ID: ch.ID, DocID: ch.DocID, Lang: ch.Lang, Vector: vg.Vector(i, nil)})
-				}
-				batches[b] <- out
-			}
-		}()
-	}
+	next, stop := inOrder(ctx, (n+buildBatch-1)/buildBatch, func(b int) batch {
+		var out batch
+		for i := b * buildBatch; i < min((b+1)*buildBatch, n); i++ {
+			ch := c.Chunk(i)
+			out.chunks = append(out.chunks, ch)
+			out.pts = append(out.pts, vectors.Point{ID: ch.ID, DocID: ch.DocID, Lang: ch.Lang, Vector: vg.Vector(i, nil)})
+		}
+		return out
+	})
+	defer stop()
 	start := time.Now()
 	var storeTime, vecTime time.Duration
 	docs := map[string]*schemas.DocStructure{}
-	for bi, ch := range batches {
-		var b batch
-		select {
-		case b = <-ch:
-		case <-ctx.Done():
-			return info, ctx.Err()
+	for bi := range (n + buildBatch - 1) / buildBatch {
+		b, err := next()
+		if err != nil {
+			return info, err
 		}
-		<-sem
 		t0 := time.Now()
-		err := st.Batch(ctx, func(ctx context.Context) error {
+		err = st.Batch(ctx, func(ctx context.Context) error {
 			for _, x := range b.chunks {
 				info.Words += int64(len(strings.Fields(x.Text)))
 				cc := &schemas.ChunkCreated{ChunkID: x.ID, DocID: x.DocID, DocVersion: 1, Ordinal: x.Ordinal,
@@ -188,32 +189,179 @@ func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, 
 		return info, fmt.Errorf("scale build: close vectors: %w", err)
 	}
 	vecTime += time.Since(t1)
-	info = BuildInfo{Stamp: c.cfg.Stamp(), Seconds: time.Since(start).Seconds(), StoreSeconds: storeTime.Seconds(),
-		VectorSeconds: vecTime.Seconds(), Chunks: n, Words: info.Words}
-	raw, _ = json.Marshal(info)
-	if err := os.WriteFile(filepath.Join(dir, buildInfoFile), raw, 0o644); err != nil {
+	info = BuildInfo{Stamp: c.cfg.Stamp(), VectorStamp: VectorStamp, Seconds: time.Since(start).Seconds(),
+		StoreSeconds: storeTime.Seconds(), VectorSeconds: vecTime.Seconds(), Chunks: n, Words: info.Words}
+	if err := writeJSON(filepath.Join(dir, vectorsInfoFile), vectorsInfo{Stamp: VectorStamp, Chunks: n, Seconds: vecTime.Seconds()}); err != nil {
+		return info, fmt.Errorf("scale build: %w", err)
+	}
+	if err := writeJSON(filepath.Join(dir, buildInfoFile), info); err != nil {
 		return info, fmt.Errorf("scale build: %w", err)
 	}
 	return info, nil
 }
 
-// Vectors makes the synthetic vectors: each note has a topic (one of
-// Topics random unit centres), each chunk is its topic's centre plus
-// Gaussian noise, as sentence embeddings cluster by subject. (Embedding a
-// million chunks with the real model would take days on two cores.)
+// BuildVectors rebuilds the embedded vector index of a built directory
+// (VectorsPath) from Vectors, and vectors.json, leaving the SQLite store
+// alone; the exact top-10 and the hnswlib index cached for the old vectors
+// go with them. It returns the build's seconds.
+func BuildVectors(ctx context.Context, dir string, c *Corpus, logf func(format string, args ...any)) (float64, error) {
+	// vectors.json first: a build cut short is never taken for a whole one.
+	if err := os.Remove(filepath.Join(dir, vectorsInfoFile)); err != nil && !os.IsNotExist(err) {
+		return 0, fmt.Errorf("scale vectors: %w", err)
+	}
+	if err := os.RemoveAll(VectorsPath(dir)); err != nil {
+		return 0, fmt.Errorf("scale vectors: clear %s: %w", VectorsPath(dir), err)
+	}
+	// What was computed from the old vectors goes with them: the exact
+	// top-10 and hnswlib's index (hnswlib_bench_test.go).
+	old, _ := filepath.Glob(filepath.Join(dir, "truth-*.json"))
+	idx, _ := filepath.Glob(filepath.Join(dir, "hnswlib-*.bin"))
+	for _, f := range append(old, idx...) {
+		if err := os.Remove(f); err != nil {
+			return 0, fmt.Errorf("scale vectors: %w", err)
+		}
+	}
+	vs, err := vectors.Open(ctx, vectors.Config{Dir: VectorsPath(dir), Dim: Dim,
+		Embedded: vectors.EmbeddedConfig{NoSync: true}})
+	if err != nil {
+		return 0, fmt.Errorf("scale vectors: %w", err)
+	}
+	defer func() {
+		if vs != nil {
+			vs.Close()
+		}
+	}()
+	vg := NewVectors(c)
+	n := c.cfg.Chunks
+	nb := (n + buildBatch - 1) / buildBatch
+	next, stop := inOrder(ctx, nb, func(b int) []vectors.Point {
+		var pts []vectors.Point
+		for i := b * buildBatch; i < min((b+1)*buildBatch, n); i++ {
+			ch := c.Chunk(i)
+			pts = append(pts, vectors.Point{ID: ch.ID, DocID: ch.DocID, Lang: ch.Lang, Vector: vg.Vector(i, nil)})
+		}
+		return pts
+	})
+	defer stop()
+	start := time.Now()
+	for bi := range nb {
+		pts, err := next()
+		if err != nil {
+			return 0, err
+		}
+		if err := vs.Upsert(ctx, pts); err != nil {
+			return 0, fmt.Errorf("scale vectors: upsert: %w", err)
+		}
+		if bi%50 == 49 {
+			logf("built the vectors of %d/%d chunks in %s", (bi+1)*buildBatch, n, time.Since(start).Round(time.Second))
+		}
+	}
+	err = vs.Close()
+	vs = nil
+	if err != nil {
+		return 0, fmt.Errorf("scale vectors: close: %w", err)
+	}
+	secs := time.Since(start).Seconds()
+	if err := writeJSON(filepath.Join(dir, vectorsInfoFile), vectorsInfo{Stamp: VectorStamp, Chunks: n, Seconds: secs}); err != nil {
+		return 0, fmt.Errorf("scale vectors: %w", err)
+	}
+	return secs, nil
+}
+
+// inOrder makes batches 0..nb-1 with mk on every core, a few ahead of the
+// consumer, and hands them out in order: next returns the following batch
+// (or ctx's error); stop ends the workers.
+func inOrder[T any](ctx context.Context, nb int, mk func(b int) T) (next func() (T, error), stop func()) {
+	batches := make([]chan T, nb)
+	for i := range batches {
+		batches[i] = make(chan T, 1)
+	}
+	var mu sync.Mutex
+	nextBatch := 0
+	workers := runtime.GOMAXPROCS(0)
+	gctx, cancel := context.WithCancel(ctx)
+	sem := make(chan struct{}, workers+2) // bounds batches made ahead
+	for range workers {
+		go func() {
+			for {
+				// The slot first, then the batch: batches are taken in
+				// order by holders of slots, so the one the consumer
+				// waits for always has its slot.
+				select {
+				case sem <- struct{}{}:
+				case <-gctx.Done():
+					return
+				}
+				mu.Lock()
+				b := nextBatch
+				nextBatch++
+				mu.Unlock()
+				if b >= nb {
+					return
+				}
+				batches[b] <- mk(b)
+			}
+		}()
+	}
+	taken := 0
+	next = func() (T, error) {
+		var zero T
+		if taken >= nb {
+			return zero, fmt.Errorf("scale build: batch %d of %d", taken, nb)
+		}
+		select {
+		case x := <-batches[taken]:
+			taken++
+			<-sem
+			return x, nil
+		case <-ctx.Done():
+			return zero, ctx.Err()
+		}
+	}
+	return next, cancel
+}
+
+func readJSON(path string, v any) bool {
+	raw, err := os.ReadFile(path)
+	return err == nil && json.Unmarshal(raw, v) == nil
+}
+
+// writeJSON replaces path with v's JSON whole (a reader never sees half).
+func writeJSON(path string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path+".tmp", raw, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(path+".tmp", path)
+}
+
+// VectorStamp names the vector generator for caches: a built directory
+// whose vectors.json carries another stamp (or none: the generator before
+// stamps) gets its vectors rebuilt, and only them. Change it with the
+// generator (Vectors, synth.Default).
+var VectorStamp = "synth-v1"
+
+// Vectors makes the synthetic vectors with internal/synth (the vector
+// store's own benchmark data): 64 latent dimensions with a decaying
+// spectrum, one topic per 500 chunks, mapped to 384 dimensions with
+// isotropic noise, as sentence embeddings cluster by subject and have a low
+// intrinsic dimension. A chunk's topic is drawn per chunk, not per note.
+// Queries are synth's query stream: drawn like the points, not copies of
+// them. (Embedding a million chunks with the real model would take days on
+// two cores.)
 type Vectors struct {
-	c       *Corpus
-	centres [][]float32
+	n int
+	g *synth.Gen
 }
 
 // NewVectors prepares the vectors of c.
-func NewVectors(c *Corpus) *Vectors {
-	rng := rand.New(rand.NewPCG(c.cfg.Seed, 0xce17))
-	v := &Vectors{c: c, centres: make([][]float32, Topics)}
-	for i := range v.centres {
-		v.centres[i] = normalize(gauss(rng, make([]float32, Dim), 1))
-	}
-	return v
+func NewVectors(c *Corpus) *Vectors { return newVectors(c.cfg.Seed, c.cfg.Chunks) }
+
+func newVectors(seed uint64, n int) *Vectors {
+	return &Vectors{n: n, g: synth.New(synth.Default(seed, Dim, n))}
 }
 
 // Vector writes chunk i's vector into dst (allocated when nil).
@@ -221,44 +369,15 @@ func (v *Vectors) Vector(i int, dst []float32) []float32 {
 	if dst == nil {
 		dst = make([]float32, Dim)
 	}
-	topic := rand.New(rand.NewPCG(v.c.cfg.Seed^0x70b1c, uint64(i/ChunksPerDoc))).IntN(Topics)
-	rng := rand.New(rand.NewPCG(v.c.cfg.Seed^0xfec, uint64(i)))
-	gauss(rng, dst, 0.06)
-	for j, x := range v.centres[topic] {
-		dst[j] += x
-	}
-	return normalize(dst)
-}
-
-// Query is the j-th query vector: a chunk's vector moved by noise, so that it
-// has near neighbours as a question has.
-func (v *Vectors) Query(j int) []float32 {
-	rng := rand.New(rand.NewPCG(v.c.cfg.Seed^0x9e7, uint64(j)))
-	q := v.Vector(rng.IntN(v.c.cfg.Chunks), nil)
-	noise := gauss(rng, make([]float32, Dim), 0.04)
-	for k := range q {
-		q[k] += noise[k]
-	}
-	return normalize(q)
-}
-
-func gauss(rng *rand.Rand, dst []float32, sigma float64) []float32 {
-	for i := range dst {
-		dst[i] = float32(rng.NormFloat64() * sigma)
-	}
+	v.g.Vector(i, dst)
 	return dst
 }
 
-func normalize(v []float32) []float32 {
-	var s float64
-	for _, x := range v {
-		s += float64(x) * float64(x)
-	}
-	inv := float32(1 / math.Sqrt(s))
-	for i := range v {
-		v[i] *= inv
-	}
-	return v
+// Query is the j-th query vector.
+func (v *Vectors) Query(j int) []float32 {
+	q := make([]float32, Dim)
+	v.g.Query(j, q)
+	return q
 }
 
 // DirSize is the bytes of the files under path (0 when missing).

@@ -2,7 +2,9 @@ package scalebench
 
 import (
 	"context"
+	"errors"
 
+	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -18,6 +20,9 @@ type Env struct {
 	Vectors      vectors.Store // nil for the XQuAD-only reference store
 	Embedder     retrieval.QueryEmbedder
 	CrossEncoder retrieval.CrossEncoder
+	// OpenCrossEncoder opens the same cross-encoder with other options
+	// (closed with the suite's models).
+	OpenCrossEncoder func(models.Options) (retrieval.CrossEncoder, error)
 }
 
 // Each measurement runs every engine of its list on the same corpus, in the
@@ -84,15 +89,20 @@ type VectorSearch interface {
 // VectorEngine is one row of the vector measurement.
 type VectorEngine struct {
 	Name, Note string
-	Open       func(ctx context.Context, env *Env) (VectorSearch, error)
+	// Ef is the HNSW ef the row searches with; hnswlib, when the suite
+	// has it (EXOCORTEX_HNSWLIB_DIR), is measured at the same efs.
+	Ef   int
+	Open func(ctx context.Context, env *Env) (VectorSearch, error)
 }
 
 // VectorEngines are measured in order; the first is today's.
 var VectorEngines = []VectorEngine{
-	{Name: "embedded-hnsw", Note: "vectors.Embedded, default ef",
+	{Name: "embedded-hnsw", Note: "vectors.Embedded, default ef (64)", Ef: vectors.DefaultEfSearch,
 		Open: func(ctx context.Context, env *Env) (VectorSearch, error) { return storeSearch{env.Vectors, 0}, nil }},
-	{Name: "embedded-hnsw ef=128", Note: "vectors.Embedded, ef 128 (the widest of the retriever's ladder)",
+	{Name: "embedded-hnsw ef=128", Note: "vectors.Embedded, ef 128 (the widest of the retriever's ladder)", Ef: 128,
 		Open: func(ctx context.Context, env *Env) (VectorSearch, error) { return storeSearch{env.Vectors, 128}, nil }},
+	{Name: "embedded-hnsw ef=32", Note: "vectors.Embedded, ef 32 (of 12, 16, 24 and 32, the least with recall@10 of at least 0.98 at 100k and at 1M)", Ef: 32,
+		Open: func(ctx context.Context, env *Env) (VectorSearch, error) { return storeSearch{env.Vectors, 32}, nil }},
 }
 
 type storeSearch struct {
@@ -140,5 +150,20 @@ var RerankEngines = []RetrievalEngine{
 		Open: func(ctx context.Context, env *Env) (*retrieval.Retriever, error) {
 			return &retrieval.Retriever{Index: env.Store, Vectors: env.Vectors, Embedder: env.Embedder,
 				Reranker: env.CrossEncoder, Config: retrieval.Config{RerankCandidates: 80}}, nil
+		}},
+	{Name: "cross-encoder top 80, 192-token head (before)",
+		Note: "Retriever.Rerank as before issue 17: all 80 fused candidates, 192 tokens, each passage's beginning (--rerank-candidates 80 --rerank-tokens 192 --rerank-window=false), 2 threads",
+		Open: func(ctx context.Context, env *Env) (*retrieval.Retriever, error) {
+			if env.OpenCrossEncoder == nil {
+				return nil, errors.New("no cross-encoder to open with other options")
+			}
+			o := models.RerankOptions()
+			o.MaxLength, o.QueryWindow = 192, false
+			ce, err := env.OpenCrossEncoder(o)
+			if err != nil {
+				return nil, err
+			}
+			return &retrieval.Retriever{Index: env.Store, Vectors: env.Vectors, Embedder: env.Embedder,
+				Reranker: ce, Config: retrieval.Config{RerankCandidates: 80}}, nil
 		}},
 }

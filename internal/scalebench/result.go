@@ -72,7 +72,11 @@ type Row struct {
 	// reciprocal rank of the gold (0 when not measured).
 	Recall float64 `json:"recall_at_10,omitempty"`
 	MRR    float64 `json:"mrr,omitempty"`
-	Note   string  `json:"note,omitempty"`
+	// RSSMB is the memory the engine holds where it is measured apart
+	// (vector rows: VmRSS grown by opening and searching the embedded
+	// index; hnswlib's process with its index loaded), in MB of 2^20 bytes.
+	RSSMB float64 `json:"rss_mb,omitempty"`
+	Note  string  `json:"note,omitempty"`
 }
 
 // WriteJSON writes r to path.
@@ -150,7 +154,10 @@ func Markdown(rs []*Result) string {
 			pipe = fmt.Sprintf("%.0f chunks/s (%d chunks)", r.Pipeline.ChunksPerSec, r.Pipeline.Chunks)
 		}
 		built := ""
-		if r.Build.Cached {
+		switch {
+		case r.Build.Cached && r.Build.VectorsBuilt:
+			built = ", SQLite from an earlier run"
+		case r.Build.Cached:
 			built = ", an earlier run's"
 		}
 		fmt.Fprintf(&b, "| %s chunks | %.1fM | %.0f chunks/s (%.0f s: SQLite %.0f s, vectors %.0f s%s) | %s | %s | %s | %s, %.0f MB | %.0f MB | %s, load %s |\n",
@@ -181,7 +188,7 @@ func Markdown(rs []*Result) string {
 	}
 	for _, k := range keys {
 		fmt.Fprintf(&b, "| %s | %s |", k.measure, k.engine)
-		var notes []string
+		var notes, rss []string
 		for _, r := range rs {
 			i := slices.IndexFunc(r.Rows, func(x Row) bool { return x.Measure == k.measure && x.Engine == k.engine })
 			if i < 0 {
@@ -193,6 +200,12 @@ func Markdown(rs []*Result) string {
 			if row.Note != "" && !slices.Contains(notes, row.Note) {
 				notes = append(notes, row.Note)
 			}
+			if row.RSSMB > 0 {
+				rss = append(rss, fmt.Sprintf("%s %.0f MB", SizeName(r.Chunks), row.RSSMB))
+			}
+		}
+		if len(rss) > 0 {
+			notes = append(notes, "RSS "+strings.Join(rss, ", "))
 		}
 		fmt.Fprintf(&b, " %s |\n", strings.Join(notes, "; "))
 	}

@@ -39,3 +39,21 @@ func TestReplaceTableNeedsBothMarkersOnceInOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestTheTableSaysWhatEachEngineHoldsPerSizeAndAStoreReusedUnderNewVectors(t *testing.T) {
+	small := &Result{Chunks: 100_000, Build: BuildInfo{Chunks: 100_000, Seconds: 90, StoreSeconds: 75, VectorSeconds: 15,
+		Cached: true, VectorsBuilt: true},
+		Rows: []Row{{Measure: "vector", Engine: "hnswlib ef=64", P50MS: 0.2, P95MS: 0.3, Recall: 0.99, RSSMB: 170, Note: "C++"}}}
+	big := &Result{Chunks: 1_000_000, Build: BuildInfo{Chunks: 1_000_000, Seconds: 900, Cached: true},
+		Rows: []Row{{Measure: "vector", Engine: "hnswlib ef=64", P50MS: 0.4, P95MS: 0.6, Recall: 0.98, RSSMB: 1700, Note: "C++"}}}
+	md := Markdown([]*Result{small, big})
+	for _, want := range []string{
+		"| vector | hnswlib ef=64 | 0.20 | 0.30 | 0.99 | 0.40 | 0.60 | 0.98 | C++; RSS 100k 170 MB, 1M 1700 MB |",
+		"vectors 15 s, SQLite from an earlier run) |",
+		"vectors 0 s, an earlier run's) |",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("table lacks %q:\n%s", want, md)
+		}
+	}
+}

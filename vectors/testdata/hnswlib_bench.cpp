@@ -4,8 +4,13 @@
 // at a time on one thread, as the Go benchmark does.
 //
 // usage: hnswlib_bench points.f32 queries.f32 dim M efc passes ids.out ef...
-// prints "build-s <s>", "rss-mib <MiB>", then "ef <ef> <p50-ms> <p95-ms> <p99-ms>"
-// per ef; writes "<ef> <query> <id>x10" lines to ids.out.
+// prints "build-s <s>" (or "load-s <s>"), "rss-mib <MiB>", then
+// "ef <ef> <p50-ms> <p95-ms> <p99-ms>" per ef; writes "<ef> <query> <id>x10"
+// lines to ids.out.
+//
+// With HNSWLIB_BENCH_INDEX=<file> in the environment the index is loaded
+// from that file when it exists (points.f32 is then not read) and saved
+// there after a build otherwise (the scale suite caches its index so).
 #include "hnswlib/hnswlib.h"
 
 #include <algorithm>
@@ -38,17 +43,42 @@ static double rssMiB() {
     return 0;
 }
 
+static hnswlib::HierarchicalNSW<float>* build(hnswlib::InnerProductSpace& space, const char* points, int dim, int M, int efc);
+static void run(hnswlib::HierarchicalNSW<float>* index, const std::vector<float>& qs, size_t nq, int dim, int passes,
+                const char* idsPath, char** efs, int nefs);
+
 int main(int argc, char** argv) {
     if (argc < 9) {
         std::fprintf(stderr, "usage: %s points.f32 queries.f32 dim M efc passes ids.out ef...\n", argv[0]);
         return 2;
     }
     int dim = std::atoi(argv[3]), M = std::atoi(argv[4]), efc = std::atoi(argv[5]), passes = std::atoi(argv[6]);
-    std::vector<float> pts = readFloats(argv[1]);
     std::vector<float> qs = readFloats(argv[2]);
-    size_t n = pts.size() / dim, nq = qs.size() / dim;
-
+    size_t nq = qs.size() / dim;
     hnswlib::InnerProductSpace space(dim);
+    const char* cache = std::getenv("HNSWLIB_BENCH_INDEX");
+    hnswlib::HierarchicalNSW<float>* index;
+    if (cache != nullptr && *cache != 0 && std::ifstream(cache).good()) {
+        auto t0 = std::chrono::steady_clock::now();
+        index = new hnswlib::HierarchicalNSW<float>(&space, std::string(cache));
+        double load = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        std::printf("load-s %.3f\nrss-mib %.1f\n", load, rssMiB());
+    } else {
+        index = build(space, argv[1], dim, M, efc);
+        if (cache != nullptr && *cache != 0) {
+            std::string tmp = std::string(cache) + ".tmp";
+            index->saveIndex(tmp);
+            if (std::rename(tmp.c_str(), cache) != 0) { std::fprintf(stderr, "rename %s failed\n", tmp.c_str()); return 1; }
+        }
+    }
+    std::fflush(stdout);
+    run(index, qs, nq, dim, passes, argv[7], argv + 8, argc - 8);
+    return 0;
+}
+
+static hnswlib::HierarchicalNSW<float>* build(hnswlib::InnerProductSpace& space, const char* points, int dim, int M, int efc) {
+    std::vector<float> pts = readFloats(points);
+    size_t n = pts.size() / dim;
     auto* index = new hnswlib::HierarchicalNSW<float>(&space, n, M, efc, 100);
     auto t0 = std::chrono::steady_clock::now();
     index->addPoint(pts.data(), 0);
@@ -64,10 +94,15 @@ int main(int argc, char** argv) {
     double build = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     std::vector<float>().swap(pts);
     std::printf("build-s %.3f\nrss-mib %.1f\n", build, rssMiB());
+    return index;
+}
 
-    std::FILE* out = std::fopen(argv[7], "w");
-    for (int a = 8; a < argc; a++) {
-        int ef = std::atoi(argv[a]);
+static void run(hnswlib::HierarchicalNSW<float>* index, const std::vector<float>& qs, size_t nq, int dim, int passes,
+                const char* idsPath, char** efs, int nefs) {
+    std::FILE* out = std::fopen(idsPath, "w");
+    if (out == nullptr) { std::fprintf(stderr, "open %s failed\n", idsPath); std::exit(1); }
+    for (int a = 0; a < nefs; a++) {
+        int ef = std::atoi(efs[a]);
         index->setEf(ef);
         for (size_t j = 0; j < std::min<size_t>(nq, 100); j++) index->searchKnn(qs.data() + j * dim, 10);
         std::vector<double> lat;
@@ -91,5 +126,4 @@ int main(int argc, char** argv) {
         std::fflush(stdout);
     }
     std::fclose(out);
-    return 0;
 }
