@@ -91,3 +91,62 @@ func TestOnQdrantTheIndexKeepsLexicalVectorsAndPassagesCurrent(t *testing.T) {
 		t.Fatalf("the dense vectors after the refresh: %+v, %v", dense, err)
 	}
 }
+
+// A vector whose document's structure has still not come by its third
+// delivery is stored without a lexical vector (so the dense leg finds it);
+// when the structure is applied, the stage writes the document's lexical
+// vectors, so the lexical leg on Qdrant finds it too without a check.
+func TestOnQdrantAVectorStoredBeforeItsStructureGetsItsLexicalVectorWithTheStructure(t *testing.T) {
+	ctx := context.Background()
+	st, _ := openStore(t)
+	srv, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	vs, err := vectors.Open(ctx, vectors.Config{Kind: vectors.KindQdrant, Dim: 4, Qdrant: vectors.QdrantConfig{Addr: srv.Addr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vs.Close() })
+	h, err := NewWithVectors(DefaultConfig(), st, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := analysis.New(analysis.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex := &retrieval.VectorIndex{Store: vs.(vectors.LexicalStore), Analyzer: a}
+	search := func(q string) []store.Hit {
+		t.Helper()
+		hits, err := lex.Search(ctx, q, store.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+
+	c1 := chunk("c1", "herons wade in shallow water")
+	handle(t, h, msg(t, c1))
+	embed := msg(t, &schemas.EmbedDone{Model: "m", Dim: 4, Items: []schemas.EmbeddedChunk{
+		{ChunkID: "c1", DocID: "d1", Hash: c1.Hash, Lang: "en", Vector: []float32{0, 0, 1, 0}}}})
+	embed.Delivered = 3
+	handle(t, h, embed)
+	if n := srv.PointCount(vectors.DefaultCollection); n != 1 {
+		t.Fatalf("%d points after the last delivery, want the vector stored", n)
+	}
+	if hits := search("herons water"); len(hits) != 0 {
+		t.Fatalf("lexical hits before the structure: %+v", hits)
+	}
+	handle(t, h, msg(t, &schemas.DocStructure{DocID: "d1", Title: "Waders", Path: "waders.md", Hash: "h1", Version: 1,
+		ChunkIDs: []string{"c1"}, Blocks: []schemas.BlockNode{{ID: "b-c1", Type: schemas.BlockParagraph}}}))
+	hits := search("herons water")
+	if len(hits) != 1 || hits[0].ChunkID != "c1" || hits[0].Title != "Waders" || hits[0].BlockID != "b-c1" {
+		t.Fatalf("lexical hits after the structure: %+v", hits)
+	}
+	dense, err := vs.Search(ctx, []float32{0, 0, 1, 0}, vectors.SearchOptions{K: 1})
+	if err != nil || len(dense) != 1 || dense[0].ID != "c1" {
+		t.Fatalf("the dense vector after the refresh: %+v, %v", dense, err)
+	}
+}
