@@ -3,6 +3,7 @@ package retrieval
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sync"
 	"time"
@@ -85,6 +86,51 @@ func SetLexical(p *vectors.Point, a *analysis.Analyzer, hit store.Hit) error {
 	var err error
 	p.Passage, err = EncodePassage(hit)
 	return err
+}
+
+// LexicalRefresher is a vector store that rewrites its stored points'
+// lexical vectors and passages in place, keeping their dense vectors
+// (vectors.Qdrant). fill sets a point's new fields and says whether to
+// rewrite it.
+type LexicalRefresher interface {
+	RefreshLexical(ctx context.Context, ids []string, fill func(p *vectors.Point) bool) (int, error)
+}
+
+// PassageSource is what a point's lexical vector and passage are made from
+// (*store.Store).
+type PassageSource interface {
+	Passages(ctx context.Context, ids []string) ([]store.Hit, error)
+	Analyzer() *analysis.Analyzer
+}
+
+// RefreshLexical rewrites the lexical vectors and passages (SetLexical) of
+// the points of ids that r holds, from src's passages; a point whose chunk
+// src does not hold is left as it is. It returns how many points were
+// rewritten. The index stage calls it when a document's structure changes,
+// exocortex check --repair for points of an older lexical format.
+func RefreshLexical(ctx context.Context, r LexicalRefresher, src PassageSource, ids []string) (int, error) {
+	hits, err := src.Passages(ctx, ids)
+	if err != nil {
+		return 0, fmt.Errorf("passages of %d chunks (first %s): %w", len(ids), ids[0], err)
+	}
+	byID := make(map[string]store.Hit, len(hits))
+	for _, h := range hits {
+		byID[h.ChunkID] = h
+	}
+	a := src.Analyzer()
+	var encErr error
+	n, err := r.RefreshLexical(ctx, ids, func(p *vectors.Point) bool {
+		hit, ok := byID[p.ID]
+		if !ok {
+			return false
+		}
+		if err := SetLexical(p, a, hit); err != nil {
+			encErr = err
+			return false
+		}
+		return true
+	})
+	return n, errors.Join(err, encErr)
 }
 
 // EncodePassage is the Passage the index stage stores with a chunk's point.

@@ -2,13 +2,11 @@ package pipeline
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"sort"
 
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -269,48 +267,22 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 	return nil
 }
 
-// lexicalRewriter is the vector store that rewrites its points' lexical
-// vectors and passages in place (vectors.Qdrant).
-type lexicalRewriter interface {
-	RefreshLexical(ctx context.Context, ids []string, fill func(p *vectors.Point) bool) (int, error)
-}
-
 // rewriteLexical gives the points of ids the lexical vector and passage of
-// their chunks in the index (retrieval.SetLexical, as the index stage
+// their chunks in the index (retrieval.RefreshLexical, as the index stage
 // writes them), in batches, keeping their dense vectors. It returns how
 // many points were rewritten.
 func (t *checkTarget) rewriteLexical(ctx context.Context, ids []string) (int, error) {
-	r, ok := t.vec.(lexicalRewriter)
+	r, ok := t.vec.(retrieval.LexicalRefresher)
 	if !ok {
 		return 0, fmt.Errorf("the %s vector store cannot rewrite lexical vectors", t.vec.Name())
 	}
-	a := t.store.Analyzer()
 	const batch = 256
 	done := 0
 	for lo := 0; lo < len(ids); lo += batch {
 		part := ids[lo:min(lo+batch, len(ids))]
-		hits, err := t.store.Passages(ctx, part)
-		if err != nil {
-			return done, fmt.Errorf("rewrite lexical vectors: passages of %d chunks (first %s): %w", len(part), part[0], err)
-		}
-		byID := make(map[string]store.Hit, len(hits))
-		for _, h := range hits {
-			byID[h.ChunkID] = h
-		}
-		var encErr error
-		n, err := r.RefreshLexical(ctx, part, func(p *vectors.Point) bool {
-			hit, ok := byID[p.ID]
-			if !ok {
-				return false
-			}
-			if err := retrieval.SetLexical(p, a, hit); err != nil {
-				encErr = err
-				return false
-			}
-			return true
-		})
+		n, err := retrieval.RefreshLexical(ctx, r, t.store, part)
 		done += n
-		if err := errors.Join(err, encErr); err != nil {
+		if err != nil {
 			return done, fmt.Errorf("rewrite lexical vectors of %d points (first %s): %w", len(part), part[0], err)
 		}
 	}

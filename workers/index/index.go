@@ -12,7 +12,6 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/retrieval"
@@ -256,13 +255,6 @@ func (h *handler) applyVectors(ctx context.Context, m *bus.Msg, e *schemas.Embed
 	return nil
 }
 
-// lexicalSource is what the stage reads of the index to make a chunk's
-// lexical vector and passage (*store.Store implements it).
-type lexicalSource interface {
-	Passages(ctx context.Context, ids []string) ([]store.Hit, error)
-	Analyzer() *analysis.Analyzer
-}
-
 // addLexical gives each point its lexical vector (vectors.LexicalDoc of the
 // chunk's text, its document's title and its section path) and its passage
 // (retrieval.EncodePassage), when the vector store searches lexically too
@@ -278,7 +270,7 @@ func (h *handler) addLexical(ctx context.Context, m *bus.Msg, pts []vectors.Poin
 	if has, _ := ls.HasLexical(); !has {
 		return pts, 0, nil
 	}
-	src, ok := h.st.(lexicalSource)
+	src, ok := h.st.(retrieval.PassageSource)
 	if !ok {
 		return pts, 0, nil
 	}
@@ -316,17 +308,11 @@ func (h *handler) addLexical(ctx context.Context, m *bus.Msg, pts []vectors.Poin
 	return kept, held, nil
 }
 
-// lexicalRefresher is implemented by the Qdrant store: it rewrites the
-// lexical vectors and passages of stored points.
-type lexicalRefresher interface {
-	RefreshLexical(ctx context.Context, ids []string, fill func(p *vectors.Point) bool) (int, error)
-}
-
 // refreshLexical rewrites the lexical vectors and passages of a document's
 // chunks already in the vector store, after its structure changed: a new
 // title or section path changes them without new content to embed.
 func (h *handler) refreshLexical(ctx context.Context, docID string) error {
-	r, ok := h.vs.(lexicalRefresher)
+	r, ok := h.vs.(retrieval.LexicalRefresher)
 	if !ok {
 		return nil
 	}
@@ -335,7 +321,7 @@ func (h *handler) refreshLexical(ctx context.Context, docID string) error {
 	} else if has, _ := ls.HasLexical(); !has {
 		return nil
 	}
-	src, ok := h.st.(lexicalSource)
+	src, ok := h.st.(retrieval.PassageSource)
 	if !ok {
 		return nil
 	}
@@ -343,29 +329,9 @@ func (h *handler) refreshLexical(ctx context.Context, docID string) error {
 	if err != nil || len(ids) == 0 {
 		return classify(err)
 	}
-	hits, err := src.Passages(ctx, ids)
+	n, err := retrieval.RefreshLexical(ctx, r, src, ids)
 	if err != nil {
-		return classify(fmt.Errorf("index: passages of doc %s for its lexical vectors: %w", docID, err))
-	}
-	byID := make(map[string]store.Hit, len(hits))
-	for _, hit := range hits {
-		byID[hit.ChunkID] = hit
-	}
-	a := src.Analyzer()
-	var encErr error
-	n, err := r.RefreshLexical(ctx, ids, func(p *vectors.Point) bool {
-		hit, ok := byID[p.ID]
-		if !ok {
-			return false
-		}
-		if err := retrieval.SetLexical(p, a, hit); err != nil {
-			encErr = err
-			return false
-		}
-		return true
-	})
-	if err := errors.Join(err, encErr); err != nil {
-		return fmt.Errorf("index: refresh the lexical vectors of doc %s: %w", docID, err)
+		return classify(fmt.Errorf("index: refresh the lexical vectors of doc %s: %w", docID, err))
 	}
 	zerolog.Ctx(ctx).Debug().Str("doc_id", docID).Int("chunks", len(ids)).Int("refreshed", n).Msg("index lexical vectors")
 	return nil

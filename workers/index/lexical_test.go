@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
@@ -18,34 +19,7 @@ import (
 // structure yet, and rewrites them when the document's title changes.
 func TestOnQdrantTheIndexKeepsLexicalVectorsAndPassagesCurrent(t *testing.T) {
 	ctx := context.Background()
-	st, _ := openStore(t)
-	srv, err := qdrantfake.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	vs, err := vectors.Open(ctx, vectors.Config{Kind: vectors.KindQdrant, Dim: 4, Qdrant: vectors.QdrantConfig{Addr: srv.Addr()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vs.Close() })
-	h, err := NewWithVectors(DefaultConfig(), st, vs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := analysis.New(analysis.Full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lex := &retrieval.VectorIndex{Store: vs.(vectors.LexicalStore), Analyzer: a}
-	search := func(q string) []store.Hit {
-		t.Helper()
-		hits, err := lex.Search(ctx, q, store.SearchOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return hits
-	}
+	h, srv, vs, search := indexOnQdrant(t)
 
 	c1, c2 := chunk("c1", "ravens are clever birds"), chunk("c2", "crows use tools")
 	handle(t, h, msg(t, c1))
@@ -98,34 +72,7 @@ func TestOnQdrantTheIndexKeepsLexicalVectorsAndPassagesCurrent(t *testing.T) {
 // vectors, so the lexical leg on Qdrant finds it too without a check.
 func TestOnQdrantAVectorStoredBeforeItsStructureGetsItsLexicalVectorWithTheStructure(t *testing.T) {
 	ctx := context.Background()
-	st, _ := openStore(t)
-	srv, err := qdrantfake.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(srv.Close)
-	vs, err := vectors.Open(ctx, vectors.Config{Kind: vectors.KindQdrant, Dim: 4, Qdrant: vectors.QdrantConfig{Addr: srv.Addr()}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { vs.Close() })
-	h, err := NewWithVectors(DefaultConfig(), st, vs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	a, err := analysis.New(analysis.Full)
-	if err != nil {
-		t.Fatal(err)
-	}
-	lex := &retrieval.VectorIndex{Store: vs.(vectors.LexicalStore), Analyzer: a}
-	search := func(q string) []store.Hit {
-		t.Helper()
-		hits, err := lex.Search(ctx, q, store.SearchOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return hits
-	}
+	h, srv, vs, search := indexOnQdrant(t)
 
 	c1 := chunk("c1", "herons wade in shallow water")
 	handle(t, h, msg(t, c1))
@@ -149,4 +96,41 @@ func TestOnQdrantAVectorStoredBeforeItsStructureGetsItsLexicalVectorWithTheStruc
 	if err != nil || len(dense) != 1 || dense[0].ID != "c1" {
 		t.Fatalf("the dense vector after the refresh: %+v, %v", dense, err)
 	}
+}
+
+// indexOnQdrant is an index stage over a fresh store and the fake Qdrant
+// (4-dimensional vectors), with a lexical search on Qdrant's sparse
+// vectors as the retrieve stage runs it.
+func indexOnQdrant(t *testing.T) (h bus.Handler, srv *qdrantfake.Server, vs vectors.Store, search func(q string) []store.Hit) {
+	t.Helper()
+	ctx := context.Background()
+	st, _ := openStore(t)
+	srv, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(srv.Close)
+	vs, err = vectors.Open(ctx, vectors.Config{Kind: vectors.KindQdrant, Dim: 4, Qdrant: vectors.QdrantConfig{Addr: srv.Addr()}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { vs.Close() })
+	h, err = NewWithVectors(DefaultConfig(), st, vs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, err := analysis.New(analysis.Full)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lex := &retrieval.VectorIndex{Store: vs.(vectors.LexicalStore), Analyzer: a}
+	search = func(q string) []store.Hit {
+		t.Helper()
+		hits, err := lex.Search(ctx, q, store.SearchOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	return h, srv, vs, search
 }
