@@ -153,18 +153,8 @@ func fakePort(t *testing.T, addr string) int {
 // the points again with their lexical vectors.
 func TestAnOldQdrantCollectionGetsLexicalVectorsByRecreatingItAndRepairing(t *testing.T) {
 	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
-	fake, err := qdrantfake.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
 	ctx := context.Background()
-	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: fakePort(t, fake.Addr()), SkipCompatibilityCheck: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	vc := vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: "notes"}}
+	_, c, vc := fakeQdrantWithClient(t, "notes")
 	dir, vault := t.TempDir(), t.TempDir()
 	writeFile(t, filepath.Join(vault, "города.md"), "# Города\n\nМосква стоит на Москве-реке, Санкт-Петербург на Неве.\n")
 	writeFile(t, filepath.Join(vault, "garden.md"), "# Garden\n\nTomatoes need sun, water and stakes.\n")
@@ -174,7 +164,7 @@ func TestAnOldQdrantCollectionGetsLexicalVectorsByRecreatingItAndRepairing(t *te
 	if err := c.DeleteCollection(ctx, "notes"); err != nil {
 		t.Fatal(err)
 	}
-	err = c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "notes",
+	err := c.CreateCollection(ctx, &qdrant.CreateCollection{CollectionName: "notes",
 		VectorsConfig: qdrant.NewVectorsConfig(&qdrant.VectorParams{Size: uint64(sys.Vectors.Dim()), Distance: qdrant.Distance_Cosine})})
 	if err != nil {
 		t.Fatal(err)
@@ -298,18 +288,8 @@ func downgradeLexical(t *testing.T, c *qdrant.Client, coll string, keepLexical b
 // on Qdrant then finds them.
 func TestCheckFindsQdrantPointsWithoutCurrentLexicalVectorsAndRepairRewritesThem(t *testing.T) {
 	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
-	fake, err := qdrantfake.Start()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(fake.Close)
 	ctx := context.Background()
-	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: fakePort(t, fake.Addr()), SkipCompatibilityCheck: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	vc := vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: "notes"}}
+	fake, c, vc := fakeQdrantWithClient(t, "notes")
 	dir, vault := t.TempDir(), t.TempDir()
 	birds, garden := filepath.Join(vault, "birds.md"), filepath.Join(vault, "garden.md")
 	writeFile(t, birds, "# Birds\n\n## Owls\n\nOwls hunt at night and fly silently.\n")
@@ -390,4 +370,22 @@ func ofChunksText(n int) string {
 		return "1 of 1 chunk has"
 	}
 	return fmt.Sprintf("%d of %d chunks have", n, n)
+}
+
+// fakeQdrantWithClient starts the fake Qdrant with a client of its own (to
+// look at or alter the collection behind the system's back) and the vector
+// store config of a collection on it.
+func fakeQdrantWithClient(t *testing.T, collection string) (*qdrantfake.Server, *qdrant.Client, vectors.Config) {
+	t.Helper()
+	fake, err := qdrantfake.Start()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(fake.Close)
+	c, err := qdrant.NewClient(&qdrant.Config{Host: "127.0.0.1", Port: fakePort(t, fake.Addr()), SkipCompatibilityCheck: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	return fake, c, vectors.Config{Kind: vectors.KindQdrant, Qdrant: vectors.QdrantConfig{Addr: fake.Addr(), Collection: collection}}
 }
