@@ -1,16 +1,13 @@
 package vectors
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strconv"
-	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/internal/hnswlibbench"
 	"github.com/exocortex/exocortex/internal/synth"
 )
 
@@ -72,52 +69,28 @@ func benchHnswlib(b *testing.B, src string, n int) {
 	if err := os.WriteFile(qPath, qb, 0o600); err != nil {
 		b.Fatal(err)
 	}
-	bin := filepath.Join(work, "hnswlib_bench")
-	if out, err := exec.Command("g++", "-O3", "-march=native", "-std=c++17", "-pthread", "-I", src,
-		"-o", bin, filepath.Join("testdata", "hnswlib_bench.cpp")).CombinedOutput(); err != nil {
-		b.Fatalf("build hnswlib_bench: %v\n%s", err, out)
-	}
-	idsPath := filepath.Join(work, "ids.out")
-	args := []string{points, qPath, strconv.Itoa(benchDim), strconv.Itoa(cfg.M), strconv.Itoa(cfg.EfConstruction), "3", idsPath}
-	for _, ef := range efs {
-		args = append(args, strconv.Itoa(ef))
-	}
-	out, err := exec.Command(bin, args...).Output()
+	bin, err := hnswlibbench.Build(filepath.Join("testdata", "hnswlib_bench.cpp"), src, work)
 	if err != nil {
-		b.Fatalf("run hnswlib_bench: %v", err)
+		b.Fatal(err)
 	}
-	type row struct{ p50, p95, p99 float64 }
-	rows := map[int]row{}
-	var buildS, rss float64
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Fields(line)
-		switch {
-		case len(f) == 2 && f[0] == "build-s":
-			buildS, _ = strconv.ParseFloat(f[1], 64)
-		case len(f) == 2 && f[0] == "rss-mib":
-			rss, _ = strconv.ParseFloat(f[1], 64)
-		case len(f) == 5 && f[0] == "ef":
-			ef, _ := strconv.Atoi(f[1])
-			var r row
-			r.p50, _ = strconv.ParseFloat(f[2], 64)
-			r.p95, _ = strconv.ParseFloat(f[3], 64)
-			r.p99, _ = strconv.ParseFloat(f[4], 64)
-			rows[ef] = r
-		}
+	res, err := hnswlibbench.Run(bin, work, hnswlibbench.Args{Points: points, Queries: qPath, Dim: benchDim,
+		M: cfg.M, EfConstr: cfg.EfConstruction, Passes: 3, Efs: efs})
+	if err != nil {
+		b.Fatal(err)
 	}
-	got := readHnswlibIDs(b, idsPath, len(qs))
-	b.Logf("hnswlib built %d points in %.1fs on all threads; RSS %.0f MiB", n, buildS, rss)
+	got, rss := res.IDs, res.RSSMiB
+	b.Logf("hnswlib built %d points in %.1fs on all threads; RSS %.0f MiB", n, res.BuildS, rss)
 	for _, ef := range efs {
-		r, ok := rows[ef]
-		if !ok {
-			b.Fatalf("hnswlib_bench printed no row for ef %d:\n%s", ef, out)
+		r := res.Latency[ef]
+		if len(got[ef]) != len(qs) {
+			b.Fatalf("hnswlib_bench answered %d queries at ef %d, want %d", len(got[ef]), ef, len(qs))
 		}
 		b.Run(fmt.Sprintf("hnswlib/ef=%d", ef), func(b *testing.B) {
 			for b.Loop() {
 			}
-			b.ReportMetric(r.p50, "p50-ms")
-			b.ReportMetric(r.p95, "p95-ms")
-			b.ReportMetric(r.p99, "p99-ms")
+			b.ReportMetric(r.P50, "p50-ms")
+			b.ReportMetric(r.P95, "p95-ms")
+			b.ReportMetric(r.P99, "p99-ms")
 			b.ReportMetric(synth.Recall(exact, got[ef], 10), "recall@10")
 			b.ReportMetric(rss, "rss-MiB")
 			b.ReportMetric(0, "ns/op")
@@ -136,34 +109,4 @@ func benchHnswlib(b *testing.B, src string, n int) {
 			b.ReportMetric(mem.rssMiB, "rss-MiB")
 		})
 	}
-}
-
-// readHnswlibIDs parses hnswlib_bench's "<ef> <query> <id>..." lines.
-func readHnswlibIDs(b *testing.B, path string, nq int) map[int][][]int {
-	f, err := os.Open(path)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer f.Close()
-	got := map[int][][]int{}
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		fs := strings.Fields(sc.Text())
-		if len(fs) < 2 {
-			continue
-		}
-		ef, _ := strconv.Atoi(fs[0])
-		qi, _ := strconv.Atoi(fs[1])
-		if got[ef] == nil {
-			got[ef] = make([][]int, nq)
-		}
-		for _, s := range fs[2:] {
-			id, _ := strconv.Atoi(s)
-			got[ef][qi] = append(got[ef][qi], id)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		b.Fatal(err)
-	}
-	return got
 }

@@ -231,15 +231,21 @@ func (q *Qdrant) Upsert(ctx context.Context, pts []Point) error {
 	return nil
 }
 
+// pointIDs are the Qdrant point ids of chunk ids.
+func pointIDs(ids []string) []*qdrant.PointId {
+	pids := make([]*qdrant.PointId, len(ids))
+	for i, id := range ids {
+		pids[i] = qdrant.NewID(PointUUID(id))
+	}
+	return pids
+}
+
 // Delete implements Store.
 func (q *Qdrant) Delete(ctx context.Context, ids []string) error {
 	if len(ids) == 0 {
 		return nil
 	}
-	pids := make([]*qdrant.PointId, len(ids))
-	for i, id := range ids {
-		pids[i] = qdrant.NewID(PointUUID(id))
-	}
+	pids := pointIDs(ids)
 	_, err := q.client.Delete(ctx, &qdrant.DeletePoints{
 		CollectionName: q.cfg.Collection,
 		Wait:           qdrant.PtrOf(true),
@@ -412,10 +418,7 @@ func (q *Qdrant) Passages(ctx context.Context, ids []string) (map[string]string,
 	if len(ids) == 0 {
 		return map[string]string{}, nil
 	}
-	pids := make([]*qdrant.PointId, len(ids))
-	for i, id := range ids {
-		pids[i] = qdrant.NewID(PointUUID(id))
-	}
+	pids := pointIDs(ids)
 	pts, err := q.client.Get(ctx, &qdrant.GetPoints{
 		CollectionName: q.cfg.Collection,
 		Ids:            pids,
@@ -446,10 +449,7 @@ func (q *Qdrant) RefreshLexical(ctx context.Context, ids []string, fill func(p *
 	if !q.lexical || len(ids) == 0 {
 		return 0, nil
 	}
-	pids := make([]*qdrant.PointId, len(ids))
-	for i, id := range ids {
-		pids[i] = qdrant.NewID(PointUUID(id))
-	}
+	pids := pointIDs(ids)
 	got, err := q.client.Get(ctx, &qdrant.GetPoints{
 		CollectionName: q.cfg.Collection,
 		Ids:            pids,

@@ -159,6 +159,11 @@ func Check(ctx context.Context, cfg Config, opts CheckOptions) (*CheckReport, er
 		return nil, err
 	}
 	defer done()
+	return t.settledReport(ctx, opts)
+}
+
+// settledReport waits until the pipeline has settled, then checks.
+func (t *checkTarget) settledReport(ctx context.Context, opts CheckOptions) (*CheckReport, error) {
 	if err := t.settle(ctx, opts); err != nil {
 		return nil, err
 	}
@@ -187,14 +192,7 @@ func (s *System) Check(ctx context.Context, opts CheckOptions) (*CheckReport, er
 		return nil, err
 	}
 	defer done()
-	if err := t.settle(ctx, opts); err != nil {
-		return nil, err
-	}
-	c, err := t.check(ctx, opts)
-	if err != nil {
-		return nil, err
-	}
-	return c.report, nil
+	return t.settledReport(ctx, opts)
 }
 
 // Repair is Repair on a system in hand.

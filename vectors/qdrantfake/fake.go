@@ -413,12 +413,7 @@ func (s *points) Query(_ context.Context, req *qdrant.QueryPoints) (*qdrant.Quer
 		for i := range q {
 			dot += float64(q[i]) * float64(p.vec[i])
 		}
-		hits = append(hits, &qdrant.ScoredPoint{
-			Id:      proto.Clone(p.id).(*qdrant.PointId),
-			Payload: selectPayload(p.payload, req.GetWithPayload()),
-			Score:   float32(dot),
-			Version: 1,
-		})
+		hits = append(hits, scored(p, req.GetWithPayload(), dot))
 	}
 	return &qdrant.QueryResponse{Result: page(hits, req)}, nil
 }
@@ -518,6 +513,16 @@ func condition(c *qdrant.Condition, p *point) (bool, error) {
 		return matches(v.Filter, p)
 	}
 	return false, status.Errorf(codes.Unimplemented, "qdrantfake: unsupported condition %v", c)
+}
+
+// scored is p as a query hit with score, its payload as the query selects.
+func scored(p *point, sel *qdrant.WithPayloadSelector, score float64) *qdrant.ScoredPoint {
+	return &qdrant.ScoredPoint{
+		Id:      proto.Clone(p.id).(*qdrant.PointId),
+		Payload: selectPayload(p.payload, sel),
+		Score:   float32(score),
+		Version: 1,
+	}
 }
 
 func selectPayload(pl map[string]*qdrant.Value, sel *qdrant.WithPayloadSelector) map[string]*qdrant.Value {

@@ -96,12 +96,7 @@ func querySparse(c *collection, req *qdrant.QueryPoints) (*qdrant.QueryResponse,
 		if !ok {
 			continue
 		}
-		hits = append(hits, &qdrant.ScoredPoint{
-			Id:      proto.Clone(p.id).(*qdrant.PointId),
-			Payload: selectPayload(p.payload, req.GetWithPayload()),
-			Score:   float32(score),
-			Version: 1,
-		})
+		hits = append(hits, scored(p, req.GetWithPayload(), score))
 	}
 	return &qdrant.QueryResponse{Result: page(hits, req)}, nil
 }
