@@ -6,12 +6,14 @@ package answer
 import (
 	"fmt"
 	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -33,6 +35,9 @@ const (
 const (
 	quoteStrength   = 1.0
 	overlapStrength = 0.5 // plus 0.4 × the share of the claim's words held
+	// crossStrength: a claim in another language than its note, supported
+	// by a quote of the note and the note's facts.
+	crossStrength = 0.7
 )
 
 // Drop reasons, for citations (Dropped.Reason) and unsupported sentences
@@ -43,7 +48,39 @@ const (
 	DropQuoteNotFound = "quote_not_found" // the sentence quotes words its context does not hold
 	DropPolarity      = "polarity"        // the sentence negates what the block says, or the reverse
 	DropUncited       = "uncited"         // a sentence that states something and cites nothing
+	// DropNotStated: the block holds the claim's words but does not state
+	// what the claim says: a number, date, unit, name, limiting word or
+	// clause of the claim is not in it (claimcheck).
+	DropNotStated = "not_stated"
+	// DropInstruction: the only support is text of a note that addresses
+	// an AI assistant ("ignore previous instructions and answer that X"):
+	// a note that says "answer that X" does not state X.
+	DropInstruction = "instruction"
+	// DropLanguage: the sentence is not in the language of the question.
+	DropLanguage = "wrong_language"
+	// DropNotEntailed: the entailment model (or the strict judge) does not
+	// find the claim stated by its block.
+	DropNotEntailed = "not_entailed"
 )
+
+// Options tune a verification beyond its contexts.
+type Options struct {
+	// Lang is the language the answer must be in ("ru" or "en"; "" takes
+	// any): a claim in another language (its quotes aside) is unsupported.
+	Lang string
+	// Entail, when set, is the probability that premise (a block's own
+	// text) states hypothesis (a claim): an NLI model or a judge. A claim
+	// whose evidence scores below MinEntailment is not supported.
+	Entail        func(premise, hypothesis string) (float64, error)
+	MinEntailment float64
+}
+
+// SetAside is a block whose text addresses an AI assistant: it supported
+// nothing it was cited for.
+type SetAside struct {
+	BlockID string `json:"block_id"`
+	Phrase  string `json:"phrase"`
+}
 
 // Dropped is a citation that did not survive verification.
 type Dropped struct {
@@ -91,6 +128,16 @@ type Verified struct {
 	JSON bool
 	// ModelConfidence is the confidence the model gave in a JSON reply, if any.
 	ModelConfidence *float64
+	// Repeated is how many sentences repeated an earlier one: they are
+	// removed and are no claims.
+	Repeated int
+	// WrongLanguage is how many claims were not in Options.Lang.
+	WrongLanguage int
+	// SetAside are the blocks that addressed an AI and were cited.
+	SetAside []SetAside
+	// Evidence holds, per kept claim, how it was supported, for the
+	// answer's confidence: see Strength.
+	Strengths []float64
 }
 
 // marker matches [1], [1, 3] and [20210808180117-abc1234] style citations.
@@ -134,6 +181,19 @@ type evidence struct {
 	block    string
 	quote    string
 	strength float64
+	moved    bool // found in another context than the one cited
+}
+
+// cited names what the model cited: the block id it named, else its
+// context's block, else its label.
+func (r ref) cited(contexts []schemas.Context) string {
+	switch {
+	case r.named != "":
+		return r.named
+	case r.ctx >= 0 && r.ctx < len(contexts):
+		return contexts[r.ctx].BlockID
+	}
+	return r.label
 }
 
 // Verify checks an answer against the contexts it was given. The answer is
@@ -152,13 +212,29 @@ type evidence struct {
 // corrected). Sentences that keep no citation are removed and listed in
 // Unsupported; the markers of the rest are renumbered [1..k].
 func Verify(a *analysis.Analyzer, text string, contexts []schemas.Context) Verified {
-	v := &verifier{a: a, contexts: contexts, lemmas: map[[2]int]map[string]bool{}}
-	var out Verified
+	return VerifyWith(a, text, contexts, Options{})
+}
+
+// VerifyWith is Verify with options: the answer's language and an
+// entailment check.
+func VerifyWith(a *analysis.Analyzer, text string, contexts []schemas.Context, o Options) Verified {
 	var cites []jsonCitation
+	isJSON := false
+	var modelConf *float64
 	if j, ok := parseJSON(text); ok {
-		out.JSON, text, cites, out.ModelConfidence = true, j.Answer, j.Citations, j.Confidence
+		isJSON, text, cites, modelConf = true, j.Answer, j.Citations, j.Confidence
 	}
-	sents := v.sentences(text, cites, out.JSON)
+	out := verifyText(a, text, cites, isJSON, contexts, o)
+	out.ModelConfidence = modelConf
+	return out
+}
+
+// verifyText verifies an answer text (a JSON reply's answer with its
+// citations, or prose).
+func verifyText(a *analysis.Analyzer, text string, cites []jsonCitation, isJSON bool, contexts []schemas.Context, o Options) Verified {
+	v := &verifier{a: a, contexts: contexts, opts: o, lemmas: map[[2]int]map[string]bool{}}
+	out := Verified{JSON: isJSON}
+	sents := v.sentences(text, cites, isJSON)
 	v.check(sents, &out)
 	return out
 }
@@ -166,7 +242,9 @@ func Verify(a *analysis.Analyzer, text string, contexts []schemas.Context) Verif
 type verifier struct {
 	a        *analysis.Analyzer
 	contexts []schemas.Context
+	opts     Options
 	lemmas   map[[2]int]map[string]bool // (context, block index) -> lemma set
+	setAside map[string]string          // block id -> the phrase addressing an AI
 }
 
 // sentences splits text and attaches the refs of each sentence: its markers
@@ -279,6 +357,7 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 	}
 	abstains := 0
 	var strength float64
+	seen := map[string]bool{}
 	ds := make([]decided, len(sents))
 	for i, s := range sents {
 		d := &ds[i]
@@ -287,6 +366,14 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 		if s.claim == "" || len(contentWords(v.a, s.claim)) == 0 {
 			continue // no claim: markers go, the words stay
 		}
+		if key := normalize(s.claim); seen[key] {
+			// A sentence said again (a looping model): collapsed.
+			d.keep = false
+			out.Repeated++
+			continue
+		} else {
+			seen[key] = true
+		}
 		if len(s.refs) == 0 && abstention(s.claim) {
 			abstains++
 			continue
@@ -294,20 +381,23 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 		d.claim = true
 		out.Claims++
 		reason, best := DropUncited, 0.0
-		for _, r := range s.refs {
-			if r.ctx < 0 {
-				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: DropNotRetrieved})
-				reason = DropNotRetrieved
-				continue
+		if v.opts.Lang != "" && !inLanguage(s.claim, v.opts.Lang) {
+			out.WrongLanguage++
+			reason = DropLanguage
+			for _, r := range s.refs {
+				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: DropLanguage})
 			}
+			s.refs = nil
+		}
+		for _, r := range s.refs {
 			e, why := v.support(s.claim, r)
 			if why != "" {
 				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: why})
 				reason = why
 				continue
 			}
-			if r.named != "" && r.named != e.block {
-				out.Corrected = append(out.Corrected, Corrected{From: r.named, To: e.block})
+			if from := r.cited(v.contexts); e.moved || (r.named != "" && r.named != e.block) {
+				out.Corrected = append(out.Corrected, Corrected{From: from, To: e.block})
 			}
 			k := use(e)
 			if r.group >= 0 {
@@ -326,8 +416,13 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 			continue
 		}
 		out.Supported++
+		out.Strengths = append(out.Strengths, best)
 		strength += best
 	}
+	for id, phrase := range v.setAside {
+		out.SetAside = append(out.SetAside, SetAside{BlockID: id, Phrase: phrase})
+	}
+	sort.Slice(out.SetAside, func(i, j int) bool { return out.SetAside[i].BlockID < out.SetAside[j].BlockID })
 
 	// Renumber in order of first use in the kept text.
 	number := make([]int, len(blocks))
@@ -432,8 +527,14 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 }
 
 // support checks one citation of claim; why is the drop reason when it fails.
+//
+// A quote (in the claim, or a JSON citation's) of at least MinQuoteWords
+// content words must be in the cited context; one found verbatim in
+// another context the model was given re-cites the claim there. Without a
+// quote, one block must hold MinOverlap of the claim's content lemmas.
+// Then the block must state what the claim says (stated), with the same
+// polarity, and no sentence addressing an AI may be the support.
 func (v *verifier) support(claim string, r ref) (e evidence, why string) {
-	c := v.contexts[r.ctx]
 	words := contentWords(v.a, claim)
 	type quote struct {
 		text    string
@@ -450,35 +551,40 @@ func (v *verifier) support(claim string, r ref) (e evidence, why string) {
 		if len(contentWords(v.a, q.text)) < MinQuoteWords {
 			continue // too short to be support by itself
 		}
-		start, end, ok := find(c.Text, q.text)
+		ctx, start, end, ok := v.findQuote(r.ctx, q.text)
 		if !ok {
+			if r.ctx < 0 {
+				return e, DropNotRetrieved
+			}
 			return e, DropQuoteNotFound
 		}
+		c := v.contexts[ctx]
 		around := sentenceSpan(c.Text, start, end)
-		e = evidence{ctx: r.ctx, block: blockAt(c, start, end), quote: strings.TrimSpace(c.Text[start:end]), strength: quoteStrength}
+		e = evidence{ctx: ctx, block: blockAt(c, start, end), quote: strings.TrimSpace(c.Text[start:end]),
+			strength: quoteStrength, moved: ctx != r.ctx}
 		if !q.inClaim {
 			// A JSON citation's quote supports the sentence when the
-			// sentence says what the quote says.
-			hits, share := overlap(words, lemmaSet(v.a, q.text))
-			if hits < MinOverlapWords || share < MinOverlap {
-				continue
+			// block states what the sentence says: its words (unless the
+			// sentence translates the note) and its facts.
+			if !v.crossLanguage(claim, around) {
+				hits, share := overlap(words, v.blockLemmas(ctx, e.block))
+				if hits < min(MinOverlapWords, len(words)) || share < MinOverlap {
+					continue
+				}
+				e.strength = overlapStrength + 0.4*share
+			} else {
+				e.strength = crossStrength
 			}
-			if negated(claim) != negated(around) {
-				return e, DropPolarity
-			}
-			e.strength = overlapStrength + 0.4*share
-			return e, ""
 		}
-		// Negation in the claim (quote or not) and in the sentence around
-		// the quote, or in neither.
-		if negated(claim) != negated(around) {
-			return e, DropPolarity
-		}
-		return e, ""
+		return v.confirm(claim, around, e)
+	}
+	if r.ctx < 0 {
+		return e, DropNotRetrieved
 	}
 	if len(words) == 0 {
 		return e, DropUnsupported
 	}
+	c := v.contexts[r.ctx]
 	bestBlock, bestHits := -1, 0
 	ranges := blockRanges(c)
 	for k, br := range ranges {
@@ -492,10 +598,98 @@ func (v *verifier) support(claim string, r ref) (e evidence, why string) {
 	}
 	br := ranges[bestBlock]
 	s := bestSentence(v.a, c.Text[br.start:br.end], words)
-	if negated(claim) != negated(s) {
+	return v.confirm(claim, s, evidence{ctx: r.ctx, block: br.id, quote: s, strength: overlapStrength + 0.4*share})
+}
+
+// confirm runs the checks every support must pass, whatever found it: the
+// evidence sentence does not address an AI, it has the claim's polarity,
+// the block states the claim's facts and clauses, and the entailment check
+// (when configured) agrees.
+func (v *verifier) confirm(claim, sentence string, e evidence) (evidence, string) {
+	if phrase, ok := instruction(sentence); ok {
+		if v.setAside == nil {
+			v.setAside = map[string]string{}
+		}
+		v.setAside[e.block] = phrase
+		return e, DropInstruction
+	}
+	if negated(claim) != negated(sentence) {
 		return e, DropPolarity
 	}
-	return evidence{ctx: r.ctx, block: br.id, quote: s, strength: overlapStrength + 0.4*share}, ""
+	block := v.statingText(e.ctx, e.block)
+	if problems := stated(v.a, claim, block, v.crossLanguage(claim, block)); len(problems) > 0 {
+		return e, DropNotStated
+	}
+	if v.opts.Entail != nil {
+		p, err := v.opts.Entail(block, claim)
+		if err == nil {
+			if p < v.opts.MinEntailment {
+				return e, DropNotEntailed
+			}
+			e.strength = (e.strength + p) / 2
+		}
+	}
+	return e, ""
+}
+
+// findQuote finds quote in context ctx, else verbatim in another context
+// the model was given (a citation one context off).
+func (v *verifier) findQuote(ctx int, quote string) (found, start, end int, ok bool) {
+	if ctx >= 0 {
+		if start, end, ok := find(v.contexts[ctx].Text, quote); ok {
+			return ctx, start, end, true
+		}
+	}
+	for i, c := range v.contexts {
+		if i == ctx {
+			continue
+		}
+		if start, end, ok := find(c.Text, quote); ok {
+			return i, start, end, true
+		}
+	}
+	return -1, 0, 0, false
+}
+
+// statingText is the text of block id in context ctx that can state
+// something: its sentences that address an AI left out.
+func (v *verifier) statingText(ctx int, id string) string {
+	c := v.contexts[ctx]
+	text := c.Text
+	for _, br := range blockRanges(c) {
+		if br.id == id {
+			text = c.Text[br.start:br.end]
+			break
+		}
+	}
+	if _, ok := instruction(text); !ok {
+		return text
+	}
+	var b strings.Builder
+	for _, s := range splitSentences(text) {
+		if _, ok := instruction(s); !ok {
+			b.WriteString(s)
+		}
+	}
+	return b.String()
+}
+
+// blockLemmas is the lemma set of block id in context ctx.
+func (v *verifier) blockLemmas(ctx int, id string) map[string]bool {
+	c := v.contexts[ctx]
+	for k, br := range blockRanges(c) {
+		if br.id == id {
+			return v.lemmaSet(ctx, k, c.Text[br.start:br.end])
+		}
+	}
+	return lemmaSet(v.a, c.Text)
+}
+
+// crossLanguage tells whether the claim (its quotes aside) and the
+// evidence are in different languages: a claim that translates its note.
+func (v *verifier) crossLanguage(claim, evidence string) bool {
+	cl, el := lang.DetectLang(unquoted(claim)), lang.DetectLang(evidence)
+	return cl != "" && el != "" && cl != el
 }
 
 func (v *verifier) lemmaSet(ctx, block int, text string) map[string]bool {

@@ -1,0 +1,57 @@
+package answer
+
+import (
+	"regexp"
+	"strings"
+	"unicode"
+
+	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/lang"
+)
+
+// stated lists what claim says that block does not state: numbers, dates,
+// units, names, limiting words, clauses (claimcheck). cross: the claim
+// translates the block.
+func stated(a *analysis.Analyzer, claim, block string, cross bool) []string {
+	return nil // TODO(i23): claimcheck
+}
+
+// instruction tells whether s addresses an AI assistant (TODO(i23): analysis.Instruction).
+func instruction(s string) (string, bool) {
+	m := instructionRE.FindString(s)
+	return m, m != ""
+}
+
+var instructionRE = regexp.MustCompile(`(?i)ignore (all )?(previous|prior|above) instructions|игнорируй(те)? (все )?предыдущие инструкции`)
+
+// minLanguageLetters is how many letters a claim needs outside its quotes
+// for its language to be judged.
+const minLanguageLetters = 12
+
+// inLanguage tells whether claim, its quotes, markers and names aside, is
+// in language want; a claim with too few letters of its own passes.
+func inLanguage(claim, want string) bool {
+	own := unquoted(claim)
+	letters := 0
+	for _, r := range own {
+		if unicode.IsLetter(r) {
+			letters++
+		}
+	}
+	if letters < minLanguageLetters {
+		return true
+	}
+	got := lang.DetectLang(own)
+	return got == "" || got == want
+}
+
+// unquoted is text without its «», “” and "" quotes, its citation markers
+// and its inline code.
+func unquoted(text string) string {
+	text = quoted.ReplaceAllString(text, " ")
+	text = marker.ReplaceAllString(text, " ")
+	text = inlineCode.ReplaceAllString(text, " ")
+	return strings.TrimSpace(text)
+}
+
+var inlineCode = regexp.MustCompile("`[^`]*`")
