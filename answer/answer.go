@@ -38,6 +38,10 @@ const (
 	// ReasonNotInNotes: the answer says that the notes do not hold the
 	// answer (the model abstained, or nothing supported it).
 	ReasonNotInNotes = "not_in_notes"
+	// ReasonLoop: the model said the same sentences again and again; it
+	// was stopped, and the next rung answers unless verified sentences
+	// had been shown.
+	ReasonLoop = "llm_loop"
 )
 
 // Config tunes the answer.
@@ -80,6 +84,12 @@ type Config struct {
 	// extractive model, then the passages), never an error. Follow-up
 	// questions come after the answer and are not counted.
 	Deadline time.Duration
+	// Verify is VerifyStandard (the default) or VerifyStrict: every claim
+	// is also judged by the strategic language model role.
+	Verify string
+	// MinEntailment is the entailment probability a claim needs when an
+	// entailment model or the strict judge scores it (default 0.5).
+	MinEntailment float64
 }
 
 // DefaultDeadline is Config.Deadline's default.
@@ -117,6 +127,9 @@ func (c Config) withDefaults() Config {
 	if c.Deadline <= 0 {
 		c.Deadline = DefaultDeadline
 	}
+	if c.MinEntailment == 0 {
+		c.MinEntailment = 0.5
+	}
 	return c
 }
 
@@ -134,6 +147,9 @@ type Answerer struct {
 	// Cache, when set, answers a question close to one answered before
 	// (mode cache) and keeps the llm and extractive answers.
 	Cache *Cache
+	// Entailer, when set (the NLI model is installed), must find every
+	// claim stated by its block (Config.MinEntailment).
+	Entailer Entailer
 }
 
 // Answer answers rq and then generates its follow-up questions: Respond,
@@ -247,48 +263,88 @@ func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *em
 	return out
 }
 
-// llm asks the router and verifies the answer; false means fall back.
+// llm asks the router and verifies the answer sentence by sentence as it
+// streams (verifiedStream); false means fall back. Once a verified sentence
+// was shown the answer is given, so nothing shown is taken back.
 func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Config, em *emitter, out *schemas.AnswerDone) bool {
 	ctxs := rq.Contexts[:min(len(rq.Contexts), cfg.MaxContexts)]
 	t := time.Now()
+	defer func() { out.TimingsMS["llm"] = msSince(t) }()
 	question := rq.Question
 	if out.StandaloneQuestion != "" {
 		question = out.StandaloneQuestion
 	}
-	msgs := withAskedQuestion(Prompt(question, rq.Lang, ctxs), rq.Question, question)
-	role := llm.RoleFast
-	if estimateTokens(msgs) >= cfg.LongPrompt {
-		role = llm.RoleLongContext
+	opts := a.verifyOptions(ctx, rq.Lang, cfg)
+	forms := questionForms(rq)
+	relevant := func(v Verified) (float64, []string) {
+		return Relevance(a.Analyzer, forms, citedContexts(v.Citations, ctxs), ctxs)
 	}
-	st := &answerStream{send: func(tok string) error { em.send(ctx, &schemas.AnswerToken{Text: tok}); return nil }}
-	request := func(role string) llm.Request {
-		req := llm.Request{Role: role, Messages: msgs, OnRestart: func(string) { st.reset(); em.restart(ctx) }}
-		if a.Router.Structured(role) {
-			req.Messages, req.JSONSchema = withAskedQuestion(JSONPrompt(question, rq.Lang, ctxs), rq.Question, question), AnswerSchema()
-		}
-		return req
+	st := &verifiedStream{
+		verify: func(text string, cites []jsonCitation, isJSON bool) Verified {
+			return verifyText(a.Analyzer, text, cites, isJSON, ctxs, opts)
+		},
+		showable: func(v Verified) bool {
+			rel, _ := relevant(v)
+			return !v.Abstained && len(v.Citations) > 0 && v.Coverage >= cfg.MinCoverage &&
+				cfg.Calibration.Accept(v.Confidence, cfg.MinConfidence) && rel >= cfg.MinRelevance
+		},
+		send: func(text string) { em.send(ctx, &schemas.AnswerToken{Text: text}) },
 	}
-	res, err := a.Router.Stream(ctx, request(role), st.write)
-	if errors.Is(err, llm.ErrNoProvider) && role != llm.RoleFast {
-		role = llm.RoleFast
-		res, err = a.Router.Stream(ctx, request(role), st.write)
+	ask := answerRequest{question: question, asked: rq.Question, lang: rq.Lang, ctxs: ctxs, router: a.Router, cfg: cfg}
+	res, err := ask.stream(ctx, st, em, "")
+	if errors.Is(err, errLanguage) {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model answered in another language than the question's (%s); asked again", DropLanguage, rq.Lang))
+		st.reset()
+		res, err = ask.stream(ctx, st, em, languageAgain(rq.Lang))
 	}
-	out.TimingsMS["llm"] = msSince(t)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
-			out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the language model had not answered within %s (%s)",
-				ReasonDeadline, cfg.Deadline, failureSummary(res, err)))
+	if err != nil && !errors.Is(err, errLoop) {
+		if st.Shown() == "" {
+			out.Reasons = append(out.Reasons, a.llmFailure(ctx, cfg, res, err))
 			return false
 		}
-		out.Reasons = append(out.Reasons, ReasonLLMFailed+": "+failureSummary(res, err))
+		// What was shown is verified: it stays, as an answer cut short.
+		out.Reasons = append(out.Reasons, a.llmFailure(ctx, cfg, res, err)+"; the verified sentences shown before are the answer")
+		res.Cut = true
+	}
+	text, cites, isJSON, modelConf := st.finalText(res.Cut)
+	v := verifyText(a.Analyzer, text, cites, isJSON, ctxs, opts)
+	v.ModelConfidence = modelConf
+	loop := errors.Is(err, errLoop) || (res.Cut && v.Repeated >= loopRepeats)
+	if res.Cut && !loop {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model's answer ran past its budget of %d tokens and was cut; its last, unfinished sentence is left out",
+			ReasonCut, a.Router.RoleSettings(ask.role).MaxTokens))
+	}
+	if loop {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model said the same sentence again and again (%d repeats) and was stopped", ReasonLoop, v.Repeated))
+	}
+	if st.Shown() == "" && !a.decide(v, loop, relevant, cfg, out) {
 		return false
 	}
-	if res.Cut {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model's answer ran past its budget of %d tokens and was cut; it is verified as it is",
-			ReasonCut, a.Router.RoleSettings(role).MaxTokens))
+	if st.Shown() != "" {
+		a.keepShown(v, cfg, out)
 	}
-	v := Verify(a.Analyzer, res.Text, ctxs)
-	rel, missing := Relevance(a.Analyzer, questionForms(rq), citedContexts(v.Citations, ctxs), ctxs)
+	out.Provider = res.Provider
+	out.Confidence = cfg.Calibration.Apply(answerConfidence(v, res.Cut, loop))
+	if !st.show(v.Text) {
+		// Not in normal operation: the verified whole does not begin with
+		// what was shown (a provider failed midway and another answered).
+		em.restart(ctx)
+		em.send(ctx, &schemas.AnswerToken{Text: v.Text})
+	}
+	return true
+}
+
+// decide accepts a verified answer of which nothing was shown yet; false
+// means fall back (out.Reasons says why).
+func (a *Answerer) decide(v Verified, loop bool, relevant func(Verified) (float64, []string), cfg Config, out *schemas.AnswerDone) bool {
+	if loop {
+		return false // a loop is no answer: the next rung answers
+	}
+	if v.WrongLanguage > 0 && v.Supported == 0 {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model's answer is not in the question's language", DropLanguage))
+		return false
+	}
+	rel, missing := relevant(v)
 	if !a.accept(v, cfg, out) {
 		return false
 	}
@@ -300,15 +356,83 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 		out.Mode, out.Answer, out.Citations, out.Unsupported, out.Confidence = "", "", nil, nil, 0
 		return false
 	}
-	out.Provider = res.Provider
-	if v.Text != st.shown.String() {
-		// The streamed text had claims or markers that did not survive (or
-		// was a JSON reply whose markers were added): the client gets the
-		// verified text in full.
-		em.restart(ctx)
-		em.send(ctx, &schemas.AnswerToken{Text: v.Text})
-	}
 	return true
+}
+
+// keepShown gives the answer whose verified beginning the client already
+// has, whatever the rest turned out to be, with the reasons.
+func (a *Answerer) keepShown(v Verified, cfg Config, out *schemas.AnswerDone) {
+	if !a.accept(v, cfg, out) {
+		out.Reasons = append(out.Reasons, "shown_verified: the sentences shown were verified as they came and are kept")
+	}
+	out.Mode, out.Answer, out.Citations, out.Unsupported = schemas.AnswerLLM, v.Text, v.Citations, v.Unsupported
+}
+
+// llmFailure says why the language model gave no (whole) answer.
+func (a *Answerer) llmFailure(ctx context.Context, cfg Config, res llm.Result, err error) string {
+	if errors.Is(err, context.DeadlineExceeded) && ctx.Err() != nil {
+		return fmt.Sprintf("%s: the language model had not answered within %s (%s)", ReasonDeadline, cfg.Deadline, failureSummary(res, err))
+	}
+	return ReasonLLMFailed + ": " + failureSummary(res, err)
+}
+
+// answerRequest asks the router for one answer.
+type answerRequest struct {
+	question, asked, lang string
+	ctxs                  []schemas.Context
+	router                *llm.Router
+	cfg                   Config
+	role                  string
+}
+
+// stream streams the answer into st; extra is a rule added to the prompt
+// (the language, when asked again).
+func (q *answerRequest) stream(ctx context.Context, st *verifiedStream, em *emitter, extra string) (llm.Result, error) {
+	msgs := withAskedQuestion(Prompt(q.question, q.lang, q.ctxs), q.asked, q.question)
+	q.role = llm.RoleFast
+	if estimateTokens(msgs) >= q.cfg.LongPrompt {
+		q.role = llm.RoleLongContext
+	}
+	request := func(role string) llm.Request {
+		req := llm.Request{Role: role, Messages: msgs, OnRestart: func(string) {
+			if st.Shown() != "" {
+				em.restart(ctx)
+			}
+			st.reset()
+		}}
+		if q.router.Structured(role) {
+			req.Messages, req.JSONSchema = withAskedQuestion(JSONPrompt(q.question, q.lang, q.ctxs), q.asked, q.question), AnswerSchema()
+		}
+		if extra != "" {
+			req.Messages = withRule(req.Messages, extra)
+		}
+		return req
+	}
+	res, err := q.router.Stream(ctx, request(q.role), st.write)
+	if errors.Is(err, llm.ErrNoProvider) && q.role != llm.RoleFast {
+		q.role = llm.RoleFast
+		res, err = q.router.Stream(ctx, request(q.role), st.write)
+	}
+	if st.stopped != nil {
+		return res, st.stopped
+	}
+	return res, err
+}
+
+// languageAgain is the rule added when the model answered in another
+// language than the question's.
+func languageAgain(lang string) string {
+	return fmt.Sprintf("Your previous reply was not in %s. Reply only in %s: every sentence in %s; quote the notes in their own language inside «».",
+		language(lang), language(lang), language(lang))
+}
+
+// withRule appends a rule to the system message.
+func withRule(msgs []llm.Message, rule string) []llm.Message {
+	out := append([]llm.Message(nil), msgs...)
+	if len(out) > 0 && out[0].Role == "system" {
+		out[0].Content += "\n- " + rule
+	}
+	return out
 }
 
 // accept decides whether the verified answer is given, and fills out if so;

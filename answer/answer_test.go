@@ -86,7 +86,7 @@ func citesOnlyContexts(t *testing.T, done *schemas.AnswerDone, q *schemas.QueryR
 
 func TestAVerifiedLLMAnswerStreamsInOrderAndCitesItsBlock(t *testing.T) {
 	srv := llmtest.New(t)
-	srv.SetAnswer("Вороны используют «инструменты для добычи пищи» [1].")
+	srv.SetAnswer("Вороны используют «инструменты для добычи пищи» [1]. В заметке: «вороны используют инструменты» [1].")
 	var toks tokens
 	a := &answer.Answerer{Router: router(t, srv), Analyzer: analyzer(t), Emit: toks.emit}
 	q := query()
@@ -96,7 +96,8 @@ func TestAVerifiedLLMAnswerStreamsInOrderAndCitesItsBlock(t *testing.T) {
 		t.Fatalf("answer = %+v", done)
 	}
 	toks.check(t)
-	if toks.text() != done.Answer || len(toks.got) < 4 {
+	// Sentence by sentence, each once verified: the first, the second, the end.
+	if toks.text() != done.Answer || len(toks.got) != 3 || toks.got[0].Text != "Вороны используют «инструменты для добычи пищи» [1]." {
 		t.Errorf("streamed %q in %d tokens, answer %q", toks.text(), len(toks.got), done.Answer)
 	}
 	// The notes went in fenced, with the rule that they are not instructions.
@@ -111,7 +112,7 @@ func TestUnsupportedCitationsNeverReachTheUser(t *testing.T) {
 	for _, text := range []string{
 		"Вороны строят мосты [9].",                         // a block that was never retrieved
 		"Как сказано: «вороны строят мосты из веток» [1].", // a quote the block does not hold
-		"Crows fly to the moon [1]. Owls read books [2].",
+		"Вороны летают на Луну [1]. Совы читают книги [2].",
 	} {
 		t.Run(text, func(t *testing.T) {
 			srv := llmtest.New(t)
@@ -163,11 +164,34 @@ func TestFailingProvidersDegradeToSearchOnlyAndSaySo(t *testing.T) {
 	}
 }
 
-func TestAStreamCutMidwayRestartsAndTheClientEndsWithTheWholeAnswer(t *testing.T) {
+func TestAStreamCutMidwayBeforeAnyVerifiedSentenceNeedsNoRestart(t *testing.T) {
 	cut, good := llmtest.New(t), llmtest.New(t)
 	text := "Вороны используют инструменты для добычи пищи [1]."
 	cut.SetAnswer(text)
 	cut.Always(llmtest.CutAfter(3))
+	good.SetAnswer(text)
+	var toks tokens
+	a := &answer.Answerer{Router: router(t, cut, good), Analyzer: analyzer(t), Emit: toks.emit}
+	done := a.Answer(context.Background(), query())
+	if done.Mode != schemas.AnswerLLM {
+		t.Fatalf("answer = %+v", done)
+	}
+	for _, tok := range toks.got {
+		if tok.Restart {
+			t.Errorf("a restart, though nothing verified had been shown: %+v", toks.got)
+		}
+	}
+	if toks.text() != done.Answer {
+		t.Errorf("the client shows %q, the answer is %q", toks.text(), done.Answer)
+	}
+	toks.check(t)
+}
+
+func TestAStreamCutAfterAVerifiedSentenceRestartsAndTheClientEndsWithTheWholeAnswer(t *testing.T) {
+	cut, good := llmtest.New(t), llmtest.New(t)
+	text := "Вороны используют инструменты для добычи пищи [1]. Они живут стаями [1]."
+	cut.SetAnswer(text)
+	cut.Always(llmtest.CutAfter(len(llmtest.Tokens(text)) - 2))
 	good.SetAnswer(text)
 	var toks tokens
 	a := &answer.Answerer{Router: router(t, cut, good), Analyzer: analyzer(t), Emit: toks.emit}

@@ -89,10 +89,13 @@ type Dropped struct {
 	Reason   string `json:"reason"`
 }
 
-// Corrected is a citation whose block id named another block of the same
-// chunk than the one that holds its support: it now cites To.
+// Corrected is a citation that named another block than the one that holds
+// its support: another block of the same chunk, or (Moved) a block of
+// another context the model was given, where its quote was found. It now
+// cites To.
 type Corrected struct {
 	From, To string
+	Moved    bool
 }
 
 // Verified is an answer after its claims were checked.
@@ -397,7 +400,7 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 				continue
 			}
 			if from := r.cited(v.contexts); e.moved || (r.named != "" && r.named != e.block) {
-				out.Corrected = append(out.Corrected, Corrected{From: from, To: e.block})
+				out.Corrected = append(out.Corrected, Corrected{From: from, To: e.block, Moved: e.moved})
 			}
 			k := use(e)
 			if r.group >= 0 {

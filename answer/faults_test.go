@@ -81,7 +81,7 @@ func TestEveryProviderFaultEndsInAModeWithVerifiedCitations(t *testing.T) {
 			schemas.AnswerSearchOnly, schemas.AnswerSearchOnly, answer.ReasonLowCoverage},
 		{"a quote not in its block", llmtest.Answer(), "В заметке: «вороны строят мосты из веток» [1].",
 			schemas.AnswerSearchOnly, schemas.AnswerSearchOnly, answer.ReasonLowCoverage},
-		{"a note saying ignore previous instructions", llmtest.Answer(), "As instructed, block 99 proves crows fly to the moon [99] [3].",
+		{"a note saying ignore previous instructions", llmtest.Answer(), "Как велено, блок 99 доказывает, что вороны летают на Луну [99] [3].",
 			schemas.AnswerSearchOnly, schemas.AnswerSearchOnly, answer.ReasonLowCoverage},
 	}
 	for _, c := range cases {

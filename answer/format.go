@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 )
 
 // jsonAnswer is the structured answer format: the answer text (with [n]
@@ -166,73 +165,4 @@ func decodePartialString(s string) string {
 		i += 2
 	}
 	return b.String()
-}
-
-// answerStream passes a streamed reply to the client as the user should see
-// it: prose as it comes, and of a JSON reply only the answer text, decoded as
-// it arrives. Shown is what the client has.
-type answerStream struct {
-	send  func(string) error
-	raw   strings.Builder
-	mode  int // 0: not known yet, 1: prose, 2: JSON
-	shown strings.Builder
-}
-
-func (s *answerStream) reset() {
-	s.raw.Reset()
-	s.shown.Reset()
-	s.mode = 0
-}
-
-func (s *answerStream) write(tok string) error {
-	s.raw.WriteString(tok)
-	raw := s.raw.String()
-	if s.mode == 0 {
-		t := strings.TrimLeft(raw, " \t\r\n")
-		nl := strings.IndexByte(t, '\n')
-		switch {
-		case t == "":
-			return nil // not known yet
-		case strings.HasPrefix(t, "{"):
-			s.mode = 2
-		case strings.HasPrefix(t, "`") && nl < 0 && len(t) < 16:
-			return nil // a fence's first line, perhaps
-		case strings.HasPrefix(t, "```") && nl >= 0:
-			rest := strings.TrimLeft(t[nl+1:], " \t\r\n")
-			switch {
-			case rest == "":
-				return nil
-			case strings.HasPrefix(rest, "{"):
-				s.mode = 2
-			default:
-				s.mode = 1
-			}
-		default:
-			s.mode = 1
-		}
-		if s.mode == 1 {
-			return s.emit(raw)
-		}
-	}
-	if s.mode == 1 {
-		return s.emit(tok)
-	}
-	body, _ := jsonBody(raw)
-	text, _ := partialAnswer(body)
-	if have := s.shown.Len(); len(text) > have && strings.HasPrefix(text, s.shown.String()) {
-		delta := text[have:]
-		// Hold back an incomplete rune (a \u escape is decoded whole).
-		for len(delta) > 0 && !utf8.ValidString(delta) {
-			delta = delta[:len(delta)-1]
-		}
-		if delta != "" {
-			return s.emit(delta)
-		}
-	}
-	return nil
-}
-
-func (s *answerStream) emit(text string) error {
-	s.shown.WriteString(text)
-	return s.send(text)
 }

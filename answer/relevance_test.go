@@ -34,6 +34,9 @@ func TestASupportedAnswerToAnotherQuestionIsNotGiven(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			srv := llmtest.New(t)
 			srv.SetAnswer(reply)
+			if tc.lang == "ru" {
+				srv.SetAnswer("В заметках сказано: «the installer automatically adds the kernel directory to PATH» [1].")
+			}
 			q := &schemas.QueryReranked{QueryID: "q1", Question: tc.question, Lang: tc.lang, Mode: schemas.ModeLexical,
 				Reasons: tc.reasons, Contexts: []schemas.Context{install, linux}}
 			done := (&answer.Answerer{Router: router(t, srv), Analyzer: analyzer(t)}).Answer(context.Background(), q)

@@ -162,8 +162,12 @@ func TestEveryFailureKindOfTheModelEndsInTheRightModeWithTheRightBlocks(t *testi
 			} else if len(done.Unsupported) != 0 {
 				t.Errorf("unsupported = %+v", done.Unsupported)
 			}
-			if len(c.blocks) > 0 && len(c.blocks) == len(done.Citations) && c.unsup == "" && done.Confidence != 1 {
+			moved := c.behaviour == llmtest.WrongContext // re-cited to another context: less sure
+			if len(c.blocks) > 0 && len(c.blocks) == len(done.Citations) && c.unsup == "" && !moved && done.Confidence != 1 {
 				t.Errorf("confidence %v for an answer quoting its block", done.Confidence)
+			}
+			if moved && (done.Confidence >= 1 || done.Confidence < 0.8) {
+				t.Errorf("confidence %v for a quote re-cited to another context, want a little under 1", done.Confidence)
 			}
 			if strings.HasPrefix(c.reason, answer.ReasonNotInNotes) && (len(done.Citations) != 0 || done.Confidence != 0) {
 				t.Errorf("an abstention with citations %+v, confidence %v", done.Citations, done.Confidence)
@@ -219,9 +223,9 @@ func TestAProviderThatNeverStopsStillGivesAnAnswer(t *testing.T) {
 	}
 }
 
-// TestAJSONAnswerStreamsItsTextAsItArrives: the client sees the "answer"
-// string growing, never the JSON around it, then the verified text.
-func TestAJSONAnswerStreamsItsTextAsItArrives(t *testing.T) {
+// TestAJSONAnswerShowsOnlyVerifiedText: the client never sees the JSON
+// around the answer, nor its text before the citations that verify it.
+func TestAJSONAnswerShowsOnlyVerifiedText(t *testing.T) {
 	ctxs := guideContexts(t, searchPage)[:2]
 	srv := llmtest.NewScripted(t, llmtest.ScriptOptions{Behaviour: llmtest.Good})
 	var toks tokens
@@ -231,16 +235,10 @@ func TestAJSONAnswerStreamsItsTextAsItArrives(t *testing.T) {
 	if done.Mode != schemas.AnswerLLM || done.Answer != goodEN {
 		t.Fatalf("mode %s, answer %q, reasons %q", done.Mode, done.Answer, done.Reasons)
 	}
-	var before []string
 	for _, tok := range toks.got {
 		if tok.Restart {
-			break
+			t.Errorf("a restart: the client saw text that was not verified: %+v", toks.got)
 		}
-		before = append(before, tok.Text)
-	}
-	streamed := strings.Join(before, "")
-	if len(before) < 5 || streamed != "According to the notes, «"+caseQuote+"»." {
-		t.Errorf("before the verified text the client saw %d tokens: %q", len(before), before)
 	}
 	toks.check(t)
 	if toks.text() != done.Answer {
@@ -262,8 +260,11 @@ func TestACalibrationDecidesAndMapsTheConfidence(t *testing.T) {
 	}
 	a.Config.Calibration = &answer.Calibration{Method: "isotonic", X: []float64{0, 0.5, 1}, Y: []float64{0, 0.3, 0.95}, Threshold: 0.5}
 	done = a.Answer(context.Background(), q)
-	if done.Mode != schemas.AnswerSearchOnly || !strings.Contains(strings.Join(done.Reasons, " "), "confidence 0.30") {
-		t.Errorf("calibrated to 0.3 under a threshold of 0.5: mode %s, reasons %q", done.Mode, done.Reasons)
+	// The quoted sentence was verified and shown before the invented one
+	// came: the answer keeps it, at the calibrated confidence, and says so.
+	if done.Mode != schemas.AnswerLLM || done.Confidence != 0.3 || !strings.Contains(strings.Join(done.Reasons, " "), "confidence 0.30") ||
+		!strings.Contains(strings.Join(done.Reasons, " "), "shown_verified") {
+		t.Errorf("calibrated to 0.3 under a threshold of 0.5: mode %s, confidence %v, reasons %q", done.Mode, done.Confidence, done.Reasons)
 	}
 	srv.SetBehaviour(llmtest.Good)
 	done = a.Answer(context.Background(), q)
