@@ -29,9 +29,9 @@ Rules:
 // same contexts and question, rules that ask for the object.
 func JSONPrompt(question, lang string, contexts []schemas.Context) []llm.Message {
 	system := fmt.Sprintf(`You answer questions using only the user's notes given below as numbered contexts.
-Reply with one JSON object and nothing else: {"answer": "...", "citations": [{"block_id": "...", "quote": "..."}], "confidence": 0.0}.
+Reply with one JSON object and nothing else, its keys in this order: {"citations": [{"block_id": "...", "quote": "..."}], "answer": "...", "confidence": 0.0}.
 Rules:
-- "answer" is the answer in %s, plain text, without citation markers.
+- "answer" is the answer in %s, plain text; after each sentence, the number of the citation that supports it as [n] (the first citation is [1]).
 - For every sentence of the answer that states a fact, add a citation: "block_id" is the block attribute of the context that supports it, "quote" the exact words of that context (a full phrase, copied verbatim) that support the sentence.
 - "confidence" is how sure you are, from 0 to 1, that the answer is right and complete.
 - If the contexts do not contain the answer, say in "answer" that the notes do not answer it, with no citations.
@@ -40,28 +40,20 @@ Rules:
 }
 
 // AnswerSchema is the JSON schema of the structured answer, sent as
-// response_format json_schema to providers that take it.
+// response_format json_schema to providers that take it. The citations
+// come before the answer (providers write properties in the schema's
+// order), so each sentence of the answer can be verified, and shown, as it
+// streams.
 func AnswerSchema() *llm.JSONSchema {
-	schema, _ := json.Marshal(map[string]any{
-		"type": "object",
-		"properties": map[string]any{
-			"answer": map[string]any{"type": "string"},
-			"citations": map[string]any{"type": "array", "items": map[string]any{
-				"type": "object",
-				"properties": map[string]any{
-					"block_id": map[string]any{"type": "string"},
-					"quote":    map[string]any{"type": "string"},
-				},
-				"required":             []string{"block_id", "quote"},
-				"additionalProperties": false,
-			}},
-			"confidence": map[string]any{"type": "number"},
-		},
-		"required":             []string{"answer", "citations", "confidence"},
-		"additionalProperties": false,
-	})
-	return &llm.JSONSchema{Name: "cited_answer", Schema: schema, Strict: true}
+	return &llm.JSONSchema{Name: "cited_answer", Schema: json.RawMessage(answerSchema), Strict: true}
 }
+
+const answerSchema = `{"type":"object",` +
+	`"properties":{"citations":{"type":"array","items":{"type":"object",` +
+	`"properties":{"block_id":{"type":"string"},"quote":{"type":"string"}},` +
+	`"required":["block_id","quote"],"additionalProperties":false}},` +
+	`"answer":{"type":"string"},"confidence":{"type":"number"}},` +
+	`"required":["citations","answer","confidence"],"additionalProperties":false}`
 
 func language(lang string) string {
 	switch lang {
