@@ -18,6 +18,7 @@ import (
 
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/chunk"
+	"github.com/exocortex/exocortex/workers/files"
 )
 
 // Question is one golden question. Gold holds document or block ids; a hit
@@ -35,7 +36,14 @@ type Question struct {
 	// Translations holds the question in other languages (lang -> text),
 	// for a scripted provider's translation table.
 	Translations map[string]string `json:"translations,omitempty"`
+	// Kind is what the answer is: KindNumber, or empty for any other answer.
+	Kind string `json:"kind,omitempty"`
 }
+
+// KindNumber marks a question whose answer is a number, a date, a time, a
+// quantity with its unit, a money amount, a version or a limit ("How many
+// days...", "Which port...").
+const KindNumber = "number"
 
 // Set is a named golden set and, for SQuAD files, the documents it needs.
 type Set struct {
@@ -48,7 +56,9 @@ type Set struct {
 	Notes []string
 }
 
-// Load reads a SQuAD JSON file or a JSONL golden set, by content.
+// Load reads a SQuAD JSON file or a JSONL golden set, by content. A JSONL
+// set's notes folders and the Markdown files its gold ids name are taken
+// relative to the set's file (see markdownGold).
 func Load(path string) (*Set, error) {
 	raw, err := os.ReadFile(path)
 	if err != nil {
@@ -72,7 +82,36 @@ func Load(path string) (*Set, error) {
 			set.Notes[i] = filepath.Join(filepath.Dir(path), n)
 		}
 	}
+	for i := range set.Questions {
+		gold := set.Questions[i].Gold
+		for j, g := range gold {
+			gold[j] = markdownGold(filepath.Dir(path), g)
+		}
+	}
 	return set, nil
+}
+
+// markdownGold turns a gold id that names a Markdown file, "FILE.md" or
+// "FILE.md#HASH" (FILE relative to dir, the set's folder), into the id the
+// files source gives that document or block: MarkdownDocID of the file,
+// then "#" and HASH. Markdown ids depend on the file's absolute path, so a
+// set names them by path; any other id is returned as it is.
+func markdownGold(dir, g string) string {
+	file, hash, hasHash := strings.Cut(g, "#")
+	switch strings.ToLower(filepath.Ext(file)) {
+	case ".md", ".markdown":
+	default:
+		return g
+	}
+	p := filepath.FromSlash(file)
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(dir, p)
+	}
+	id := files.MarkdownDocID(p)
+	if hasHash {
+		id += "#" + hash
+	}
+	return id
 }
 
 type squadFile struct {
@@ -143,7 +182,8 @@ func ParseSQuAD(raw []byte, name string) (*Set, error) {
 // ParseJSONL reads one Question per line; blank lines and lines starting
 // with # are skipped, except "# notes: PATH", which names a folder of notes
 // the gold ids point into (Set.Notes). A question with "answers": [] is
-// unanswerable: its answer is not in the notes.
+// unanswerable: its answer is not in the notes. "kind" is empty or
+// KindNumber. Gold ids are kept as written (Load resolves Markdown paths).
 func ParseJSONL(raw []byte, name string) (*Set, error) {
 	set := &Set{Name: name}
 	sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -165,6 +205,9 @@ func ParseJSONL(raw []byte, name string) (*Set, error) {
 		}
 		if q.Question == "" {
 			return nil, fmt.Errorf("line %d: question is empty", line)
+		}
+		if q.Kind != "" && q.Kind != KindNumber {
+			return nil, fmt.Errorf("line %d: kind %q is unknown: write %q or leave kind out", line, q.Kind, KindNumber)
 		}
 		if q.Lang == "" {
 			q.Lang = chunk.DetectLang(q.Question)

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 )
 
@@ -79,18 +80,31 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 	user := t.TempDir()
 	env := []string{"EXOCORTEX_LLM_BASE_URL=" + fake.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_DATA=" + user, "EXOCORTEX_CALIBRATION="}
 
+	set, err := eval.Load(siyuanAnswers)
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, unanswerable, ru := len(set.Questions), 0, 0
+	for _, q := range set.Questions {
+		if q.Unanswerable {
+			unanswerable++
+		}
+		if q.Lang == "ru" {
+			ru++
+		}
+	}
 	rep := evalAnswersJSON(t, env, siyuanAnswers)
-	if rep.N != 40 || rep.Answerable != 30 || rep.Unanswerable != 10 {
-		t.Fatalf("n %d answerable %d unanswerable %d, want 40, 30, 10", rep.N, rep.Answerable, rep.Unanswerable)
+	if rep.N != n || rep.Answerable != n-unanswerable || rep.Unanswerable != unanswerable {
+		t.Fatalf("n %d answerable %d unanswerable %d, want %d, %d, %d", rep.N, rep.Answerable, rep.Unanswerable, n, n-unanswerable, unanswerable)
 	}
 	sum := 0
 	for _, k := range rep.Modes {
 		sum += k
 	}
-	// Of the 20 English questions only those whose contexts hold the
-	// quote (file history) can keep it; a Russian question may too, where
-	// the provider's fixed "translation" searches for the quote itself.
-	if sum != 40 || rep.Modes["llm"] < 1 || rep.Modes["search_only"] < 13 {
+	// Of the English questions only those whose contexts hold the quote
+	// (file history) can keep it; a Russian question may too, where the
+	// provider's fixed "translation" searches for the quote itself.
+	if sum != n || rep.Modes["llm"] < 1 || rep.Modes["search_only"] < (n-ru)*2/3 {
 		t.Errorf("modes %v: want the question about file history in llm and the other English ones search_only", rep.Modes)
 	}
 	// The provider never says the notes lack the answer: an English
@@ -101,7 +115,7 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 			t.Errorf("an English question abstained: %s", m)
 		}
 	}
-	if rep.AbstainedRight+rep.AbstainedWrong > 20 {
+	if rep.AbstainedRight+rep.AbstainedWrong > ru {
 		t.Errorf("abstained right %d wrong %d: more than the Russian questions", rep.AbstainedRight, rep.AbstainedWrong)
 	}
 	if rep.Citations < 1 || rep.CorrectCitations > rep.Citations || rep.Claims < 1 || rep.SupportedClaims > rep.Claims {
@@ -117,7 +131,7 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 	if rep.AllCitations < rep.Citations || rep.SupportCitations > rep.AllCitations || rep.SupportClaims > rep.AllClaims {
 		t.Errorf("support: %d of %d citations, %d of %d claims", rep.SupportCitations, rep.AllCitations, rep.SupportClaims, rep.AllClaims)
 	}
-	if l := rep.LatencyMS["total"]; l.N != 40 || l.P50 <= 0 || l.P95 < l.P50 {
+	if l := rep.LatencyMS["total"]; l.N != n || l.P50 <= 0 || l.P95 < l.P50 {
 		t.Errorf("total latency %+v", l)
 	}
 	if l := rep.LatencyMS["llm"]; l.N < 1 {
