@@ -23,10 +23,10 @@ type Entailment struct {
 }
 
 // NLI is a natural language inference cross-encoder (a sequence classifier
-// over (premise, hypothesis) pairs with three outputs, as
-// multilingual-MiniLMv2-L6-mnli-xnli or the mDeBERTa XNLI models). Which
-// output is which is read from the model's config.json (id2label): exports
-// differ in their order.
+// over (premise, hypothesis) pairs with three outputs, such as
+// multilingual-MiniLMv2-L6-mnli-xnli). Which output is which is read from
+// the model's config.json (id2label): exports differ in their order
+// (roberta-large-mnli's is contradiction, neutral, entailment).
 type NLI struct {
 	*encoder
 	// at holds the logit index of entailment, neutral and contradiction.
@@ -118,8 +118,9 @@ func parseNLILabels(raw []byte, path string) ([3]int, error) {
 	return at, nil
 }
 
-// nliKind maps a label name ("entailment", "ENTAILMENT", "contradiction",
-// "neutral", "not_entailment" excluded) to its kind, or -1.
+// nliKind maps a label name ("entailment", "ENTAILMENT", "neutral",
+// "contradiction", ...) to its kind; -1 for any other ("not_entailment" of
+// two-class models, "LABEL_0").
 func nliKind(label string) int {
 	l := strings.ToLower(strings.TrimSpace(label))
 	switch {
