@@ -124,11 +124,13 @@ func DefaultManifest() Manifest {
 			// 921 bytes, the two large ones in LFS); config.json's digest is the
 			// sha256 of its text as the hub's blame page shows it
 			// (.../blame/acf08db83390e23428c560cb578a865b39196993/onnx/config.json),
-			// 921 bytes with the final newline; the LFS sha256 and exact sizes of
-			// model.onnx and tokenizer.json are as independent public projects
-			// pin this revision (no hub file page with them was reachable
-			// offline), and model.onnx's digest is the same in four of them.
-			// fetch checks size and digest, so a wrong pin fails, never installs.
+			// 921 bytes with the final newline. No hub file page showing the LFS
+			// sha256 of model.onnx and tokenizer.json was reachable offline: their
+			// digests and exact sizes are those public projects pin for this
+			// revision; model.onnx's digest is the same in at least three
+			// independent ones, and the one that also pins tokenizer.json pins
+			// config.json with the digest computed above. fetch checks size and
+			// digest, so a wrong pin fails and installs nothing.
 			Name: "multilingual-MiniLMv2-L6-mnli-xnli", Role: RoleNLI, License: "MIT", Optional: true,
 			Repo: "MoritzLaurer/multilingual-MiniLMv2-L6-mnli-xnli", Revision: "0a71e92a985b6e1ad1828cf67ce9c459639c1dca",
 			ONNX: "onnx/model.onnx", Tokenizer: "onnx/tokenizer.json", Config: "onnx/config.json",
