@@ -281,3 +281,131 @@ func l6Models(b *testing.B, dir string, spec models.Spec) string {
 	}
 	return out
 }
+
+// nliPairsOf builds n (block, claim) pairs from real XQuAD paragraphs,
+// Russian and English in turn: the block is a paragraph's first blockWords
+// words, the claim claimWords words from its middle (a claim an answer
+// could make about that block).
+func nliPairsOf(b *testing.B, n, blockWords, claimWords int) (blocks, claims []string) {
+	b.Helper()
+	var ru, en []string
+	for _, f := range []string{"../../shared/eval/xquad.ru.json", "../../shared/eval/xquad.en.json"} {
+		set, err := eval.Load(f)
+		if err != nil {
+			b.Skipf("eval data not found: %v", err)
+		}
+		for _, d := range set.Docs {
+			if w := strings.Fields(d.Blocks[0].Text); len(w) >= blockWords {
+				if strings.Contains(f, ".ru.") {
+					ru = append(ru, strings.Join(w[:blockWords], " "))
+				} else {
+					en = append(en, strings.Join(w[:blockWords], " "))
+				}
+			}
+		}
+	}
+	for i := 0; len(blocks) < n; i++ {
+		block := ru[i%len(ru)]
+		if i%2 == 1 {
+			block = en[i%len(en)]
+		}
+		w := strings.Fields(block)
+		lo := (len(w) - claimWords) / 2
+		blocks, claims = append(blocks, block), append(claims, strings.Join(w[lo:lo+claimWords], " "))
+	}
+	return blocks, claims
+}
+
+// BenchmarkNLI scores 8 (claim, block) pairs of about 25 and 120 words
+// (real XQuAD text, Russian and English) per call with the architecture of
+// multilingual-MiniLMv2-L6-mnli-xnli (fp32, as its ONNX export; random
+// weights): the entailment check of one answer's claims. ms/claim is the
+// call's median time over 8. The int8 runs are the same model quantized as
+// onnxruntime's quantize_dynamic does (what an int8 export of it, such as
+// onnx-community's model_int8.onnx, would cost).
+//
+//	go test -run '^$' -bench NLI -benchtime 20x ./models
+func BenchmarkNLI(b *testing.B) {
+	const pairs = 8
+	blocks, claims := nliPairsOf(b, pairs, 120, 25)
+	dir := modeltest.Dir(b, modeltest.Options{RealShapes: true, NoReranker: true, NoQA: true, NLI: true,
+		Into: filepath.Join(os.TempDir(), "exocortex-bench-models-nli-v1")})
+	spec := specFor(b, dir, models.RoleNLI)
+	tok, err := tokenizer.Load(filepath.Join(dir, spec.Name, filepath.FromSlash(spec.Tokenizer)))
+	if err != nil {
+		b.Fatal(err)
+	}
+	tokens := 0
+	for i := range blocks {
+		tokens += len(tok.EncodePair(blocks[i], claims[i], tokenizer.Truncation{MaxLength: spec.MaxLength}).IDs)
+	}
+	int8 := nliInt8Models(b, dir, spec, tok.VocabSize())
+	for _, v := range []struct {
+		name    string
+		dir     string
+		threads int
+	}{{"fp32", dir, 1}, {"fp32", dir, 2}, {"int8", int8, 1}, {"int8", int8, 2}} {
+		n, err := models.OpenNLI(v.dir, spec, models.Options{Session: ort.SessionOptions{IntraOpThreads: v.threads}})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprintf("%s/threads=%d/pairs=%d", v.name, v.threads, pairs), func(b *testing.B) {
+			ctx := context.Background()
+			if _, err := n.Score(ctx, blocks, claims); err != nil { // the first run of a session is slower
+				b.Fatal(err)
+			}
+			var ds []time.Duration
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				t := time.Now()
+				if _, err := n.Score(ctx, blocks, claims); err != nil {
+					b.Fatal(err)
+				}
+				ds = append(ds, time.Since(t))
+			}
+			b.StopTimer()
+			p50, p95 := percentiles(ds)
+			b.ReportMetric(p50, "p50-ms")
+			b.ReportMetric(p95, "p95-ms")
+			b.ReportMetric(p50/pairs, "ms/claim")
+			b.ReportMetric(float64(tokens)/pairs, "tokens/pair")
+		})
+		n.Close()
+	}
+}
+
+// nliInt8Models writes the NLI model of dir quantized (same seed) beside it,
+// under the same spec, and returns its directory.
+func nliInt8Models(b *testing.B, dir string, spec models.Spec, vocab int) string {
+	b.Helper()
+	out := filepath.Join(os.TempDir(), "exocortex-bench-models-nli-int8-v1")
+	onnx := filepath.Join(out, spec.Name, filepath.FromSlash(spec.ONNX))
+	if _, err := os.Stat(onnx); err == nil {
+		return out
+	}
+	for _, p := range []string{spec.Tokenizer, spec.Config} {
+		raw, err := os.ReadFile(filepath.Join(dir, spec.Name, filepath.FromSlash(p)))
+		if err != nil {
+			b.Fatal(err)
+		}
+		dst := filepath.Join(out, spec.Name, filepath.FromSlash(p))
+		if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.WriteFile(dst, raw, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+	cfg := onnxgen.MiniLMNLI().WithVocab(vocab)
+	cfg.Quantized = true
+	if err := os.MkdirAll(filepath.Dir(onnx), 0o755); err != nil {
+		b.Fatal(err)
+	}
+	if err := onnxgen.WriteEncoder(onnx+".tmp", cfg); err != nil {
+		b.Fatal(err)
+	}
+	if err := os.Rename(onnx+".tmp", onnx); err != nil {
+		b.Fatal(err)
+	}
+	return out
+}

@@ -71,7 +71,7 @@ func openEncoder(dir string, spec Spec, opts Options) (*encoder, error) {
 	tokPath := filepath.Join(mdir, filepath.FromSlash(spec.Tokenizer))
 	for _, p := range []string{onnxPath, tokPath} {
 		if _, err := os.Stat(p); err != nil {
-			return nil, fmt.Errorf("%s model %s: %w: %s is missing (run exocortex models fetch, or set --models)", spec.Role, spec.Name, ErrNotInstalled, p)
+			return nil, notInstalled(spec, p)
 		}
 	}
 	tok, err := tokenizer.Load(tokPath)
@@ -97,6 +97,15 @@ func openEncoder(dir string, spec Spec, opts Options) (*encoder, error) {
 	}
 	return &encoder{spec: spec, name: ID(dir, spec), tok: tok, sess: sess,
 		types: sess.HasInput("token_type_ids"), maxLen: maxLen, opts: opts}, nil
+}
+
+// notInstalled says that file p of spec is missing and how to get it.
+func notInstalled(spec Spec, p string) error {
+	fetch := "exocortex models fetch"
+	if spec.Optional {
+		fetch += " --with " + spec.Role
+	}
+	return fmt.Errorf("%s model %s: %w: %s is missing (run %s, or set --models)", spec.Role, spec.Name, ErrNotInstalled, p, fetch)
 }
 
 // ID names a model and its weights ("multilingual-e5-small@dd476dd0c251"):
@@ -433,57 +442,74 @@ func (c *CrossEncoder) Windows(query string, passages []string) []string {
 // has been idle for a while, so a machine that rarely reranks does not keep
 // the model in memory.
 type LazyCrossEncoder struct {
-	open func() (*CrossEncoder, error)
-	idle time.Duration
-	name string
-
-	mu    sync.Mutex
-	ce    *CrossEncoder
-	users int
-	last  time.Time
-	timer *time.Timer
-	loads int
+	lazy[*CrossEncoder]
 }
 
 // NewLazyCrossEncoder returns a reranker that loads spec from dir when first
 // asked and unloads it after idle without use (0 means never).
 func NewLazyCrossEncoder(dir string, spec Spec, opts Options, idle time.Duration) *LazyCrossEncoder {
-	return &LazyCrossEncoder{
-		open: func() (*CrossEncoder, error) { return OpenCrossEncoder(dir, spec, opts) },
-		idle: idle, name: ID(dir, spec),
-	}
-}
-
-// Name is the model's name and weights fingerprint.
-func (l *LazyCrossEncoder) Name() string { return l.name }
-
-// Loaded reports whether the model is in memory, and how many times it was loaded.
-func (l *LazyCrossEncoder) Loaded() (bool, int) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.ce != nil, l.loads
+	return &LazyCrossEncoder{newLazy(ID(dir, spec), idle, func() (*CrossEncoder, error) { return OpenCrossEncoder(dir, spec, opts) })}
 }
 
 // Score loads the model if needed and scores the pairs.
 func (l *LazyCrossEncoder) Score(ctx context.Context, query string, passages []string) ([]float32, error) {
-	l.mu.Lock()
-	if l.ce == nil {
-		ce, err := l.open()
-		if err != nil {
-			l.mu.Unlock()
-			return nil, err
-		}
-		l.ce = ce
-		l.loads++
+	ce, err := l.acquire()
+	if err != nil {
+		return nil, err
 	}
-	ce := l.ce
-	l.users++
-	l.mu.Unlock()
 	defer l.release()
 	return ce.Score(ctx, query, passages)
 }
 
-func (l *LazyCrossEncoder) release() {
+// lazy holds a model that is opened on first use and closed once it has
+// been idle for a while (the lazy reranker and entailment model).
+type lazy[M interface{ Close() error }] struct {
+	open func() (M, error)
+	idle time.Duration
+	name string
+
+	mu     sync.Mutex
+	m      M
+	loaded bool
+	users  int
+	last   time.Time
+	timer  *time.Timer
+	loads  int
+}
+
+func newLazy[M interface{ Close() error }](name string, idle time.Duration, open func() (M, error)) lazy[M] {
+	return lazy[M]{open: open, idle: idle, name: name}
+}
+
+// Name is the model's name and weights fingerprint.
+func (l *lazy[M]) Name() string { return l.name }
+
+// Loaded reports whether the model is in memory, and how many times it was loaded.
+func (l *lazy[M]) Loaded() (bool, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.loaded, l.loads
+}
+
+// acquire opens the model if it is not loaded and holds it in memory until
+// the matching release.
+func (l *lazy[M]) acquire() (M, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if !l.loaded {
+		m, err := l.open()
+		if err != nil {
+			var zero M
+			return zero, err
+		}
+		l.m, l.loaded = m, true
+		l.loads++
+	}
+	l.users++
+	return l.m, nil
+}
+
+func (l *lazy[M]) release() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.users--
@@ -497,27 +523,29 @@ func (l *LazyCrossEncoder) release() {
 	l.timer = time.AfterFunc(l.idle, l.unloadIfIdle)
 }
 
-func (l *LazyCrossEncoder) unloadIfIdle() {
+func (l *lazy[M]) unloadIfIdle() {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.ce == nil || l.users > 0 || time.Since(l.last) < l.idle {
+	if !l.loaded || l.users > 0 || time.Since(l.last) < l.idle {
 		return
 	}
-	_ = l.ce.Close()
-	l.ce = nil
+	_ = l.m.Close()
+	var zero M
+	l.m, l.loaded = zero, false
 }
 
 // Close unloads the model.
-func (l *LazyCrossEncoder) Close() error {
+func (l *lazy[M]) Close() error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.timer != nil {
 		l.timer.Stop()
 	}
-	if l.ce == nil {
+	if !l.loaded {
 		return nil
 	}
-	err := l.ce.Close()
-	l.ce = nil
+	err := l.m.Close()
+	var zero M
+	l.m, l.loaded = zero, false
 	return err
 }

@@ -26,8 +26,11 @@ var ErrUnpinned = errors.New("no pinned sha256")
 
 // FetchOptions tune Fetch.
 type FetchOptions struct {
-	// Roles limits the fetch to these roles (all when empty).
+	// Roles limits the fetch to these roles (all but the optional ones when
+	// empty). An optional model named here is fetched.
 	Roles []string
+	// With adds these optional roles (e.g. "nli") to the models fetched.
+	With []string
 	// TrustNew accepts a file without a pinned digest and records the digest
 	// of what was downloaded in the model's lock file.
 	TrustNew bool
@@ -61,7 +64,8 @@ type lock struct {
 	Files    map[string]string `json:"files"`
 }
 
-// Fetch downloads every file of the manifest's models into dir/<model>/,
+// Fetch downloads every file of the manifest's models (the optional ones
+// only when opts.Roles or opts.With name their role) into dir/<model>/,
 // verifying each one's sha256 before it is moved into place: a corrupted or
 // tampered download is deleted and reported, never installed. Files already
 // present with the right digest are not downloaded again. It returns one
@@ -79,7 +83,7 @@ func Fetch(ctx context.Context, dir string, m Manifest, opts FetchOptions) ([]Fi
 	var results []FileResult
 	var errs []error
 	for _, s := range m.Models {
-		if len(opts.Roles) > 0 && !contains(opts.Roles, s.Role) {
+		if !opts.Wants(s) {
 			continue
 		}
 		mdir := filepath.Join(dir, s.Name)
@@ -131,13 +135,25 @@ func Fetch(ctx context.Context, dir string, m Manifest, opts FetchOptions) ([]Fi
 	return results, errors.Join(errs...)
 }
 
+// Wants reports whether Fetch fetches s under these options.
+func (o FetchOptions) Wants(s Spec) bool {
+	if len(o.Roles) > 0 {
+		return contains(o.Roles, s.Role) || contains(o.With, s.Role)
+	}
+	return !s.Optional || contains(o.With, s.Role)
+}
+
 // Verify checks the installed files of every model against their pinned (or
 // locked) digests without downloading anything. A missing file is reported
-// with os.ErrNotExist.
+// with os.ErrNotExist. An optional model none of whose files is present is
+// not installed, which is no fault: it is left out of the results.
 func Verify(dir string, m Manifest) ([]FileResult, error) {
 	var results []FileResult
 	var errs []error
 	for _, s := range m.Models {
+		if s.Optional && !anyPresent(dir, s) {
+			continue
+		}
 		lk := readLock(filepath.Join(dir, s.Name))
 		for _, f := range s.Files {
 			res := FileResult{Model: s.Name, Path: f.Path, Action: "present"}
@@ -162,6 +178,27 @@ func Verify(dir string, m Manifest) ([]FileResult, error) {
 		}
 	}
 	return results, errors.Join(errs...)
+}
+
+// anyPresent reports whether any file of s is in dir.
+func anyPresent(dir string, s Spec) bool {
+	for _, f := range s.Files {
+		if _, err := os.Stat(filepath.Join(dir, s.Name, filepath.FromSlash(f.Path))); err == nil {
+			return true
+		}
+	}
+	return false
+}
+
+// Installed reports whether every file of s is in dir (present, not
+// verified: exocortex models verify checks their digests).
+func Installed(dir string, s Spec) bool {
+	for _, f := range s.Files {
+		if _, err := os.Stat(filepath.Join(dir, s.Name, filepath.FromSlash(f.Path))); err != nil {
+			return false
+		}
+	}
+	return len(s.Files) > 0
 }
 
 func fileURL(base string, s Spec, f File) (string, error) {

@@ -229,3 +229,120 @@ func TestManifestValidationAndUserManifests(t *testing.T) {
 		t.Fatalf("a typo in manifest.json: %v", err)
 	}
 }
+
+// withNLI adds an optional nli model to the test manifest and its files to
+// the hub.
+func withNLI(h *hub, m models.Manifest) models.Manifest {
+	cfg := []byte(`{"id2label":{"0":"entailment","1":"neutral","2":"contradiction"}}`)
+	h.set("/org/tiny-nli/resolve/def456/model.onnx", onnxBytes)
+	h.set("/org/tiny-nli/resolve/def456/tokenizer.json", tokBytes)
+	h.set("/org/tiny-nli/resolve/def456/config.json", cfg)
+	m.Models = append(m.Models, models.Spec{
+		Name: "tiny-nli", Role: models.RoleNLI, Repo: "org/tiny-nli", Revision: "def456", Optional: true,
+		ONNX: "model.onnx", Tokenizer: "tokenizer.json", Config: "config.json",
+		Files: []models.File{
+			{Path: "model.onnx", SHA256: digest(onnxBytes)},
+			{Path: "tokenizer.json", SHA256: digest(tokBytes)},
+			{Path: "config.json", SHA256: digest(cfg), Size: int64(len(cfg))},
+		},
+	})
+	return m
+}
+
+func TestAnOptionalModelIsFetchedOnlyWhenAskedAndIsNoFaultWhileAbsent(t *testing.T) {
+	fetched := func(res []models.FileResult) map[string]int {
+		n := map[string]int{}
+		for _, r := range res {
+			n[r.Model]++
+		}
+		return n
+	}
+	tests := []struct {
+		name string
+		opts models.FetchOptions
+		want map[string]int // files per model
+	}{
+		{"by default the optional model is left out", models.FetchOptions{}, map[string]int{"tiny-e5": 2}},
+		{"--with nli adds it to the defaults", models.FetchOptions{With: []string{models.RoleNLI}}, map[string]int{"tiny-e5": 2, "tiny-nli": 3}},
+		{"--role nli fetches it alone", models.FetchOptions{Roles: []string{models.RoleNLI}}, map[string]int{"tiny-nli": 3}},
+		{"--role embed --with nli fetches both", models.FetchOptions{Roles: []string{models.RoleEmbed}, With: []string{"NLI"}}, map[string]int{"tiny-e5": 2, "tiny-nli": 3}},
+		{"--with names a role, not every optional model", models.FetchOptions{With: []string{models.RoleQA}}, map[string]int{"tiny-e5": 2}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			h, srv := newHub(t)
+			m := withNLI(h, testManifest(srv.URL))
+			dir := t.TempDir()
+			res, err := models.Fetch(context.Background(), dir, m, tt.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := fetched(res)
+			if len(got) != len(tt.want) || got["tiny-e5"] != tt.want["tiny-e5"] || got["tiny-nli"] != tt.want["tiny-nli"] {
+				t.Fatalf("fetched %v, want %v", got, tt.want)
+			}
+			_, nliThere := tt.want["tiny-nli"]
+			if models.Installed(dir, m.Models[1]) != nliThere {
+				t.Errorf("Installed(nli) = %v, want %v", !nliThere, nliThere)
+			}
+			// Verify passes whether or not the optional model was fetched,
+			// and checks it when it was.
+			res, err = models.Verify(dir, m)
+			if tt.want["tiny-e5"] == 0 {
+				if !errors.Is(err, os.ErrNotExist) {
+					t.Errorf("verify without the required model: %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("verify: %v", err)
+			}
+			if got := fetched(res); got["tiny-nli"] != tt.want["tiny-nli"] {
+				t.Errorf("verify checked %v", got)
+			}
+		})
+	}
+}
+
+func TestAPartlyInstalledOptionalModelFailsVerify(t *testing.T) {
+	h, srv := newHub(t)
+	m := withNLI(h, testManifest(srv.URL))
+	dir := t.TempDir()
+	if _, err := models.Fetch(context.Background(), dir, m, models.FetchOptions{With: []string{models.RoleNLI}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "tiny-nli", "config.json")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := models.Verify(dir, m)
+	if !errors.Is(err, os.ErrNotExist) || !strings.Contains(err.Error(), "tiny-nli/config.json") {
+		t.Fatalf("verify = %v, want the missing config.json named", err)
+	}
+	if models.Installed(dir, m.Models[1]) {
+		t.Error("a model without its config.json is seen as installed")
+	}
+}
+
+func TestTheDefaultNLIModelIsOptionalAndPinned(t *testing.T) {
+	spec, ok := models.DefaultManifest().Spec(models.RoleNLI)
+	if !ok {
+		t.Fatal("no default nli model")
+	}
+	if !spec.Optional || spec.Config == "" || len(spec.Revision) != 40 || spec.License == "" {
+		t.Errorf("nli spec %+v: want optional, a config.json, a commit revision and a licence", spec)
+	}
+	for _, f := range spec.Files {
+		if len(f.SHA256) != 64 || f.Size <= 0 {
+			t.Errorf("%s: not pinned by digest and size: %+v", spec.Name, f)
+		}
+	}
+	bad := models.Manifest{BaseURL: "https://example.org", Models: []models.Spec{spec}}
+	bad.Models[0].Config = ""
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), "an nli model needs config") {
+		t.Errorf("an nli model without config.json: %v", err)
+	}
+	bad.Models[0].Config = "elsewhere/config.json"
+	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `config "elsewhere/config.json" is not among its files`) {
+		t.Errorf("a config.json that is not fetched: %v", err)
+	}
+}

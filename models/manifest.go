@@ -1,7 +1,7 @@
 // Package models holds the local neural models: the manifest of defaults
 // (pinned revisions and sha256 digests), their download and verification
-// (exocortex models fetch), and the embedding, reranking and extractive-QA
-// models on ONNX Runtime.
+// (exocortex models fetch), and the embedding, reranking, extractive-QA and
+// entailment (NLI) models on ONNX Runtime.
 package models
 
 import (
@@ -19,6 +19,9 @@ const (
 	RoleEmbed  = "embed"
 	RoleRerank = "rerank"
 	RoleQA     = "qa"
+	// RoleNLI is the optional entailment model (see NLI): fetched only when
+	// asked (models fetch --with nli), and nothing fails without it.
+	RoleNLI = "nli"
 )
 
 // File is one file of a model, pinned by digest.
@@ -45,7 +48,14 @@ type Spec struct {
 	// ONNX and Tokenizer are the Paths of the model graph and tokenizer.json.
 	ONNX      string `json:"onnx"`
 	Tokenizer string `json:"tokenizer"`
-	Files     []File `json:"files"`
+	// Config is the Path of the model's config.json, whose id2label gives
+	// the order of a classifier's outputs (required for the nli role).
+	Config string `json:"config,omitempty"`
+	Files  []File `json:"files"`
+	// Optional models are fetched only when asked for by role (models fetch
+	// --with nli, or --role nli), and verify passes while none of their
+	// files is present: without them a feature is off, nothing fails.
+	Optional bool `json:"optional,omitempty"`
 	// Dim is the embedding size (embed role).
 	Dim int `json:"dim,omitempty"`
 	// QueryPrefix and PassagePrefix are prepended before embedding (e5: "query: ", "passage: ").
@@ -70,7 +80,7 @@ const DefaultBaseURL = "https://huggingface.co"
 // and reranking files are the hub's LFS sha256 values at the pinned commits;
 // the QA model has no ONNX export with a digest we could pin offline, so its
 // files must be trusted on first download (models fetch --trust-new) or
-// replaced by a manifest of the user's own.
+// replaced by a manifest of the user's own. The NLI model is optional.
 func DefaultManifest() Manifest {
 	return Manifest{BaseURL: DefaultBaseURL, Models: []Spec{
 		{
@@ -100,6 +110,37 @@ func DefaultManifest() Manifest {
 			Files:     []File{{Path: "onnx/model.onnx"}, {Path: "tokenizer.json"}},
 			MaxLength: 384,
 		},
+		{
+			// MoritzLaurer/multilingual-MiniLMv2-L6-mnli-xnli: mMiniLMv2-L6-H384
+			// (distilled from XLM-R large) fine-tuned on XNLI (15 languages,
+			// Russian among them) and English MNLI; its card recommends it for
+			// speed, mDeBERTa-v3-base-mnli-xnli for accuracy (a DeBERTa-v2
+			// graph, 339 MB quantized). Its author's fp32 ONNX export, added by
+			// commit 0a71e92 (hub PR #2), with its own tokenizer.json and
+			// config.json (id2label 0 entailment, 1 neutral, 2 contradiction).
+			// Where the pins come from: the hub's tree page
+			// (https://huggingface.co/MoritzLaurer/multilingual-MiniLMv2-L6-mnli-xnli/tree/main/onnx,
+			// at 0a71e92: model.onnx 428 MB, tokenizer.json 17.1 MB, config.json
+			// 921 bytes, the two large ones in LFS); config.json's digest is the
+			// sha256 of its text as the hub's blame page shows it
+			// (.../blame/acf08db83390e23428c560cb578a865b39196993/onnx/config.json),
+			// 921 bytes with the final newline. No hub file page showing the LFS
+			// sha256 of model.onnx and tokenizer.json was reachable offline: their
+			// digests and exact sizes are those public projects pin for this
+			// revision; model.onnx's digest is the same in at least three
+			// independent ones, and the one that also pins tokenizer.json pins
+			// config.json with the digest computed above. fetch checks size and
+			// digest, so a wrong pin fails and installs nothing.
+			Name: "multilingual-MiniLMv2-L6-mnli-xnli", Role: RoleNLI, License: "MIT", Optional: true,
+			Repo: "MoritzLaurer/multilingual-MiniLMv2-L6-mnli-xnli", Revision: "0a71e92a985b6e1ad1828cf67ce9c459639c1dca",
+			ONNX: "onnx/model.onnx", Tokenizer: "onnx/tokenizer.json", Config: "onnx/config.json",
+			Files: []File{
+				{Path: "onnx/model.onnx", Size: 428127016, SHA256: "79f8cda2b1230585a95ea0514a6f1bd21c5c986ba0529bb3261213a3e195fa6e"},
+				{Path: "onnx/tokenizer.json", Size: 17082854, SHA256: "b2116c05e7305eea30394284760789681c5b3440dd4cd9a8c77539da68f9e8a6"},
+				{Path: "onnx/config.json", Size: 921, SHA256: "e08b628c4d46c8601dda34ddb40a7857e5961870b80482382d420db6dfb6e00e"},
+			},
+			MaxLength: 512,
+		},
 	}}
 }
 
@@ -121,9 +162,9 @@ func (m Manifest) Validate() error {
 			errs = append(errs, fmt.Errorf("%s: name must be letters, digits, '.', '_' or '-'", where))
 		}
 		switch s.Role {
-		case RoleEmbed, RoleRerank, RoleQA:
+		case RoleEmbed, RoleRerank, RoleQA, RoleNLI:
 		default:
-			errs = append(errs, fmt.Errorf("%s: role %q: want embed, rerank or qa", where, s.Role))
+			errs = append(errs, fmt.Errorf("%s: role %q: want embed, rerank, qa or nli", where, s.Role))
 		}
 		if prev, dup := roles[s.Role]; dup && s.Role != "" {
 			errs = append(errs, fmt.Errorf("%s: role %s is already filled by %s", where, s.Role, prev))
@@ -145,10 +186,16 @@ func (m Manifest) Validate() error {
 			}
 			paths[f.Path] = true
 		}
+		if s.Role == RoleNLI && s.Config == "" {
+			errs = append(errs, fmt.Errorf("%s: an nli model needs config (its config.json, for the label order)", where))
+		}
 		for _, p := range []string{s.ONNX, s.Tokenizer} {
 			if !paths[p] {
 				errs = append(errs, fmt.Errorf("%s: %q is not among its files", where, p))
 			}
+		}
+		if s.Config != "" && !paths[s.Config] {
+			errs = append(errs, fmt.Errorf("%s: config %q is not among its files", where, s.Config))
 		}
 	}
 	return errors.Join(errs...)

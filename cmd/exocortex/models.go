@@ -22,25 +22,21 @@ func cmdModels(ctx context.Context, args []string) error {
 	c.register(fs, "warn")
 	var n neural
 	n.register(fs)
-	roles := fs.String("role", "", "only these roles (comma-separated: embed, rerank, qa)")
+	roles := fs.String("role", "", "only these roles (comma-separated: embed, rerank, qa, nli)")
+	with := fs.String("with", "", "fetch: also these optional models, by role (nli: the entailment model that checks answers' claims)")
 	trust := fs.Bool("trust-new", false, "fetch: accept files without a pinned sha256 and record the digest they came with")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if sub != "fetch" && sub != "verify" && sub != "list" {
-		return &usageError{cmd: "models", msg: "want a subcommand: exocortex models fetch|verify|list [--models DIR] [--role embed,rerank,qa] [--trust-new]"}
+		return &usageError{cmd: "models", msg: "want a subcommand: exocortex models fetch|verify|list [--models DIR] [--role embed,rerank,qa,nli] [--with nli] [--trust-new]"}
 	}
 	dir := models.DirFromEnv(n.models, c.data)
 	m, err := models.ManifestFor(dir)
 	if err != nil {
 		return err
 	}
-	var only []string
-	for _, r := range strings.Split(*roles, ",") {
-		if r = strings.TrimSpace(r); r != "" {
-			only = append(only, r)
-		}
-	}
+	only, also := splitList(*roles), splitList(*with)
 	if len(only) > 0 {
 		var kept []models.Spec
 		for _, s := range m.Models {
@@ -60,14 +56,22 @@ func cmdModels(ctx context.Context, args []string) error {
 				return fmt.Errorf("data directory: %w", err)
 			}
 		}
-		fmt.Fprintf(os.Stderr, "fetching %s into %s from %s\n", plural(len(m.Models), "model", "models"), dir, m.BaseURL)
-		res, err := models.Fetch(ctx, dir, m, models.FetchOptions{TrustNew: *trust, Progress: func(model, file string, done, total int64) {
+		opts := models.FetchOptions{Roles: only, With: also, TrustNew: *trust}
+		count := 0
+		for _, s := range m.Models {
+			if opts.Wants(s) {
+				count++
+			}
+		}
+		fmt.Fprintf(os.Stderr, "fetching %s into %s from %s\n", plural(count, "model", "models"), dir, m.BaseURL)
+		opts.Progress = func(model, file string, done, total int64) {
 			if total > 0 {
 				fmt.Fprintf(os.Stderr, "\r  %s/%s: %5.1f%% of %d MB", model, file, 100*float64(done)/float64(total), total>>20)
 			} else {
 				fmt.Fprintf(os.Stderr, "\r  %s/%s: %d MB", model, file, done>>20)
 			}
-		}})
+		}
+		res, err := models.Fetch(ctx, dir, m, opts)
 		fmt.Fprintln(os.Stderr)
 		printFileResults(res)
 		if err != nil {
@@ -90,11 +94,14 @@ func cmdModels(ctx context.Context, args []string) error {
 		return nil
 	case "list":
 		for _, s := range m.Models {
-			state := "installed"
+			state, hint := "installed", ""
 			if _, err := os.Stat(filepath.Join(dir, s.Name, filepath.FromSlash(s.ONNX))); err != nil {
 				state = "missing"
+				if s.Optional {
+					hint = "  (optional: exocortex models fetch --with " + s.Role + ")"
+				}
 			}
-			fmt.Printf("%-7s %-32s %-9s %s@%s\n", s.Role, s.Name, state, s.Repo, short(s.Revision))
+			fmt.Printf("%-7s %-34s %-9s %s@%s%s\n", s.Role, s.Name, state, s.Repo, short(s.Revision), hint)
 		}
 		if lib, err := ort.Find(); err != nil {
 			fmt.Printf("onnx runtime: missing: %v\n", err)

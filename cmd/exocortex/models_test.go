@@ -61,6 +61,54 @@ func TestModelsFetchInstallsVerifiedFilesAndRefusesACorruptedOne(t *testing.T) {
 	}
 }
 
+func TestModelsFetchLeavesTheOptionalNLIModelOutUntilAskedWithWith(t *testing.T) {
+	files := map[string][]byte{
+		"/org/m/resolve/rev1/model.onnx":       []byte("embed onnx"),
+		"/org/m/resolve/rev1/tokenizer.json":   []byte(`{"t":1}`),
+		"/org/nli/resolve/rev2/model.onnx":     []byte("nli onnx"),
+		"/org/nli/resolve/rev2/tokenizer.json": []byte(`{"t":2}`),
+		"/org/nli/resolve/rev2/config.json":    []byte(`{"id2label":{"0":"entailment","1":"neutral","2":"contradiction"}}`),
+	}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if b, ok := files[r.URL.Path]; ok {
+			_, _ = w.Write(b)
+			return
+		}
+		http.NotFound(w, r)
+	}))
+	defer srv.Close()
+	pin := func(p string) string {
+		sum := sha256.Sum256(files[p])
+		return hex.EncodeToString(sum[:])
+	}
+	dir := t.TempDir()
+	manifest := `{"base_url":"` + srv.URL + `","models":[
+	  {"name":"m","role":"embed","repo":"org/m","revision":"rev1","dim":4,"onnx":"model.onnx","tokenizer":"tokenizer.json","files":[
+	    {"path":"model.onnx","sha256":"` + pin("/org/m/resolve/rev1/model.onnx") + `"},
+	    {"path":"tokenizer.json","sha256":"` + pin("/org/m/resolve/rev1/tokenizer.json") + `"}]},
+	  {"name":"nli","role":"nli","optional":true,"repo":"org/nli","revision":"rev2","onnx":"model.onnx","tokenizer":"tokenizer.json","config":"config.json","files":[
+	    {"path":"model.onnx","sha256":"` + pin("/org/nli/resolve/rev2/model.onnx") + `"},
+	    {"path":"tokenizer.json","sha256":"` + pin("/org/nli/resolve/rev2/tokenizer.json") + `"},
+	    {"path":"config.json","sha256":"` + pin("/org/nli/resolve/rev2/config.json") + `"}]}]}`
+	write(t, filepath.Join(dir, "manifest.json"), manifest)
+	if out, errOut, err := exo(t, "models", "fetch", "--models", dir); err != nil || strings.Contains(out, "nli/") || !strings.Contains(errOut, "fetching 1 model ") {
+		t.Fatalf("fetch without --with: %v\n%s\n%s", err, out, errOut)
+	}
+	if out, _, err := exo(t, "models", "verify", "--models", dir); err != nil {
+		t.Errorf("verify without the optional model failed: %v\n%s", err, out)
+	}
+	if out := mustExo(t, "models", "list", "--models", dir); !strings.Contains(out, "missing") || !strings.Contains(out, "exocortex models fetch --with nli") {
+		t.Errorf("models list does not say how to get the optional model:\n%s", out)
+	}
+	out, errOut, err := exo(t, "models", "fetch", "--models", dir, "--with", "nli")
+	if err != nil || !strings.Contains(out, "downloaded nli/config.json") || !strings.Contains(out, "present    m/model.onnx") {
+		t.Fatalf("fetch --with nli: %v\n%s\n%s", err, out, errOut)
+	}
+	if out := mustExo(t, "models", "verify", "--models", dir); !strings.Contains(out, "nli/config.json") {
+		t.Errorf("verify does not check the fetched optional model:\n%s", out)
+	}
+}
+
 func TestSearchRunsEachModeWithModelsAndEvalReportsThem(t *testing.T) {
 	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
 	data := t.TempDir()

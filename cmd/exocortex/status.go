@@ -57,6 +57,8 @@ type modelStatus struct {
 	Name      string `json:"name"`
 	ID        string `json:"id,omitempty"`
 	Installed bool   `json:"installed"`
+	// Optional models (nli) are fetched only when asked for.
+	Optional bool `json:"optional,omitempty"`
 }
 
 func cmdStatus(ctx context.Context, args []string) error {
@@ -107,6 +109,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 	fmt.Printf("indexed: %s, %s, %d with vectors\n", plural(rep.Documents, "document", "documents"), plural(rep.Chunks, "chunk", "chunks"), rep.Embedded)
 	for _, m := range rep.Models {
 		state := "missing (exocortex models fetch)"
+		if m.Optional {
+			state = "not installed (optional: exocortex models fetch --with " + m.Role + ")"
+		}
 		if m.Installed {
 			state = "installed " + m.ID
 		}
@@ -185,7 +190,7 @@ func modelState(ctx context.Context, dataDir, modelsFlag string) ([]modelStatus,
 	have := map[string]bool{}
 	embedded := 0
 	for _, s := range m.Models {
-		ms := modelStatus{Role: s.Role, Name: s.Name}
+		ms := modelStatus{Role: s.Role, Name: s.Name, Optional: s.Optional}
 		if _, err := os.Stat(filepath.Join(dir, s.Name, filepath.FromSlash(s.ONNX))); err == nil {
 			ms.Installed, ms.ID = true, models.ID(dir, s)
 			have[s.Role] = true

@@ -14,13 +14,17 @@ import (
 // copies the directory there (EXOCORTEX_GEN_REAL=1 for the real shapes), to
 // try the neural path by hand without downloading anything.
 func TestDirIsAVerifiedModelsDirectory(t *testing.T) {
-	dir := modeltest.Dir(t, modeltest.Options{RealShapes: os.Getenv("EXOCORTEX_GEN_REAL") == "1"})
+	dir := modeltest.Dir(t, modeltest.Options{NLI: true, RealShapes: os.Getenv("EXOCORTEX_GEN_REAL") == "1"})
 	m, err := models.ManifestFor(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := models.Verify(dir, m); err != nil {
+	res, err := models.Verify(dir, m)
+	if err != nil {
 		t.Fatal(err)
+	}
+	if len(res) != 9 { // two files of each of the four models, and the nli one's config.json
+		t.Errorf("verify checked %d files, want 9: %+v", len(res), res)
 	}
 	if out := os.Getenv("EXOCORTEX_GEN_MODELS"); out != "" {
 		if err := os.MkdirAll(out, 0o755); err != nil {

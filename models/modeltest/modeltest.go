@@ -25,10 +25,20 @@ import (
 type Options struct {
 	NoReranker bool
 	NoQA       bool
+	// NLI adds the optional entailment model (role nli): the signature of
+	// multilingual-MiniLMv2-L6-mnli-xnli's ONNX export (input_ids,
+	// attention_mask; logits [batch, 3]) and a config.json naming its
+	// outputs.
+	NLI bool
+	// NLILabels is the order of the NLI model's outputs written to its
+	// config.json (default entailment, neutral, contradiction, as the real
+	// export has them).
+	NLILabels []string
 	// Seed varies the random weights.
 	Seed int64
 	// RealShapes generates the default models' architectures (e5-small int8,
-	// mMiniLMv2-L12-H384 int8, XLM-R base QA) instead of tiny ones, for
+	// mMiniLMv2-L12-H384 int8, XLM-R base QA, mMiniLMv2-L6 NLI fp32) instead
+	// of tiny ones, for
 	// benchmarks: random weights, real speed. The vocabulary is the test
 	// tokenizer's (the embedding lookup costs the same whatever its size).
 	RealShapes bool
@@ -66,14 +76,19 @@ func Dir(tb testing.TB, o Options) string {
 	m := models.Manifest{BaseURL: "http://127.0.0.1:1"}
 	add := func(name, role string, head onnxgen.Head, maxLen int) {
 		cfg := onnxgen.Tiny(head, vocab)
+		if role == models.RoleNLI {
+			cfg.Labels = 3
+		}
 		if o.RealShapes {
-			switch head {
-			case onnxgen.HeadHidden:
+			switch {
+			case head == onnxgen.HeadHidden:
 				cfg = onnxgen.E5Small().WithVocab(vocab)
-			case onnxgen.HeadClassifier:
+			case role == models.RoleNLI:
+				cfg = onnxgen.MiniLMNLI().WithVocab(vocab) // the export is fp32
+			case head == onnxgen.HeadClassifier:
 				cfg = onnxgen.MiniLMReranker().WithVocab(vocab)
 				cfg.Quantized = true // the default file is the int8 (quint8_avx2) export
-			case onnxgen.HeadQA:
+			case head == onnxgen.HeadQA:
 				cfg = onnxgen.XLMRBaseQA().WithVocab(vocab)
 			}
 		}
@@ -90,7 +105,23 @@ func Dir(tb testing.TB, o Options) string {
 		}
 		spec := models.Spec{Name: name, Role: role, Repo: "test/" + name, Revision: "generated",
 			ONNX: "onnx/model.onnx", Tokenizer: "tokenizer.json", MaxLength: maxLen}
-		for _, p := range []string{"onnx/model.onnx", "tokenizer.json"} {
+		files := []string{"onnx/model.onnx", "tokenizer.json"}
+		if role == models.RoleNLI {
+			labels := o.NLILabels
+			if labels == nil {
+				labels = []string{"entailment", "neutral", "contradiction"}
+			}
+			raw, err := onnxgen.HFConfig(cfg, labels)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if err := os.WriteFile(filepath.Join(mdir, "onnx", "config.json"), raw, 0o644); err != nil {
+				tb.Fatal(err)
+			}
+			spec.Config, spec.Optional = "onnx/config.json", true
+			files = append(files, spec.Config)
+		}
+		for _, p := range files {
 			spec.Files = append(spec.Files, models.File{Path: p, SHA256: digest(tb, filepath.Join(mdir, p))})
 		}
 		if role == models.RoleEmbed {
@@ -104,6 +135,9 @@ func Dir(tb testing.TB, o Options) string {
 	}
 	if !o.NoQA {
 		add("tiny-qa", models.RoleQA, onnxgen.HeadQA, 384)
+	}
+	if o.NLI {
+		add("tiny-nli", models.RoleNLI, onnxgen.HeadClassifier, 512)
 	}
 	raw, _ := json.MarshalIndent(m, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, models.ManifestFile), raw, 0o644); err != nil {

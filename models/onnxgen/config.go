@@ -14,8 +14,9 @@ const (
 	// [batch_size, sequence_length, hidden] (the embedder).
 	HeadHidden Head = iota
 	// HeadClassifier is a cross-encoder's sequence classification head, as in
-	// XLM-R: the first token's state -> dense -> tanh -> dense to one score.
-	// Output "logits" [batch_size, 1] (the reranker).
+	// XLM-R: the first token's state -> dense -> tanh -> dense to Labels
+	// scores. Output "logits" [batch_size, Labels]: one for the reranker,
+	// three for an NLI model.
 	HeadClassifier
 	// HeadQA is extractive question answering: a dense layer to two scores per
 	// token. Outputs "start_logits" and "end_logits" [batch_size,
@@ -81,6 +82,9 @@ type Config struct {
 	LayerNormEps float32
 
 	Head Head
+	// Labels is the number of the classifier head's outputs; 0 means 1 (a
+	// reranker's one score). Other heads ignore it.
+	Labels int
 
 	// Quantized makes the model what onnxruntime.quantization.quantize_dynamic
 	// makes of it (per tensor, int8 weights): every MatMul with a constant
@@ -135,6 +139,17 @@ func MiniLMReranker() Config {
 		Head:           HeadClassifier,
 		Seed:           1,
 	}
+}
+
+// MiniLMNLI has the architecture of
+// MoritzLaurer/multilingual-MiniLMv2-L6-mnli-xnli as its author exported it
+// to ONNX (fp32): the reranker's mMiniLMv2-H384 encoder with 6 layers and a
+// classifier of three logits (entailment, neutral, contradiction).
+func MiniLMNLI() Config {
+	c := MiniLMReranker()
+	c.Layers = 6
+	c.Labels = 3
+	return c
 }
 
 // XLMRBaseQA has the architecture of deepset/xlm-roberta-base-squad2
@@ -225,6 +240,9 @@ func (c Config) Validate() error {
 	if c.Head.Outputs() == nil {
 		errs = append(errs, fmt.Errorf("onnxgen: unknown head %d", int(c.Head)))
 	}
+	if c.Labels < 0 {
+		errs = append(errs, fmt.Errorf("onnxgen: labels is %d, must not be negative", c.Labels))
+	}
 	if len(errs) == 0 {
 		if n := c.approxBytes(); n > maxModelBytes {
 			errs = append(errs, fmt.Errorf("onnxgen: the model would take about %d MiB, over ONNX's 2 GiB limit; shrink the vocabulary with WithVocab", n>>20))
@@ -242,7 +260,15 @@ func (c Config) approxBytes() int64 {
 	h, i := int64(c.Hidden), int64(c.Intermediate)
 	emb := (int64(c.Vocab) + int64(c.MaxPositions) + int64(c.TypeVocab)) * h * per
 	layer := (4*h*h+2*h*i)*per + (4*h+i+4*h)*4
-	return emb + int64(c.Layers)*layer + 2*h*h*4
+	return emb + int64(c.Layers)*layer + 2*h*h*4 + h*int64(c.labels())*4
+}
+
+// labels is the classifier head's number of outputs.
+func (c Config) labels() int {
+	if c.Labels <= 0 {
+		return 1
+	}
+	return c.Labels
 }
 
 func (c Config) eps() float32 {

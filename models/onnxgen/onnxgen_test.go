@@ -2,6 +2,7 @@ package onnxgen_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -66,6 +67,7 @@ func TestValidate(t *testing.T) {
 		{"the pad token must be in the vocabulary", func(c *onnxgen.Config) { c.Vocab = 1 }, "pad token id 1 is outside the vocabulary"},
 		{"every problem is reported", func(c *onnxgen.Config) { c.Layers = 0; c.Intermediate = -1 }, "layers is 0, must be positive\nonnxgen: intermediate is -1"},
 		{"the head must be known", func(c *onnxgen.Config) { c.Head = 7 }, "unknown head 7"},
+		{"labels must not be negative", func(c *onnxgen.Config) { c.Labels = -3 }, "labels is -3"},
 		{"the model must fit protobuf's 2 GiB", func(c *onnxgen.Config) { *c = onnxgen.XLMRBaseQA().WithVocab(1_000_000) }, "over ONNX's 2 GiB limit"},
 	}
 	for _, tt := range tests {
@@ -97,6 +99,7 @@ func TestPresetsHaveTheRealArchitectures(t *testing.T) {
 		{"multilingual-e5-small", onnxgen.E5Small(), [7]int{250037, 384, 12, 12, 1536, 512, 2}},
 		{"mmarco-mMiniLMv2-L12-H384", onnxgen.MiniLMReranker(), [7]int{250002, 384, 12, 12, 1536, 514, 1}},
 		{"xlm-roberta-base-squad2", onnxgen.XLMRBaseQA(), [7]int{250002, 768, 12, 12, 3072, 514, 1}},
+		{"multilingual-MiniLMv2-L6-mnli-xnli", onnxgen.MiniLMNLI(), [7]int{250002, 384, 6, 12, 1536, 514, 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -112,6 +115,9 @@ func TestPresetsHaveTheRealArchitectures(t *testing.T) {
 	}
 	if !onnxgen.E5Small().Quantized || !onnxgen.E5Small().TokenTypeInput {
 		t.Error("E5Small should be quantized and take token_type_ids, like the int8 export")
+	}
+	if nli := onnxgen.MiniLMNLI(); nli.Labels != 3 || nli.Quantized || nli.TokenTypeInput || nli.Head != onnxgen.HeadClassifier {
+		t.Errorf("MiniLMNLI = %+v, want an fp32 classifier of 3 labels without token_type_ids, like its ONNX export", nli)
 	}
 	if got := onnxgen.E5Small().WithVocab(1000).Vocab; got != 1000 {
 		t.Errorf("WithVocab(1000).Vocab = %d", got)
@@ -199,6 +205,42 @@ func TestORTLoadsEveryVariant(t *testing.T) {
 				})
 			}
 		}
+	}
+	t.Run("classifier/3 labels (NLI)", func(t *testing.T) {
+		cfg := onnxgen.Tiny(onnxgen.HeadClassifier, 100)
+		cfg.Labels = 3
+		s := open(t, cfg)
+		checkIO(t, "input", s.Inputs(), ort.Int64, tokens)
+		checkIO(t, "output", s.Outputs(), ort.Float32, []ioSpec{{"logits", []int64{-1, 3}}})
+		out := run(t, s, [][]int64{{0, 17, 18, 19, 2}, {0, 20, 2, 1, 1}})["logits"]
+		if !slices.Equal(out.Shape, []int64{2, 3}) || out.Data[0] == out.Data[1] {
+			t.Errorf("logits %v %v, want 3 different scores per row", out.Shape, out.Data)
+		}
+	})
+}
+
+func TestHFConfigNamesTheClassifierOutputsInOrder(t *testing.T) {
+	cfg := onnxgen.MiniLMNLI().WithVocab(100)
+	raw, err := onnxgen.HFConfig(cfg, []string{"contradiction", "entailment", "neutral"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		Architectures []string          `json:"architectures"`
+		ID2Label      map[string]string `json:"id2label"`
+		Label2ID      map[string]int    `json:"label2id"`
+		Layers        int               `json:"num_hidden_layers"`
+		Pad           int               `json:"pad_token_id"`
+	}
+	if err := json.Unmarshal(raw, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.ID2Label["0"] != "contradiction" || got.ID2Label["2"] != "neutral" || got.Label2ID["entailment"] != 1 ||
+		got.Architectures[0] != "XLMRobertaForSequenceClassification" || got.Layers != 6 || got.Pad != 1 {
+		t.Errorf("config.json = %s", raw)
+	}
+	if _, err := onnxgen.HFConfig(cfg, []string{"entailment", "contradiction"}); err == nil || !strings.Contains(err.Error(), "2 labels for a classifier of 3 outputs") {
+		t.Errorf("two labels for three outputs: %v", err)
 	}
 }
 
