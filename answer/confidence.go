@@ -2,7 +2,10 @@ package answer
 
 import (
 	"context"
+	"fmt"
 	"math"
+
+	"github.com/exocortex/exocortex/models"
 )
 
 // Verification modes (Config.Verify).
@@ -65,4 +68,24 @@ func (a *Answerer) verifyOptions(ctx context.Context, lang string, cfg Config) O
 // hypothesis (a claim), 0 to 1: an NLI model.
 type Entailer interface {
 	Entail(ctx context.Context, premise, hypothesis string) (float64, error)
+}
+
+// NLIEntailer is an NLI model (models.NLI, models.LazyNLI) as an Entailer:
+// the probability of its entailment label.
+type NLIEntailer struct {
+	Model interface {
+		Score(ctx context.Context, premises, hypotheses []string) ([]models.Entailment, error)
+	}
+}
+
+// Entail scores one pair.
+func (e NLIEntailer) Entail(ctx context.Context, premise, hypothesis string) (float64, error) {
+	r, err := e.Model.Score(ctx, []string{premise}, []string{hypothesis})
+	if err != nil {
+		return 0, err
+	}
+	if len(r) != 1 {
+		return 0, fmt.Errorf("entailment: %d scores for one pair", len(r))
+	}
+	return float64(r[0].Entail), nil
 }

@@ -13,10 +13,14 @@ import (
 // EnvAnswerDeadline sets --answer-deadline's default.
 const EnvAnswerDeadline = "EXOCORTEX_ANSWER_DEADLINE"
 
+// EnvVerify sets --verify's default.
+const EnvVerify = "EXOCORTEX_VERIFY"
+
 // answerFlags are the answer stage's settings (up, worker, and ask when it
 // answers in this process).
 type answerFlags struct {
 	deadline time.Duration
+	verify   string
 	envErr   error
 	fromEnv  bool
 	fs       *flag.FlagSet
@@ -46,6 +50,12 @@ func (a *answerFlags) register(fs *flag.FlagSet) {
 			def, a.fromEnv = d, true
 		}
 	}
+	verify := answer.VerifyStandard
+	if v := os.Getenv(EnvVerify); v != "" {
+		verify = v
+	}
+	fs.StringVar(&a.verify, "verify", verify, "how answers' claims are verified: standard (numbers, dates, names, conditions and clauses against "+
+		"the cited block, and the NLI model when installed) or strict (also every claim judged by the strategic language model role) (env "+EnvVerify+")")
 	fs.DurationVar(&a.deadline, "answer-deadline", def, "deadline of the whole answer: past it, the next rung (extractive, then passages) answers "+
 		"instead of the language model (env "+EnvAnswerDeadline+")")
 }
@@ -57,6 +67,9 @@ func (a answerFlags) apply(cfg *pipeline.Config) error {
 	if a.deadline <= 0 {
 		return fmt.Errorf("--answer-deadline %s: want a positive duration", a.deadline)
 	}
-	cfg.Answer.Deadline = a.deadline
+	if a.verify != answer.VerifyStandard && a.verify != answer.VerifyStrict {
+		return fmt.Errorf("--verify %q: want standard or strict", a.verify)
+	}
+	cfg.Answer.Deadline, cfg.Answer.Verify = a.deadline, a.verify
 	return nil
 }

@@ -395,6 +395,11 @@ func (s *System) openAnswer() error {
 			s.ModelNotes = append(s.ModelNotes, "extractive QA model unavailable: "+err.Error())
 		}
 	}
+	// The optional entailment model: every claim must be entailed by its
+	// block when it is installed.
+	if nli, ok := models.InstalledNLI(dir, m, models.Options{}, 10*time.Minute); ok {
+		s.NLI, s.Answerer.Entailer = nli, answer.NLIEntailer{Model: nli}
+	}
 	return nil
 }
 

@@ -201,6 +201,8 @@ type System struct {
 	// verifier uses, for stages that need it.
 	Analyzer *analysis.Analyzer
 	QA       *models.QA
+	// NLI is the optional entailment model, loaded on first use.
+	NLI *models.LazyNLI
 	Cache    *answer.Cache
 	// SiYuan is the bridge when it runs here; PluginAddr its plugin endpoint.
 	SiYuan     *siyuan.Source
@@ -394,6 +396,9 @@ func (s *System) Stop() error {
 	var errs []error
 	if s.Reranker != nil {
 		_ = s.Reranker.Close()
+	}
+	if s.NLI != nil {
+		_ = s.NLI.Close()
 	}
 	if s.QA != nil {
 		_ = s.QA.Close()
