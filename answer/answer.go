@@ -42,6 +42,9 @@ const (
 	// was stopped, and the next rung answers unless verified sentences
 	// had been shown.
 	ReasonLoop = "llm_loop"
+	// ReasonSetAside: a cited block addresses an AI assistant ("ignore
+	// previous instructions"): set aside, it supported nothing.
+	ReasonSetAside = "instruction_set_aside"
 )
 
 // Config tunes the answer.
@@ -439,7 +442,15 @@ func withRule(msgs []llm.Message, rule string) []llm.Message {
 // either way out.Reasons says what verification dropped or corrected.
 func (a *Answerer) accept(v Verified, cfg Config, out *schemas.AnswerDone) bool {
 	for _, d := range v.Dropped {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: [%s] %s", ReasonDropped, d.Marker, d.Reason))
+		r := fmt.Sprintf("%s: [%s] %s", ReasonDropped, d.Marker, d.Reason)
+		if d.Detail != "" {
+			r += ": " + d.Detail
+		}
+		out.Reasons = append(out.Reasons, r)
+	}
+	for _, s := range v.SetAside {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: block %s addresses an AI assistant (%q): it is a note's text, not an instruction, and supports nothing",
+			ReasonSetAside, s.BlockID, s.Phrase))
 	}
 	for _, c := range v.Corrected {
 		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: %s -> %s", ReasonCorrected, c.From, c.To))

@@ -87,6 +87,9 @@ type Dropped struct {
 	Marker   string `json:"marker"`
 	Sentence string `json:"sentence"`
 	Reason   string `json:"reason"`
+	// Detail says what the block lacks (for not_stated: `number "97" is
+	// not in the block`), when known.
+	Detail string `json:"detail,omitempty"`
 }
 
 // Corrected is a citation that named another block than the one that holds
@@ -248,6 +251,7 @@ type verifier struct {
 	opts     Options
 	lemmas   map[[2]int]map[string]bool // (context, block index) -> lemma set
 	setAside map[string]string          // block id -> the phrase addressing an AI
+	detail   string                     // what the last failed support lacked
 }
 
 // sentences splits text and attaches the refs of each sentence: its markers
@@ -393,9 +397,10 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 			s.refs = nil
 		}
 		for _, r := range s.refs {
+			v.detail = ""
 			e, why := v.support(s.claim, r)
 			if why != "" {
-				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: why})
+				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: why, Detail: v.detail})
 				reason = why
 				continue
 			}
@@ -621,6 +626,7 @@ func (v *verifier) confirm(claim, sentence string, e evidence) (evidence, string
 	}
 	block := v.statingText(e.ctx, e.block)
 	if problems := stated(v.a, claim, block, v.crossLanguage(claim, block)); len(problems) > 0 {
+		v.detail = problems[0].String()
 		return e, DropNotStated
 	}
 	if v.opts.Entail != nil {

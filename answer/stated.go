@@ -6,14 +6,15 @@ import (
 	"unicode"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer/claimcheck"
 	"github.com/exocortex/exocortex/lang"
 )
 
 // stated lists what claim says that block does not state: numbers, dates,
 // units, names, limiting words, clauses (claimcheck). cross: the claim
 // translates the block.
-func stated(a *analysis.Analyzer, claim, block string, cross bool) []string {
-	return nil // TODO(i23): claimcheck
+func stated(a *analysis.Analyzer, claim, block string, cross bool) []claimcheck.Problem {
+	return claimcheck.Check(a, claim, block, claimcheck.Options{CrossLanguage: cross})
 }
 
 // instruction tells whether s addresses an AI assistant (TODO(i23): analysis.Instruction).
