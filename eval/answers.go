@@ -17,38 +17,49 @@ import (
 // stage.
 type AskFunc func(ctx context.Context, q Question) (*schemas.AnswerDone, error)
 
-// AnswerReport scores answers on a golden set. Definitions (the README
+// AnswerReport scores answers on a golden set. Every field has one name,
+// the same in the JSON and in eval's text report. Definitions (the README
 // repeats them):
 //
-//   - A citation is correct when its block is a gold block of its question
-//     (or its document is, for SQuAD sets whose gold are documents), or
-//     when the cited block's text holds one of the gold answers (after
-//     normalisation: lower case, punctuation as spaces, whole words).
-//     Citation precision is the share of correct citations among the
-//     citations of answers (modes llm, extractive, cache) to answerable
-//     questions. Citations given to unanswerable questions are counted in
-//     CitationsUnanswerable and scored by abstention.
-//   - A claim is a span of the answer that a citation says it supports
-//     (Citation.Spans; a citation without spans is one claim of its own),
-//     or a sentence left in the answer marked unsupported (Unsupported with
-//     a span). Citation recall is the share of claims of answers to
-//     answerable questions that have at least one correct citation.
-//     SupportedAnswers is the share of answerable questions whose answer
-//     has at least one correct citation.
-//   - Support precision and recall check each citation against the claim it
-//     is given for, whatever the question (the issue's wording: citations
-//     whose block holds the support for their claim): a citation supports
-//     when its quote is in the cited block's text (normalised as above),
-//     or, without a quote, when at least 60% of the words of its claims are
-//     in the block. Support precision is the share of supporting citations
-//     among the citations of all answers (answerable or not); support recall
-//     the share of all answers' claims with a supporting citation.
-//   - An answer abstains when one of its reasons starts with
-//     answer.ReasonNotInNotes, or is answer.ReasonNoContexts (retrieval
-//     found nothing and the answer says so). AbstainedRight counts the unanswerable
-//     questions (SQuAD v2 impossible, JSONL "answers": []) that abstained;
-//     AbstainedWrong the answerable ones that did.
-//   - Exact match and F1 (SQuAD normalisation, best over the gold answers)
+// From the provider's labels (LabelReport: present only when the provider
+// labels its claims, eval --answers --scripted or --labels; never computed
+// with the verifier's rules), see LabelReport.
+//
+// Always:
+//
+//   - abstention: the share of unanswerable questions (SQuAD v2
+//     impossible, JSONL "answers": []) whose answer abstains: a reason
+//     starts with answer.ReasonNotInNotes, or is answer.ReasonNoContexts
+//     (retrieval found nothing and the answer says so); abstained_right
+//     counts them, abstained_wrong the answerable questions that
+//     abstained.
+//   - wrong_language: answers (modes llm and cache; extractive and
+//     search-only answers show the notes' own text) whose own words, «quotes»
+//     and markers aside, are in another language than the question's (the
+//     set's lang, else detected; lang.DetectLang); language_checked counts
+//     the answers checked.
+//   - gold_*: against the set's gold. A citation is gold-correct when its
+//     block is a gold block of its question (or its document is, for SQuAD
+//     sets whose gold are documents), or its text holds one of the gold
+//     answers (normalised: lower case, punctuation as spaces, whole words).
+//     gold_citation_precision is the share of gold-correct citations among
+//     the citations of answers (modes llm, extractive, cache) to answerable
+//     questions (gold_citations); citations given to unanswerable questions
+//     are counted in gold_citations_unanswerable. A gold claim is a span of
+//     the answer that a citation says it supports (Citation.Spans; a
+//     citation without spans is one claim of its own), or a sentence left
+//     in the answer marked unsupported; gold_citation_recall is the share
+//     of such claims with a gold-correct citation, gold_supported_answers
+//     the share of answerable questions whose answer has one.
+//   - overlap_*: each citation against the claim it is given for, by words:
+//     it supports when its quote is in the cited block's text (normalised
+//     as above) or, without a quote, when at least 60% of the words of its
+//     claims are in the block. This is the verifier's kind of rule: it is
+//     fooled by a changed number next to a real quote, and is kept only as
+//     a check of the citations' blocks. overlap_support_precision is the
+//     share of supporting citations among all answers' citations;
+//     overlap_support_recall the share of claims with one.
+//   - exact_match and f1 (SQuAD normalisation, best over the gold answers)
 //     score the extractive answers to answerable questions.
 type AnswerReport struct {
 	Name         string         `json:"name,omitempty"`
@@ -57,25 +68,36 @@ type AnswerReport struct {
 	Unanswerable int            `json:"unanswerable"`
 	Modes        map[string]int `json:"modes"`
 
-	Citations             int     `json:"citations"`
-	CorrectCitations      int     `json:"correct_citations"`
-	CitationPrecision     float64 `json:"citation_precision"`
-	CitationsUnanswerable int     `json:"citations_unanswerable"`
-	Claims                int     `json:"claims"`
-	SupportedClaims       int     `json:"supported_claims"`
-	CitationRecall        float64 `json:"citation_recall"`
-	SupportedAnswers      float64 `json:"supported_answers"`
-
-	AllCitations     int     `json:"all_citations"`
-	SupportCitations int     `json:"supporting_citations"`
-	SupportPrecision float64 `json:"support_precision"`
-	AllClaims        int     `json:"all_claims"`
-	SupportClaims    int     `json:"claims_with_support"`
-	SupportRecall    float64 `json:"support_recall"`
+	// Labels says where the claims' labels came from; LabelsMissing, when
+	// there are none, why the label fields are absent.
+	Labels        string `json:"labels,omitempty"`
+	LabelsMissing string `json:"labels_missing,omitempty"`
+	// LabelReport is nil without labels (its fields are then absent from
+	// the JSON).
+	*LabelReport
 
 	AbstainedRight int     `json:"abstained_right"`
-	AbstentionRate float64 `json:"abstention"`
+	Abstention     float64 `json:"abstention"`
 	AbstainedWrong int     `json:"abstained_wrong"`
+
+	WrongLanguage   int `json:"wrong_language"`
+	LanguageChecked int `json:"language_checked"`
+
+	GoldCitations             int     `json:"gold_citations"`
+	GoldCorrectCitations      int     `json:"gold_correct_citations"`
+	GoldCitationPrecision     float64 `json:"gold_citation_precision"`
+	GoldCitationsUnanswerable int     `json:"gold_citations_unanswerable"`
+	GoldClaims                int     `json:"gold_claims"`
+	GoldSupportedClaims       int     `json:"gold_supported_claims"`
+	GoldCitationRecall        float64 `json:"gold_citation_recall"`
+	GoldSupportedAnswers      float64 `json:"gold_supported_answers"`
+
+	OverlapCitations           int     `json:"overlap_citations"`
+	OverlapSupportingCitations int     `json:"overlap_supporting_citations"`
+	OverlapSupportPrecision    float64 `json:"overlap_support_precision"`
+	OverlapClaims              int     `json:"overlap_claims"`
+	OverlapSupportedClaims     int     `json:"overlap_supported_claims"`
+	OverlapSupportRecall       float64 `json:"overlap_support_recall"`
 
 	Extractive     int                `json:"extractive"`
 	ExactMatch     float64            `json:"exact_match"`
@@ -89,6 +111,69 @@ type AnswerReport struct {
 	// calibration.
 	Samples []Sample `json:"-"`
 	lat     map[string][]float64
+}
+
+// LabelReport scores the answers against the labels a scripted provider
+// gives every claim it makes (models/llm/llmtest: faithful, changed_number,
+// ..., with the claim's source block and sentence, and whether it is
+// supported). A sentence of the final answer is a claim shown with a
+// citation when a citation's span overlaps it or its marker is in it
+// (ShownSentences); it is matched to the provider's claim by MatchClaim.
+//
+//   - false_supported: claims labelled unsupported that an answer shows
+//     with a citation (each claim once per answer, however often
+//     repeated); false_supported_share: their share of shown_cited_claims,
+//     the labelled claims shown with a citation plus the cited sentences
+//     that match no claim (unmatched_cited_sentences).
+//   - citation_precision: of the citations shown for labelled claims
+//     (labelled_citations: an answer's citations of one claim to one block
+//     count once), the correct ones (correct_citations): the claim is
+//     supported and the cited block is its source block, or a block whose
+//     text holds its source sentence (LabelCitationCorrect). A citation of
+//     a false claim is never correct.
+//   - faithful_kept: of the supported claims (faithful, translated,
+//     off_by_one_citation) of each question's latest answer request
+//     (faithful_claims), the share an answer shows with at least one
+//     correct citation (faithful_kept_claims).
+//   - confidence_auc: over the answers in modes llm and extractive that do
+//     not abstain, the AUC of AnswerDone.Confidence separating answers that
+//     show no false claim (confidence_auc_clean of them) from answers that
+//     show one (confidence_auc_false): the probability that a clean answer
+//     has the higher confidence, ties counting one half; null, with
+//     confidence_auc_note saying why, when either side is empty.
+type LabelReport struct {
+	LabelledClaims          int            `json:"labelled_claims"`
+	LabelledClaimsByLabel   map[string]int `json:"labelled_claims_by_label"`
+	ShownCitedClaims        int            `json:"shown_cited_claims"`
+	FalseSupported          int            `json:"false_supported"`
+	FalseSupportedShare     float64        `json:"false_supported_share"`
+	FalseSupportedByLabel   map[string]int `json:"false_supported_by_label"`
+	UnmatchedCitedSentences int            `json:"unmatched_cited_sentences"`
+	LabelledCitations       int            `json:"labelled_citations"`
+	CorrectCitations        int            `json:"correct_citations"`
+	CitationPrecision       float64        `json:"citation_precision"`
+	FaithfulClaims          int            `json:"faithful_claims"`
+	FaithfulKeptClaims      int            `json:"faithful_kept_claims"`
+	FaithfulKept            float64        `json:"faithful_kept"`
+	ConfidenceAUC           *float64       `json:"confidence_auc"`
+	ConfidenceAUCClean      int            `json:"confidence_auc_clean"`
+	ConfidenceAUCFalse      int            `json:"confidence_auc_false"`
+	ConfidenceAUCNote       string         `json:"confidence_auc_note,omitempty"`
+	aucClean, aucFalse      []float64
+}
+
+func newLabelReport() *LabelReport {
+	return &LabelReport{LabelledClaimsByLabel: map[string]int{}, FalseSupportedByLabel: map[string]int{}}
+}
+
+// AnswerOptions are RunAnswers' options.
+type AnswerOptions struct {
+	// Labels gives the labels of the claims made for a question (nil: the
+	// provider labels nothing, and the label fields are absent).
+	Labels LabelFunc
+	// LabelSource says where the labels come from (the report's labels);
+	// NoLabels why there are none (its labels_missing), when Labels is nil.
+	LabelSource, NoLabels string
 }
 
 // Latency is a stage's p50 and p95 in milliseconds over the questions.
@@ -112,9 +197,15 @@ type Sample struct {
 const maxMisses = 20
 
 // RunAnswers asks every question of set and scores the answers; blocks
-// holds the text of every block of the notes by id (CollectBlocks).
-func RunAnswers(ctx context.Context, ask AskFunc, set *Set, blocks map[string]string) (AnswerReport, error) {
+// holds the text of every block of the notes by id (CollectBlocks); with
+// opts.Labels the answers are scored against the provider's labels too.
+func RunAnswers(ctx context.Context, ask AskFunc, set *Set, blocks map[string]string, opts AnswerOptions) (AnswerReport, error) {
 	rep := AnswerReport{Name: set.Name, Modes: map[string]int{}, LatencyMS: map[string]Latency{}}
+	if opts.Labels != nil {
+		rep.Labels, rep.LabelReport = opts.LabelSource, newLabelReport()
+	} else {
+		rep.LabelsMissing = opts.NoLabels
+	}
 	lat := map[string][]float64{}
 	var em, f1, conf float64
 	for _, q := range set.Questions {
@@ -128,7 +219,17 @@ func RunAnswers(ctx context.Context, ask AskFunc, set *Set, blocks map[string]st
 			lat[k] = append(lat[k], v)
 		}
 		s := ScoreAnswer(q, done, blocks)
-		rep.add(q, done, s)
+		why := rep.add(q, done, s)
+		if opts.Labels != nil {
+			labels, err := opts.Labels(ctx, q.Question)
+			if err != nil {
+				return rep, fmt.Errorf("question %s: %w", q.ID, err)
+			}
+			why = append(why, rep.addLabels(done, s, labels, ScoreLabels(done, labels, blocks))...)
+		}
+		if len(why) > 0 && len(rep.Misses) < maxMisses {
+			rep.Misses = append(rep.Misses, q.ID+": "+strings.Join(why, "; "))
+		}
 		if s.Extractive {
 			em += s.EM
 			f1 += s.F1
@@ -289,17 +390,23 @@ func (s AnswerScore) Right(q Question) bool {
 	return s.Correct > 0
 }
 
-func (r *AnswerReport) add(q Question, done *schemas.AnswerDone, s AnswerScore) {
+// add counts an answer; it returns what was wrong with it (for Misses).
+func (r *AnswerReport) add(q Question, done *schemas.AnswerDone, s AnswerScore) (why []string) {
+	miss := func(format string, args ...any) { why = append(why, fmt.Sprintf(format, args...)) }
 	r.N++
 	r.Modes[done.Mode]++
 	r.Unsupported += s.Unsupported
-	r.AllCitations += s.Citations
-	r.SupportCitations += s.SupportCitations
-	r.AllClaims += s.AllClaims
-	r.SupportClaims += s.SupportClaims
-	miss := func(format string, args ...any) {
-		if len(r.Misses) < maxMisses {
-			r.Misses = append(r.Misses, q.ID+": "+fmt.Sprintf(format, args...))
+	r.OverlapCitations += s.Citations
+	r.OverlapSupportingCitations += s.SupportCitations
+	r.OverlapClaims += s.AllClaims
+	r.OverlapSupportedClaims += s.SupportClaims
+	if done.Mode == schemas.AnswerLLM || done.Mode == schemas.AnswerCache {
+		if ql := QuestionLanguage(q); ql != "" {
+			r.LanguageChecked++
+			if al := AnswerLanguage(done.Answer); al != "" && al != ql {
+				r.WrongLanguage++
+				miss("the question is in %s, the answer (mode %s) in %s: %q", ql, done.Mode, al, clip(done.Answer, 80))
+			}
 		}
 	}
 	if s.Answered && (done.Mode == schemas.AnswerLLM || done.Mode == schemas.AnswerExtractive) {
@@ -307,51 +414,83 @@ func (r *AnswerReport) add(q Question, done *schemas.AnswerDone, s AnswerScore) 
 	}
 	if q.Unanswerable {
 		r.Unanswerable++
-		r.CitationsUnanswerable += s.Citations
+		r.GoldCitationsUnanswerable += s.Citations
 		if s.Abstained {
 			r.AbstainedRight++
 		} else {
 			miss("not in the notes, but the answer (mode %s) does not say so: %q", done.Mode, clip(done.Answer, 80))
 		}
-		return
+		return why
 	}
 	r.Answerable++
 	if s.Abstained {
 		r.AbstainedWrong++
 		miss("the answer is in the notes (%s), but the answer says it is not", strings.Join(q.Gold, ", "))
 	}
-	r.Citations += s.Citations
-	r.CorrectCitations += s.Correct
-	r.Claims += s.Claims
-	r.SupportedClaims += s.Supported
+	r.GoldCitations += s.Citations
+	r.GoldCorrectCitations += s.Correct
+	r.GoldClaims += s.Claims
+	r.GoldSupportedClaims += s.Supported
 	if s.Correct > 0 {
-		r.SupportedAnswers++
+		r.GoldSupportedAnswers++
 	} else if s.Answered {
 		miss("mode %s, none of its %d citations holds the gold (%s)", done.Mode, s.Citations, strings.Join(q.Gold, ", "))
 	}
 	if s.Extractive {
 		r.Extractive++
 	}
+	return why
+}
+
+// addLabels adds an answer's label score; it returns the false claims the
+// answer shows (for Misses).
+func (r *AnswerReport) addLabels(done *schemas.AnswerDone, s AnswerScore, labels []Label, ls LabelScore) (why []string) {
+	l := r.LabelReport
+	l.LabelledClaims += len(labels)
+	for _, lb := range labels {
+		l.LabelledClaimsByLabel[lb.Label]++
+	}
+	l.ShownCitedClaims += len(ls.Shown) + ls.UnmatchedCited
+	l.UnmatchedCitedSentences += ls.UnmatchedCited
+	l.FalseSupported += ls.FalseSupported
+	for k, v := range ls.FalseByLabel {
+		l.FalseSupportedByLabel[k] += v
+	}
+	l.LabelledCitations += ls.Citations
+	l.CorrectCitations += ls.CorrectCitations
+	l.FaithfulClaims += ls.Faithful
+	l.FaithfulKeptClaims += ls.FaithfulKept
+	for _, f := range ls.FalseShown {
+		why = append(why, fmt.Sprintf("mode %s, confidence %.2f, shows a false claim with a citation: %s", done.Mode, done.Confidence, f))
+	}
+	if s.Answered && (done.Mode == schemas.AnswerLLM || done.Mode == schemas.AnswerExtractive) {
+		if ls.FalseSupported > 0 {
+			l.aucFalse = append(l.aucFalse, done.Confidence)
+		} else {
+			l.aucClean = append(l.aucClean, done.Confidence)
+		}
+	}
+	return why
 }
 
 func (r *AnswerReport) finish(em, f1, conf float64, lat map[string][]float64) {
-	if r.Citations > 0 {
-		r.CitationPrecision = round4(float64(r.CorrectCitations) / float64(r.Citations))
+	if r.GoldCitations > 0 {
+		r.GoldCitationPrecision = round4(float64(r.GoldCorrectCitations) / float64(r.GoldCitations))
 	}
-	if r.Claims > 0 {
-		r.CitationRecall = round4(float64(r.SupportedClaims) / float64(r.Claims))
+	if r.GoldClaims > 0 {
+		r.GoldCitationRecall = round4(float64(r.GoldSupportedClaims) / float64(r.GoldClaims))
 	}
-	if r.AllCitations > 0 {
-		r.SupportPrecision = round4(float64(r.SupportCitations) / float64(r.AllCitations))
+	if r.OverlapCitations > 0 {
+		r.OverlapSupportPrecision = round4(float64(r.OverlapSupportingCitations) / float64(r.OverlapCitations))
 	}
-	if r.AllClaims > 0 {
-		r.SupportRecall = round4(float64(r.SupportClaims) / float64(r.AllClaims))
+	if r.OverlapClaims > 0 {
+		r.OverlapSupportRecall = round4(float64(r.OverlapSupportedClaims) / float64(r.OverlapClaims))
 	}
 	if r.Answerable > 0 {
-		r.SupportedAnswers = round4(r.SupportedAnswers / float64(r.Answerable))
+		r.GoldSupportedAnswers = round4(r.GoldSupportedAnswers / float64(r.Answerable))
 	}
 	if r.Unanswerable > 0 {
-		r.AbstentionRate = round4(float64(r.AbstainedRight) / float64(r.Unanswerable))
+		r.Abstention = round4(float64(r.AbstainedRight) / float64(r.Unanswerable))
 	}
 	if r.Extractive > 0 {
 		r.ExactMatch, r.F1 = round4(em/float64(r.Extractive)), round4(f1/float64(r.Extractive))
@@ -361,6 +500,26 @@ func (r *AnswerReport) finish(em, f1, conf float64, lat map[string][]float64) {
 	}
 	for k, xs := range lat {
 		r.LatencyMS[k] = Latency{P50: round4(Percentile(xs, 50)), P95: round4(Percentile(xs, 95)), N: len(xs)}
+	}
+	if l := r.LabelReport; l != nil {
+		l.FalseSupportedShare, l.CitationPrecision, l.FaithfulKept = 0, 0, 0
+		if l.ShownCitedClaims > 0 {
+			l.FalseSupportedShare = round4(float64(l.FalseSupported) / float64(l.ShownCitedClaims))
+		}
+		if l.LabelledCitations > 0 {
+			l.CitationPrecision = round4(float64(l.CorrectCitations) / float64(l.LabelledCitations))
+		}
+		if l.FaithfulClaims > 0 {
+			l.FaithfulKept = round4(float64(l.FaithfulKeptClaims) / float64(l.FaithfulClaims))
+		}
+		l.ConfidenceAUCClean, l.ConfidenceAUCFalse = len(l.aucClean), len(l.aucFalse)
+		l.ConfidenceAUC, l.ConfidenceAUCNote = nil, ""
+		if auc, ok := AUC(l.aucClean, l.aucFalse); ok {
+			auc = round4(auc)
+			l.ConfidenceAUC = &auc
+		} else {
+			l.ConfidenceAUCNote = fmt.Sprintf("needs answers of both kinds: %d show no false claim, %d show one", len(l.aucClean), len(l.aucFalse))
+		}
 	}
 }
 
@@ -493,18 +652,48 @@ func MergeAnswers(name string, reps []AnswerReport) AnswerReport {
 		for k, v := range r.Modes {
 			out.Modes[k] += v
 		}
-		out.Citations += r.Citations
-		out.CorrectCitations += r.CorrectCitations
-		out.CitationsUnanswerable += r.CitationsUnanswerable
-		out.Claims += r.Claims
-		out.SupportedClaims += r.SupportedClaims
-		out.AllCitations += r.AllCitations
-		out.SupportCitations += r.SupportCitations
-		out.AllClaims += r.AllClaims
-		out.SupportClaims += r.SupportClaims
-		supported += r.SupportedAnswers * float64(r.Answerable)
+		if r.Labels != "" && out.Labels == "" {
+			out.Labels = r.Labels
+		}
+		if r.LabelsMissing != "" && out.LabelsMissing == "" {
+			out.LabelsMissing = r.LabelsMissing
+		}
+		if l := r.LabelReport; l != nil {
+			if out.LabelReport == nil {
+				out.LabelReport = newLabelReport()
+			}
+			m := out.LabelReport
+			m.LabelledClaims += l.LabelledClaims
+			for k, v := range l.LabelledClaimsByLabel {
+				m.LabelledClaimsByLabel[k] += v
+			}
+			m.ShownCitedClaims += l.ShownCitedClaims
+			m.FalseSupported += l.FalseSupported
+			for k, v := range l.FalseSupportedByLabel {
+				m.FalseSupportedByLabel[k] += v
+			}
+			m.UnmatchedCitedSentences += l.UnmatchedCitedSentences
+			m.LabelledCitations += l.LabelledCitations
+			m.CorrectCitations += l.CorrectCitations
+			m.FaithfulClaims += l.FaithfulClaims
+			m.FaithfulKeptClaims += l.FaithfulKeptClaims
+			m.aucClean = append(m.aucClean, l.aucClean...)
+			m.aucFalse = append(m.aucFalse, l.aucFalse...)
+		}
 		out.AbstainedRight += r.AbstainedRight
 		out.AbstainedWrong += r.AbstainedWrong
+		out.WrongLanguage += r.WrongLanguage
+		out.LanguageChecked += r.LanguageChecked
+		out.GoldCitations += r.GoldCitations
+		out.GoldCorrectCitations += r.GoldCorrectCitations
+		out.GoldCitationsUnanswerable += r.GoldCitationsUnanswerable
+		out.GoldClaims += r.GoldClaims
+		out.GoldSupportedClaims += r.GoldSupportedClaims
+		supported += r.GoldSupportedAnswers * float64(r.Answerable)
+		out.OverlapCitations += r.OverlapCitations
+		out.OverlapSupportingCitations += r.OverlapSupportingCitations
+		out.OverlapClaims += r.OverlapClaims
+		out.OverlapSupportedClaims += r.OverlapSupportedClaims
 		out.Extractive += r.Extractive
 		em += r.ExactMatch * float64(r.Extractive)
 		f1 += r.F1 * float64(r.Extractive)
@@ -520,7 +709,10 @@ func MergeAnswers(name string, reps []AnswerReport) AnswerReport {
 			lat[k] = append(lat[k], xs...)
 		}
 	}
-	out.SupportedAnswers = supported
+	if out.LabelReport != nil {
+		out.LabelsMissing = ""
+	}
+	out.GoldSupportedAnswers = supported
 	out.finish(em, f1, conf, lat)
 	out.lat = lat
 	return out

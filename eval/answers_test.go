@@ -88,24 +88,27 @@ func TestRunAnswersReportsPrecisionRecallAndAbstention(t *testing.T) {
 	}
 	rep, err := RunAnswers(context.Background(), func(_ context.Context, q Question) (*schemas.AnswerDone, error) {
 		return answers[q.ID], nil
-	}, set, testBlocks)
+	}, set, testBlocks, AnswerOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if rep.N != 3 || rep.Answerable != 2 || rep.Unanswerable != 1 {
 		t.Errorf("n %d answerable %d unanswerable %d", rep.N, rep.Answerable, rep.Unanswerable)
 	}
-	if rep.Citations != 2 || rep.CitationPrecision != 0.5 || rep.CitationsUnanswerable != 1 {
-		t.Errorf("citations %d precision %v on unanswerable %d; want 2, 0.5, 1", rep.Citations, rep.CitationPrecision, rep.CitationsUnanswerable)
+	if rep.GoldCitations != 2 || rep.GoldCitationPrecision != 0.5 || rep.GoldCitationsUnanswerable != 1 {
+		t.Errorf("citations %d precision %v on unanswerable %d; want 2, 0.5, 1", rep.GoldCitations, rep.GoldCitationPrecision, rep.GoldCitationsUnanswerable)
 	}
-	if rep.Claims != 2 || rep.CitationRecall != 0.5 || rep.SupportedAnswers != 0.5 {
-		t.Errorf("claims %d recall %v supported answers %v; want 2, 0.5, 0.5", rep.Claims, rep.CitationRecall, rep.SupportedAnswers)
+	if rep.GoldClaims != 2 || rep.GoldCitationRecall != 0.5 || rep.GoldSupportedAnswers != 0.5 {
+		t.Errorf("claims %d recall %v supported answers %v; want 2, 0.5, 0.5", rep.GoldClaims, rep.GoldCitationRecall, rep.GoldSupportedAnswers)
 	}
-	if rep.AllCitations != 3 || rep.SupportCitations != 0 || rep.AllClaims != 3 || rep.SupportPrecision != 0 {
+	if rep.OverlapCitations != 3 || rep.OverlapSupportingCitations != 0 || rep.OverlapClaims != 3 || rep.OverlapSupportPrecision != 0 {
 		t.Errorf("support: citations %d supporting %d claims %d precision %v; want 3, 0 (no quotes, no claim text), 3, 0",
-			rep.AllCitations, rep.SupportCitations, rep.AllClaims, rep.SupportPrecision)
+			rep.OverlapCitations, rep.OverlapSupportingCitations, rep.OverlapClaims, rep.OverlapSupportPrecision)
 	}
-	if rep.AbstainedRight != 0 || rep.AbstainedWrong != 1 || rep.AbstentionRate != 0 {
+	if rep.LabelReport != nil {
+		t.Errorf("label fields without labels: %+v", rep.LabelReport)
+	}
+	if rep.AbstainedRight != 0 || rep.AbstainedWrong != 1 || rep.Abstention != 0 {
 		t.Errorf("abstained right %d wrong %d", rep.AbstainedRight, rep.AbstainedWrong)
 	}
 	if rep.Modes["llm"] != 2 || rep.Modes["search_only"] != 1 {
@@ -154,14 +157,14 @@ func TestMergeAnswersPoolsCountsAndLatencies(t *testing.T) {
 			done.Reasons = []string{answer.ReasonNotInNotes}
 		}
 		r, err := RunAnswers(context.Background(), func(context.Context, Question) (*schemas.AnswerDone, error) { return done, nil },
-			one(fmt.Sprint(i)), nil)
+			one(fmt.Sprint(i)), nil, AnswerOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		reps = append(reps, r)
 	}
 	m := MergeAnswers("all", reps)
-	if m.N != 4 || m.Unanswerable != 4 || m.AbstainedRight != 2 || m.AbstentionRate != 0.5 || m.Modes["search_only"] != 4 {
+	if m.N != 4 || m.Unanswerable != 4 || m.AbstainedRight != 2 || m.Abstention != 0.5 || m.Modes["search_only"] != 4 {
 		t.Errorf("merged %+v", m)
 	}
 	if l := m.LatencyMS["lexical"]; l.N != 4 || l.P50 != 20 || l.P95 != 40 {

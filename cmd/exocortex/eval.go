@@ -15,6 +15,7 @@ import (
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/vectors"
@@ -65,12 +66,18 @@ func cmdEval(ctx context.Context, args []string) error {
 	n.register(fs)
 	part := fs.String("split", eval.PartAll, "questions to score: all, dev (a third of the articles, for tuning) or test (the rest)")
 	answers := fs.Bool("answers", false, "score answers instead of retrieval: every question goes through retrieval and the answer stage "+
-		"with the configured providers; reports citation precision and recall, abstention, EM/F1 of extractive answers, modes and latency per stage")
+		"with the configured providers; reports false claims shown as supported, citation precision and faithful claims kept (from a scripted provider's labels), "+
+		"abstention, wrong language, gold and overlap citation precision and recall, EM/F1 of extractive answers, modes and latency per stage")
 	calib := fs.Bool("calibrate", false, "with --answers: fit the answer thresholds (llm confidence, extractive score) on the set "+
 		"and write them to the calibration file, which up, ask and eval then use")
 	calPath := fs.String("calibration", "", "calibration file (env "+answer.CalibrationEnv+"; default calibration.json in EXOCORTEX_DATA or --data)")
 	method := fs.String("calibration-method", eval.MethodIsotonic, "with --calibrate: isotonic (pool-adjacent-violators) or platt (logistic)")
 	qTimeout := fs.Duration("timeout", 2*time.Minute, "with --answers: how long to wait for each answer")
+	scripted := fs.String("scripted", "", "with --answers: answer with the scripted test provider, started in-process instead of the configured providers, "+
+		"and score against the labels it gives every claim: KIND is one of its behaviours ("+strings.Join(llmtest.BehaviourNames(), ", ")+")")
+	scriptedJSON := fs.Bool("scripted-json", false, "with --scripted: the provider takes response_format json_schema, so answers are asked in JSON")
+	scriptedSeed := fs.Uint64("scripted-seed", 0, "with --scripted mixed: varies which kind each question gets")
+	labelsURL := fs.String("labels", "", "with --answers: read the claims' labels from a scripted provider started elsewhere (its "+llmtest.ClaimsPath+" URL)")
 	dataSet := false
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -83,6 +90,23 @@ func cmdEval(ctx context.Context, args []string) error {
 	}
 	if *calib && !*answers {
 		return errors.New("--calibrate fits the answer thresholds: give --answers too")
+	}
+	var script *scriptedOptions
+	if *scripted != "" {
+		b, err := llmtest.ParseBehaviour(*scripted)
+		if err != nil {
+			return &usageError{cmd: "eval", msg: "--scripted: " + err.Error()}
+		}
+		script = &scriptedOptions{behaviour: b, json: *scriptedJSON, seed: *scriptedSeed}
+	}
+	if (script != nil || *labelsURL != "" || *scriptedJSON) && !*answers {
+		return &usageError{cmd: "eval", msg: "--scripted, --scripted-json and --labels score answers: give --answers too"}
+	}
+	if script != nil && *labelsURL != "" {
+		return &usageError{cmd: "eval", msg: "--scripted reads the labels of its own provider: leave out --labels"}
+	}
+	if *scriptedJSON && script == nil {
+		return &usageError{cmd: "eval", msg: "--scripted-json is for --scripted KIND"}
 	}
 	if *method != eval.MethodIsotonic && *method != eval.MethodPlatt {
 		return fmt.Errorf("--calibration-method %q: want isotonic or platt", *method)
@@ -137,7 +161,7 @@ func cmdEval(ctx context.Context, args []string) error {
 			dir = tmp
 		}
 		rep, err := evalAnswers(ctx, c, n, dir, loaded, extra, answersOptions{calibrate: *calib, calibration: *calPath, method: *method,
-			timeout: *qTimeout, part: *part, analyzer: modes[0]})
+			timeout: *qTimeout, part: *part, analyzer: modes[0], scripted: script, labelsURL: *labelsURL})
 		if err != nil {
 			return err
 		}

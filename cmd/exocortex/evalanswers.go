@@ -13,6 +13,8 @@ import (
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/models/llm"
+	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -26,6 +28,18 @@ type answersOptions struct {
 	timeout     time.Duration
 	part        string
 	analyzer    analysis.Mode
+	// scripted answers with the scripted test provider started in-process
+	// (nil: the configured providers); labelsURL reads the labels of a
+	// scripted provider started elsewhere (its /exocortex/claims URL).
+	scripted  *scriptedOptions
+	labelsURL string
+}
+
+// scriptedOptions start the scripted provider of eval --answers --scripted.
+type scriptedOptions struct {
+	behaviour llmtest.Behaviour
+	json      bool // it takes response_format json_schema: answers are asked in JSON
+	seed      uint64
 }
 
 // answersReport is what eval --answers prints with --json.
@@ -83,6 +97,31 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	if err := n.apply(&cfg); err != nil {
 		return nil, err
 	}
+	blocks, err := eval.CollectBlocks(loaded, folders)
+	if err != nil {
+		return nil, err
+	}
+	opts := eval.AnswerOptions{NoLabels: "the provider does not label its claims: give --scripted KIND (or --labels URL of a scripted provider) " +
+		"for false_supported, citation_precision, faithful_kept and confidence_auc"}
+	switch {
+	case o.scripted != nil:
+		srv := startScripted(loaded, blocks, *o.scripted)
+		defer srv.Close()
+		format := "prose"
+		if o.scripted.json {
+			format = "json"
+		}
+		cfg.LLM = &llm.Config{Providers: []llm.Provider{{Name: "scripted", BaseURL: srv.URL(), Free: true, Timeout: 30 * time.Second,
+			StructuredOutput: map[bool]string{true: "json_schema", false: "none"}[o.scripted.json],
+			Models:           map[string]string{llm.RoleFast: "scripted", llm.RoleLongContext: "scripted", llm.RoleStrategic: "scripted"}}}}
+		opts = eval.AnswerOptions{LabelSource: fmt.Sprintf("scripted provider in-process: behaviour %s, seed %d, answers in %s", o.scripted.behaviour, o.scripted.seed, format),
+			Labels: func(_ context.Context, question string) ([]eval.Label, error) {
+				return labelsOf(srv.Claims(question)), nil
+			}}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("answers from the scripted test provider (behaviour %s, %s) at %s, not from the configured providers", o.scripted.behaviour, format, srv.URL()))
+	case o.labelsURL != "":
+		opts = eval.AnswerOptions{LabelSource: o.labelsURL, Labels: eval.HTTPLabels(o.labelsURL)}
+	}
 	temp := dir != c.data
 	evalCollection(&cfg, temp)
 	start := time.Now()
@@ -122,10 +161,6 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	}
 	rep.IndexSeconds = round4(time.Since(start).Seconds())
 	rep.Documents, rep.Chunks, _ = sys.Store.Counts(ctx)
-	blocks, err := eval.CollectBlocks(loaded, folders)
-	if err != nil {
-		return nil, err
-	}
 	ask := func(ctx context.Context, q eval.Question) (*schemas.AnswerDone, error) {
 		qs := &schemas.QuerySubmitted{QueryID: newTraceID("eval"), Question: q.Question, Lang: q.Lang}
 		if n.noModels {
@@ -139,7 +174,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		if err != nil {
 			return nil, err
 		}
-		r, err := eval.RunAnswers(ctx, ask, s, blocks)
+		r, err := eval.RunAnswers(ctx, ask, s, blocks, opts)
 		if err != nil {
 			return nil, err
 		}
@@ -157,6 +192,89 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		}
 	}
 	return rep, nil
+}
+
+// startScripted starts the scripted provider over the sets' notes: it
+// knows the blocks (for its claims' source blocks) and the sets'
+// translations of their questions (for the translation requests).
+func startScripted(loaded []*eval.Set, blocks map[string]string, o scriptedOptions) *llmtest.Server {
+	tr := map[string]map[string]string{}
+	for _, s := range loaded {
+		for _, q := range s.Questions {
+			if len(q.Translations) > 0 {
+				tr[q.Question] = q.Translations
+			}
+		}
+	}
+	return llmtest.NewScriptedServer(llmtest.ScriptOptions{Behaviour: o.behaviour, Translations: tr, Blocks: blocks, Seed: o.seed})
+}
+
+// labelsOf are the scripted provider's claims as eval's labels.
+func labelsOf(claims []llmtest.Claim) []eval.Label {
+	out := make([]eval.Label, 0, len(claims))
+	for _, c := range claims {
+		out = append(out, eval.Label{Question: c.Question, Sentence: c.Sentence, Label: c.Label, SourceBlock: c.SourceBlock,
+			SourceSentence: c.SourceSentence, Supported: c.Supported, Request: c.Request})
+	}
+	return out
+}
+
+// printAnswerReport prints one report, each figure under its JSON name.
+func printAnswerReport(a eval.AnswerReport) {
+	row := func(name, format string, args ...any) {
+		fmt.Printf("  %-29s "+format+"\n", append([]any{name}, args...)...)
+	}
+	fmt.Printf("\nanswers on %s: %d questions (%d answerable, %d not in the notes)\n", a.Name, a.N, a.Answerable, a.Unanswerable)
+	row("modes", "%s", counts(a.Modes))
+	if l := a.LabelReport; l != nil {
+		row("labels", "%s", a.Labels)
+		row("labelled_claims", "%d  (%s)", l.LabelledClaims, counts(l.LabelledClaimsByLabel))
+		row("false_supported", "%d  (claims labelled unsupported that an answer shows with a citation: %s)", l.FalseSupported, counts(l.FalseSupportedByLabel))
+		row("false_supported_share", "%.4f  (of %d shown_cited_claims; unmatched_cited_sentences %d)", l.FalseSupportedShare, l.ShownCitedClaims, l.UnmatchedCitedSentences)
+		row("citation_precision", "%.4f  (%d correct_citations of %d labelled_citations: a supported claim cited to its source block or a block holding its source sentence)",
+			l.CitationPrecision, l.CorrectCitations, l.LabelledCitations)
+		row("faithful_kept", "%.4f  (%d faithful_kept_claims of %d faithful_claims shown with a correct citation)", l.FaithfulKept, l.FaithfulKeptClaims, l.FaithfulClaims)
+		if l.ConfidenceAUC != nil {
+			row("confidence_auc", "%.4f  (answers showing no false claim, %d, above those showing one, %d; ties count half)", *l.ConfidenceAUC, l.ConfidenceAUCClean, l.ConfidenceAUCFalse)
+		} else {
+			row("confidence_auc", "n/a  (%s)", l.ConfidenceAUCNote)
+		}
+	} else {
+		for _, name := range []string{"false_supported", "false_supported_share", "citation_precision", "faithful_kept", "confidence_auc"} {
+			row(name, "n/a  (%s)", a.LabelsMissing)
+		}
+	}
+	row("abstention", "%.4f  (%d abstained_right of %d questions not in the notes); abstained_wrong %d", a.Abstention, a.AbstainedRight, a.Unanswerable, a.AbstainedWrong)
+	row("wrong_language", "%d  (of %d language_checked answers, «quotes» aside, not in the question's language)", a.WrongLanguage, a.LanguageChecked)
+	row("gold_citation_precision", "%.4f  (%d gold_correct_citations of %d gold_citations name a gold block or one holding a gold answer)",
+		a.GoldCitationPrecision, a.GoldCorrectCitations, a.GoldCitations)
+	row("gold_citation_recall", "%.4f  (%d gold_supported_claims of %d gold_claims); gold_supported_answers %.4f; gold_citations_unanswerable %d",
+		a.GoldCitationRecall, a.GoldSupportedClaims, a.GoldClaims, a.GoldSupportedAnswers, a.GoldCitationsUnanswerable)
+	row("overlap_support_precision", "%.4f  (%d overlap_supporting_citations of %d overlap_citations: quote or 60%% of the words in the block; the verifier's kind of rule)",
+		a.OverlapSupportPrecision, a.OverlapSupportingCitations, a.OverlapCitations)
+	row("overlap_support_recall", "%.4f  (%d overlap_supported_claims of %d overlap_claims)", a.OverlapSupportRecall, a.OverlapSupportedClaims, a.OverlapClaims)
+	if a.Extractive > 0 {
+		row("exact_match", "%.4f  (f1 %.4f; extractive %d)", a.ExactMatch, a.F1, a.Extractive)
+	}
+	row("mean_confidence", "%.4f; unsupported %d (sentences marked)", a.MeanConfidence, a.Unsupported)
+	fmt.Printf("  %-29s %9s %9s %5s\n", "latency_ms", "p50", "p95", "n")
+	for _, st := range a.Stages() {
+		l := a.LatencyMS[st]
+		fmt.Printf("  %-29s %9.2f %9.2f %5d\n", st, l.P50, l.P95, l.N)
+	}
+	for _, m := range a.Misses {
+		fmt.Printf("  miss: %s\n", m)
+	}
+}
+
+// counts writes "k v, k v" in key order.
+func counts(m map[string]int) string {
+	var out []string
+	for k, v := range m {
+		out = append(out, fmt.Sprintf("%s %d", k, v))
+	}
+	sort.Strings(out)
+	return strings.Join(out, ", ")
 }
 
 // calibrate fits the llm and extractive calibrations on the run's answers
@@ -188,36 +306,15 @@ func calibrate(rep *answersReport, loaded []*eval.Set, o answersOptions) error {
 
 func printAnswers(r *answersReport) {
 	fmt.Printf("indexed %s, %s in %.1fs (questions: %s)\n", plural(r.Documents, "document", "documents"), plural(r.Chunks, "chunk", "chunks"), r.IndexSeconds, r.Part)
+	for _, note := range r.Notes {
+		fmt.Printf("note: %s\n", note)
+	}
 	rows := append(append([]eval.AnswerReport{}, r.Sets...), r.AnswerReport)
 	if len(r.Sets) == 0 {
 		rows = rows[len(rows)-1:]
 	}
 	for _, a := range rows {
-		fmt.Printf("\nanswers on %s: %d questions (%d answerable, %d not in the notes)\n", a.Name, a.N, a.Answerable, a.Unanswerable)
-		var modes []string
-		for m, k := range a.Modes {
-			modes = append(modes, fmt.Sprintf("%s %d", m, k))
-		}
-		sort.Strings(modes)
-		fmt.Printf("  modes               %s\n", strings.Join(modes, ", "))
-		fmt.Printf("  citation precision  %.4f  (%d of %d citations name a block that holds their claim's support: its quote, or most of its words)\n", a.SupportPrecision, a.SupportCitations, a.AllCitations)
-		fmt.Printf("  citation recall     %.4f  (%d of %d claims have a citation whose block holds them)\n", a.SupportRecall, a.SupportClaims, a.AllClaims)
-		fmt.Printf("  gold precision      %.4f  (%d of %d citations of answers to answerable questions name a gold block or one holding a gold answer)\n",
-			a.CitationPrecision, a.CorrectCitations, a.Citations)
-		fmt.Printf("  gold recall         %.4f  (%d of %d claims have such a citation); answers with one: %.4f\n", a.CitationRecall, a.SupportedClaims, a.Claims, a.SupportedAnswers)
-		fmt.Printf("  abstention          %.4f  (%d of %d questions not in the notes said so); answerable but abstained: %d\n", a.AbstentionRate, a.AbstainedRight, a.Unanswerable, a.AbstainedWrong)
-		if a.Extractive > 0 {
-			fmt.Printf("  extractive          EM %.4f  F1 %.4f  (%d answers)\n", a.ExactMatch, a.F1, a.Extractive)
-		}
-		fmt.Printf("  confidence          mean %.4f; unsupported sentences marked: %d; citations on unanswerable questions: %d\n", a.MeanConfidence, a.Unsupported, a.CitationsUnanswerable)
-		fmt.Printf("  %-18s %9s %9s %5s\n", "latency (ms)", "p50", "p95", "n")
-		for _, st := range a.Stages() {
-			l := a.LatencyMS[st]
-			fmt.Printf("  %-18s %9.2f %9.2f %5d\n", st, l.P50, l.P95, l.N)
-		}
-		for _, m := range a.Misses {
-			fmt.Printf("  miss: %s\n", m)
-		}
+		printAnswerReport(a)
 	}
 	if r.Calibration == nil {
 		return

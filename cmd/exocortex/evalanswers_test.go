@@ -14,28 +14,53 @@ import (
 
 const siyuanAnswers = "../../eval/testdata/siyuan-guide-answers.jsonl"
 
-// answersJSON is the part of eval --answers --json a test reads.
+// answersJSON is the part of eval --answers --json a test reads. The
+// label fields are pointers: absent without labels.
 type answersJSON struct {
-	N                     int            `json:"n"`
-	Answerable            int            `json:"answerable"`
-	Unanswerable          int            `json:"unanswerable"`
-	Modes                 map[string]int `json:"modes"`
-	Citations             int            `json:"citations"`
-	CorrectCitations      int            `json:"correct_citations"`
-	CitationPrecision     float64        `json:"citation_precision"`
-	CitationsUnanswerable int            `json:"citations_unanswerable"`
-	Claims                int            `json:"claims"`
-	SupportedClaims       int            `json:"supported_claims"`
-	CitationRecall        float64        `json:"citation_recall"`
-	AllCitations          int            `json:"all_citations"`
-	SupportCitations      int            `json:"supporting_citations"`
-	SupportPrecision      float64        `json:"support_precision"`
-	AllClaims             int            `json:"all_claims"`
-	SupportClaims         int            `json:"claims_with_support"`
-	SupportRecall         float64        `json:"support_recall"`
-	AbstainedRight        int            `json:"abstained_right"`
-	AbstainedWrong        int            `json:"abstained_wrong"`
-	LatencyMS             map[string]struct {
+	N                         int            `json:"n"`
+	Answerable                int            `json:"answerable"`
+	Unanswerable              int            `json:"unanswerable"`
+	Modes                     map[string]int `json:"modes"`
+	Notes                     []string       `json:"notes"`
+	Labels                    string         `json:"labels"`
+	LabelsMissing             string         `json:"labels_missing"`
+	LabelledClaims            *int           `json:"labelled_claims"`
+	LabelledClaimsByLabel     map[string]int `json:"labelled_claims_by_label"`
+	ShownCitedClaims          *int           `json:"shown_cited_claims"`
+	FalseSupported            *int           `json:"false_supported"`
+	FalseSupportedShare       *float64       `json:"false_supported_share"`
+	FalseSupportedByLabel     map[string]int `json:"false_supported_by_label"`
+	UnmatchedCitedSentences   *int           `json:"unmatched_cited_sentences"`
+	LabelledCitations         *int           `json:"labelled_citations"`
+	CorrectCitations          *int           `json:"correct_citations"`
+	CitationPrecision         *float64       `json:"citation_precision"`
+	FaithfulClaims            *int           `json:"faithful_claims"`
+	FaithfulKeptClaims        *int           `json:"faithful_kept_claims"`
+	FaithfulKept              *float64       `json:"faithful_kept"`
+	ConfidenceAUC             *float64       `json:"confidence_auc"`
+	ConfidenceAUCClean        *int           `json:"confidence_auc_clean"`
+	ConfidenceAUCFalse        *int           `json:"confidence_auc_false"`
+	ConfidenceAUCNote         string         `json:"confidence_auc_note"`
+	WrongLanguage             int            `json:"wrong_language"`
+	LanguageChecked           int            `json:"language_checked"`
+	Abstention                float64        `json:"abstention"`
+	GoldCitations             int            `json:"gold_citations"`
+	GoldCorrectCitations      int            `json:"gold_correct_citations"`
+	GoldCitationPrecision     float64        `json:"gold_citation_precision"`
+	GoldCitationsUnanswerable int            `json:"gold_citations_unanswerable"`
+	GoldClaims                int            `json:"gold_claims"`
+	GoldSupportedClaims       int            `json:"gold_supported_claims"`
+	GoldCitationRecall        float64        `json:"gold_citation_recall"`
+	OverlapCitations          int            `json:"overlap_citations"`
+	OverlapSupporting         int            `json:"overlap_supporting_citations"`
+	OverlapSupportPrecision   float64        `json:"overlap_support_precision"`
+	OverlapClaims             int            `json:"overlap_claims"`
+	OverlapSupportedClaims    int            `json:"overlap_supported_claims"`
+	OverlapSupportRecall      float64        `json:"overlap_support_recall"`
+	AbstainedRight            int            `json:"abstained_right"`
+	AbstainedWrong            int            `json:"abstained_wrong"`
+	MeanConfidence            float64        `json:"mean_confidence"`
+	LatencyMS                 map[string]struct {
 		P50, P95 float64
 		N        int
 	} `json:"latency_ms"`
@@ -118,18 +143,23 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 	if rep.AbstainedRight+rep.AbstainedWrong > ru {
 		t.Errorf("abstained right %d wrong %d: more than the Russian questions", rep.AbstainedRight, rep.AbstainedWrong)
 	}
-	if rep.Citations < 1 || rep.CorrectCitations > rep.Citations || rep.Claims < 1 || rep.SupportedClaims > rep.Claims {
-		t.Errorf("citations %d correct %d claims %d supported %d", rep.Citations, rep.CorrectCitations, rep.Claims, rep.SupportedClaims)
+	if rep.GoldCitations < 1 || rep.GoldCorrectCitations > rep.GoldCitations || rep.GoldClaims < 1 || rep.GoldSupportedClaims > rep.GoldClaims {
+		t.Errorf("citations %d correct %d claims %d supported %d", rep.GoldCitations, rep.GoldCorrectCitations, rep.GoldClaims, rep.GoldSupportedClaims)
 	}
-	if want := float64(rep.CorrectCitations) / float64(rep.Citations); rep.CitationPrecision < want-1e-4 || rep.CitationPrecision > want+1e-4 {
-		t.Errorf("citation precision %v, want %d/%d", rep.CitationPrecision, rep.CorrectCitations, rep.Citations)
+	if want := float64(rep.GoldCorrectCitations) / float64(rep.GoldCitations); rep.GoldCitationPrecision < want-1e-4 || rep.GoldCitationPrecision > want+1e-4 {
+		t.Errorf("gold citation precision %v, want %d/%d", rep.GoldCitationPrecision, rep.GoldCorrectCitations, rep.GoldCitations)
+	}
+	// A fixed provider labels nothing: the label fields are absent and
+	// the report says why.
+	if rep.FalseSupported != nil || rep.CitationPrecision != nil || rep.ConfidenceAUC != nil || !strings.Contains(rep.LabelsMissing, "--scripted") {
+		t.Errorf("label fields without labels: false_supported %v citation_precision %v; labels_missing %q", rep.FalseSupported, rep.CitationPrecision, rep.LabelsMissing)
 	}
 	// The fixed quote is in the file-history block: an answer verified on
 	// this branch cites the chunk's first block (no block spans yet) and
 	// one on a branch with them cites that block, so support is checked,
 	// not assumed: it never exceeds the citations.
-	if rep.AllCitations < rep.Citations || rep.SupportCitations > rep.AllCitations || rep.SupportClaims > rep.AllClaims {
-		t.Errorf("support: %d of %d citations, %d of %d claims", rep.SupportCitations, rep.AllCitations, rep.SupportClaims, rep.AllClaims)
+	if rep.OverlapCitations < rep.GoldCitations || rep.OverlapSupporting > rep.OverlapCitations || rep.OverlapSupportedClaims > rep.OverlapClaims {
+		t.Errorf("support: %d of %d citations, %d of %d claims", rep.OverlapSupporting, rep.OverlapCitations, rep.OverlapSupportedClaims, rep.OverlapClaims)
 	}
 	if l := rep.LatencyMS["total"]; l.N != n || l.P50 <= 0 || l.P95 < l.P50 {
 		t.Errorf("total latency %+v", l)
@@ -176,7 +206,7 @@ func TestEvalAnswersCountsSQuADv2ImpossibleQuestionsAsUnanswerable(t *testing.T)
 	if rep.N != 2 || rep.Answerable != 1 || rep.Unanswerable != 1 || rep.Modes["search_only"] != 2 {
 		t.Errorf("n %d answerable %d unanswerable %d modes %v; want 2, 1, 1 and both search_only", rep.N, rep.Answerable, rep.Unanswerable, rep.Modes)
 	}
-	if rep.Citations != 0 || rep.AbstainedRight != 0 || !strings.Contains(strings.Join(rep.Misses, "\n"), "q2: not in the notes") {
-		t.Errorf("citations %d abstained %d misses %q: passages are no claims, and they do not say the notes lack the answer", rep.Citations, rep.AbstainedRight, rep.Misses)
+	if rep.GoldCitations != 0 || rep.AbstainedRight != 0 || !strings.Contains(strings.Join(rep.Misses, "\n"), "q2: not in the notes") {
+		t.Errorf("citations %d abstained %d misses %q: passages are no claims, and they do not say the notes lack the answer", rep.GoldCitations, rep.AbstainedRight, rep.Misses)
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // FaultKind says what a request gets instead of a normal answer.
@@ -99,6 +100,38 @@ type Server struct {
 	// tokenDelay paces a streamed answer: the wait before each token after
 	// the first (SetTokenDelay).
 	tokenDelay time.Duration
+	// blocks finds the source blocks of scripted claims; claims is the
+	// ledger of labelled claims, answers counts the answer requests.
+	blocks  *blockIndex
+	claims  []Claim
+	answers int
+}
+
+// NewScriptedServer starts the scripted provider of NewScripted outside a
+// test (eval --answers --scripted): the caller closes it.
+func NewScriptedServer(opts ScriptOptions) *Server {
+	s := &Server{scripted: &opts, blocks: newBlockIndex(opts.Blocks)}
+	s.srv = httptest.NewServer(http.HandlerFunc(s.handle))
+	return s
+}
+
+// Close stops the server (a test's server is closed when the test ends).
+func (s *Server) Close() { s.srv.Close() }
+
+// ClaimsPath is where the server gives its labelled claims as JSON
+// ({"claims": [Claim...]}); ?question=Q keeps the claims made for Q.
+const ClaimsPath = "/exocortex/claims"
+
+// ClaimsURL is the URL of the labelled claims (ClaimsPath).
+func (s *Server) ClaimsURL() string { return s.srv.URL + ClaimsPath }
+
+func (s *Server) serveClaims(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Content-Type", "application/json")
+	claims := s.Claims(r.URL.Query().Get("question"))
+	if claims == nil {
+		claims = []Claim{}
+	}
+	_ = json.NewEncoder(w).Encode(map[string]any{"claims": claims})
 }
 
 // SetTokenDelay makes a streamed answer wait d before each token after the
@@ -171,10 +204,31 @@ func Chain(rs ...Responder) Responder {
 	}
 }
 
+// withinBudget is the longest head of text (whole streamed pieces) that
+// fits budget tokens, and its tokens. A piece counts as a token, or four
+// characters as one where the pieces are longer, as the client counts
+// them: a real tokenizer cuts words into pieces of a few characters.
+func withinBudget(text string, budget int) (head string, tokens int) {
+	pieces, runes := 0, 0
+	n := 0
+	for _, tok := range Tokens(text) {
+		r := runes + utf8.RuneCountInString(tok)
+		if max(pieces+1, r/4) > budget {
+			return text[:n], max(pieces, runes/4)
+		}
+		pieces, runes, n = pieces+1, r, n+len(tok)
+	}
+	return text, max(pieces, runes/4)
+}
+
 // Tokens splits text the way the server streams it.
 func Tokens(text string) []string { return strings.SplitAfter(text, " ") }
 
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
+	if r.Method == http.MethodGet && r.URL.Path == ClaimsPath {
+		s.serveClaims(w, r)
+		return
+	}
 	raw, _ := io.ReadAll(r.Body)
 	var body ChatBody
 	_ = json.Unmarshal(raw, &body)
@@ -221,21 +275,38 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	finish, completion := "stop", 5
 	if sc != nil {
-		var endless bool
-		answer, endless = scriptedReply(*sc, raw)
-		if endless {
-			streamEndless(w, r, answer)
+		rep := scriptedReply(*sc, s.blocks, raw)
+		if len(rep.claims) > 0 {
+			s.mu.Lock()
+			s.answers++
+			for _, c := range rep.claims {
+				c.Request = s.answers
+				s.claims = append(s.claims, c)
+			}
+			s.mu.Unlock()
+		}
+		if rep.endless {
+			streamEndless(w, r, rep.text)
 			return
+		}
+		// As a real provider: the reply ends at max_tokens, and says so.
+		budget := body.MaxTokens
+		if budget <= 0 {
+			budget = defaultBudget
+		}
+		answer, completion = withinBudget(rep.text, budget)
+		if answer != rep.text {
+			finish = "length"
 		}
 		asJSON = !body.Stream
 	}
-	finish := "stop"
 	if asJSON {
 		w.Header().Set("Content-Type", "application/json")
 		_ = json.NewEncoder(w).Encode(map[string]any{
 			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": finish}},
-			"usage":   map[string]int{"prompt_tokens": 3, "completion_tokens": 5, "total_tokens": 8},
+			"usage":   map[string]int{"prompt_tokens": 3, "completion_tokens": completion, "total_tokens": 3 + completion},
 		})
 		return
 	}
@@ -282,6 +353,6 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"delta": map[string]string{"content": tok}}}})
 		send(string(b))
 	}
-	send(fmt.Sprintf(`{"choices":[{"delta":{},"finish_reason":%q}],"usage":{"prompt_tokens":3,"completion_tokens":5,"total_tokens":8}}`, finish))
+	send(fmt.Sprintf(`{"choices":[{"delta":{},"finish_reason":%q}],"usage":{"prompt_tokens":3,"completion_tokens":%d,"total_tokens":%d}}`, finish, completion, 3+completion))
 	send("[DONE]")
 }
