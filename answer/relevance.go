@@ -114,7 +114,7 @@ func askedWords(a *analysis.Analyzer, q string) []askedWord {
 		}
 		seen[t.Text] = true
 		r := strings.Fields(a.Lemmas(t.Text))
-		asking := len(r) == 0
+		asking := len(r) == 0 || questionWords[t.Text]
 		for _, l := range r {
 			asking = asking || questionWords[l]
 		}

@@ -132,15 +132,19 @@ type AnswerReport struct {
 //     text holds its source sentence (LabelCitationCorrect). A citation of
 //     a false claim is never correct.
 //   - faithful_kept: of the supported claims (faithful, translated,
-//     off_by_one_citation) of each question's latest answer request
+//     off_by_one_citation) of each answerable question's latest answer request
 //     (faithful_claims), the share an answer shows with at least one
 //     correct citation (faithful_kept_claims).
 //   - confidence_auc: over the answers in modes llm and extractive that do
-//     not abstain, the AUC of AnswerDone.Confidence separating answers that
-//     show no false claim (confidence_auc_clean of them) from answers that
-//     show one (confidence_auc_false): the probability that a clean answer
-//     has the higher confidence, ties counting one half; null, with
-//     confidence_auc_note saying why, when either side is empty.
+//     not abstain, the AUC of AnswerDone.Confidence separating clean
+//     answers (confidence_auc_clean: every claim of the model's reply is
+//     labelled supported, and none shown is false) from the others
+//     (confidence_auc_false: the answer shows a false claim, or the reply
+//     it was verified from held one, removed or not): the probability
+//     that a clean answer has the higher confidence, ties counting one
+//     half; null, with confidence_auc_note saying why, when either side is
+//     empty. A verifier that removes every false claim still has to say,
+//     through confidence, that the reply it came from was not to be trusted.
 type LabelReport struct {
 	LabelledClaims          int            `json:"labelled_claims"`
 	LabelledClaimsByLabel   map[string]int `json:"labelled_claims_by_label"`
@@ -225,7 +229,13 @@ func RunAnswers(ctx context.Context, ask AskFunc, set *Set, blocks map[string]st
 			if err != nil {
 				return rep, fmt.Errorf("question %s: %w", q.ID, err)
 			}
-			why = append(why, rep.addLabels(done, s, labels, ScoreLabels(done, labels, blocks))...)
+			ls := ScoreLabels(done, labels, blocks)
+			if q.Unanswerable {
+				// A true sentence beside a question the notes do not answer
+				// is rightly withheld: faithful_kept counts answerable ones.
+				ls.Faithful, ls.FaithfulKept, ls.FaithfulLost = 0, 0, nil
+			}
+			why = append(why, rep.addLabels(done, s, labels, ls)...)
 		}
 		if len(why) > 0 && len(rep.Misses) < maxMisses {
 			rep.Misses = append(rep.Misses, q.ID+": "+strings.Join(why, "; "))
@@ -463,8 +473,11 @@ func (r *AnswerReport) addLabels(done *schemas.AnswerDone, s AnswerScore, labels
 	for _, f := range ls.FalseShown {
 		why = append(why, fmt.Sprintf("mode %s, confidence %.2f, shows a false claim with a citation: %s", done.Mode, done.Confidence, f))
 	}
+	for _, f := range ls.FaithfulLost {
+		why = append(why, fmt.Sprintf("mode %s, loses a faithful claim: %s (reasons: %s)", done.Mode, f, clip(strings.Join(done.Reasons, "; "), 300)))
+	}
 	if s.Answered && (done.Mode == schemas.AnswerLLM || done.Mode == schemas.AnswerExtractive) {
-		if ls.FalseSupported > 0 {
+		if ls.FalseSupported > 0 || ls.Perturbed {
 			l.aucFalse = append(l.aucFalse, done.Confidence)
 		} else {
 			l.aucClean = append(l.aucClean, done.Confidence)
@@ -518,7 +531,7 @@ func (r *AnswerReport) finish(em, f1, conf float64, lat map[string][]float64) {
 			auc = round4(auc)
 			l.ConfidenceAUC = &auc
 		} else {
-			l.ConfidenceAUCNote = fmt.Sprintf("needs answers of both kinds: %d show no false claim, %d show one", len(l.aucClean), len(l.aucFalse))
+			l.ConfidenceAUCNote = fmt.Sprintf("needs answers of both kinds: %d clean, %d from replies with a false claim", len(l.aucClean), len(l.aucFalse))
 		}
 	}
 }

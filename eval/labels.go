@@ -257,6 +257,11 @@ type LabelScore struct {
 	Faithful, FaithfulKept int
 	// FalseShown are the false claims' sentences as shown (for misses).
 	FalseShown []string
+	// Perturbed: the reply held a claim its label says is not supported
+	// (shown or removed). FaithfulLost are the supported claims the answer
+	// does not show with a correct citation (for misses).
+	Perturbed    bool
+	FaithfulLost []string
 }
 
 // LabelCitationCorrect tells whether a citation shown for a labelled claim is
@@ -332,10 +337,15 @@ func ScoreLabels(done *schemas.AnswerDone, labels []Label, blocks map[string]str
 		}
 	}
 	for i, l := range labels {
+		if l.Request == latest && !l.Supported {
+			s.Perturbed = true
+		}
 		if l.Request == latest && l.Supported {
 			s.Faithful++
 			if s.Shown[i] {
 				s.FaithfulKept++
+			} else {
+				s.FaithfulLost = append(s.FaithfulLost, l.Label+": "+clip(l.Sentence, 100))
 			}
 		}
 	}
