@@ -108,7 +108,7 @@ func nameCandidate(w string) bool {
 	return !ok
 }
 
-// quotedTokens marks the tokens inside «», “”, „“, "" and `` quotes.
+// quotedTokens marks the tokens inside «», “”, „“, "" and “ quotes.
 func quotedTokens(toks []token) []bool {
 	q := make([]bool, len(toks))
 	var closer string

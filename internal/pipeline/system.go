@@ -202,8 +202,8 @@ type System struct {
 	Analyzer *analysis.Analyzer
 	QA       *models.QA
 	// NLI is the optional entailment model, loaded on first use.
-	NLI *models.LazyNLI
-	Cache    *answer.Cache
+	NLI   *models.LazyNLI
+	Cache *answer.Cache
 	// SiYuan is the bridge when it runs here; PluginAddr its plugin endpoint.
 	SiYuan     *siyuan.Source
 	PluginAddr string
