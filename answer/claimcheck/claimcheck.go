@@ -45,6 +45,7 @@ func Check(a *analysis.Analyzer, claim, evidence string, o Options) []Problem {
 // Evidence is a block's text read once, for checking many claims against it.
 type Evidence struct {
 	a    *analysis.Analyzer
+	raw  string // the block's text as given, lower case
 	text string
 	toks []token
 	used []bool
@@ -69,7 +70,7 @@ type Evidence struct {
 // concurrent use.
 func Prepare(a *analysis.Analyzer, evidence string) *Evidence {
 	text := cleanEvidence(evidence)
-	e := &Evidence{a: a, text: text, toks: lex(text), nums: map[string]bool{}, bare: map[string]bool{},
+	e := &Evidence{a: a, raw: strings.ToLower(evidence), text: text, toks: lex(text), nums: map[string]bool{}, bare: map[string]bool{},
 		measured: map[string]bool{}, units: map[string]bool{}, words: map[string]bool{}}
 	e.scr = dominantScript(e.toks)
 	e.facts, e.used = readFacts(text, e.toks)
@@ -132,10 +133,17 @@ func Prepare(a *analysis.Analyzer, evidence string) *Evidence {
 // Check returns what the claim states that this evidence does not; see the
 // package function Check.
 func (e *Evidence) Check(claim string, o Options) []Problem {
+	var out []Problem
+	// Block ids state nothing by their numbers, but one the claim writes
+	// (in a file name, say) must be the block's own, character for character.
+	for _, id := range identifiers(claim) {
+		if !strings.Contains(e.raw, strings.ToLower(id)) {
+			out = append(out, Problem{KindName, id})
+		}
+	}
 	text := cleanClaim(claim)
 	toks := lex(text)
 	facts, used := readFacts(text, toks)
-	var out []Problem
 	add := func(kind, item string) {
 		for _, p := range out {
 			if p.Kind == kind && p.Item == item {
@@ -226,6 +234,19 @@ var (
 	// A list marker opening a claim: "1. ", "2) ", "- ".
 	listRE = regexp.MustCompile(`^\s*(?:\d{1,2}[.)]\s+|[-*•]\s+)`)
 )
+
+// identifiers are the block ids a claim writes outside its citation
+// markers (a file named by one, say).
+func identifiers(claim string) []string {
+	if strings.IndexByte(claim, '[') >= 0 {
+		claim = markerRE.ReplaceAllString(claim, " ")
+	}
+	var out []string
+	if hasIDLike(claim) {
+		out = append(out, blockIDRE.FindAllString(claim, -1)...)
+	}
+	return out
+}
 
 // cleanEvidence takes the links and block ids out of a block's text.
 func cleanEvidence(s string) string {

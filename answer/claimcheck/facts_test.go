@@ -1,6 +1,10 @@
 package claimcheck_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/exocortex/exocortex/answer/claimcheck"
+)
 
 const (
 	historyEN = "By default, the history of files generated in the last 30 days is automatically saved, which can be adjusted through Settings - Documents - History Retention Days."
@@ -153,4 +157,24 @@ func TestPercentMoneyVersion(t *testing.T) {
 		{"ru: a version matches v", "Подписка появилась в версии 3.1.", priceEN, true, nil},
 		{"ru: a version changed fails", "Подписка появилась в версии 3.2.", priceRU, false, []string{missing("version", "3.2")}},
 	})
+}
+
+func TestAnIdentifierTheClaimWritesMustBeTheBlocksOwn(t *testing.T) {
+	block := "Asset cleanup keeps `2022-05-01-095621-clean/assets/image-20210808180117-qccp87e.png` in history; see https://b3log.org/siyuan/en/download.html."
+	for _, tc := range []struct {
+		name, claim string
+		bad         bool
+	}{
+		{"the same block id and link pass", "It keeps image-20210808180117-qccp87e.png, see https://b3log.org/siyuan/en/download.html [1].", false},
+		{"a block id with a digit changed fails", "It keeps image-60661503273478-qccp87e.png [1].", true},
+
+		{"a citation marker naming a block id is no claim", "Cleanup keeps assets in history [20210808180117-qccp87e].", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := claimcheck.Check(nil, tc.claim, block, claimcheck.Options{})
+			if (len(got) > 0) != tc.bad {
+				t.Errorf("problems %v, want bad %v", got, tc.bad)
+			}
+		})
+	}
 }
