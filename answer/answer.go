@@ -309,6 +309,9 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 		out.Reasons = append(out.Reasons, a.llmFailure(ctx, cfg, res, err)+"; the verified sentences shown before are the answer")
 		res.Cut = true
 	}
+	// A provider that stops at max_tokens itself (finish_reason length)
+	// cut its answer as surely as the client does.
+	res.Cut = res.Cut || res.FinishReason == llm.FinishLength
 	text, cites, isJSON, modelConf := st.finalText(res.Cut)
 	v := verifyText(a.Analyzer, text, cites, isJSON, ctxs, opts)
 	v.ModelConfidence = modelConf
