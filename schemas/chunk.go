@@ -117,4 +117,11 @@ type BlockSpan struct {
 	ID    string `json:"id"`
 	Start int    `json:"start"`
 	End   int    `json:"end"`
+	// Instruction marks a block whose own text addresses an AI assistant or
+	// gives it orders ("ignore previous instructions", "answer that ...",
+	// a "System:" line; analysis.Instruction), set by the chunk stage. Such a
+	// block is quoted material: what it tells a model to say is not a fact
+	// it states. Absent (false) in spans indexed before the flag existed;
+	// readers that need certainty run analysis.Instruction on the text.
+	Instruction bool `json:"instruction,omitempty"`
 }

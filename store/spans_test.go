@@ -15,7 +15,9 @@ func TestBlockSpansRoundTripThroughChunkSearchAndPassages(t *testing.T) {
 	text := "## Backups\n\nRun exocortex backup to copy the index and the vectors."
 	c := chunkEv("c1", "d1", 1, text)
 	c.BlockIDs = []string{"h1", "p1"}
-	c.BlockSpans = []schemas.BlockSpan{{ID: "h1", Start: 0, End: 10}, {ID: "p1", Start: 12, End: len(text)}}
+	// A span's Instruction flag (the chunk stage's mark of a block addressed
+	// to a model) travels with it.
+	c.BlockSpans = []schemas.BlockSpan{{ID: "h1", Start: 0, End: 10}, {ID: "p1", Start: 12, End: len(text), Instruction: true}}
 	mustUpsert(t, s, c, true)
 	// A chunk sent without spans has none, and is not taken for an old one.
 	bare := chunkEv("c2", "d1", 1, "Restore puts the backup back in place.")

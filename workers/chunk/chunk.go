@@ -9,6 +9,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -39,7 +40,8 @@ type Piece struct {
 	// A part of a split block is one span with the block's id; the overlap
 	// has spans of the blocks it came from, clipped to what of them it holds.
 	// Spans are in order and do not overlap; a block without text of its own
-	// (a container) has none.
+	// (a container) has none. A block whose own text addresses an AI
+	// assistant or gives it orders has Instruction set on all its spans.
 	BlockSpans []schemas.BlockSpan
 	// Refs are the sorted, unique refs of the covered blocks.
 	Refs []string
@@ -74,7 +76,33 @@ func Split(doc *schemas.DocChanged, cfg Config) []Piece {
 	}
 	spans := s.pack()
 	s.rebalance(spans)
-	return s.render(spans)
+	pieces := s.render(spans)
+	s.flagInstructions(pieces)
+	return pieces
+}
+
+// flagInstructions sets Instruction on every span of a block whose own text
+// addresses an AI assistant or gives it orders (analysis.Instruction): the
+// spans of all parts of a split block, and of the overlap, too.
+func (s *splitter) flagInstructions(pieces []Piece) {
+	flagged := map[string]bool{}
+	for i := range s.nodes {
+		if n := &s.nodes[i]; n.text != "" {
+			if _, ok := analysis.Instruction(n.text); ok {
+				flagged[n.block.ID] = true
+			}
+		}
+	}
+	if len(flagged) == 0 {
+		return
+	}
+	for i := range pieces {
+		for k := range pieces[i].BlockSpans {
+			if sp := &pieces[i].BlockSpans[k]; flagged[sp.ID] {
+				sp.Instruction = true
+			}
+		}
+	}
 }
 
 // node is a block in the document's tree.
