@@ -614,7 +614,7 @@ func (v *verifier) support(claim string, r ref) (e evidence, why string) {
 // the block states the claim's facts and clauses, and the entailment check
 // (when configured) agrees.
 func (v *verifier) confirm(claim, sentence string, e evidence) (evidence, string) {
-	if phrase, ok := instruction(sentence); ok {
+	if phrase, ok := analysis.Instruction(sentence); ok {
 		if v.setAside == nil {
 			v.setAside = map[string]string{}
 		}
@@ -671,12 +671,12 @@ func (v *verifier) statingText(ctx int, id string) string {
 			break
 		}
 	}
-	if _, ok := instruction(text); !ok {
+	if _, ok := analysis.Instruction(text); !ok {
 		return text
 	}
 	var b strings.Builder
 	for _, s := range splitSentences(text) {
-		if _, ok := instruction(s); !ok {
+		if _, ok := analysis.Instruction(s); !ok {
 			b.WriteString(s)
 		}
 	}

@@ -17,14 +17,6 @@ func stated(a *analysis.Analyzer, claim, block string, cross bool) []claimcheck.
 	return claimcheck.Check(a, claim, block, claimcheck.Options{CrossLanguage: cross})
 }
 
-// instruction tells whether s addresses an AI assistant (TODO(i23): analysis.Instruction).
-func instruction(s string) (string, bool) {
-	m := instructionRE.FindString(s)
-	return m, m != ""
-}
-
-var instructionRE = regexp.MustCompile(`(?i)ignore (all )?(previous|prior|above) instructions|игнорируй(те)? (все )?предыдущие инструкции`)
-
 // minLanguageLetters is how many letters a claim needs outside its quotes
 // for its language to be judged.
 const minLanguageLetters = 12
