@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer/claimcheck"
 	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 )
@@ -570,6 +571,16 @@ func (v *verifier) support(claim string, r ref) (e evidence, why string) {
 		around := sentenceSpan(c.Text, start, end)
 		e = evidence{ctx: ctx, block: blockAt(c, start, end), quote: strings.TrimSpace(c.Text[start:end]),
 			strength: quoteStrength, moved: ctx != r.ctx}
+		if q.inClaim && v.opts.Entail == nil && v.crossLanguage(claim, around) {
+			// A claim quoting a note in another language says, outside its
+			// quote, only where the quote comes from: words of its own
+			// cannot be compared with the note's (the entailment model,
+			// when installed, judges them instead).
+			if own := claimcheck.OwnWords(claim); len(own) > 0 {
+				v.detail = fmt.Sprintf("%q, outside the quote, cannot be checked against a note in another language", strings.Join(own, " "))
+				return e, DropNotStated
+			}
+		}
 		if !q.inClaim {
 			// A JSON citation's quote supports the sentence when the
 			// block states what the sentence says: its words (unless the

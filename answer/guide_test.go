@@ -32,6 +32,12 @@ func guideContexts(t *testing.T, rel string) []schemas.Context {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return docContexts(doc)
+}
+
+// docContexts chunks a parsed document and turns its chunks into contexts
+// with block spans.
+func docContexts(doc *schemas.DocChanged) []schemas.Context {
 	text := map[string]string{}
 	for _, b := range doc.Blocks {
 		text[b.ID] = strings.TrimSpace(b.Text)

@@ -328,3 +328,26 @@ func readings(a *analysis.Analyzer, word string) []string {
 	}
 	return strings.Fields(a.Lemmas(word))
 }
+
+// quoteRE matches a quote in «», “” or "" inside a claim.
+var quoteRE = regexp.MustCompile(`«[^»]*»|“[^”]*”|"[^"]*"`)
+
+// OwnWords are the content words a claim says outside its quotes, citation
+// markers and connective fillers ("В заметках сказано:"): what a claim over
+// a note in another language says that its quote of the note cannot vouch
+// for, since no word of it can be compared with the note's.
+func OwnWords(claim string) []string {
+	text := cleanClaim(quoteRE.ReplaceAllString(claim, " … "))
+	var out []string
+	for _, t := range lex(text) {
+		if t.kind != tWord || isStopword(t.low) || fillerWords[t.low] || negationWords[t.low] || connectives[t.low] || sourceWords[t.low] {
+			continue
+		}
+		out = append(out, t.raw)
+	}
+	return out
+}
+
+// sourceWords say where a claim comes from, not what it states.
+var sourceWords = wordSet(`according notes note guide documentation says say said states mentions written
+	заметках заметке заметки сказано говорится указано написано согласно руководстве документации`)
