@@ -54,14 +54,58 @@ func claimNames(e *Evidence, text string, toks []token, used []bool, o Options) 
 			out = append(out, t.raw)
 		}
 	}
-	if len(initials) > 0 && e.lacksOwnName(toks) {
+	if len(initials) > 0 {
+		lacks := e.lacksOwnName(toks)
 		for _, i := range initials {
-			if !e.hasName(toks[i]) {
+			if !e.hasName(toks[i]) && (lacks || e.swappedAt(toks, i)) {
 				out = append(out, toks[i].raw)
 			}
 		}
 	}
 	return out
+}
+
+// swappedAt reports whether the claim's sentence-initial word i stands
+// where the evidence has another capitalised word before the same next
+// word ("Obsidian does not..." over "SiYuan does not...", "#Obsidian: The"
+// over "#Note: The"): a swapped name, however many other names the claim
+// shares with the evidence.
+func (e *Evidence) swappedAt(claim []token, i int) bool {
+	next := nextWord(claim, i)
+	if next < 0 {
+		return false
+	}
+	for k, t := range e.toks {
+		if t.kind != tWord || t.low != claim[next].low {
+			continue
+		}
+		p := prevWord(e.toks, k)
+		if p < 0 || e.toks[p].low == claim[i].low {
+			continue
+		}
+		if sh := shape(e.toks[p].raw); sh == shapeCapital || sh == shapeMixed || sh == shapeAllCaps {
+			return true
+		}
+	}
+	return false
+}
+
+func nextWord(toks []token, i int) int {
+	for j := i + 1; j < len(toks); j++ {
+		if toks[j].kind == tWord {
+			return j
+		}
+	}
+	return -1
+}
+
+func prevWord(toks []token, i int) int {
+	for j := i - 1; j >= 0; j-- {
+		if toks[j].kind == tWord {
+			return j
+		}
+	}
+	return -1
 }
 
 // codeLike reports whether word i is part of a path, a file name, a flag or

@@ -1,6 +1,10 @@
 package claimcheck_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/exocortex/exocortex/answer/claimcheck"
+)
 
 const (
 	storesEN = "SiYuan stores all data locally in the workspace folder, and iCloud is not used."
@@ -61,4 +65,24 @@ func TestNamesRussian(t *testing.T) {
 			"Чтобы приостановить синхронизацию, выключите параметр «Включить облачную синхронизацию».", false,
 			[]string{missing("name", "Отключить")}},
 	})
+}
+
+func TestASwappedNameAtTheStartIsCaughtWhateverOtherNamesTheClaimShares(t *testing.T) {
+	block := "SiYuan does not enable all installed language packs, so by default only `eng` and `rus` are enabled; set `SIYUAN_TESSERACT_LANGS` for more."
+	for _, tc := range []struct {
+		name, claim, evidence string
+		bad                   bool
+	}{
+		{"a swapped name before a shared identifier holding the original", "Obsidian does not enable all installed language packs; set `SIYUAN_TESSERACT_LANGS` for more.", block, true},
+		{"the original name passes", "SiYuan does not enable all installed language packs; set `SIYUAN_TESSERACT_LANGS` for more.", block, false},
+		{"a heading label swapped", "#Obsidian: The formatting of Go is quite special.", "#Note: The formatting of Go is quite special: use 2006-01-02.", true},
+		{"a common opener is no name", "Templates use a fixed time format.", "The templates use a fixed time format: 2006-01-02.", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := claimcheck.Check(nil, tc.claim, tc.evidence, claimcheck.Options{})
+			if (len(got) > 0) != tc.bad {
+				t.Errorf("problems %v, want bad %v", got, tc.bad)
+			}
+		})
+	}
 }
