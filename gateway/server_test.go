@@ -345,7 +345,11 @@ func (w *watching) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToken f
 
 func TestAClientThatDisconnectsMidStreamCancelsItsQuery(t *testing.T) {
 	e := startEnv(t)
-	e.llm.Always(llmtest.Forever(5 * time.Millisecond))
+	// A verified sentence, then one that goes on and on (no loop to stop):
+	// the first token is the verified sentence, and the model is still
+	// talking when the client leaves.
+	e.llm.SetAnswer(crowsAnswer + " They also" + strings.Repeat(" and also", 5000) + ".")
+	e.llm.SetTokenDelay(5 * time.Millisecond)
 	w := &watching{Backend: e.backend, started: make(chan struct{}), returned: make(chan error, 1)}
 	_, hs := e.serve(t, gateway.Config{Heartbeat: 20 * time.Millisecond}, w)
 	answered := make(chan *schemas.AnswerDone, 4)
@@ -366,15 +370,16 @@ func TestAClientThatDisconnectsMidStreamCancelsItsQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	queryID := resp.Header.Get("X-Exocortex-Query-Id")
-	tokens := 0
+	var first string
 	readSSE(t, resp.Body, func(ev sseEvent) bool {
 		if ev.Name == "token" {
-			tokens++
+			first = ev.Data
+			return false
 		}
-		return tokens < 3
+		return ev.Name != "done"
 	})
-	if tokens < 3 {
-		t.Fatalf("the stream ended after %d tokens", tokens)
+	if !strings.Contains(first, jsonStr(crowsAnswer)) {
+		t.Fatalf("the first token %s, want the verified sentence %q", first, crowsAnswer)
 	}
 	cancel()
 	resp.Body.Close()

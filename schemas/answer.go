@@ -32,7 +32,9 @@ type AnswerToken struct {
 	Text    string `json:"text,omitempty"`
 	Final   bool   `json:"final,omitempty"`
 	// Restart tells the client to discard the tokens so far: a provider
-	// failed mid-stream and the answer starts again from another.
+	// broke off after verified sentences were sent, and the answer starts
+	// again (from it or another). Never in normal operation: every token is
+	// a verified sentence that the final answer keeps.
 	Restart bool `json:"restart,omitempty"`
 }
 

@@ -79,8 +79,10 @@ func cmdAsk(ctx context.Context, args []string) error {
 		}
 		mu.Lock()
 		defer mu.Unlock()
+		// Printed text is verified and stays; a restart comes only when
+		// the provider broke off after it and the answer starts again.
 		if t.Restart {
-			fmt.Print("\n[restarting: the text above is withdrawn (the provider failed or ran out of time, or its answer did not hold)]\n")
+			fmt.Print("\n[restarting: the provider broke off and was asked again; the text above is withdrawn]\n")
 		}
 		fmt.Print(t.Text)
 	}

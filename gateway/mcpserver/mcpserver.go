@@ -294,8 +294,10 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 }
 
 // tokenProgress streams an answer's tokens as progress notifications when
-// the client asked for progress (a restart says the text so far is
-// withdrawn); stop ends them. The tool's result is the verified answer.
+// the client asked for progress: each a verified sentence that the answer
+// keeps. A restart (a provider broke off after sentences were sent and the
+// answer starts again; never in normal operation) says the text so far is
+// withdrawn. stop ends them. The tool's result is the verified answer.
 func tokenProgress(ctx context.Context, req *mcp.CallToolRequest) (onToken func(*schemas.AnswerToken), stop func()) {
 	token := req.Params.GetProgressToken()
 	if token == nil || req.Session == nil {

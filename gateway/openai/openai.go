@@ -12,11 +12,14 @@
 // structured in "citations", with the answer's mode, reasons and
 // confidence in "exocortex".
 //
-// An answer stage that restarts (a provider failed midway, or verification
-// rewrote the streamed text) cannot take back what a chat client already
-// shows: the handler sends a separator line (RestartSeparator) and goes on
-// with the new text, so the part after the last separator is always the
-// verified answer.
+// The answer stage sends a sentence only once it is verified, so what
+// streams is the answer, never taken back. Only when a provider breaks off
+// after verified sentences were sent and the answer starts again (the same
+// provider asked again, or another), or when streamed tokens were lost, does
+// the streamed text differ from the answer: a chat client cannot take back
+// what it shows, so the handler sends a separator line (RestartSeparator)
+// and goes on with the new text; the part after the last separator is
+// always the verified answer.
 package openai
 
 import (
@@ -48,7 +51,8 @@ const (
 const MaxBody = 1 << 20
 
 // RestartSeparator goes between streamed text the answer stage took back
-// and the text that replaces it.
+// and the text that replaces it: only after a provider broke off midway
+// (or tokens were lost), never in normal operation.
 const RestartSeparator = "\n\n---\n\n"
 
 // searchK is how many passages an exocortex-search answer lists.
@@ -362,8 +366,9 @@ func (o *responder) finish(answer, sources string, cites []Citation, info *Info)
 		return
 	}
 	if shown := o.segment.String(); shown != answer {
-		// Tokens lost, or text taken back at the end: the verified answer
-		// follows in full.
+		// Tokens lost (core NATS does not redeliver): the verified answer
+		// follows in full. The answer stage itself never sends less than
+		// the answer, nor takes a sentence back at the end.
 		if shown != "" {
 			o.content(RestartSeparator)
 			o.restarted = true

@@ -65,7 +65,8 @@ func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t 
 		},
 	})
 	var text strings.Builder
-	chunks, finished := 0, ""
+	var deltas []string
+	finished := ""
 	var last extra
 	for stream.Next() {
 		ch := stream.Current()
@@ -77,7 +78,7 @@ func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t 
 		}
 		if d := ch.Choices[0].Delta.Content; d != "" {
 			text.WriteString(d)
-			chunks++
+			deltas = append(deltas, d)
 		}
 		if ch.Choices[0].FinishReason != "" {
 			finished = ch.Choices[0].FinishReason
@@ -93,8 +94,9 @@ func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t 
 	if finished != "stop" {
 		t.Errorf("finish_reason %q", finished)
 	}
-	if chunks < 3 {
-		t.Errorf("the answer came in %d content chunks, want it streamed token by token: %q", chunks, got)
+	// The verified sentence comes as one chunk, then the sources.
+	if len(deltas) != 2 || deltas[0] != crowsAnswer || !strings.HasPrefix(deltas[1], "\n\nSources:\n") {
+		t.Errorf("content chunks %q, want the verified sentence, then the sources", deltas)
 	}
 	if last.Exocortex == nil || last.Exocortex.Mode != "llm" || len(last.Citations) != 1 {
 		t.Fatalf("structured fields of the last chunk: %+v", last)
@@ -266,24 +268,52 @@ func streamText(t *testing.T, ctx context.Context, c oa.Client, question string)
 	return text.String(), last, stream.Err()
 }
 
-func TestARestartedAnswerIsFollowedBySeparatorAndTheVerifiedText(t *testing.T) {
-	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer(crowsAnswer)
-	pv.fast.Script(llmtest.CutAfter(2)) // the first attempt breaks off after two tokens
-	c, _ := client(t, b)
-	got, last, err := streamText(t, context.Background(), c, "What do crows use?")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if last.Exocortex == nil || !last.Exocortex.Restarted || last.Exocortex.Mode != "llm" {
-		t.Fatalf("structured fields %+v of %q", last.Exocortex, got)
-	}
-	before, _, ok := strings.Cut(got, openai.RestartSeparator)
-	if !ok || before == "" || !strings.HasPrefix(crowsAnswer, before) {
-		t.Errorf("want the broken-off start, a separator, then the answer: %q", got)
-	}
-	if i := strings.LastIndex(got, openai.RestartSeparator); !strings.HasPrefix(got[i+len(openai.RestartSeparator):], crowsAnswer+"\n\nSources:\n[1] ") {
-		t.Errorf("the text after the last separator is not the verified answer with its sources: %q", got)
+// crows has two sentences in one block, so that an answer can quote both.
+var crows = map[string]string{"crows.md": "# Crows\n\nCrows use tools to get food. Crows remember human faces for years.\n"}
+
+const crowsTwoSentences = "Crows «use tools to get food» [1]. They «remember human faces for years» [1]."
+
+// TestAProviderThatBreaksOffRestartsTheStreamOnlyAfterAVerifiedSentence:
+// the stream shows sentences once they are verified, so a provider that
+// breaks off before its first sentence is complete leaves nothing to take
+// back; one that breaks off after a verified sentence was shown (abnormal:
+// the router retries and the answer starts again) is followed by the
+// separator and the whole answer.
+func TestAProviderThatBreaksOffRestartsTheStreamOnlyAfterAVerifiedSentence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		// cut is the token after which the first attempt breaks off.
+		cut int
+		// shown is what streamed before the separator ("" for none).
+		shown string
+	}{
+		{"a break within the first sentence shows nothing to withdraw", 3, ""},
+		// Token 8 ("They ") starts the second sentence: the first is verified and shown.
+		{"a break after a shown sentence is followed by the separator and the answer", 8, "Crows «use tools to get food» [1]."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			b, pv := startPipeline(t, crows)
+			pv.fast.SetAnswer(crowsTwoSentences)
+			pv.fast.Script(llmtest.CutAfter(tc.cut))
+			c, _ := client(t, b)
+			got, last, err := streamText(t, context.Background(), c, "What do crows use and remember?")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if last.Exocortex == nil || last.Exocortex.Mode != "llm" || last.Exocortex.Restarted != (tc.shown != "") {
+				t.Fatalf("structured fields %+v of %q", last.Exocortex, got)
+			}
+			want := crowsTwoSentences + "\n\nSources:\n[1] "
+			if tc.shown != "" {
+				want = tc.shown + openai.RestartSeparator + want
+			}
+			if !strings.HasPrefix(got, want) {
+				t.Errorf("streamed %q, want it to begin %q", got, want)
+			}
+			if n := len(pv.fast.Requests()); n < 2 {
+				t.Errorf("%d requests to the provider: the broken answer was not asked again", n)
+			}
+		})
 	}
 }
 
@@ -301,8 +331,10 @@ func (c *cancelWatch) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToke
 
 func TestAChatClientThatGoesAwayAbandonsItsQuery(t *testing.T) {
 	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer(strings.Repeat("Crows use tools. ", 200))
-	pv.fast.Always(llmtest.Forever(20 * time.Millisecond))
+	// A verified sentence, then a sentence that goes on and on: no loop
+	// to stop, so the answer would go on until its deadline.
+	pv.fast.SetAnswer(crowsAnswer + " They also" + strings.Repeat(" and also", 2000) + ".")
+	pv.fast.SetTokenDelay(5 * time.Millisecond)
 	w := &cancelWatch{pipelineBackend: b, ended: make(chan error, 1)}
 	srv := httptest.NewServer(openai.Handler(w))
 	defer srv.Close()

@@ -144,8 +144,10 @@ type Info struct {
 	StandaloneQuestion string   `json:"standalone_question,omitempty"`
 	FollowUps          []string `json:"follow_ups,omitempty"`
 	Provider           string   `json:"provider,omitempty"`
-	// Restarted is true when the streamed text was corrected after it was
-	// sent: the part after the last separator is the verified answer.
+	// Restarted is true when the streamed text was taken back after it was
+	// sent (a provider broke off midway and the answer started again, or
+	// tokens were lost; never in normal operation): the part after the last
+	// separator is the verified answer.
 	Restarted bool `json:"restarted,omitempty"`
 }
 

@@ -61,6 +61,10 @@ func screenshotDir(t *testing.T) string {
 	return t.TempDir()
 }
 
+// crowsAnswer is the fake model's answer: two sentences, each shown once it
+// is verified.
+const crowsAnswer = "Crows «use tools to get food» [1]. They «bend wire into hooks» [1]."
+
 // startSystem runs the whole pipeline over a fake SiYuan kernel with two
 // notes and a fake language model that streams a cited answer slowly.
 func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server, string) {
@@ -78,7 +82,7 @@ func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server, string) {
 		t.Fatal(err)
 	}
 	provider := llmtest.New(t)
-	provider.SetAnswer("Crows «use tools to get food» [1]: they «bend wire into hooks» [1].")
+	provider.SetAnswer(crowsAnswer)
 	provider.SetResponder(func(body llmtest.ChatBody) (string, *llmtest.Fault, bool) {
 		if len(body.Messages) > 0 && strings.HasPrefix(body.Messages[0].Content, "Suggest 3 to 5 short follow-up questions") {
 			return "How long do crows remember faces?\nDo ravens use tools too?\nWhat else do crows bend?", nil, true
@@ -234,21 +238,24 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		t.Errorf("a lexical search shows %q, want mode lexical with no reason", m)
 	}
 
-	// Ask: the answer grows token by token before it is done.
+	// Ask: the answer grows sentence by sentence, each once it is
+	// verified, before it is done.
 	do("ask",
 		chromedp.Click(`#tab-ask`),
 		chromedp.WaitVisible(`#ask-q`),
 		chromedp.SendKeys(`#ask-q`, "What do crows use to get food?"),
 		chromedp.Click(`#ask-go`),
 	)
-	const want = "Crows «use tools to get food» [1]: they «bend wire into hooks» [1]."
+	const want = crowsAnswer
 	samples := watchAnswer(t, ctx, func() { shot("ask-streaming") })
-	if len(samples) == 0 {
-		t.Error("no text appeared before the done event: the answer did not stream")
+	// What the page showed while the answer streamed: the first verified
+	// sentence alone, perhaps then both; never part of a sentence.
+	if len(samples) == 0 || samples[0] != "Crows «use tools to get food» [1]." {
+		t.Errorf("while it streamed the page showed %q, want the first verified sentence first", samples)
 	}
 	for _, s := range samples {
-		if !strings.HasPrefix(want, s) {
-			t.Errorf("streamed text %q is not the start of the answer %q", s, want)
+		if !strings.HasPrefix(want, s) || !strings.HasSuffix(s, ".") {
+			t.Errorf("streamed text %q is not whole sentences of the answer %q", s, want)
 		}
 	}
 
@@ -311,9 +318,11 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 	}
 	shot("status")
 
-	// A provider that fails mid-answer is retried: the stream restarts,
-	// and the page drops the text so far instead of running the two together.
-	provider.Script(llmtest.CutAfter(4))
+	// A provider that fails mid-answer after a verified sentence was shown
+	// (not normal operation) is retried: the stream restarts, and the page
+	// drops the text so far instead of running the two together. Token 8
+	// ("They ") begins the second sentence, so the first was shown.
+	provider.Script(llmtest.CutAfter(8))
 	do("ask with a stream that breaks",
 		chromedp.Click(`#tab-ask`),
 		chromedp.Click(`#ask-new`),

@@ -351,7 +351,9 @@ async function ask(question) {
           }
           break;
         case "restart":
-          // A provider failed mid-answer and another attempt starts over.
+          // Tokens are verified sentences that the answer keeps; only a
+          // provider that broke off after some were sent makes the answer
+          // start over (the same provider asked again, or another).
           text.replaceChildren();
           text.dataset.restarts = String(Number(text.dataset.restarts || 0) + 1);
           break;
