@@ -569,8 +569,9 @@ func noNotes(lang string, untranslated bool) string {
 
 // searchOnlyLead says why the answer is passages, as it happened: the
 // deadline passed, no language model could answer (and why), the model
-// said the notes do not answer it, the verifier rejected the model's
-// answer, or no model is configured.
+// looped or kept to another language, the model said the notes do not
+// answer it, the verifier rejected the model's answer, or no model is
+// configured.
 func searchOnlyLead(lang string, reasons []string) string {
 	find := func(prefix string) (string, bool) {
 		for _, r := range reasons {
@@ -592,6 +593,18 @@ func searchOnlyLead(lang string, reasons []string) string {
 			return "Ни одна языковая модель не смогла ответить: " + why + ". Вот самые подходящие места из заметок:"
 		}
 		return "No language model could answer: " + why + ". Here are the most relevant passages from your notes:"
+	}
+	if _, ok := find(ReasonLoop); ok {
+		if ru {
+			return "Языковая модель повторяла одно и то же, поэтому вот самые подходящие места из заметок:"
+		}
+		return "The language model kept repeating itself, so here are the most relevant passages from your notes:"
+	}
+	if _, ok := find(DropLanguage); ok {
+		if ru {
+			return "Языковая модель ответила не на языке вопроса, поэтому вот самые подходящие места из заметок:"
+		}
+		return "The language model did not answer in the question's language, so here are the most relevant passages from your notes:"
 	}
 	if _, ok := find(ReasonNotInNotes); ok {
 		if ru {
