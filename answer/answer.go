@@ -300,6 +300,10 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 		st.reset()
 		res, err = ask.stream(ctx, st, em, languageAgain(rq.Lang))
 	}
+	if errors.Is(err, errLanguage) {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: asked again, the model still answered in another language than the question's (%s)", DropLanguage, rq.Lang))
+		return false
+	}
 	if err != nil && !errors.Is(err, errLoop) {
 		if st.Shown() == "" {
 			out.Reasons = append(out.Reasons, a.llmFailure(ctx, cfg, res, err))
