@@ -72,7 +72,7 @@ func TestEachPerturbationEndsInTheRightModeCitationsAndText(t *testing.T) {
 	en := func(q, label string) question { return question{q, "en", label} }
 	ru := func(q, label string) question { return question{q, "ru", label} }
 	cases := []struct {
-		kind llmtest.Behaviour
+		kind   llmtest.Behaviour
 		qs     []question
 		mode   string // of every question's answer
 		reason string // a reason every answer gives
