@@ -199,3 +199,25 @@ func TestAnAnswerThatOnlySaysTheNotesDoNotAnswerIsAnAbstention(t *testing.T) {
 		t.Errorf("an abstention beside a supported claim is kept as text, not counted: %+v", v)
 	}
 }
+
+// Polarity is judged against the sentence that supports the claim, so a "no"
+// elsewhere in the block neither fails a plain claim nor passes a negated one.
+func TestANoElsewhereInTheBlockDoesNotDecidePolarity(t *testing.T) {
+	ctxs := []schemas.Context{{Passage: schemas.Passage{ChunkID: "c", DocID: "d", BlockID: "b1", BlockIDs: []string{"b1"},
+		Text: "Backups run every night at 02:30 from a systemd timer. There is no backup on holidays, and no cloud copy."}}}
+	for _, c := range []struct {
+		name, answer string
+		kept         bool
+	}{
+		{"a plain claim beside a negated sentence is supported", "Backups run every night at 02:30 from a systemd timer [1].", true},
+		{"a negated claim of a plain sentence is not", "Backups do not run every night at 02:30 from a systemd timer [1].", false},
+		{"a claim with its number changed is not, whatever the block's other sentences", "Backups run every night at 03:30 from a systemd timer [1].", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			v := answer.VerifyWith(analyzer(t), c.answer, ctxs, answer.Options{Lang: "en"})
+			if kept := len(v.Citations) == 1; kept != c.kept {
+				t.Errorf("kept %v, want %v: %+v", kept, c.kept, v.Dropped)
+			}
+		})
+	}
+}
