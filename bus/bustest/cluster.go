@@ -67,18 +67,22 @@ func NewCluster(t testing.TB, n int) *Cluster {
 			}
 		}
 	}
+	// A meta leader, and every server known to it as an online JetStream
+	// peer with stats: what placing a replicated stream needs (before that,
+	// placement fails with "no suitable peers ... peer offline", seen on a
+	// loaded machine).
 	for {
-		leader := false
+		peers := 0
 		for _, s := range c.Servers {
 			if s.JetStreamIsLeader() {
-				leader = true
+				peers = len(s.JetStreamClusterPeers())
 			}
 		}
-		if leader {
+		if peers == len(c.Servers) {
 			return c
 		}
 		if time.Now().After(deadline) {
-			t.Fatal("the cluster elected no JetStream meta leader in 30s")
+			t.Fatalf("the cluster has %d of %d JetStream peers online at its meta leader after 30s", peers, len(c.Servers))
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
