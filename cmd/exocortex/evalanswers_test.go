@@ -133,12 +133,19 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 		t.Errorf("modes %v: want the question about file history in llm and the other English ones search_only", rep.Modes)
 	}
 	// The provider never says the notes lack the answer: an English
-	// question abstains only where retrieval finds nothing, which it does
-	// for all of them (Russian ones may find nothing in the English guide).
+	// question abstains only where its contexts hold the quote, so that it
+	// is verified, but the quoted block does not address the question (the
+	// relevance rule: the guide's questions next to file history, such as
+	// how many days it is kept). A few at most; never through retrieval,
+	// which finds the guide's passages for every English question.
+	abstainedEN := 0
 	for _, m := range rep.Misses {
 		if strings.HasPrefix(m, "en-") && strings.Contains(m, "says it is not") {
-			t.Errorf("an English question abstained: %s", m)
+			abstainedEN++
 		}
+	}
+	if abstainedEN > 3 {
+		t.Errorf("%d English questions abstained, want at most the few next to file history: %q", abstainedEN, rep.Misses)
 	}
 	if rep.AbstainedRight+rep.AbstainedWrong > ru {
 		t.Errorf("abstained right %d wrong %d: more than the Russian questions", rep.AbstainedRight, rep.AbstainedWrong)
