@@ -293,39 +293,21 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 		},
 		send: func(text string) { em.send(ctx, &schemas.AnswerToken{Text: text}) },
 	}
-	ask := answerRequest{question: question, asked: rq.Question, lang: rq.Lang, ctxs: ctxs, router: a.Router, cfg: cfg}
-	res, err := ask.stream(ctx, st, em, "")
-	if errors.Is(err, errLanguage) {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model answered in another language than the question's (%s); asked again", DropLanguage, rq.Lang))
-		st.reset()
-		res, err = ask.stream(ctx, st, em, languageAgain(rq.Lang))
-	}
-	if errors.Is(err, errLanguage) {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: asked again, the model still answered in another language than the question's (%s)", DropLanguage, rq.Lang))
+	ask := &answerRequest{question: question, asked: rq.Question, lang: rq.Lang, ctxs: ctxs, router: a.Router, cfg: cfg}
+	res, stopped, ok := a.askModel(ctx, ask, st, em, cfg, out)
+	if !ok {
 		return false
 	}
-	if err != nil && !errors.Is(err, errLoop) {
-		if st.Shown() == "" {
-			out.Reasons = append(out.Reasons, a.llmFailure(ctx, cfg, res, err))
-			return false
-		}
-		// What was shown is verified: it stays, as an answer cut short.
-		out.Reasons = append(out.Reasons, a.llmFailure(ctx, cfg, res, err)+"; the verified sentences shown before are the answer")
-		res.Cut = true
-	}
-	// A provider that stops at max_tokens itself (finish_reason length)
-	// cut its answer as surely as the client does.
-	res.Cut = res.Cut || res.FinishReason == llm.FinishLength
-	text, cites, isJSON, modelConf := st.finalText(res.Cut)
+	text, cites, isJSON, modelConf := st.finalText(res.Cut || stopped != nil)
 	v := verifyText(a.Analyzer, text, cites, isJSON, ctxs, opts)
 	v.ModelConfidence = modelConf
-	loop := errors.Is(err, errLoop) || (res.Cut && v.Repeated >= loopRepeats)
-	if res.Cut && !loop {
+	loop := errors.Is(stopped, errLoop) || (res.Cut && v.Repeated >= loopRepeats)
+	switch {
+	case loop:
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model said the same sentence again and again (%d repeats) and was stopped", ReasonLoop, v.Repeated))
+	case res.Cut:
 		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model's answer ran past its budget of %d tokens and was cut; its last, unfinished sentence is left out",
 			ReasonCut, a.Router.RoleSettings(ask.role).MaxTokens))
-	}
-	if loop {
-		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model said the same sentence again and again (%d repeats) and was stopped", ReasonLoop, v.Repeated))
 	}
 	if st.Shown() == "" && !a.decide(v, loop, relevant, cfg, out) {
 		return false
@@ -334,7 +316,7 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 		a.keepShown(v, cfg, out)
 	}
 	out.Provider = res.Provider
-	out.Confidence = cfg.Calibration.Apply(answerConfidence(v, res.Cut, loop))
+	out.Confidence = cfg.Calibration.Apply(answerConfidence(v, res.Cut || stopped != nil, loop))
 	if !st.show(v.Text) {
 		// Not in normal operation: the verified whole does not begin with
 		// what was shown (a provider failed midway and another answered).
@@ -342,6 +324,37 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 		em.send(ctx, &schemas.AnswerToken{Text: v.Text})
 	}
 	return true
+}
+
+// askModel streams the model's answer into st, asking once more with the
+// language rule when its first claim is in another language. stopped is
+// why the stream ended early with something to verify (errLoop, or a
+// failure after verified sentences were shown); ok is false when there is
+// nothing to give (out.Reasons says why). res.Cut also holds a provider's
+// own finish at max_tokens.
+func (a *Answerer) askModel(ctx context.Context, ask *answerRequest, st *verifiedStream, em *emitter, cfg Config, out *schemas.AnswerDone) (res llm.Result, stopped error, ok bool) {
+	res, err := ask.stream(ctx, st, em, "")
+	if errors.Is(err, errLanguage) {
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: the model answered in another language than the question's (%s); asked again", DropLanguage, ask.lang))
+		st.reset()
+		res, err = ask.stream(ctx, st, em, languageAgain(ask.lang))
+	}
+	res.Cut = res.Cut || res.FinishReason == llm.FinishLength
+	switch {
+	case err == nil:
+		return res, nil, true
+	case errors.Is(err, errLanguage):
+		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: asked again, the model still answered in another language than the question's (%s)", DropLanguage, ask.lang))
+		return res, err, false
+	case errors.Is(err, errLoop):
+		return res, err, true
+	case st.Shown() == "":
+		out.Reasons = append(out.Reasons, a.llmFailure(ctx, cfg, res, err))
+		return res, err, false
+	}
+	// What was shown is verified: it stays, as an answer cut short.
+	out.Reasons = append(out.Reasons, a.llmFailure(ctx, cfg, res, err)+"; the verified sentences shown before are the answer")
+	return res, err, true
 }
 
 // decide accepts a verified answer of which nothing was shown yet; false
