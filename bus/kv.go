@@ -65,7 +65,8 @@ func (k jsKV) Delete(ctx context.Context, key string) error {
 }
 
 func (k jsKV) Keys(ctx context.Context) ([]string, error) {
-	lister, err := k.kv.ListKeys(ctx)
+	// Listing is a read: sent again while a cluster fails over, as writes are.
+	lister, err := retryFailover(ctx, "kv keys "+k.bucket, func() (jetstream.KeyLister, error) { return k.kv.ListKeys(ctx) })
 	if err != nil {
 		return nil, fmt.Errorf("kv keys: %w", err)
 	}
