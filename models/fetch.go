@@ -13,6 +13,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -36,10 +37,17 @@ type FetchOptions struct {
 	TrustNew bool
 	// Client is the HTTP client (a 30-minute timeout per file by default).
 	Client *http.Client
-	// Attempts per file for transient failures (default 3).
+	// Attempts per file for transient failures (default 3): a refused
+	// connection or a 5xx waits Backoff times the failures so far (default
+	// 2s) and counts; a download that broke after bytes arrived is resumed
+	// at once from where it stopped (a Range request) and does not count.
 	Attempts int
-	// Progress, when set, is called as bytes arrive.
-	Progress func(model, file string, done, total int64)
+	Backoff  time.Duration
+	// Progress, when set, is called as bytes arrive, at most once per
+	// ProgressEvery (default 500ms), and once more when a file's download
+	// ends (Progress.Final).
+	Progress      func(Progress)
+	ProgressEvery time.Duration
 }
 
 // FileResult is what Fetch did with one file.
@@ -79,6 +87,12 @@ func Fetch(ctx context.Context, dir string, m Manifest, opts FetchOptions) ([]Fi
 	}
 	if opts.Attempts <= 0 {
 		opts.Attempts = 3
+	}
+	if opts.Backoff <= 0 {
+		opts.Backoff = 2 * time.Second
+	}
+	if opts.ProgressEvery <= 0 {
+		opts.ProgressEvery = 500 * time.Millisecond
 	}
 	var results []FileResult
 	var errs []error
@@ -206,109 +220,312 @@ func fileURL(base string, s Spec, f File) (string, error) {
 	if err != nil || u.Scheme == "" || u.Host == "" {
 		return "", fmt.Errorf("models: base url %q is not an absolute URL", base)
 	}
-	u.Path = path.Join(u.Path, s.Repo, "resolve", s.Revision, f.Path)
+	repo, rev := s.Source(f)
+	u.Path = path.Join(u.Path, repo, "resolve", rev, f.Path)
 	return u.String(), nil
 }
 
-// download fetches u into dst through a temporary file in the same
-// directory, hashing as it writes; the file is renamed into place only when
-// its digest (and size, when known) match.
+// PartFile is where a file's download accumulates until its digest checks:
+// hidden, next to the file's destination. It is kept when a download
+// breaks, so that the next attempt (or the next models fetch) resumes it
+// with a Range request; it is deleted when the digest does not match.
+func PartFile(dst string) string {
+	return filepath.Join(filepath.Dir(dst), "."+filepath.Base(dst)+".part")
+}
+
+// maxResumes bounds the attempts of one file that each broke after bytes
+// arrived: those resume at once and do not count against Attempts.
+const maxResumes = 1000
+
+// download fetches u into dst through its part file, hashing as it writes;
+// the file is renamed into place only when its digest (and size, when
+// known) match. An attempt that broke after bytes arrived is resumed at
+// once from where it stopped; one that failed before (a refused
+// connection, a 5xx) waits and counts against opts.Attempts.
 func download(ctx context.Context, opts FetchOptions, u, dst, want string, size int64, model, file string) (string, int64, error) {
 	if err := os.MkdirAll(filepath.Dir(dst), 0o755); err != nil {
 		return "", 0, fmt.Errorf("%s/%s: %w", model, file, err)
 	}
 	var lastErr error
-	for attempt := 1; attempt <= opts.Attempts; attempt++ {
-		if attempt > 1 {
-			select {
-			case <-ctx.Done():
-				return "", 0, ctx.Err()
-			case <-time.After(time.Duration(attempt-1) * 2 * time.Second):
-			}
-		}
-		got, n, err, transient := downloadOnce(ctx, opts, u, dst, want, size, model, file)
+	failures, resumes := 0, 0
+	for {
+		got, n, progressed, err, transient := downloadOnce(ctx, opts, u, dst, want, size, model, file)
 		if err == nil {
 			return got, n, nil
 		}
 		lastErr = err
-		if !transient {
+		if !transient || ctx.Err() != nil {
 			break
+		}
+		if progressed && resumes < maxResumes {
+			resumes++
+			continue
+		}
+		failures++
+		if failures >= opts.Attempts {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return "", 0, ctx.Err()
+		case <-time.After(time.Duration(failures) * opts.Backoff):
 		}
 	}
 	return "", 0, lastErr
 }
 
-func downloadOnce(ctx context.Context, opts FetchOptions, u, dst, want string, size int64, model, file string) (sum string, n int64, err error, transient bool) {
+// downloadOnce makes one request for u, resuming the part file when there
+// is one. progressed says whether any byte arrived.
+func downloadOnce(ctx context.Context, opts FetchOptions, u, dst, want string, size int64, model, file string) (sum string, n int64, progressed bool, err error, transient bool) {
+	name := model + "/" + file
+	part := PartFile(dst)
+	var offset int64
+	if st, err := os.Stat(part); err == nil {
+		offset = st.Size()
+		if size > 0 && offset >= size {
+			offset = 0 // nothing left to ask for, or more than the file: start over
+		}
+	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
 	if err != nil {
-		return "", 0, fmt.Errorf("%s/%s: %w", model, file, err), false
+		return "", 0, false, fmt.Errorf("%s: %w", name, err), false
 	}
 	req.Header.Set("User-Agent", "exocortex-models-fetch")
-	resp, err := opts.Client.Do(req)
+	if offset > 0 {
+		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
+	}
+	resp, err := opts.Client.Do(req) // follows the hub's redirects to its file storage, Range included
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is named once, below
 		}
-		return "", 0, fmt.Errorf("%s/%s: download %s: %w (models fetch needs to reach that host; without it, copy the files into place and run exocortex models verify)", model, file, u, err), true
+		return "", 0, false, fmt.Errorf("%s: download %s: %w (models fetch needs to reach that host; without it, copy the files into place and run exocortex models verify)", name, u, err), true
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return "", 0, fmt.Errorf("%s/%s: download %s: HTTP %s", model, file, u, resp.Status),
+	total := size
+	switch {
+	case resp.StatusCode == http.StatusPartialContent && offset > 0:
+		start, whole, ok := contentRange(resp.Header.Get("Content-Range"))
+		if !ok || start != offset {
+			_ = os.Remove(part)
+			return "", 0, false, fmt.Errorf("%s: download %s: asked to resume at byte %d, the server sent %q; starting over", name, u, offset, resp.Header.Get("Content-Range")), true
+		}
+		if total <= 0 {
+			total = whole
+		}
+	case resp.StatusCode == http.StatusOK:
+		offset = 0 // the whole file (a server that does not resume): start over
+		if total <= 0 {
+			total = resp.ContentLength
+		}
+	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && offset > 0:
+		_ = os.Remove(part)
+		return "", 0, false, fmt.Errorf("%s: download %s: the server would not resume at byte %d (HTTP %s); starting over", name, u, offset, resp.Status), true
+	default:
+		return "", 0, false, fmt.Errorf("%s: download %s: HTTP %s", name, u, resp.Status),
 			resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
 	}
-	total := resp.ContentLength
-	if size > 0 {
-		total = size
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(dst), "."+filepath.Base(dst)+".*.part")
-	if err != nil {
-		return "", 0, fmt.Errorf("%s/%s: %w", model, file, err), false
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
 	h := sha256.New()
-	w := io.MultiWriter(tmp, h)
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if offset > 0 {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+		if err := hashPrefix(h, part, offset); err != nil {
+			_ = os.Remove(part)
+			return "", 0, false, fmt.Errorf("%s: reading the partial download %s: %w; starting over", name, part, err), true
+		}
+	}
+	f, err := os.OpenFile(part, flags, 0o644)
+	if err != nil {
+		return "", 0, false, fmt.Errorf("%s: %w", name, err), false
+	}
 	var body io.Reader = resp.Body
+	var m *meter
 	if opts.Progress != nil {
-		body = &progressReader{r: resp.Body, fn: func(done int64) { opts.Progress(model, file, done, total) }}
+		m = newMeter(opts, Progress{Model: model, File: file, Done: offset, Total: total, Resumed: offset})
+		body = &meteredReader{r: resp.Body, m: m}
 	}
-	n, err = io.Copy(w, body)
-	if cerr := tmp.Sync(); err == nil {
+	written, err := io.Copy(io.MultiWriter(f, h), body)
+	n, progressed = offset+written, written > 0
+	if cerr := f.Sync(); err == nil {
 		err = cerr
 	}
-	if cerr := tmp.Close(); err == nil {
+	if cerr := f.Close(); err == nil {
 		err = cerr
+	}
+	if m != nil {
+		m.finish(err)
 	}
 	if err != nil {
-		return "", n, fmt.Errorf("%s/%s: download %s: after %d bytes: %w", model, file, u, n, err), true
+		// The part file stays: the next attempt resumes it.
+		return "", n, progressed, fmt.Errorf("%s: download %s: broke after %d bytes: %w", name, u, n, err), true
 	}
 	sum = hex.EncodeToString(h.Sum(nil))
 	if size > 0 && n != size {
-		return sum, n, fmt.Errorf("%s/%s: %w: got %d bytes, the manifest says %d; the download was discarded", model, file, ErrDigest, n, size), true
+		// The whole response arrived (a body cut short is an error above):
+		// the hub holds a file of another size.
+		_ = os.Remove(part)
+		return sum, n, progressed, fmt.Errorf("%s: %w: got %d bytes, the manifest says %d; the download was discarded", name, ErrDigest, n, size), false
 	}
 	if want != "" && sum != want {
-		return sum, n, fmt.Errorf("%s/%s: %w: got %s, want %s; the download was discarded", model, file, ErrDigest, sum, want), false
+		_ = os.Remove(part)
+		if offset > 0 {
+			// The part may be another version's: once more from the start.
+			return sum, n, true, fmt.Errorf("%s: %w: got %s after resuming at byte %d, want %s; starting over", name, ErrDigest, sum, offset, want), true
+		}
+		return sum, n, progressed, fmt.Errorf("%s: %w: got %s, want %s; the download was discarded", name, ErrDigest, sum, want), false
 	}
-	if err := os.Rename(tmp.Name(), dst); err != nil {
-		return "", n, fmt.Errorf("%s/%s: %w", model, file, err), false
+	if err := os.Rename(part, dst); err != nil {
+		return "", n, progressed, fmt.Errorf("%s: %w", name, err), false
 	}
-	return sum, n, nil, false
+	return sum, n, progressed, nil, false
 }
 
-type progressReader struct {
-	r    io.Reader
-	n    int64
-	last time.Time
-	fn   func(int64)
+// contentRange parses "bytes START-END/TOTAL" (TOTAL may be "*": -1).
+func contentRange(v string) (start, total int64, ok bool) {
+	rest, found := strings.CutPrefix(strings.TrimSpace(v), "bytes ")
+	if !found {
+		return 0, 0, false
+	}
+	span, whole, found := strings.Cut(rest, "/")
+	if !found {
+		return 0, 0, false
+	}
+	from, _, found := strings.Cut(span, "-")
+	if !found {
+		return 0, 0, false
+	}
+	start, err := strconv.ParseInt(from, 10, 64)
+	if err != nil || start < 0 {
+		return 0, 0, false
+	}
+	total = -1
+	if whole != "*" {
+		if total, err = strconv.ParseInt(whole, 10, 64); err != nil {
+			return 0, 0, false
+		}
+	}
+	return start, total, true
 }
 
-func (p *progressReader) Read(b []byte) (int, error) {
-	n, err := p.r.Read(b)
-	p.n += int64(n)
-	if now := time.Now(); err != nil || now.Sub(p.last) > 500*time.Millisecond {
-		p.last = now
-		p.fn(p.n)
+// hashPrefix feeds the first n bytes of the file at p to h.
+func hashPrefix(h io.Writer, p string, n int64) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return err
 	}
+	defer f.Close()
+	_, err = io.CopyN(h, f, n)
+	return err
+}
+
+// Progress is one report of a file's download (FetchOptions.Progress).
+type Progress struct {
+	Model, File string
+	// Done is the bytes on disk, Total the file's size (-1: unknown).
+	Done, Total int64
+	// Resumed is the byte the download resumed at (0: from the start).
+	Resumed int64
+	// Rate is bytes per second over this download so far (what arrived
+	// since it began or resumed), Elapsed the time since then.
+	Rate    float64
+	Elapsed time.Duration
+	// Left is the estimated time to the end (-1: unknown).
+	Left time.Duration
+	// Final marks the last report of the download (whole or broken).
+	Final bool
+}
+
+// String reads, for example, "qa-model/model.onnx  412.3 MB of 1.11 GB
+// (37%)  11.2 MB/s  1m2s left".
+func (p Progress) String() string {
+	var b strings.Builder
+	b.WriteString(p.Model + "/" + p.File + "  " + formatBytes(p.Done))
+	if p.Total > 0 {
+		fmt.Fprintf(&b, " of %s (%d%%)", formatBytes(p.Total), p.Done*100/p.Total)
+	}
+	if p.Resumed > 0 {
+		fmt.Fprintf(&b, ", resumed at %s", formatBytes(p.Resumed))
+	}
+	if p.Final {
+		fmt.Fprintf(&b, " in %s", p.Elapsed.Round(100*time.Millisecond))
+	}
+	if p.Rate > 0 {
+		fmt.Fprintf(&b, "  %s/s", formatBytes(int64(p.Rate)))
+	}
+	if !p.Final {
+		if p.Left >= 0 {
+			fmt.Fprintf(&b, "  %s left", p.Left.Round(time.Second))
+		} else {
+			b.WriteString("  time left unknown")
+		}
+	}
+	return b.String()
+}
+
+// formatBytes writes n in decimal units, as the hub shows sizes.
+func formatBytes(n int64) string {
+	switch {
+	case n < 1000:
+		return fmt.Sprintf("%d B", n)
+	case n < 1000*1000:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	case n < 1000*1000*1000:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	default:
+		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
+	}
+}
+
+// meter turns the bytes of one download into Progress reports, at most one
+// per opts.ProgressEvery, and a final one.
+type meter struct {
+	fn    func(Progress)
+	every time.Duration
+	p     Progress
+	start time.Time
+	last  time.Time
+}
+
+func newMeter(opts FetchOptions, p Progress) *meter {
+	now := time.Now()
+	return &meter{fn: opts.Progress, every: opts.ProgressEvery, p: p, start: now, last: now}
+}
+
+func (m *meter) add(n int) {
+	m.p.Done += int64(n)
+	if now := time.Now(); now.Sub(m.last) >= m.every {
+		m.last = now
+		m.report(now)
+	}
+}
+
+func (m *meter) report(now time.Time) {
+	p := m.p
+	p.Elapsed = now.Sub(m.start)
+	p.Left = -1
+	if s := p.Elapsed.Seconds(); s > 0 {
+		p.Rate = float64(p.Done-p.Resumed) / s
+	}
+	if p.Total > 0 && p.Rate > 0 {
+		p.Left = time.Duration(float64(max(p.Total-p.Done, 0)) / p.Rate * float64(time.Second))
+	}
+	m.fn(p)
+}
+
+func (m *meter) finish(error) {
+	m.p.Final = true
+	m.report(time.Now())
+}
+
+type meteredReader struct {
+	r io.Reader
+	m *meter
+}
+
+func (x *meteredReader) Read(b []byte) (int, error) {
+	n, err := x.r.Read(b)
+	x.m.add(n)
 	return n, err
 }
 

@@ -34,6 +34,12 @@ type File struct {
 	// download, and then records the digest it got in the lock file.
 	SHA256 string `json:"sha256,omitempty"`
 	Size   int64  `json:"size,omitempty"`
+	// Repo and Revision, when set, fetch the file from that repository at
+	// that revision instead of the model's (Spec.Source): for a file that
+	// the model's repository lacks or whose digest could not be checked
+	// there, such as the default QA model's tokenizer.json.
+	Repo     string `json:"repo,omitempty"`
+	Revision string `json:"revision,omitempty"`
 }
 
 // Spec describes one model: where it comes from and how it is used.
@@ -65,6 +71,15 @@ type Spec struct {
 	MaxLength int `json:"max_length,omitempty"`
 }
 
+// Source is the repository and revision file f is fetched from: its own
+// when it names one, else the model's.
+func (s Spec) Source(f File) (repo, revision string) {
+	if f.Repo != "" {
+		return f.Repo, f.Revision
+	}
+	return s.Repo, s.Revision
+}
+
 // Manifest lists the models the system uses, one per role.
 type Manifest struct {
 	// BaseURL is the hub's address; a file's URL is
@@ -76,11 +91,28 @@ type Manifest struct {
 // DefaultBaseURL is the Hugging Face hub.
 const DefaultBaseURL = "https://huggingface.co"
 
-// DefaultManifest returns the built-in defaults. The digests of the embedding
-// and reranking files are the hub's LFS sha256 values at the pinned commits;
-// the QA model has no ONNX export with a digest we could pin offline, so its
-// files must be trusted on first download (models fetch --trust-new) or
-// replaced by a manifest of the user's own. The NLI model is optional.
+// EnvHubURL overrides the manifest's base_url (a mirror of the hub, or a
+// test's fake one); models fetch --hub-url overrides both.
+const EnvHubURL = "EXOCORTEX_HUB_URL"
+
+// HubURL is the hub models fetch downloads from: explicit (the --hub-url
+// flag), else $EXOCORTEX_HUB_URL, else the manifest's base_url.
+func HubURL(explicit string, m Manifest) string {
+	if explicit != "" {
+		return explicit
+	}
+	if u := os.Getenv(EnvHubURL); u != "" {
+		return u
+	}
+	return m.BaseURL
+}
+
+// DefaultManifest returns the built-in defaults: every file pinned by
+// repository, commit and sha256, each digest the one the hub's file page
+// shows (the LFS "SHA256" of the file at that commit) unless its comment
+// says otherwise. The NLI model is optional. Each default path is checked
+// against a recorded listing of its repository at its revision
+// (models/testdata/hub, TestEveryDefaultFileIsInTheRecordedListing...).
 func DefaultManifest() Manifest {
 	return Manifest{BaseURL: DefaultBaseURL, Models: []Spec{
 		{
@@ -104,10 +136,37 @@ func DefaultManifest() Manifest {
 			MaxLength: 512,
 		},
 		{
+			// deepset/xlm-roberta-base-squad2 (XLM-R base fine-tuned on SQuAD
+			// 2.0, CC-BY-4.0; English and, cross-lingually, Russian) has no
+			// ONNX file and no tokenizer.json at any revision the hub lists, so
+			// an ONNX export of it is pinned instead: Holisticon AG's
+			// holisticon/xlm-roberta-base-squad2-onnx at d1e22df, the head of
+			// its main on the hub's commits page ("Upload ort_config.json").
+			// The file is model_optimized.onnx; its digest is the one the
+			// hub's file page shows,
+			// https://huggingface.co/holisticon/xlm-roberta-base-squad2-onnx/blob/d1e22df603ee04f4e0ff540d0d3bce147586df78/model_optimized.onnx
+			// ("SHA256: d28c99e5...", "Size of remote file: 1.11 GB"; the exact
+			// size is not shown, so none is pinned and the digest decides).
+			// Not checked here (no network): that its signature is the one an
+			// optimum export of XLMRobertaForQuestionAnswering has, inputs
+			// input_ids and attention_mask and outputs start_logits and
+			// end_logits (onnxgen.XLMRBaseQA; 1.11 GB is XLM-R base in fp32).
+			// OpenQA checks the outputs and names what it found otherwise.
+			// The export's own tokenizer.json (and model.onnx) have file pages
+			// whose digests could not be read here, so the tokenizer is the
+			// file the default reranker pins (same sha256): the XLM-R
+			// sentencepiece vocabulary of 250,002 pieces that deepset's model
+			// was trained with (its sentencepiece.bpe.model is
+			// xlm-roberta-base's), with XLM-R's specials and pair template,
+			// from cross-encoder/mmarco-mMiniLMv2-L12-H384-v1 at 1427fd65.
 			Name: "xlm-roberta-base-squad2", Role: RoleQA, License: "CC-BY-4.0",
-			Repo: "deepset/xlm-roberta-base-squad2", Revision: "main",
-			ONNX: "onnx/model.onnx", Tokenizer: "tokenizer.json",
-			Files:     []File{{Path: "onnx/model.onnx"}, {Path: "tokenizer.json"}},
+			Repo: "holisticon/xlm-roberta-base-squad2-onnx", Revision: "d1e22df603ee04f4e0ff540d0d3bce147586df78",
+			ONNX: "model_optimized.onnx", Tokenizer: "tokenizer.json",
+			Files: []File{
+				{Path: "model_optimized.onnx", SHA256: "d28c99e5cd606ff24ab37947068f9f319d38bac5e4ba633464aefe61d7da2d72"},
+				{Path: "tokenizer.json", Size: 17082660, SHA256: "62c24cdc13d4c9952d63718d6c9fa4c287974249e16b7ade6d5a85e7bbb75626",
+					Repo: "cross-encoder/mmarco-mMiniLMv2-L12-H384-v1", Revision: "1427fd652930e4ba29e8149678df786c240d8825"},
+			},
 			MaxLength: 384,
 		},
 		{
@@ -129,8 +188,17 @@ func DefaultManifest() Manifest {
 			// digests and exact sizes are those public projects pin for this
 			// revision; model.onnx's digest is the same in at least three
 			// independent ones, and the one that also pins tokenizer.json pins
-			// config.json with the digest computed above. fetch checks size and
-			// digest, so a wrong pin fails and installs nothing.
+			// config.json with the digest computed above. Checked again for
+			// issue 24: the hub's tree page of onnx/ at 0a71e92
+			// (.../tree/main/onnx, head 0a71e92) lists exactly these paths; the
+			// file pages of onnx/model.onnx and onnx/tokenizer.json were still
+			// not to be found. tokenizer.json's digest is, though, one the hub
+			// shows for an XLM-R tokenizer.json of 17.1 MB on another file page
+			// (https://huggingface.co/tmnam20/xlm-roberta-base-sst2-100/blob/009fa1a936f36762f9a61511cc2a4483f4008fed/tokenizer.json,
+			// "SHA256: b2116c05..."), which fits: this model uses XLM-R's
+			// tokenizer. model.onnx's digest stays the other projects' pin.
+			// fetch checks size and digest, so a wrong pin fails and installs
+			// nothing.
 			Name: "multilingual-MiniLMv2-L6-mnli-xnli", Role: RoleNLI, License: "MIT", Optional: true,
 			Repo: "MoritzLaurer/multilingual-MiniLMv2-L6-mnli-xnli", Revision: "0a71e92a985b6e1ad1828cf67ce9c459639c1dca",
 			ONNX: "onnx/model.onnx", Tokenizer: "onnx/tokenizer.json", Config: "onnx/config.json",
@@ -180,6 +248,9 @@ func (m Manifest) Validate() error {
 		for _, f := range s.Files {
 			if f.Path == "" || filepath.IsAbs(f.Path) || strings.Contains(f.Path, "..") || strings.Contains(f.Path, "\\") {
 				errs = append(errs, fmt.Errorf("%s: file path %q must be relative, without '..'", where, f.Path))
+			}
+			if (f.Repo == "") != (f.Revision == "") {
+				errs = append(errs, fmt.Errorf("%s: %s: a file fetched from another repository needs both repo and revision (got %q at %q)", where, f.Path, f.Repo, f.Revision))
 			}
 			if f.SHA256 != "" && !hexDigest.MatchString(f.SHA256) {
 				errs = append(errs, fmt.Errorf("%s: %s: sha256 %q is not 64 lower-case hex digits", where, f.Path, f.SHA256))
