@@ -448,7 +448,11 @@ func (p Progress) String() string {
 		fmt.Fprintf(&b, ", resumed at %s", formatBytes(p.Resumed))
 	}
 	if p.Final {
-		fmt.Fprintf(&b, " in %s", p.Elapsed.Round(100*time.Millisecond))
+		round := 100 * time.Millisecond
+		if p.Elapsed < time.Second {
+			round = time.Millisecond
+		}
+		fmt.Fprintf(&b, " in %s", p.Elapsed.Round(round))
 	}
 	if p.Rate > 0 {
 		fmt.Fprintf(&b, "  %s/s", formatBytes(int64(p.Rate)))

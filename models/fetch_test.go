@@ -205,8 +205,9 @@ func TestManifestValidationAndUserManifests(t *testing.T) {
 	bad.Models[0].Files[0].SHA256 = "XYZ"
 	bad.Models[0].Files[1].Path = "../escape.json"
 	bad.Models = append(bad.Models, bad.Models[0])
+	bad.Models[1].Files = []models.File{{Path: "onnx/model.onnx", Repo: "other/repo"}, {Path: "tokenizer.json"}}
 	err := bad.Validate()
-	for _, want := range []string{"not 64 lower-case hex", "without '..'", "already filled"} {
+	for _, want := range []string{"not 64 lower-case hex", "without '..'", "already filled", "onnx/model.onnx: a file fetched from another repository needs both repo and revision"} {
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("validate: %v, want it to mention %q", err, want)
 		}
@@ -344,5 +345,39 @@ func TestTheDefaultNLIModelIsOptionalAndPinned(t *testing.T) {
 	bad.Models[0].Config = "elsewhere/config.json"
 	if err := bad.Validate(); err == nil || !strings.Contains(err.Error(), `config "elsewhere/config.json" is not among its files`) {
 		t.Errorf("a config.json that is not fetched: %v", err)
+	}
+}
+
+func TestTheHubURLIsTheFlagElseTheEnvironmentElseTheManifests(t *testing.T) {
+	m := testManifest("https://mirror.example/hf")
+	tests := []struct {
+		name, flag, env, want string
+	}{
+		{"the manifest's base_url by default", "", "", "https://mirror.example/hf"},
+		{"EXOCORTEX_HUB_URL over the manifest", "", "http://127.0.0.1:9", "http://127.0.0.1:9"},
+		{"--hub-url over both", "http://hub.local", "http://127.0.0.1:9", "http://hub.local"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(models.EnvHubURL, tt.env)
+			if got := models.HubURL(tt.flag, m); got != tt.want {
+				t.Errorf("HubURL = %q, want %q", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestFetchAsksForAFileOfAnotherRepositoryThere(t *testing.T) {
+	h, srv := newHub(t)
+	m := testManifest(srv.URL)
+	m.Models[0].Files[1].Repo, m.Models[0].Files[1].Revision = "org/shared-tokenizer", "fed987"
+	h.set("/org/shared-tokenizer/resolve/fed987/tokenizer.json", tokBytes)
+	h.set("/org/tiny-e5/resolve/abc123/tokenizer.json", []byte(`{"not":"this one"}`))
+	dir := t.TempDir()
+	if _, err := models.Fetch(context.Background(), dir, m, models.FetchOptions{}); err != nil {
+		t.Fatalf("fetch: %v", err)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "tiny-e5", "tokenizer.json")); string(got) != string(tokBytes) {
+		t.Errorf("installed tokenizer %q, want the other repository's", got)
 	}
 }

@@ -244,7 +244,7 @@ func TestFetchReportsProgressThrottledWithRateAndTimeLeft(t *testing.T) {
 	}
 }
 
-func TestProgressReadsAsBytesRateAndTimeLeft(t *testing.T) {
+func TestFetchProgressReadsAsBytesRateAndTimeLeft(t *testing.T) {
 	tests := []struct {
 		name string
 		p    models.Progress

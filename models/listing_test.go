@@ -97,7 +97,7 @@ func checkAgainstListings(m models.Manifest, ls []listing) []string {
 	return problems
 }
 
-func TestEveryDefaultFileIsInTheRecordedListingOfItsRepository(t *testing.T) {
+func TestEveryDefaultModelFileIsInTheHubListingOfItsRepository(t *testing.T) {
 	m := models.DefaultManifest()
 	if problems := checkAgainstListings(m, loadListings(t)); len(problems) > 0 {
 		t.Errorf("the default manifest does not fit the hub's listings:\n%s", strings.Join(problems, "\n"))
@@ -118,7 +118,7 @@ func TestEveryDefaultFileIsInTheRecordedListingOfItsRepository(t *testing.T) {
 	}
 }
 
-func TestTheRecordedListingsRejectTheManifestAsItWas(t *testing.T) {
+func TestTheHubListingsRejectTheModelsManifestAsItWas(t *testing.T) {
 	// The QA entry before issue 24.
 	before := models.Manifest{BaseURL: models.DefaultBaseURL, Models: []models.Spec{{
 		Name: "xlm-roberta-base-squad2", Role: models.RoleQA, License: "CC-BY-4.0",

@@ -112,7 +112,7 @@ func HubURL(explicit string, m Manifest) string {
 // shows (the LFS "SHA256" of the file at that commit) unless its comment
 // says otherwise. The NLI model is optional. Each default path is checked
 // against a recorded listing of its repository at its revision
-// (models/testdata/hub, TestEveryDefaultFileIsInTheRecordedListing...).
+// (models/testdata/hub, TestEveryDefaultModelFileIsInTheHubListingOfItsRepository).
 func DefaultManifest() Manifest {
 	return Manifest{BaseURL: DefaultBaseURL, Models: []Spec{
 		{

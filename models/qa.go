@@ -9,8 +9,10 @@ import (
 )
 
 // QA is an extractive question-answering model (the SQuAD 2.0 signature of
-// deepset/xlm-roberta-base-squad2: outputs start_logits and end_logits per
-// token). It finds the span of a context that answers a question.
+// an ONNX export of deepset/xlm-roberta-base-squad2, the default's: inputs
+// input_ids and attention_mask, token_type_ids when the graph has it;
+// outputs start_logits and end_logits per token). It finds the span of a
+// context that answers a question.
 type QA struct {
 	*encoder
 }

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/ort"
@@ -24,12 +25,13 @@ func cmdModels(ctx context.Context, args []string) error {
 	n.register(fs)
 	roles := fs.String("role", "", "only these roles (comma-separated: embed, rerank, qa, nli)")
 	with := fs.String("with", "", "fetch: also these optional models, by role (nli: the entailment model that checks answers' claims)")
-	trust := fs.Bool("trust-new", false, "fetch: accept files without a pinned sha256 and record the digest they came with")
+	trust := fs.Bool("trust-new", false, "fetch: accept files without a pinned sha256 and record the digest they came with (for a manifest.json of your own: every default file is pinned)")
+	hub := fs.String("hub-url", "", "fetch: the hub to download from (a mirror; default $"+models.EnvHubURL+", else the manifest's base_url, https://huggingface.co)")
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
 	if sub != "fetch" && sub != "verify" && sub != "list" {
-		return &usageError{cmd: "models", msg: "want a subcommand: exocortex models fetch|verify|list [--models DIR] [--role embed,rerank,qa,nli] [--with nli] [--trust-new]"}
+		return &usageError{cmd: "models", msg: "want a subcommand: exocortex models fetch|verify|list [--models DIR] [--role embed,rerank,qa,nli] [--with nli] [--trust-new] [--hub-url URL]"}
 	}
 	dir := models.DirFromEnv(n.models, c.data)
 	m, err := models.ManifestFor(dir)
@@ -63,16 +65,10 @@ func cmdModels(ctx context.Context, args []string) error {
 				count++
 			}
 		}
+		m.BaseURL = models.HubURL(*hub, m)
 		fmt.Fprintf(os.Stderr, "fetching %s into %s from %s\n", plural(count, "model", "models"), dir, m.BaseURL)
-		opts.Progress = func(model, file string, done, total int64) {
-			if total > 0 {
-				fmt.Fprintf(os.Stderr, "\r  %s/%s: %5.1f%% of %d MB", model, file, 100*float64(done)/float64(total), total>>20)
-			} else {
-				fmt.Fprintf(os.Stderr, "\r  %s/%s: %d MB", model, file, done>>20)
-			}
-		}
+		opts.Progress, opts.ProgressEvery = downloadProgress(os.Stderr)
 		res, err := models.Fetch(ctx, dir, m, opts)
-		fmt.Fprintln(os.Stderr)
 		printFileResults(res)
 		if err != nil {
 			failed := 0
@@ -81,8 +77,9 @@ func cmdModels(ctx context.Context, args []string) error {
 					failed++
 				}
 			}
-			return fmt.Errorf("%d of %s failed (above); nothing unverified was installed. "+
-				"Without the models Exocortex runs lexical-only: BM25 search, no reranking, no extractive answers", failed, plural(len(res), "file", "files"))
+			return fmt.Errorf("%d of %s failed (above); nothing unverified was installed, and a download that broke off is kept to be "+
+				"resumed: run exocortex models fetch again. Without the models Exocortex runs lexical-only: BM25 search, no reranking, "+
+				"no extractive answers", failed, plural(len(res), "file", "files"))
 		}
 		return nil
 	case "verify":
@@ -111,6 +108,33 @@ func cmdModels(ctx context.Context, args []string) error {
 		return nil
 	}
 	return fmt.Errorf("unknown models command %q: want fetch, verify or list", sub)
+}
+
+// downloadProgress shows downloads on w: on a terminal one line rewritten
+// twice a second, elsewhere (a log) a line every 5 seconds; each file ends
+// with a line of its size, time and rate.
+func downloadProgress(w *os.File) (func(models.Progress), time.Duration) {
+	st, err := w.Stat()
+	tty := err == nil && st.Mode()&os.ModeCharDevice != 0
+	every := 5 * time.Second
+	if tty {
+		every = 500 * time.Millisecond
+	}
+	width := 0
+	return func(p models.Progress) {
+		line := "  " + p.String()
+		switch {
+		case tty:
+			fmt.Fprintf(w, "\r%-*s", width, line)
+			width = max(width, len(line))
+			if p.Final {
+				fmt.Fprintln(w)
+				width = 0
+			}
+		default:
+			fmt.Fprintln(w, line)
+		}
+	}, every
 }
 
 func short(rev string) string {
