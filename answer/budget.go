@@ -1,0 +1,117 @@
+package answer
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"reflect"
+	"sync"
+	"time"
+)
+
+// searchReserve is the part of the time left that the extractive step
+// leaves to the passages (search-only) and to delivering the answer: a
+// quarter of it, at most 250 ms. Showing three passages takes a few
+// milliseconds even on a busy machine.
+func searchReserve(left time.Duration) time.Duration { return min(left/4, 250*time.Millisecond) }
+
+// qaBudget is the time the extractive step has from start: what is left
+// before ctx's deadline, less the search-only reserve; never negative.
+func qaBudget(ctx context.Context, start time.Time) time.Duration {
+	dl, ok := ctx.Deadline()
+	if !ok {
+		return time.Duration(math.MaxInt64 / 2)
+	}
+	left := dl.Sub(start)
+	return max(0, left-searchReserve(left))
+}
+
+// costWeight is the weight of a new measurement in the moving estimate.
+const costWeight = 0.3
+
+// passageCost is a moving estimate of what the extractive model takes per
+// token of input on this machine, as it is now (what else runs on it
+// included). It is kept across answers; the zero value knows nothing.
+type passageCost struct {
+	mu       sync.Mutex
+	perToken float64 // seconds; 0: nothing measured yet
+}
+
+// observe adds a passage of tokens that took took and returns its cost per
+// token.
+func (c *passageCost) observe(took time.Duration, tokens int) float64 {
+	sample := took.Seconds() / float64(max(tokens, 1))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.perToken == 0 {
+		c.perToken = sample
+	} else {
+		c.perToken += costWeight * (sample - c.perToken)
+	}
+	return sample
+}
+
+// atLeast notes a passage stopped after took unfinished: it costs more than
+// that, so the estimate is raised to it if it was below.
+func (c *passageCost) atLeast(took time.Duration, tokens int) {
+	sample := took.Seconds() / float64(max(tokens, 1))
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.perToken = max(c.perToken, sample)
+}
+
+// relax lowers the estimate when it kept the model from reading anything,
+// so that a machine busy a while ago is measured again before long.
+func (c *passageCost) relax() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.perToken *= 0.75
+}
+
+// estimate is the predicted cost of a passage of tokens: the moving
+// estimate, or the cost per token last measured in this answer when that
+// is higher (the machine just got busier); 0 when nothing was measured.
+func (c *passageCost) estimate(tokens int, last float64) time.Duration {
+	c.mu.Lock()
+	per := max(c.perToken, last)
+	c.mu.Unlock()
+	return time.Duration(per * float64(tokens) * float64(time.Second))
+}
+
+// isNilQA says whether q holds a nil pointer (a nil *models.QA set as the
+// Extractor is no extractive model).
+func isNilQA(q Extractor) bool {
+	v := reflect.ValueOf(q)
+	return v.Kind() == reflect.Pointer && v.IsNil()
+}
+
+// roundDuration rounds d for a reason: to 10 ms below a second, to 100 ms
+// above.
+func roundDuration(d time.Duration) time.Duration {
+	if d < time.Second {
+		return d.Round(10 * time.Millisecond)
+	}
+	return d.Round(100 * time.Millisecond)
+}
+
+func meanInt(xs []int) int {
+	if len(xs) == 0 {
+		return 0
+	}
+	n := 0
+	for _, x := range xs {
+		n += x
+	}
+	return n / len(xs)
+}
+
+// budgetReason says that the extractive model read read of want passages
+// in took, at about per a passage, and under which deadline.
+func (a *Answerer) budgetReason(read, want int, took, per time.Duration, cfg Config) string {
+	cost := "no passage measured yet"
+	if per > 0 {
+		cost = "about " + roundDuration(per).String() + " a passage on this machine now"
+	}
+	return fmt.Sprintf("%s: read %d of %d passages within %s (%s; the answer's deadline is %s)",
+		ReasonQABudget, read, want, roundDuration(took), cost, a.deadline(cfg))
+}
