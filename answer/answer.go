@@ -541,12 +541,15 @@ func (a *Answerer) accept(v Verified, cfg Config, out *schemas.AnswerDone) bool 
 // extractive finds the best span in the top contexts; false means fall back.
 // It reads them one at a time in rank order within its budget (qaBudget):
 // the time left before the answer's deadline less a reserve for the
-// passages. Before each passage it predicts the passage's cost from the
-// cost per token measured on the passages read before (in this answer and
-// the ones before it), and stops when the passage would not finish in time;
-// a run still going at the end of the budget is stopped. It answers from
-// the passages it read; when it read fewer than it meant to, a qa_budget
-// reason says how many and in how long.
+// passages. Before each passage it predicts the passage's cost from its
+// tokens and the cost per token last measured (in this answer, or else the
+// moving estimate kept across answers), and stops when the passage would
+// not finish in time; a run still going at the end of the budget is stopped
+// (the model's run stops with its context). The first passage is read
+// unless its predicted cost is over twice the budget, so the machine is
+// measured as it is now. It answers from the passages it read; when it
+// read fewer than it meant to, a qa_budget reason says how many and in how
+// long.
 func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cfg Config, em *emitter, out *schemas.AnswerDone) bool {
 	if a.QA == nil || isNilQA(a.QA) {
 		out.Reasons = append(out.Reasons, ReasonNoQA)
@@ -559,7 +562,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 	}
 	t := time.Now()
 	defer func() { out.TimingsMS["qa"] = msSince(t) }()
-	budget := qaBudget(ctx, t)
+	budget := qaBudget(ctx, t, a.qaCost.stopLatency())
 	bctx, cancel := context.WithDeadline(ctx, t.Add(budget))
 	defer cancel()
 	lengths := a.QA.Tokens(rq.Question, texts)
@@ -583,8 +586,10 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 		got, err := a.QA.Answer(bctx, rq.Question, texts[i:i+1], 30)
 		took := time.Since(t0)
 		if err != nil && bctx.Err() != nil {
-			// Stopped at the end of the budget: it costs at least this much.
-			a.qaCost.atLeast(took, lengths[i])
+			// Stopped at the end of the budget: it costs more than this,
+			// and it took this long to stop.
+			a.qaCost.stoppedAt(took, lengths[i])
+			a.qaCost.lateBy(max(0, time.Since(t)-budget))
 			break
 		}
 		if err != nil {

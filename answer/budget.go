@@ -10,20 +10,25 @@ import (
 )
 
 // searchReserve is the part of the time left that the extractive step
-// leaves to the passages (search-only) and to delivering the answer: a
-// quarter of it, at most 250 ms. Showing three passages takes a few
-// milliseconds even on a busy machine.
-func searchReserve(left time.Duration) time.Duration { return min(left/4, 250*time.Millisecond) }
+// leaves to the passages (search-only) and to delivering the answer: 250 ms
+// and the time a stopped run was last seen to take to stop (late), at most
+// a quarter of what is left. Showing three passages takes a few
+// milliseconds even on a busy machine; a run stops between two of the
+// model's operators, and one operator of a large model can take a few
+// hundred milliseconds on a saturated CPU.
+func searchReserve(left, late time.Duration) time.Duration {
+	return min(left/4, 250*time.Millisecond+late)
+}
 
 // qaBudget is the time the extractive step has from start: what is left
 // before ctx's deadline, less the search-only reserve; never negative.
-func qaBudget(ctx context.Context, start time.Time) time.Duration {
+func qaBudget(ctx context.Context, start time.Time, late time.Duration) time.Duration {
 	dl, ok := ctx.Deadline()
 	if !ok {
 		return time.Duration(math.MaxInt64 / 2)
 	}
 	left := dl.Sub(start)
-	return max(0, left-searchReserve(left))
+	return max(0, left-searchReserve(left, late))
 }
 
 // costWeight is the weight of a new measurement in the moving estimate.
@@ -34,7 +39,24 @@ const costWeight = 0.3
 // included). It is kept across answers; the zero value knows nothing.
 type passageCost struct {
 	mu       sync.Mutex
-	perToken float64 // seconds; 0: nothing measured yet
+	perToken float64       // seconds; 0: nothing measured yet
+	late     time.Duration // how long after its budget a stopped run last returned
+}
+
+// stopLatency is how long a run told to stop may still take (lateBy's
+// estimate).
+func (c *passageCost) stopLatency() time.Duration {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.late
+}
+
+// lateBy notes that a run stopped at the end of its budget returned d after
+// it: the estimate follows the latest, falling slowly.
+func (c *passageCost) lateBy(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.late = max(d, c.late*7/10)
 }
 
 // observe adds a passage of tokens that took took and returns its cost per
@@ -51,9 +73,12 @@ func (c *passageCost) observe(took time.Duration, tokens int) float64 {
 	return sample
 }
 
-// atLeast notes a passage stopped after took unfinished: it costs more than
-// that, so the estimate is raised to it if it was below.
-func (c *passageCost) atLeast(took time.Duration, tokens int) {
+// stoppedAt notes a passage stopped after took, unfinished: it costs more
+// than that, so the estimate is raised to it if it was below. It is not
+// raised further: the next answer tries a passage again (see extractive),
+// since a machine busy now may be quiet by then, and a passage read is a
+// better answer than the passages alone.
+func (c *passageCost) stoppedAt(took time.Duration, tokens int) {
 	sample := took.Seconds() / float64(max(tokens, 1))
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -68,13 +93,16 @@ func (c *passageCost) relax() {
 	c.perToken *= 0.75
 }
 
-// estimate is the predicted cost of a passage of tokens: the moving
-// estimate, or the cost per token last measured in this answer when that
-// is higher (the machine just got busier); 0 when nothing was measured.
+// estimate is the predicted cost of a passage of tokens: the cost per
+// token last measured in this answer (last, the machine as it is now), or
+// before any, the moving estimate; 0 when nothing was measured.
 func (c *passageCost) estimate(tokens int, last float64) time.Duration {
-	c.mu.Lock()
-	per := max(c.perToken, last)
-	c.mu.Unlock()
+	per := last
+	if per == 0 {
+		c.mu.Lock()
+		per = c.perToken
+		c.mu.Unlock()
+	}
 	return time.Duration(per * float64(tokens) * float64(time.Second))
 }
 

@@ -229,3 +229,28 @@ func TestWithoutAProviderTheAnswerHasTheLocalDeadline(t *testing.T) {
 		})
 	}
 }
+
+func TestAfterABusySpellAQuietMachineReadsEveryPassageAgain(t *testing.T) {
+	// The first passage ever costs 3 s (the machine is busy), the next ones
+	// 20 ms (it is quiet again).
+	qa := &slowQA{per: func(n int) time.Duration {
+		if n == 0 {
+			return 3 * time.Second
+		}
+		return 20 * time.Millisecond
+	}}
+	a := &answer.Answerer{QA: qa, Analyzer: analyzer(t), Config: answer.Config{LocalDeadline: 400 * time.Millisecond}}
+	start := time.Now()
+	done := a.Answer(context.Background(), fourPassages("en"))
+	if took := time.Since(start); done.Mode != schemas.AnswerSearchOnly || took > 900*time.Millisecond ||
+		!strings.HasPrefix(reasonWith(done, answer.ReasonQABudget), "qa_budget: read 0 of 4") {
+		t.Fatalf("busy: mode %s after %s, reasons %q", done.Mode, took, done.Reasons)
+	}
+	// The passage stopped at 300 ms is tried again, found quick, and the
+	// three after it are read too.
+	done = a.Answer(context.Background(), fourPassages("en"))
+	if runs, stopped := qa.counts(); done.Mode != schemas.AnswerExtractive || runs != 5 || stopped != 1 ||
+		reasonWith(done, answer.ReasonQABudget) != "" {
+		t.Fatalf("quiet again: mode %s, %d runs (%d stopped), reasons %q", done.Mode, runs, stopped, done.Reasons)
+	}
+}
