@@ -567,15 +567,16 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 	defer cancel()
 	lengths := a.QA.Tokens(rq.Question, texts)
 	var spans []models.Span
-	var lastPerToken float64 // this answer's last measured cost per token
+	var lastPerToken float64  // this answer's last measured cost per token
+	var stopped time.Duration // a passage stopped unfinished after this long
 	for i := range texts {
 		est := a.qaCost.estimate(lengths[i], lastPerToken)
 		left := budget - time.Since(t)
-		// The first passage is read unless it would clearly not finish
-		// (twice the budget): reading it measures the machine as it is now.
 		if left <= 0 || i > 0 && est > left {
 			break
 		}
+		// The first passage is read unless it would clearly not finish
+		// (twice the budget): reading it measures the machine as it is now.
 		if i == 0 && est > 2*left {
 			// Relaxed after the reason is written: a machine busy a
 			// while ago is measured again before long.
@@ -590,6 +591,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 			// and it took this long to stop.
 			a.qaCost.stoppedAt(took, lengths[i])
 			a.qaCost.lateBy(max(0, time.Since(t)-budget))
+			stopped = took
 			break
 		}
 		if err != nil {
@@ -604,7 +606,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 		spans = append(spans, got[0])
 	}
 	if len(spans) < len(texts) {
-		out.Reasons = append(out.Reasons, a.budgetReason(len(spans), len(texts), time.Since(t), a.qaCost.estimate(meanInt(lengths), lastPerToken), cfg))
+		out.Reasons = append(out.Reasons, a.budgetReason(len(spans), len(texts), time.Since(t), a.qaCost.estimate(meanInt(lengths), lastPerToken), stopped, cfg))
 	}
 	if len(spans) == 0 {
 		return false

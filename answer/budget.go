@@ -134,10 +134,14 @@ func meanInt(xs []int) int {
 }
 
 // budgetReason says that the extractive model read read of want passages
-// in took, at about per a passage, and under which deadline.
-func (a *Answerer) budgetReason(read, want int, took, per time.Duration, cfg Config) string {
+// in took, at about per a passage (or more than stopped, when a passage was
+// stopped unfinished after that long), and under which deadline.
+func (a *Answerer) budgetReason(read, want int, took, per, stopped time.Duration, cfg Config) string {
 	cost := "no passage measured yet"
-	if per > 0 {
+	switch {
+	case stopped > 0:
+		cost = "one passage takes over " + roundDuration(stopped).String() + " on this machine now: it was stopped unfinished"
+	case per > 0:
 		cost = "about " + roundDuration(per).String() + " a passage on this machine now"
 	}
 	return fmt.Sprintf("%s: read %d of %d passages within %s (%s; the answer's deadline is %s)",

@@ -127,6 +127,9 @@ func TestTheExtractiveModelReadsThePassagesItHasTimeFor(t *testing.T) {
 			if c.budget != "" && !strings.Contains(got, "the answer's deadline is 1s") {
 				t.Errorf("budget reason %q does not name the deadline", got)
 			}
+			if c.stopped > 0 && !strings.Contains(got, "one passage takes over 7") {
+				t.Errorf("budget reason %q does not say that a passage was stopped after the budget of about 750ms", got)
+			}
 			if _, stopped := qa.counts(); stopped != c.stopped {
 				t.Errorf("%d runs stopped at the end of the budget, want %d", stopped, c.stopped)
 			}
