@@ -45,6 +45,11 @@ const (
 	// ReasonSetAside: a cited block addresses an AI assistant ("ignore
 	// previous instructions"): set aside, it supported nothing.
 	ReasonSetAside = "instruction_set_aside"
+	// ReasonQABudget: the extractive model read fewer of the top passages
+	// than Config.QAContexts, because the answer's deadline left no time
+	// for more at the cost a passage takes on this machine now ("qa_budget:
+	// read 1 of 4 passages within 2.1s ...").
+	ReasonQABudget = "qa_budget"
 )
 
 // Config tunes the answer.
@@ -81,12 +86,18 @@ type Config struct {
 	// answer asks the long_context role instead of fast (default 6000;
 	// without a long_context provider it stays with fast).
 	LongPrompt int
-	// Deadline bounds the whole answer (default 60 s). The language model
-	// runs under it, leaving a tenth of it (at most 5 s) to the lower rungs;
-	// when it passes, or the providers fail, the next rung answers (the
-	// extractive model, then the passages), never an error. Follow-up
-	// questions come after the answer and are not counted.
+	// Deadline bounds the whole answer when a language model is configured
+	// (default 60 s). The language model runs under it, leaving a tenth of
+	// it (at most 5 s) to the lower rungs; when it passes, or the providers
+	// fail, the next rung answers (the extractive model, then the passages),
+	// never an error. Follow-up questions come after the answer and are not
+	// counted.
 	Deadline time.Duration
+	// LocalDeadline bounds the whole answer when no language model is
+	// configured (Router nil; default 5 s). The extractive model reads the
+	// top passages one at a time while the time left allows (see
+	// extractive), and the passages answer when it read none in time.
+	LocalDeadline time.Duration
 	// Verify is VerifyStandard (the default) or VerifyStrict: every claim
 	// is also judged by the strategic language model role.
 	Verify string
@@ -97,6 +108,10 @@ type Config struct {
 
 // DefaultDeadline is Config.Deadline's default.
 const DefaultDeadline = 60 * time.Second
+
+// DefaultLocalDeadline is Config.LocalDeadline's default: the time an
+// answer without a language model is promised in.
+const DefaultLocalDeadline = 5 * time.Second
 
 // lowerRungs is the part of the deadline kept for the rungs below the
 // language model.
@@ -130,6 +145,9 @@ func (c Config) withDefaults() Config {
 	if c.Deadline <= 0 {
 		c.Deadline = DefaultDeadline
 	}
+	if c.LocalDeadline <= 0 {
+		c.LocalDeadline = DefaultLocalDeadline
+	}
 	if c.MinEntailment == 0 {
 		c.MinEntailment = 0.5
 	}
@@ -141,7 +159,7 @@ func (c Config) withDefaults() Config {
 // the passages themselves. It always returns an answer with a mode.
 type Answerer struct {
 	Router   *llm.Router // nil: no provider configured
-	QA       *models.QA  // nil: no extractive model
+	QA       Extractor   // nil: no extractive model (*models.QA when installed)
 	Analyzer *analysis.Analyzer
 	Config   Config
 	// Emit receives the streamed tokens in order (sequence from 1), a
@@ -153,6 +171,29 @@ type Answerer struct {
 	// Entailer, when set (the NLI model is installed), must find every
 	// claim stated by its block (Config.MinEntailment).
 	Entailer Entailer
+
+	// qaCost is the extractive model's cost per token of input as last
+	// measured, kept across answers (see extractive).
+	qaCost passageCost
+}
+
+// Extractor is the extractive QA model: *models.QA, or a stand-in.
+type Extractor interface {
+	// Answer returns the best span of each context, in their order; it
+	// stops when ctx is done, with ctx's error.
+	Answer(ctx context.Context, question string, contexts []string, maxTokens int) ([]models.Span, error)
+	// Tokens is how many tokens the model reads for the question and each
+	// context: what a run's cost grows with.
+	Tokens(question string, contexts []string) []int
+}
+
+// deadline is the whole answer's deadline: Config.Deadline with a language
+// model, Config.LocalDeadline without (cfg has its defaults).
+func (a *Answerer) deadline(cfg Config) time.Duration {
+	if a.Router == nil {
+		return cfg.LocalDeadline
+	}
+	return cfg.Deadline
 }
 
 // Answer answers rq and then generates its follow-up questions: Respond,
@@ -224,7 +265,8 @@ func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *em
 	cfg := a.Config.withDefaults()
 	// The whole answer has a deadline; the language model gets all of it
 	// but a reserve for the rungs below, which run under what is left.
-	ctx, cancel := context.WithTimeout(ctx, cfg.Deadline)
+	// Without a language model the answer has the shorter local deadline.
+	ctx, cancel := context.WithTimeout(ctx, a.deadline(cfg))
 	defer cancel()
 	out := &schemas.AnswerDone{QueryID: rq.QueryID, Question: rq.Question, Lang: rq.Lang, TimingsMS: map[string]float64{},
 		StandaloneQuestion: standaloneQuestion(rq)}
@@ -260,7 +302,9 @@ func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *em
 	if a.extractive(ctx, rq, cfg, em, out) {
 		return out
 	}
+	t := time.Now()
 	a.searchOnly(rq, cfg, out)
+	out.TimingsMS["search_only"] = msSince(t)
 	em.restart(ctx)
 	em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
 	return out
@@ -495,8 +539,19 @@ func (a *Answerer) accept(v Verified, cfg Config, out *schemas.AnswerDone) bool 
 }
 
 // extractive finds the best span in the top contexts; false means fall back.
+// It reads them one at a time in rank order within its budget (qaBudget):
+// the time left before the answer's deadline less a reserve for the
+// passages. Before each passage it predicts the passage's cost from its
+// tokens and the cost per token last measured (in this answer, or else the
+// moving estimate kept across answers), and stops when the passage would
+// not finish in time; a run still going at the end of the budget is stopped
+// (the model's run stops with its context). The first passage is read
+// unless its predicted cost is over twice the budget, so the machine is
+// measured as it is now. It answers from the passages it read; when it
+// read fewer than it meant to, a qa_budget reason says how many and in how
+// long.
 func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cfg Config, em *emitter, out *schemas.AnswerDone) bool {
-	if a.QA == nil {
+	if a.QA == nil || isNilQA(a.QA) {
 		out.Reasons = append(out.Reasons, ReasonNoQA)
 		return false
 	}
@@ -506,10 +561,54 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 		texts[i] = c.Text
 	}
 	t := time.Now()
-	spans, err := a.QA.Answer(ctx, rq.Question, texts, 30)
-	out.TimingsMS["qa"] = msSince(t)
-	if err != nil {
-		out.Reasons = append(out.Reasons, "qa_failed: "+err.Error())
+	defer func() { out.TimingsMS["qa"] = msSince(t) }()
+	budget := qaBudget(ctx, t, a.qaCost.stopLatency())
+	bctx, cancel := context.WithDeadline(ctx, t.Add(budget))
+	defer cancel()
+	lengths := a.QA.Tokens(rq.Question, texts)
+	var spans []models.Span
+	var lastPerToken float64  // this answer's last measured cost per token
+	var stopped time.Duration // a passage stopped unfinished after this long
+	for i := range texts {
+		est := a.qaCost.estimate(lengths[i], lastPerToken)
+		left := budget - time.Since(t)
+		if left <= 0 || i > 0 && est > left {
+			break
+		}
+		// The first passage is read unless it would clearly not finish
+		// (twice the budget): reading it measures the machine as it is now.
+		if i == 0 && est > 2*left {
+			// Relaxed after the reason is written: a machine busy a
+			// while ago is measured again before long.
+			defer a.qaCost.relax()
+			break
+		}
+		t0 := time.Now()
+		got, err := a.QA.Answer(bctx, rq.Question, texts[i:i+1], 30)
+		took := time.Since(t0)
+		if err != nil && bctx.Err() != nil {
+			// Stopped at the end of the budget: it costs more than this,
+			// and it took this long to stop.
+			a.qaCost.stoppedAt(took, lengths[i])
+			a.qaCost.lateBy(max(0, time.Since(t)-budget))
+			stopped = took
+			break
+		}
+		if err != nil {
+			out.Reasons = append(out.Reasons, "qa_failed: "+err.Error())
+			return false
+		}
+		if len(got) != 1 {
+			out.Reasons = append(out.Reasons, fmt.Sprintf("qa_failed: the extractive model gave %d spans for one passage", len(got)))
+			return false
+		}
+		lastPerToken = a.qaCost.observe(took, lengths[i])
+		spans = append(spans, got[0])
+	}
+	if len(spans) < len(texts) {
+		out.Reasons = append(out.Reasons, a.budgetReason(len(spans), len(texts), time.Since(t), a.qaCost.estimate(meanInt(lengths), lastPerToken), stopped, cfg))
+	}
+	if len(spans) == 0 {
 		return false
 	}
 	best := -1
@@ -587,8 +686,9 @@ func noNotes(lang string, untranslated bool) string {
 // searchOnlyLead says why the answer is passages, as it happened: the
 // deadline passed, no language model could answer (and why), the model
 // looped or kept to another language, the model said the notes do not
-// answer it, the verifier rejected the model's answer, or no model is
-// configured.
+// answer it, the verifier rejected the model's answer, no model is
+// configured and the extractive model had no time to read the passages, or
+// no model is configured.
 func searchOnlyLead(lang string, reasons []string) string {
 	find := func(prefix string) (string, bool) {
 		for _, r := range reasons {
@@ -634,6 +734,12 @@ func searchOnlyLead(lang string, reasons []string) string {
 			return "Ответ модели не подтверждается заметками, поэтому вот самые подходящие места из них:"
 		}
 		return "The model's answer is not supported by your notes, so here are the most relevant passages:"
+	}
+	if _, ok := find(ReasonQABudget); ok {
+		if ru {
+			return "Языковая модель не настроена, а компьютер слишком занят, чтобы локальная модель успела прочитать найденные места, поэтому вот самые подходящие из них:"
+		}
+		return "No language model is configured, and the machine is too busy for the local model to read the passages in time, so here are the most relevant ones from your notes:"
 	}
 	if ru {
 		return "Языковая модель не настроена, поэтому вот самые подходящие места из заметок:"

@@ -134,6 +134,11 @@ func fingerprint(spec Spec, dir string) string {
 
 // run feeds a batch of encodings (already padded to one length) to the model.
 func (e *encoder) run(encs []tokenizer.Encoding, outputs ...string) (map[string]ort.Float32Tensor, int, error) {
+	return e.runContext(context.Background(), encs, outputs...)
+}
+
+// runContext is run, stopped mid-run when ctx is done (ort.Session.RunContext).
+func (e *encoder) runContext(ctx context.Context, encs []tokenizer.Encoding, outputs ...string) (map[string]ort.Float32Tensor, int, error) {
 	b, s := len(encs), len(encs[0].IDs)
 	ids := make([]int64, 0, b*s)
 	mask := make([]int64, 0, b*s)
@@ -150,7 +155,7 @@ func (e *encoder) run(encs []tokenizer.Encoding, outputs ...string) (map[string]
 	if e.types {
 		in["token_type_ids"] = ort.Int64Tensor{Shape: shape, Data: types}
 	}
-	out, err := e.sess.Run(in, outputs...)
+	out, err := e.sess.RunContext(ctx, in, outputs...)
 	return out, s, err
 }
 

@@ -51,9 +51,19 @@ func (q *QA) Name() string { return q.name }
 // Close releases the session.
 func (q *QA) Close() error { return q.close() }
 
+// Tokens is how many tokens the model reads for the question and each
+// context (special tokens included, a long context cut to the model's
+// length): what a run costs grows with it.
+func (q *QA) Tokens(question string, contexts []string) []int {
+	_, lengths := q.encodePairs(question, contexts)
+	return lengths
+}
+
 // Answer returns the best span of each context for the question, in the
 // order of contexts; a context too long for the model is read up to the
 // model's length. maxTokens bounds a span's length in tokens (default 30).
+// When ctx is done the model stops mid-run (ONNX Runtime's terminate flag)
+// and the error wraps ctx's error.
 func (q *QA) Answer(ctx context.Context, question string, contexts []string, maxTokens int) ([]Span, error) {
 	if maxTokens <= 0 {
 		maxTokens = 30
@@ -68,7 +78,7 @@ func (q *QA) Answer(ctx context.Context, question string, contexts []string, max
 			return nil, err
 		}
 		batch := pad(encs, group, q.tok)
-		res, seq, err := q.run(batch, "start_logits", "end_logits")
+		res, seq, err := q.runContext(ctx, batch, "start_logits", "end_logits")
 		if err != nil {
 			return nil, fmt.Errorf("qa model %s: %w", q.spec.Name, err)
 		}

@@ -184,4 +184,32 @@ func TestUpAnswersWithinItsDeadlineAndAskSaysWhoseDeadlineHolds(t *testing.T) {
 	if !strings.Contains(errOut, "answers within its deadline (3s), not your --answer-deadline 20s") {
 		t.Errorf("ask does not say whose deadline holds:\n%s\n%s", errOut, out)
 	}
+	// The same for the deadline of answers without a language model: up
+	// has the default, 5 s.
+	_, errOut, err = exoEnv(t, append(clientEnv, "EXOCORTEX_ANSWER_DEADLINE_LOCAL=2s"), "ask", "what do crows use?", "--data", data, "--json")
+	if err != nil || !strings.Contains(errOut, "answers without a language model within its deadline (5s), not your EXOCORTEX_ANSWER_DEADLINE_LOCAL=2s") {
+		t.Errorf("ask does not say whose local deadline holds: %v\n%s", err, errOut)
+	}
+}
+
+func TestAskRejectsALocalDeadlineThatIsNotADuration(t *testing.T) {
+	data := t.TempDir()
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want string
+	}{
+		{"a zero flag", nil, []string{"--answer-deadline-local", "0s"}, "--answer-deadline-local 0s: want a positive duration"},
+		{"a word in the environment", []string{"EXOCORTEX_ANSWER_DEADLINE_LOCAL=soon"}, nil,
+			`EXOCORTEX_ANSWER_DEADLINE_LOCAL="soon": want a positive duration such as 5s`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, errOut, err := exoEnv(t, c.env, append([]string{"ask", "Что используют вороны?", "--data", data}, c.args...)...)
+			if err == nil || !strings.Contains(errOut, c.want) {
+				t.Errorf("ask: %v\n%s\nwant %q", err, errOut, c.want)
+			}
+		})
+	}
 }

@@ -104,12 +104,20 @@ func cmdAsk(ctx context.Context, args []string) error {
 				reasonClientProviders, strings.Join(pipeline.ProviderSummary(mine), ", "), src, who))
 		}
 		notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
-		if src, ok := af.given(); ok && !here && (st == nil || st.AnswerDeadline != af.deadline.String()) {
+		if src, ok := af.given(); ok && !here && (st == nil || st.AnswerDeadline != af.deadline.value.String()) {
 			running := "its own"
 			if st != nil && st.AnswerDeadline != "" {
 				running = st.AnswerDeadline
 			}
 			notes = append(notes, fmt.Sprintf("%s: %s answers within its deadline (%s), not your %s; restart it with the deadline to use it",
+				reasonRunningSettings, who, running, src))
+		}
+		if src, ok := af.givenLocal(); ok && !here && (st == nil || st.AnswerDeadlineLocal != af.local.value.String()) {
+			running := "its own"
+			if st != nil && st.AnswerDeadlineLocal != "" {
+				running = st.AnswerDeadlineLocal
+			}
+			notes = append(notes, fmt.Sprintf("%s: %s answers without a language model within its deadline (%s), not your %s; restart it with the deadline to use it",
 				reasonRunningSettings, who, running, src))
 		}
 		for _, note := range notes {

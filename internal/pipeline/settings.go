@@ -28,8 +28,10 @@ type Settings struct {
 	NoModels  bool   `json:"no_models,omitempty"`
 	// Search is the fullest retrieval mode its models allow.
 	Search string `json:"search"`
-	// AnswerDeadline is its answers' deadline ("60s").
-	AnswerDeadline string `json:"answer_deadline,omitempty"`
+	// AnswerDeadline is its answers' deadline ("60s"), AnswerDeadlineLocal
+	// the deadline of its answers without a language model ("5s").
+	AnswerDeadline      string `json:"answer_deadline,omitempty"`
+	AnswerDeadlineLocal string `json:"answer_deadline_local,omitempty"`
 }
 
 // AnswerDeadline is the deadline answers get with cfg.
@@ -38,6 +40,15 @@ func AnswerDeadline(cfg answer.Config) time.Duration {
 		return cfg.Deadline
 	}
 	return answer.DefaultDeadline
+}
+
+// answerDeadlineLocal is the deadline answers without a language model get
+// with cfg.
+func answerDeadlineLocal(cfg answer.Config) time.Duration {
+	if cfg.LocalDeadline > 0 {
+		return cfg.LocalDeadline
+	}
+	return answer.DefaultLocalDeadline
 }
 
 // ProviderSummary names the providers of c as Settings.Providers does.
@@ -55,7 +66,7 @@ func ProviderSummary(c *llm.Config) []string {
 // settings is what this system answers queries with.
 func (s *System) settings() Settings {
 	st := Settings{DataDir: absPath(s.cfg.DataDir), Providers: ProviderSummary(s.llmCfg), NoModels: s.cfg.NoModels, Search: "lexical",
-		AnswerDeadline: AnswerDeadline(s.cfg.Answer).String()}
+		AnswerDeadline: AnswerDeadline(s.cfg.Answer).String(), AnswerDeadlineLocal: answerDeadlineLocal(s.cfg.Answer).String()}
 	if !s.cfg.NoModels {
 		st.ModelsDir = absPath(s.modelsDir())
 	}

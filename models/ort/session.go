@@ -1,6 +1,7 @@
 package ort
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -243,7 +244,49 @@ func (s *Session) Run(inputs map[string]Int64Tensor, outputs ...string) (map[str
 	return res, nil
 }
 
+// RunContext is Run, stopped when ctx is done: ONNX Runtime is told to
+// terminate the run (its terminate flag, checked between operators), and the
+// error wraps ctx's (errors.Is(err, context.DeadlineExceeded) after a
+// deadline). A run that cannot stop sooner ends with its current operator.
+func (s *Session) RunContext(ctx context.Context, inputs map[string]Int64Tensor, outputs ...string) (map[string]Float32Tensor, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("ort: run %s: %w", s.path, err)
+	}
+	if ctx.Done() == nil {
+		return s.Run(inputs, outputs...)
+	}
+	opts, err := onnxruntime.NewRunOptions()
+	if err != nil {
+		return nil, fmt.Errorf("ort: run %s: create run options: %w", s.path, err)
+	}
+	defer opts.Destroy()
+	stop := make(chan struct{})
+	watched := make(chan struct{})
+	go func() {
+		defer close(watched)
+		select {
+		case <-ctx.Done():
+			_ = opts.Terminate()
+		case <-stop:
+		}
+	}()
+	res, err := s.runWith(inputs, outputs, opts)
+	close(stop)
+	<-watched // Terminate is never called on destroyed options
+	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			return nil, fmt.Errorf("ort: run %s: stopped: %w", s.path, cerr)
+		}
+		return nil, fmt.Errorf("ort: run %s: %w", s.path, err)
+	}
+	return res, nil
+}
+
 func (s *Session) run(inputs map[string]Int64Tensor, outputs []string) (map[string]Float32Tensor, error) {
+	return s.runWith(inputs, outputs, nil)
+}
+
+func (s *Session) runWith(inputs map[string]Int64Tensor, outputs []string, opts *onnxruntime.RunOptions) (map[string]Float32Tensor, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
 	if s.sess == nil {
@@ -267,7 +310,7 @@ func (s *Session) run(inputs map[string]Int64Tensor, outputs []string) (map[stri
 	}
 	outs := make([]onnxruntime.Value, len(s.outputs)) // nil: ONNX Runtime allocates them
 	defer destroy(outs)
-	if err := s.sess.Run(ins, outs); err != nil {
+	if err := s.sess.RunWithOptions(ins, outs, opts); err != nil {
 		return nil, err
 	}
 	runtime.KeepAlive(inputs) // ONNX Runtime read the callers' slices in place

@@ -1,6 +1,7 @@
 package ort_test
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -8,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/exocortex/exocortex/models/onnxgen"
 	"github.com/exocortex/exocortex/models/ort"
@@ -298,4 +300,54 @@ func with(in map[string]ort.Int64Tensor, name string, t ort.Int64Tensor) map[str
 
 func equalInfo(a, b ort.IOInfo) bool {
 	return a.Name == b.Name && a.Type == b.Type && slices.Equal(a.Dims, b.Dims)
+}
+
+// TestRunContextStopsARunMidway: a run of about a second is told to stop
+// 30 ms in and returns soon after with the context's error; the session
+// still runs the same inputs to the end afterwards, and RunContext with a
+// live context gives what Run gives.
+func TestRunContextStopsARunMidway(t *testing.T) {
+	orttest.Require(t)
+	cfg := onnxgen.Tiny(onnxgen.HeadQA, 50)
+	cfg.Hidden, cfg.Heads, cfg.Intermediate, cfg.Layers = 256, 4, 1024, 8
+	s := openTiny(t, cfg)
+	in := tokens(4, 512)
+
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	_, err := s.RunContext(ctx, in)
+	stoppedAfter := time.Since(start)
+	if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), "stopped") {
+		t.Fatalf("RunContext past its deadline = %v, want an error wrapping context.DeadlineExceeded", err)
+	}
+
+	start = time.Now()
+	whole, err := s.RunContext(context.Background(), in)
+	ranFor := time.Since(start)
+	if err != nil {
+		t.Fatalf("the same run to the end: %v", err)
+	}
+	t.Logf("stopped after %s; the whole run takes %s", stoppedAfter, ranFor)
+	if stoppedAfter > ranFor/2 {
+		t.Errorf("stopped after %s, the whole run takes %s: the run was not stopped midway", stoppedAfter, ranFor)
+	}
+
+	small := tokens(2, 3)
+	plain, err := s.Run(small)
+	if err != nil {
+		t.Fatal(err)
+	}
+	live, cancelLive := context.WithTimeout(context.Background(), time.Minute)
+	defer cancelLive()
+	got, err := s.RunContext(live, small)
+	if err != nil || !slices.Equal(got["start_logits"].Data, plain["start_logits"].Data) || len(whole["start_logits"].Data) != 4*512 {
+		t.Fatalf("RunContext with a live context = %v, %v; Run gave %v", got, err, plain)
+	}
+
+	done, cancelDone := context.WithCancel(context.Background())
+	cancelDone()
+	if _, err := s.RunContext(done, small); !errors.Is(err, context.Canceled) {
+		t.Fatalf("RunContext with a cancelled context = %v, want context.Canceled", err)
+	}
 }
