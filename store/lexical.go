@@ -262,6 +262,7 @@ func (s *Store) SaveLexSnapshot(ctx context.Context) error {
 	if _, err := s.LexicalIndex(ctx); err != nil {
 		return err
 	}
+	s.lex.bg.Wait() // the catch-up may have started a save of its own
 	l := &s.lex
 	l.mu.Lock()
 	defer l.mu.Unlock()
