@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -173,8 +174,22 @@ type Answerer struct {
 	Entailer Entailer
 
 	// qaCost is the extractive model's cost per token of input as last
-	// measured, kept across answers (see extractive).
-	qaCost passageCost
+	// measured, kept across answers (see extractive), shared by copies of
+	// the Answerer made after its first answer; nil until then (cost).
+	qaCost *passageCost
+}
+
+// costInit guards the creation of Answerer.qaCost.
+var costInit sync.Mutex
+
+// cost is the Answerer's measured extractive cost, created on first use.
+func (a *Answerer) cost() *passageCost {
+	costInit.Lock()
+	defer costInit.Unlock()
+	if a.qaCost == nil {
+		a.qaCost = &passageCost{}
+	}
+	return a.qaCost
 }
 
 // Extractor is the extractive QA model: *models.QA, or a stand-in.
@@ -562,7 +577,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 	}
 	t := time.Now()
 	defer func() { out.TimingsMS["qa"] = msSince(t) }()
-	budget := qaBudget(ctx, t, a.qaCost.stopLatency())
+	budget := qaBudget(ctx, t, a.cost().stopLatency())
 	bctx, cancel := context.WithDeadline(ctx, t.Add(budget))
 	defer cancel()
 	lengths := a.QA.Tokens(rq.Question, texts)
@@ -570,7 +585,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 	var lastPerToken float64  // this answer's last measured cost per token
 	var stopped time.Duration // a passage stopped unfinished after this long
 	for i := range texts {
-		est := a.qaCost.estimate(lengths[i], lastPerToken)
+		est := a.cost().estimate(lengths[i], lastPerToken)
 		left := budget - time.Since(t)
 		if left <= 0 || i > 0 && est > left {
 			break
@@ -580,7 +595,7 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 		if i == 0 && est > 2*left {
 			// Relaxed after the reason is written: a machine busy a
 			// while ago is measured again before long.
-			defer a.qaCost.relax()
+			defer a.cost().relax()
 			break
 		}
 		t0 := time.Now()
@@ -589,8 +604,8 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 		if err != nil && bctx.Err() != nil {
 			// Stopped at the end of the budget: it costs more than this,
 			// and it took this long to stop.
-			a.qaCost.stoppedAt(took, lengths[i])
-			a.qaCost.lateBy(max(0, time.Since(t)-budget))
+			a.cost().stoppedAt(took, lengths[i])
+			a.cost().lateBy(max(0, time.Since(t)-budget))
 			stopped = took
 			break
 		}
@@ -602,11 +617,11 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 			out.Reasons = append(out.Reasons, fmt.Sprintf("qa_failed: the extractive model gave %d spans for one passage", len(got)))
 			return false
 		}
-		lastPerToken = a.qaCost.observe(took, lengths[i])
+		lastPerToken = a.cost().observe(took, lengths[i])
 		spans = append(spans, got[0])
 	}
 	if len(spans) < len(texts) {
-		out.Reasons = append(out.Reasons, a.budgetReason(len(spans), len(texts), time.Since(t), a.qaCost.estimate(meanInt(lengths), lastPerToken), stopped, cfg))
+		out.Reasons = append(out.Reasons, a.budgetReason(len(spans), len(texts), time.Since(t), a.cost().estimate(meanInt(lengths), lastPerToken), stopped, cfg))
 	}
 	if len(spans) == 0 {
 		return false

@@ -16,6 +16,9 @@ import (
 
 // v1FromIndex is x as the former index (uncompressed postings).
 func v1FromIndex(x *Index) *v1Index {
+	x.mu.Lock()
+	x.materialize()
+	x.mu.Unlock()
 	o := v1New()
 	o.ids, o.lens, o.langs, o.alive = slices.Clone(x.ids), slices.Clone(x.lens), slices.Clone(x.langs), slices.Clone(x.alive)
 	for id, n := range x.byID {

@@ -150,7 +150,8 @@ type cursor struct {
 }
 
 // next moves to the next posting; false at the end. A list is trusted:
-// it was written by appendPosting, or checked when a snapshot was read.
+// it was written by appendPosting, or checked when a snapshot was read (or,
+// format 03, when its term was first asked for).
 func (c *cursor) next() bool {
 	if len(c.b) == 0 {
 		return false
@@ -201,6 +202,11 @@ type Index struct {
 
 	// readVersion is the snapshot format the index was read from (0: built).
 	readVersion int
+	// lazy holds the lists of a snapshot read that nobody asked for yet
+	// (see lazyLists); nil once every list is in words and lemmas.
+	// lazyErr keeps its damage once it is gone.
+	lazy    *lazyLists
+	lazyErr error
 
 	scratch sync.Pool
 	// putWords and putLemmas are put's term counts, reused.
@@ -221,6 +227,7 @@ func (x *Index) reset() {
 	x.langCodes = map[string]uint8{"": 0}
 	x.words, x.lemmas = map[string]plist{}, map[string]plist{}
 	x.live, x.totalLen, x.dead = 0, 0, 0
+	x.lazy, x.lazyErr = nil, nil
 }
 
 // Reset empties the index.
@@ -237,6 +244,26 @@ func (x *Index) Len() int {
 	return x.live
 }
 
+// LangCounts counts the live rows of each language ("" for rows without
+// one).
+func (x *Index) LangCounts() map[string]int {
+	x.mu.RLock()
+	defer x.mu.RUnlock()
+	var per [256]int
+	for n, l := range x.langs {
+		if x.alive[n] {
+			per[l]++
+		}
+	}
+	out := map[string]int{}
+	for code, name := range x.langNames {
+		if per[code] > 0 {
+			out[name] = per[code]
+		}
+	}
+	return out
+}
+
 // Stats describe the index.
 type Stats struct {
 	// Rows are live rows; Dead are tombstones not yet compacted away.
@@ -248,8 +275,9 @@ type Stats struct {
 
 // Stats returns the index's counts.
 func (x *Index) Stats() Stats {
-	x.mu.RLock()
-	defer x.mu.RUnlock()
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	x.materialize()
 	s := Stats{Rows: x.live, Dead: x.dead, Terms: len(x.words) + len(x.lemmas)}
 	for _, m := range []map[string]plist{x.words, x.lemmas} {
 		for _, p := range m {
@@ -337,9 +365,13 @@ func (x *Index) put(r Row) {
 	x.byID[r.ID] = n
 	x.live++
 	x.totalLen += int64(length)
-	add := func(lists map[string]plist, m map[string][3]uint16) {
+	add := func(g int, m map[string][3]uint16) {
+		lists := x.groupLists(g)
 		for t, f := range m {
 			p, ok := lists[t]
+			if !ok && x.lazy != nil {
+				p = x.lazy.get(g, t)
+			}
 			p.appendPosting(n, f)
 			if !ok {
 				// The key must not keep the row's whole column alive.
@@ -348,8 +380,8 @@ func (x *Index) put(r Row) {
 			lists[t] = p
 		}
 	}
-	add(x.words, words)
-	add(x.lemmas, lemmas)
+	add(0, words)
+	add(1, lemmas)
 }
 
 // CompactFraction and CompactMin: the index compacts when its dead rows
@@ -376,6 +408,7 @@ func (x *Index) compact() {
 	if x.dead == 0 {
 		return
 	}
+	x.materialize()
 	remap := make([]uint32, len(x.ids))
 	ids := make([]int64, 0, x.live)
 	lens := make([]uint32, 0, x.live)
@@ -425,6 +458,7 @@ func (x *Index) compact() {
 func (x *Index) Trim() {
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	x.materialize()
 	for _, lists := range []map[string]plist{x.words, x.lemmas} {
 		for t, p := range lists {
 			if cap(p.buf) > len(p.buf) {
@@ -449,12 +483,12 @@ func (x *Index) DocFreq(term string) int {
 func (x *Index) DocFreqAbove(term string, limit int) bool {
 	x.mu.RLock()
 	defer x.mu.RUnlock()
-	n := int(x.words[term].n) + int(x.lemmas[term].n)
+	n := int(x.list(0, term).n) + int(x.list(1, term).n)
 	return n > limit && x.docFreq(term) > limit
 }
 
 func (x *Index) docFreq(term string) int {
-	a, b := cursor{b: x.words[term].buf}, cursor{b: x.lemmas[term].buf}
+	a, b := cursor{b: x.list(0, term).buf}, cursor{b: x.list(1, term).buf}
 	okA, okB := a.next(), b.next()
 	n := 0
 	for okA || okB {
@@ -619,7 +653,7 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		}
 		sc.touched = touched
 	}
-	group := func(terms []string, lists map[string]plist, cw [3]float64) {
+	group := func(terms []string, g int, cw [3]float64) {
 		if len(terms) == 0 {
 			return
 		}
@@ -627,11 +661,11 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		f100 = cw[0]*float64(tf100[0]) + cw[1]*float64(tf100[1]) + cw[2]*float64(tf100[2])
 
 		for _, t := range terms {
-			phrase(lists[t], cw)
+			phrase(x.list(g, t), cw)
 		}
 	}
-	group(q.Words, x.words, [3]float64{w[Body], w[Title], w[Section]})
-	group(q.Terms, x.lemmas, [3]float64{w[Lemmas], w[Heads], 0})
+	group(q.Words, 0, [3]float64{w[Body], w[Title], w[Section]})
+	group(q.Terms, 1, [3]float64{w[Lemmas], w[Heads], 0})
 
 	var code uint8
 	filter := lang != ""

@@ -287,9 +287,9 @@ func TestASnapshotOfTheFormerFormatIsConverted(t *testing.T) {
 		t.Fatalf("format 02 read back: %v", err)
 	}
 	// A snapshot of a later format than this reader knows is not read.
-	later := recrc(append([]byte("EXOLEX03"), v2.Bytes()[8:]...))
+	later := recrc(append([]byte("EXOLEX04"), v2.Bytes()[8:]...))
 	if _, _, err := ReadSnapshot(bytes.NewReader(later)); !errors.Is(err, ErrCorrupt) {
-		t.Errorf("format 03 read with %v, want ErrCorrupt", err)
+		t.Errorf("format 04 read with %v, want ErrCorrupt", err)
 	}
 	// Nor one whose checksum holds but whose lists do not: every byte of
 	// the postings' tail changed in turn (row numbers past the rows, gaps

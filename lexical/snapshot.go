@@ -19,14 +19,18 @@ var ErrCorrupt = errors.New("lexical: corrupt snapshot")
 // Snapshot formats: the magic's last two digits are the version.
 // EXOLEX01 held each posting as a varint gap and three varint counts;
 // EXOLEX02 holds each list as the index holds it in memory (see plist), so
-// loading is a copy and a check. ReadSnapshot reads both (01 converted).
+// loading is a copy and a check; EXOLEX03 adds to each column group a hash
+// table of its terms (see lazyLists), so loading reads the rows and leaves
+// each list where it is until a search or a write first asks for its term.
+// ReadSnapshot reads all three (01 converted, 02 checked whole).
 const (
-	snapshotMagic   = "EXOLEX02"
+	snapshotMagic   = "EXOLEX03"
+	snapshotMagicV2 = "EXOLEX02"
 	snapshotMagicV1 = "EXOLEX01"
 )
 
 // SnapshotVersion is the format WriteSnapshot writes.
-const SnapshotVersion = 2
+const SnapshotVersion = 3
 
 // ReadVersion is the format of the snapshot the index was read from (0 for
 // an index built by Put): below SnapshotVersion, the caller may write the
@@ -35,9 +39,18 @@ func (x *Index) ReadVersion() int { return x.readVersion }
 
 // WriteSnapshot writes the index (compacted: live rows only) with a caller's
 // stamp (the store's log position), and a CRC-32 of everything at the end.
+//
+// Format 03: the magic, the stamp, the languages, the rows (id, length,
+// language each), then per column group (words, lemmas) its number of
+// terms, the byte length of its lists, the lists (term, postings, byte
+// length, the plist bytes each), and its term table: a power of two of
+// slots (0 when there are no terms), each a little-endian uint32, 0 for
+// empty or 1 + the offset of a list within the group's lists, placed by
+// termHash with linear probing, at most half full.
 func (x *Index) WriteSnapshot(w io.Writer, stamp []byte) error {
 	x.mu.Lock()
 	x.compact()
+	x.materialize()
 	x.mu.Unlock()
 	x.mu.RLock()
 	defer x.mu.RUnlock()
@@ -59,12 +72,34 @@ func (x *Index) WriteSnapshot(w io.Writer, stamp []byte) error {
 		bw.WriteByte(x.langs[n])
 	}
 	for _, lists := range []map[string]plist{x.words, x.lemmas} {
-		uv(uint64(len(lists)))
+		size := 0
 		for t, p := range lists {
+			size += uvLen(uint64(len(t))) + len(t) + uvLen(uint64(p.n)) + uvLen(uint64(len(p.buf))) + len(p.buf)
+		}
+		if size >= math.MaxUint32 {
+			return fmt.Errorf("lexical: snapshot: %d bytes of lists in a column group, more than format %d holds", size, SnapshotVersion)
+		}
+		uv(uint64(len(lists)))
+		uv(uint64(size))
+		slots := tableSize(len(lists))
+		table := make([]uint32, slots)
+		off := 0
+		for t, p := range lists {
+			for i := termHash(t) & uint64(slots-1); ; i = (i + 1) & uint64(slots-1) {
+				if table[i] == 0 {
+					table[i] = uint32(off) + 1
+					break
+				}
+			}
 			str(t)
 			uv(uint64(p.n))
 			uv(uint64(len(p.buf)))
 			bw.Write(p.buf)
+			off += uvLen(uint64(len(t))) + len(t) + uvLen(uint64(p.n)) + uvLen(uint64(len(p.buf))) + len(p.buf)
+		}
+		uv(uint64(slots))
+		for _, e := range table {
+			bw.Write(binary.LittleEndian.AppendUint32(buf[:0], e))
 		}
 	}
 	if err := bw.Flush(); err != nil {
@@ -76,6 +111,35 @@ func (x *Index) WriteSnapshot(w io.Writer, stamp []byte) error {
 	return err
 }
 
+// uvLen is the length of v as a uvarint.
+func uvLen(v uint64) int {
+	var b [binary.MaxVarintLen64]byte
+	return binary.PutUvarint(b[:], v)
+}
+
+// tableSize is the slots of a term table of n terms: a power of two at
+// least twice n (0 for none).
+func tableSize(n int) int {
+	if n == 0 {
+		return 0
+	}
+	m := 1
+	for m < 2*n {
+		m <<= 1
+	}
+	return m
+}
+
+// termHash places a term in a term table (FNV-1a, 64 bits).
+func termHash(t string) uint64 {
+	h := uint64(14695981039346656037)
+	for i := 0; i < len(t); i++ {
+		h ^= uint64(t[i])
+		h *= 1099511628211
+	}
+	return h
+}
+
 // ReadSnapshot reads an index written by WriteSnapshot (or by the
 // former format 01, converted) and its stamp.
 func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
@@ -85,10 +149,14 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 		// A file: read it into a buffer of its size, not one grown by
 		// doubling (a 1M-chunk snapshot is a few hundred MiB).
 		if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() {
-			var buf bytes.Buffer
-			buf.Grow(int(fi.Size()) + bytes.MinRead)
-			_, err = buf.ReadFrom(r)
-			raw = buf.Bytes()
+			raw = make([]byte, fi.Size())
+			if _, err = io.ReadFull(r, raw); err == nil {
+				// Grown since the Stat: read the rest too.
+				var more []byte
+				if more, err = io.ReadAll(r); len(more) > 0 {
+					raw = append(raw, more...)
+				}
+			}
 		} else {
 			raw, err = io.ReadAll(r)
 		}
@@ -101,11 +169,14 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 	if len(raw) < len(snapshotMagic)+4 {
 		return nil, nil, fmt.Errorf("%w: not a snapshot", ErrCorrupt)
 	}
-	v1 := false
+	version := 0
 	switch string(raw[:len(snapshotMagic)]) {
 	case snapshotMagic:
+		version = 3
+	case snapshotMagicV2:
+		version = 2
 	case snapshotMagicV1:
-		v1 = true
+		version = 1
 	default:
 		return nil, nil, fmt.Errorf("%w: not a snapshot (%q)", ErrCorrupt, raw[:len(snapshotMagic)])
 	}
@@ -116,10 +187,7 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 	d := decoder{b: body[len(snapshotMagic):]}
 	stamp := []byte(d.str())
 	x := New()
-	x.readVersion = SnapshotVersion
-	if v1 {
-		x.readVersion = 1
-	}
+	x.readVersion = version
 	nl := d.uv()
 	x.langNames = x.langNames[:0]
 	clear(x.langCodes)
@@ -133,6 +201,7 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 		return nil, nil, fmt.Errorf("%w: %d rows", ErrCorrupt, nr)
 	}
 	x.ids, x.lens, x.langs, x.alive = make([]int64, 0, nr), make([]uint32, 0, nr), make([]uint8, 0, nr), make([]bool, 0, nr)
+	x.byID = make(map[int64]uint32, nr)
 	for i := uint64(0); i < nr && d.err == nil; i++ {
 		id, length, lang := int64(d.uv()), d.uv(), d.byte()
 		if int(lang) >= len(x.langNames) {
@@ -144,6 +213,32 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 	}
 	x.live = len(x.ids)
 	rows := uint32(len(x.ids))
+	if version == 3 {
+		x.lazy = &lazyLists{rows: rows}
+		for g := range x.lazy.groups {
+			nt, size := d.uv(), d.uv()
+			if size > uint64(len(d.b)) || nt > size {
+				d.fail("term lists")
+				break
+			}
+			lists := d.b[:size:size]
+			d.b = d.b[size:]
+			slots := d.uv()
+			if slots != uint64(tableSize(int(nt))) || slots*4 > uint64(len(d.b)) {
+				d.fail("term table")
+				break
+			}
+			x.lazy.groups[g] = lazyGroup{lists: lists, table: d.b[: slots*4 : slots*4], terms: int(nt)}
+			d.b = d.b[slots*4:]
+		}
+		if d.err == nil && len(d.b) != 0 {
+			d.fail("trailing bytes")
+		}
+		if d.err != nil {
+			return nil, nil, d.err
+		}
+		return x, stamp, nil
+	}
 	for _, lists := range []map[string]plist{x.words, x.lemmas} {
 		nt := d.uv()
 		if nt > uint64(len(d.b)) {
@@ -157,7 +252,7 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 				break
 			}
 			var p plist
-			if v1 {
+			if version == 1 {
 				p = d.listV1(np, rows)
 			} else {
 				p = d.list(np, rows)
@@ -186,8 +281,15 @@ func (d *decoder) list(np uint64, rows uint32) plist {
 		d.fail("list size")
 		return plist{}
 	}
-	p := plist{buf: bytes.Clone(d.b[:size]), n: uint32(np)}
+	buf := bytes.Clone(d.b[:size])
 	d.b = d.b[size:]
+	return d.check(plist{buf: buf, n: uint32(np)}, rows)
+}
+
+// check checks a list of p.n postings in p.buf (see list) and sets its
+// last row number; on failure d fails and the list returned is empty.
+func (d *decoder) check(p plist, rows uint32) plist {
+	np := uint64(p.n)
 	b := p.buf
 	for i := uint64(0); i < np; i++ {
 		v, n := binary.Uvarint(b)

@@ -481,7 +481,7 @@ func TestASnapshotOfTheFormerFormatIsReadAndSavedAgainInTheCurrentOne(t *testing
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
 		raw, err := os.ReadFile(path)
-		if err == nil && strings.HasPrefix(string(raw), "EXOLEX02") && !s.lex.saving.Load() {
+		if err == nil && strings.HasPrefix(string(raw), fmt.Sprintf("EXOLEX%02d", lexical.SnapshotVersion)) && !s.lex.saving.Load() {
 			break
 		}
 		if time.Now().After(deadline) {

@@ -3,9 +3,12 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/lexical"
@@ -107,9 +110,18 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	var idx *lexical.Index
 	df := s.vocabDocFreq
 	if memory {
-		if idx, err = s.LexicalIndex(ctx); err != nil {
+		idx, err = s.LexicalIndex(ctx)
+		if errors.Is(err, ErrLexicalCold) {
+			// A store that leaves its files untouched and has no index to
+			// load cheaply: FTS5 ranks the same rows by the same BM25.
+			zerolog.Ctx(ctx).Debug().Err(err).Msg("lexical search on FTS5")
+			memory, err = false, nil
+		}
+		if err != nil {
 			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
+	}
+	if memory {
 		df = func(_ context.Context, terms []string, limit int) (map[string]int, error) {
 			out := make(map[string]int, len(terms))
 			for _, t := range terms {
@@ -152,6 +164,14 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	if memory {
 		ranked := idx.Search(lexical.Query{Words: aq.Words, Terms: aq.Terms}, k,
 			lexical.Weights{w.Body, w.Lemmas, w.Title, w.Section, w.Heads}, opts.Lang)
+		if err := idx.Err(); err != nil {
+			// A list of the snapshot it was read from is damaged (found
+			// when first searched): search again without it.
+			if err := s.lexDamaged(ctx, idx, err); err != nil {
+				return nil, fmt.Errorf("search %q: %w", query, err)
+			}
+			return s.Search(ctx, query, opts)
+		}
 		return s.hitsByID(ctx, query, a, aq, ranked, tokens, start, end)
 	}
 

@@ -13,7 +13,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"net/url"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -78,6 +80,12 @@ type Store struct {
 	lex lexIndex
 	// writes counts writes, to prune the lexical log now and then.
 	writes atomic.Int64
+	// untouched: opened by OpenUntouched (no file written, the lexical
+	// snapshot never saved); immutable: opened with SQLite's immutable=1,
+	// the file's size and time then being fileAt (see Changed).
+	untouched bool
+	immutable bool
+	fileAt    fileStamp
 }
 
 // Open opens (creating it if needed) the database at path for writing,
@@ -145,8 +153,78 @@ func OpenReadOnly(path string) (*Store, error) {
 	return s, nil
 }
 
-func openReader(ctx context.Context, path string) (*sql.DB, error) {
+// OpenUntouched opens an existing database for a reader that must leave
+// the data directory as it found it (exocortex search and ask with nothing
+// running on it). It reads as OpenReadOnly does, and differs in two ways:
+//
+//   - When the database has no -wal file (its last writer closed it and no
+//     writer has it open), it is opened immutable (SQLite's immutable=1): no
+//     -wal or -shm file is created and no lock taken. A plain read-only
+//     open (mode=ro) of a WAL database without them creates both and leaves
+//     them behind (modernc.org/sqlite v1.61: its reader cannot delete them).
+//     With a -wal file (a writer has the database open, or one crashed) it
+//     is opened mode=ro, so the commits in the WAL are read; SQLite then
+//     writes its read mark into the -shm file (creating it if missing).
+//     An immutable read assumes that nobody writes meanwhile: Changed says
+//     whether someone did.
+//   - The memory lexical index is loaded from its snapshot and brought up
+//     to date from the lexical log in memory; it is never saved. Without a
+//     snapshot, or with one more than LexReplayMax log entries behind,
+//     Search ranks with FTS5 (the same BM25) rather than build the index.
+func OpenUntouched(path string) (*Store, error) {
+	ctx := context.Background()
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+	}
+	immutable := false
+	if _, err := os.Stat(path + "-wal"); errors.Is(err, fs.ErrNotExist) {
+		immutable = true
+	}
 	q := url.Values{}
+	if immutable {
+		q.Set("immutable", "1")
+	}
+	r, err := openReaderWith(ctx, path, q)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{path: path, r: r, untouched: true, immutable: immutable, fileAt: stampOf(st)}
+	if err := s.loadAnalyzer(ctx); err != nil {
+		s.Close()
+		return nil, fmt.Errorf("open %s read-only: %w", path, err)
+	}
+	return s, nil
+}
+
+// fileStamp is what tells a changed file: its size and modification time.
+type fileStamp struct {
+	size int64
+	mod  time.Time
+}
+
+func stampOf(fi os.FileInfo) fileStamp { return fileStamp{size: fi.Size(), mod: fi.ModTime()} }
+
+// Changed reports whether the database file was written since an immutable
+// open (OpenUntouched of a database without a -wal file): a writer that
+// started meanwhile and checkpointed into it may have torn what was read,
+// so read again through a new OpenUntouched (which then finds the -wal
+// file). A writer's commits that stay in its WAL change nothing read here.
+// Always false for the other opens.
+func (s *Store) Changed() bool {
+	if !s.immutable {
+		return false
+	}
+	fi, err := os.Stat(s.path)
+	return err != nil || stampOf(fi) != s.fileAt
+}
+
+func openReader(ctx context.Context, path string) (*sql.DB, error) {
+	return openReaderWith(ctx, path, url.Values{})
+}
+
+// openReaderWith opens the read pool with more URI parameters q.
+func openReaderWith(ctx context.Context, path string, q url.Values) (*sql.DB, error) {
 	q.Set("mode", "ro")
 	q.Add("_pragma", fmt.Sprintf("busy_timeout(%d)", BusyTimeout.Milliseconds()))
 	q.Set("_query_only", "1")
@@ -187,11 +265,15 @@ func dsn(path string, q url.Values) (string, error) {
 
 // Close closes the database.
 func (s *Store) Close() error {
-	var errs []error
+	// The readers first: the writer's connection, closing last, then
+	// checkpoints the WAL and deletes the -wal and -shm files, so that a
+	// database closed cleanly is one file (which OpenUntouched opens
+	// without creating any).
+	s.lex.bg.Wait() // a snapshot being written reads the database
+	errs := []error{s.r.Close()}
 	if s.w != nil {
 		errs = append(errs, s.w.Close())
 	}
-	errs = append(errs, s.r.Close())
 	return errors.Join(errs...)
 }
 
@@ -793,6 +875,16 @@ type langsAt struct {
 func (s *Store) ChunkLangs(ctx context.Context) (map[string]int, error) {
 	if c := s.langs.Load(); c != nil && time.Since(c.at) < LangsTTL {
 		return c.n, nil
+	}
+	if s.LexicalEngine() == LexicalMemory {
+		// The memory lexical index holds every chunk's language: counting
+		// there spares a scan of the chunks table (0.1 s at 100k chunks,
+		// paid by every search of a process that searches once).
+		if idx, err := s.LexicalIndex(ctx); err == nil {
+			n := idx.LangCounts()
+			s.langs.Store(&langsAt{n: n, at: time.Now()})
+			return n, nil
+		}
 	}
 	rows, err := s.r.QueryContext(ctx, `SELECT lang, count(*) FROM chunks GROUP BY lang`)
 	if err != nil {

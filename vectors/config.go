@@ -48,6 +48,13 @@ type EmbeddedConfig struct {
 	// this fraction of the graph (and number at least 1024), the graph is
 	// repaired around them and they are dropped. Default 0.2.
 	CompactFraction float64
+	// ReadOnly opens the store for searching only, leaving its directory as
+	// it is: nothing is created, locked, truncated or written (no snapshot
+	// at Close, no compaction); the op log after the snapshot is replayed in
+	// memory, a torn tail skipped. The directory must exist. Writes fail
+	// with ErrReadOnly. A writer in another process may go on meanwhile:
+	// the store holds what was on disk when it opened.
+	ReadOnly bool
 }
 
 // Defaults of EmbeddedConfig.

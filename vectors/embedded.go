@@ -106,12 +106,21 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 	fail := func(err error) (*Embedded, error) {
 		return nil, fmt.Errorf("vectors: open embedded store %s: %w", dir, err)
 	}
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return fail(err)
-	}
-	lock, err := lockDir(dir)
-	if err != nil {
-		return fail(err)
+	var lock *os.File
+	if cfg.ReadOnly {
+		if fi, err := os.Stat(dir); err != nil {
+			return fail(err)
+		} else if !fi.IsDir() {
+			return fail(fmt.Errorf("%s is not a directory", dir))
+		}
+	} else {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return fail(err)
+		}
+		var err error
+		if lock, err = lockDir(dir); err != nil {
+			return fail(err)
+		}
 	}
 	e := &Embedded{
 		dir:     dir,
@@ -130,7 +139,11 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		e.g = newGraph(dim, cfg.M, cfg.EfConstruction)
-		e.raw, err = openRaw(dir, 0, dim, 0, true)
+		if cfg.ReadOnly {
+			e.raw, err = memRaw(dim), nil
+		} else {
+			e.raw, err = openRaw(dir, 0, dim, 0, true)
+		}
 	case err != nil:
 		err = fmt.Errorf("load snapshot %s: %w", snapPath, err)
 	default:
@@ -138,9 +151,13 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 		if fi, err := os.Stat(snapPath); err == nil {
 			e.snapSize = fi.Size()
 		}
-		e.raw, err = openRaw(dir, st.rawGen, dim, st.g.n, false)
+		if cfg.ReadOnly {
+			e.raw, err = openRawReadOnly(dir, st.rawGen, dim, st.g.n)
+		} else {
+			e.raw, err = openRaw(dir, st.rawGen, dim, st.g.n, false)
+		}
 	}
-	if err == nil {
+	if err == nil && !cfg.ReadOnly {
 		// Left by a compaction whose snapshot never made it.
 		err = removeOtherRaw(dir, e.raw.gen)
 	}
@@ -151,11 +168,15 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 		if e.raw != nil {
 			e.raw.close()
 		}
-		lock.Close()
+		closeLock(lock)
 		return fail(err)
 	}
 	replayed := 0
-	e.wal, err = openLog(filepath.Join(dir, logFile), dim, cfg.NoSync, e.log, func(op logOp) error {
+	open := openLog
+	if cfg.ReadOnly {
+		open = readLog
+	}
+	e.wal, err = open(filepath.Join(dir, logFile), dim, cfg.NoSync, e.log, func(op logOp) error {
 		if op.lsn <= e.lsn {
 			return nil // in the snapshot already
 		}
@@ -173,14 +194,25 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 	if err != nil {
 		e.g.release()
 		e.raw.close()
-		lock.Close()
+		closeLock(lock)
 		return fail(err)
 	}
-	e.log.Debug().Int("points", e.live).Int("replayed_ops", replayed).Dur("took", time.Since(start)).Msg("vectors: embedded store open")
-	e.writeMu.Lock()
-	e.maintain()
-	e.writeMu.Unlock()
+	e.log.Debug().Int("points", e.live).Int("replayed_ops", replayed).Bool("read_only", cfg.ReadOnly).
+		Dur("took", time.Since(start)).Msg("vectors: embedded store open")
+	if !cfg.ReadOnly {
+		e.writeMu.Lock()
+		e.maintain()
+		e.writeMu.Unlock()
+	}
 	return e, nil
+}
+
+// closeLock releases the directory's lock (none when read-only).
+func closeLock(lock *os.File) error {
+	if lock == nil {
+		return nil
+	}
+	return lock.Close()
 }
 
 // adopt takes over a loaded snapshot and rebuilds the indexes it omits.
@@ -286,6 +318,8 @@ func (e *Embedded) writable() error {
 	switch {
 	case e.closed:
 		return e.errorf("%w", ErrClosed)
+	case e.cfg.ReadOnly:
+		return e.errorf("%w", ErrReadOnly)
 	case e.broken != nil:
 		return e.errorf("unusable after a failed write: %w", e.broken)
 	}
@@ -762,19 +796,21 @@ func (e *Embedded) Close() error {
 		return nil
 	}
 	var errs []error
-	if e.broken == nil && e.lsn != e.snapLSN {
-		if err := e.snapshotLocked(); err != nil {
-			errs = append(errs, err)
+	if !e.cfg.ReadOnly {
+		if e.broken == nil && e.lsn != e.snapLSN {
+			if err := e.snapshotLocked(); err != nil {
+				errs = append(errs, err)
+			}
 		}
-	}
-	if err := e.wal.sync(); err != nil {
-		errs = append(errs, e.errorf("sync op log: %w", err))
+		if err := e.wal.sync(); err != nil {
+			errs = append(errs, e.errorf("sync op log: %w", err))
+		}
 	}
 	errs = append(errs, e.wal.close(), e.raw.close())
 	e.mu.Lock()
 	e.closed = true
 	e.g.release()
 	e.mu.Unlock()
-	errs = append(errs, e.lock.Close())
+	errs = append(errs, closeLock(e.lock))
 	return errors.Join(errs...)
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"io/fs"
 	"math"
 	"os"
 	"path/filepath"
@@ -68,6 +69,8 @@ type opLog struct {
 	// dirty: records were written without a sync since the last one (or the
 	// log was just opened), so sync has something to do.
 	dirty bool
+	// readOnly: opened by readLog (f is nil when there was no log).
+	readOnly bool
 }
 
 // openLog opens (creating it if needed) the log at path, calls replay for
@@ -86,12 +89,34 @@ func openLog(path string, dim int, noSync bool, log zerolog.Logger, replay func(
 	return l, nil
 }
 
+// readLog is openLog for a read-only store: it replays the log at path (a
+// missing one is empty) without creating, cutting or writing it; the
+// returned log takes no appends.
+func readLog(path string, dim int, noSync bool, log zerolog.Logger, replay func(logOp) error) (*opLog, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &opLog{path: path, dim: dim, readOnly: true}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	l := &opLog{f: f, path: path, dim: dim, noSync: noSync, readOnly: true}
+	if err := l.load(log, replay); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return l, nil
+}
+
 func (l *opLog) load(log zerolog.Logger, replay func(logOp) error) error {
 	st, err := l.f.Stat()
 	if err != nil {
 		return err
 	}
 	if st.Size() < logHeaderSize {
+		if l.readOnly {
+			return nil // empty, or its header still being written
+		}
 		if st.Size() > 0 {
 			log.Warn().Str("path", l.path).Int64("bytes", st.Size()).Msg("vectors: op log header torn; starting an empty log")
 		}
@@ -143,7 +168,10 @@ func (l *opLog) load(log zerolog.Logger, replay func(logOp) error) error {
 		}
 		off += 8 + int64(size)
 	}
-	if torn != "" {
+	if torn != "" && l.readOnly {
+		// Left alone: a writer may be appending it right now.
+		log.Debug().Str("path", l.path).Int64("offset", off).Str("reason", torn).Msg("vectors: read-only: the op log's tail skipped")
+	} else if torn != "" {
 		log.Warn().Str("path", l.path).Int64("offset", off).Int64("dropped_bytes", st.Size()-off).
 			Str("reason", torn).Msg("vectors: ignoring the op log's torn tail (a write cut short by a crash)")
 		if err := l.f.Truncate(off); err != nil {
@@ -254,7 +282,12 @@ func (l *opLog) sync() error {
 	return nil
 }
 
-func (l *opLog) close() error { return l.f.Close() }
+func (l *opLog) close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
 
 func appendString(b []byte, s string) []byte {
 	b = binary.AppendUvarint(b, uint64(len(s)))

@@ -38,6 +38,13 @@ type rawFile struct {
 	gen  uint64
 	size int // bytes per vector
 
+	// readOnly: opened by openRawReadOnly or memRaw; nodes from base on
+	// are held in mem (the op log's replay after the snapshot), the file
+	// (nil for memRaw) is never written.
+	readOnly bool
+	base     int
+	mem      []byte
+
 	noNowait  atomic.Bool  // preadv2(RWF_NOWAIT) is not supported here (raw_linux.go)
 	coldReads atomic.Int64 // vectors that were not in the page cache when a search read them
 	forceCold bool         // tests: treat every read as a page-cache miss
@@ -70,13 +77,49 @@ func openRaw(dir string, gen uint64, dim, n int, create bool) (*rawFile, error) 
 	return r, nil
 }
 
-// writeAt stores the vectors of nodes first, first+1, ... in one write.
+// openRawReadOnly opens generation gen's file, holding the snapshot's n
+// vectors, for reading only: it is neither created nor cut, and the
+// vectors written after (the op log's replay) are kept in memory.
+func openRawReadOnly(dir string, gen uint64, dim, n int) (*rawFile, error) {
+	path := rawPath(dir, gen)
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	r := &rawFile{f: f, gen: gen, size: 4 * dim, readOnly: true, base: n}
+	st, err := f.Stat()
+	if err == nil && st.Size() < int64(n)*int64(r.size) {
+		err = fmt.Errorf("%s holds %d vectors, the snapshot has %d: %w", path, st.Size()/int64(r.size), n, ErrCorrupt)
+	}
+	if err != nil {
+		f.Close()
+		return nil, err
+	}
+	return r, nil
+}
+
+// memRaw is a read-only store's raw file when it has no snapshot: every
+// vector (the op log's) in memory.
+func memRaw(dim int) *rawFile { return &rawFile{size: 4 * dim, readOnly: true} }
+
+// writeAt stores the vectors of nodes first, first+1, ... in one write (in
+// memory when read-only: they must then follow the last one).
 func (r *rawFile) writeAt(first uint32, vecs [][]float32) error {
 	buf := make([]byte, 0, len(vecs)*r.size)
+	if r.readOnly {
+		if int(first) != r.base+len(r.mem)/r.size {
+			return fmt.Errorf("read-only vectors: node %d written after %d: %w", first, r.base+len(r.mem)/r.size, ErrCorrupt)
+		}
+		buf = r.mem
+	}
 	for _, v := range vecs {
 		for _, x := range v {
 			buf = binary.LittleEndian.AppendUint32(buf, math.Float32bits(x))
 		}
+	}
+	if r.readOnly {
+		r.mem = buf
+		return nil
 	}
 	_, err := r.f.WriteAt(buf, int64(first)*int64(r.size))
 	return err
@@ -99,7 +142,13 @@ func (r *rawFile) read(node uint32, dst []float32, buf *[]byte) error {
 		}
 		b = (*buf)[:r.size]
 	}
-	if _, err := r.f.ReadAt(b, int64(node)*int64(r.size)); err != nil {
+	if r.readOnly && int(node) >= r.base {
+		off := (int(node) - r.base) * r.size
+		if off+r.size > len(r.mem) {
+			return fmt.Errorf("read vector of node %d: past the %d vectors held: %w", node, r.base+len(r.mem)/r.size, ErrCorrupt)
+		}
+		copy(b, r.mem[off:off+r.size])
+	} else if _, err := r.f.ReadAt(b, int64(node)*int64(r.size)); err != nil {
 		return fmt.Errorf("read vector of node %d from %s: %w", node, r.f.Name(), err)
 	}
 	if !littleEndian {
@@ -115,8 +164,19 @@ func floatBytes(v []float32) []byte {
 	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(v))), 4*len(v))
 }
 
-func (r *rawFile) sync() error  { return r.f.Sync() }
-func (r *rawFile) close() error { return r.f.Close() }
+func (r *rawFile) sync() error {
+	if r.readOnly {
+		return nil
+	}
+	return r.f.Sync()
+}
+
+func (r *rawFile) close() error {
+	if r.f == nil {
+		return nil
+	}
+	return r.f.Close()
+}
 
 // removeOtherRaw deletes raw files of generations other than keep.
 func removeOtherRaw(dir string, keep uint64) error {

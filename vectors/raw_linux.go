@@ -19,7 +19,7 @@ import (
 // Kernels or file systems without RWF_NOWAIT get plain preads.
 func (r *rawFile) readBatch(sc *scratch, nodes []uint32, dst []float32) error {
 	dim := r.size / 4
-	if !littleEndian || r.noNowait.Load() || r.forceCold {
+	if !littleEndian || r.noNowait.Load() || r.forceCold || r.readOnly {
 		return r.readBatchPlain(sc, nodes, dst)
 	}
 	fd := int(r.f.Fd())
@@ -91,5 +91,8 @@ func (r *rawFile) readMisses(sc *scratch, nodes []uint32, dst []float32) error {
 // dropCache asks the kernel to drop the raw file's cached pages (clean ones
 // only: sync first), for tests and benchmarks of a cold page cache.
 func (r *rawFile) dropCache() error {
+	if r.f == nil {
+		return nil
+	}
 	return unix.Fadvise(int(r.f.Fd()), 0, 0, unix.FADV_DONTNEED)
 }

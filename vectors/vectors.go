@@ -31,6 +31,9 @@ var (
 	ErrInvalid = errors.New("vectors: invalid input")
 	// ErrClosed: a call on a closed store.
 	ErrClosed = errors.New("vectors: store closed")
+	// ErrReadOnly: a write to a store opened read-only
+	// (EmbeddedConfig.ReadOnly).
+	ErrReadOnly = errors.New("vectors: store opened read-only")
 	// ErrCorrupt: a snapshot or an op log that fails its checksum somewhere
 	// other than a torn tail.
 	ErrCorrupt = errors.New("vectors: corrupt data")

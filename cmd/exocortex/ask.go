@@ -13,6 +13,7 @@ import (
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/vectors"
 )
 
 func cmdAsk(ctx context.Context, args []string) error {
@@ -67,11 +68,6 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if err := pipeline.LoadCalibration(cfg.Calibration, c.data, &cfg.Answer, c.logger()); err != nil {
 		return err
 	}
-	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
 	var mu sync.Mutex
 	onToken := func(t *schemas.AnswerToken) {
 		if *asJSON {
@@ -89,49 +85,77 @@ func cmdAsk(ctx context.Context, args []string) error {
 	var notes []string
 	var done *schemas.AnswerDone
 	var fu *pipeline.FollowUps
-	if local {
-		done, fu, err = pipeline.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
-	} else {
-		// A running system answers: its settings, not this client's,
-		// unless the client brought its own language-model providers,
-		// which answer here over the contexts the running system finds.
-		st, _ := pipeline.RunningSettings(ctx, b)
-		who := runningWho(c, b, st)
-		mine, src := clientProviders(n)
-		here := providersDiffer(mine, st)
-		if here {
-			notes = append(notes, fmt.Sprintf("%s: answered in this process with your language-model providers (%s, from %s) over the notes %s retrieved",
-				reasonClientProviders, strings.Join(pipeline.ProviderSummary(mine), ", "), src, who))
-		}
-		notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
-		if src, ok := af.given(); ok && !here && (st == nil || st.AnswerDeadline != af.deadline.value.String()) {
-			running := "its own"
-			if st != nil && st.AnswerDeadline != "" {
-				running = st.AnswerDeadline
+	var l *pipeline.Local
+	if standalone(c) {
+		// Nothing runs on the data directory: answer here with what the
+		// answer's rungs need, without NATS or stages.
+		if _, err := os.Stat(pipeline.DBPath(c.data)); err != nil {
+			if n.store != vectors.KindQdrant {
+				return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
 			}
-			notes = append(notes, fmt.Sprintf("%s: %s answers within its deadline (%s), not your %s; restart it with the deadline to use it",
-				reasonRunningSettings, who, running, src))
+			// The notes are on Qdrant alone: their lexical vectors serve
+			// the lexical search, as for exocortex search.
+			cfg.NoIndexFile = true
 		}
-		if src, ok := af.givenLocal(); ok && !here && (st == nil || st.AnswerDeadlineLocal != af.local.value.String()) {
-			running := "its own"
-			if st != nil && st.AnswerDeadlineLocal != "" {
-				running = st.AnswerDeadlineLocal
-			}
-			notes = append(notes, fmt.Sprintf("%s: %s answers without a language model within its deadline (%s), not your %s; restart it with the deadline to use it",
-				reasonRunningSettings, who, running, src))
-		}
-		for _, note := range notes {
-			fmt.Fprintf(os.Stderr, "note: %s\n", note)
-		}
-		if here {
-			log := c.logger()
-			done, fu, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, cfg.Answer, *timeout, onToken)
-		} else {
-			done, fu, err = pipeline.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
+		if l, err = openLocal(ctx, cfg, pipeline.LocalOptions{Mode: q.Options.Mode, Answer: true}); err != nil {
+			return err
 		}
 	}
-	if err != nil {
-		return err
+	if l != nil {
+		defer l.Close()
+		if done, fu, err = l.Ask(ctx, q, *timeout, onToken); err != nil {
+			return err
+		}
+	} else {
+		b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		if local {
+			done, fu, err = pipeline.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
+		} else {
+			// A running system answers: its settings, not this client's,
+			// unless the client brought its own language-model providers,
+			// which answer here over the contexts the running system finds.
+			st, _ := pipeline.RunningSettings(ctx, b)
+			who := runningWho(c, b, st)
+			mine, src := clientProviders(n)
+			here := providersDiffer(mine, st)
+			if here {
+				notes = append(notes, fmt.Sprintf("%s: answered in this process with your language-model providers (%s, from %s) over the notes %s retrieved",
+					reasonClientProviders, strings.Join(pipeline.ProviderSummary(mine), ", "), src, who))
+			}
+			notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
+			if src, ok := af.given(); ok && !here && (st == nil || st.AnswerDeadline != af.deadline.value.String()) {
+				running := "its own"
+				if st != nil && st.AnswerDeadline != "" {
+					running = st.AnswerDeadline
+				}
+				notes = append(notes, fmt.Sprintf("%s: %s answers within its deadline (%s), not your %s; restart it with the deadline to use it",
+					reasonRunningSettings, who, running, src))
+			}
+			if src, ok := af.givenLocal(); ok && !here && (st == nil || st.AnswerDeadlineLocal != af.local.value.String()) {
+				running := "its own"
+				if st != nil && st.AnswerDeadlineLocal != "" {
+					running = st.AnswerDeadlineLocal
+				}
+				notes = append(notes, fmt.Sprintf("%s: %s answers without a language model within its deadline (%s), not your %s; restart it with the deadline to use it",
+					reasonRunningSettings, who, running, src))
+			}
+			for _, note := range notes {
+				fmt.Fprintf(os.Stderr, "note: %s\n", note)
+			}
+			if here {
+				log := c.logger()
+				done, fu, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, cfg.Answer, *timeout, onToken)
+			} else {
+				done, fu, err = pipeline.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
+			}
+		}
+		if err != nil {
+			return err
+		}
 	}
 	defer fu.Close()
 	// Follow-up questions come after the answer, so they never delay it;

@@ -11,6 +11,7 @@ import (
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/workers/rerank"
 	"github.com/exocortex/exocortex/workers/retrieve"
@@ -69,28 +70,43 @@ func cmdSearch(ctx context.Context, args []string) error {
 		cfg.Stages, cfg.NoIndexFile = []string{retrieve.Stage().Name, rerank.Stage().Name}, true
 		fmt.Fprintf(os.Stderr, "note: no index at %s: searching the Qdrant collection alone (lexically on its lexical vectors, no graph neighbours)\n", pipeline.DBPath(c.data))
 	}
-	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
-	if err != nil {
-		return err
-	}
-	defer closeFn()
-	var notes []string
-	if !local {
-		st, _ := pipeline.RunningSettings(ctx, b)
-		notes = runningSettingsNotes(c, n, runningWho(c, b, st), st, false)
-		for _, note := range notes {
-			fmt.Fprintf(os.Stderr, "note: %s\n", note)
-		}
-	}
 	ex := -1
 	if *expand {
 		ex = 0
 	}
 	q := &schemas.QuerySubmitted{QueryID: newTraceID("q"), Question: query, Lang: *lang,
 		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex, NoAnswer: true}}
-	res, err := pipeline.Ask(ctx, b, q, *timeout)
-	if err != nil {
-		return err
+	var notes []string
+	var res *schemas.QueryReranked
+	var l *pipeline.Local
+	if standalone(c) {
+		// Nothing runs on the data directory: read it here, writing
+		// nothing, without NATS or stages.
+		if l, err = openLocal(ctx, cfg, pipeline.LocalOptions{Mode: *mode}); err != nil {
+			return err
+		}
+	}
+	if l != nil {
+		defer l.Close()
+		if res, err = l.Search(ctx, q, *timeout); err != nil {
+			return err
+		}
+	} else {
+		b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
+		if err != nil {
+			return err
+		}
+		defer closeFn()
+		if !local {
+			st, _ := pipeline.RunningSettings(ctx, b)
+			notes = runningSettingsNotes(c, n, runningWho(c, b, st), st, false)
+			for _, note := range notes {
+				fmt.Fprintf(os.Stderr, "note: %s\n", note)
+			}
+		}
+		if res, err = pipeline.Ask(ctx, b, q, *timeout); err != nil {
+			return err
+		}
 	}
 	out, err := gateway.BuildSearchResult(query, res, gateway.CLIMarks)
 	if err != nil {
@@ -149,3 +165,28 @@ func scoreNote(r gateway.SearchHit) string {
 	return note
 }
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
+// openLocal is pipeline.OpenLocal, or nil without an error when the index
+// must first be brought up to date (another schema version or analyzer):
+// the in-process pipeline's index stage does that, so the caller goes on
+// with pipeline.Attach.
+func openLocal(ctx context.Context, cfg pipeline.Config, o pipeline.LocalOptions) (*pipeline.Local, error) {
+	l, err := pipeline.OpenLocal(ctx, cfg, o)
+	if errors.Is(err, store.ErrSchema) {
+		fmt.Fprintf(os.Stderr, "note: %v: the in-process pipeline brings the index up to date first\n", err)
+		return nil, nil
+	}
+	return l, err
+}
+
+// standalone reports whether a query is answered in this process straight
+// from the data directory (pipeline.OpenLocal): no NATS server is named and
+// no system runs on the data directory, unless $EXOCORTEX_LOCAL_PIPELINE=1
+// asks for the in-process pipeline instead.
+func standalone(c common) bool {
+	if c.nats != "" || os.Getenv(pipeline.EnvLocalPipeline) == "1" {
+		return false
+	}
+	_, running := pipeline.Running(c.data)
+	return !running
+}

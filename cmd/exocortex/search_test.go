@@ -1,13 +1,21 @@
 package main_test
 
 import (
+	"database/sql"
 	"encoding/json"
+	"fmt"
+	"io/fs"
 	"math"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/modeltest"
+
+	_ "modernc.org/sqlite"
 )
 
 // searchHit is one result of search --json, with what these tests check.
@@ -194,6 +202,194 @@ func TestCLISearchSaysWhatEachModesScoreIs(t *testing.T) {
 		out := mustExo(t, "search", "crows tools", "--mode", tc.mode, "--data", data, "--models", modelsDir)
 		if !strings.Contains(out, tc.note) || tc.mode == "hybrid" && !strings.Contains(out, ": bm25 #1 ") {
 			t.Errorf("search --mode %s output does not name its score %q:\n%s", tc.mode, tc.note, out)
+		}
+	}
+}
+
+// dataFiles lists every file and folder under dir with its size,
+// modification time and mode.
+func dataFiles(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	err := filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(dir, path)
+		out[rel] = fmt.Sprintf("%d bytes, %s, %s", fi.Size(), fi.Mode(), fi.ModTime().Format(time.RFC3339Nano))
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
+
+// sameFiles reports every file created, removed or changed between two
+// listings of dataFiles.
+func sameFiles(t *testing.T, what string, before, after map[string]string) {
+	t.Helper()
+	for p, a := range after {
+		if b, ok := before[p]; !ok {
+			t.Errorf("%s created %s (%s)", what, p, a)
+		} else if a != b {
+			t.Errorf("%s changed %s: %s, was %s", what, p, a, b)
+		}
+	}
+	for p := range before {
+		if _, ok := after[p]; !ok {
+			t.Errorf("%s removed %s", what, p)
+		}
+	}
+}
+
+// TestCLISearchWithNothingRunningReadsTheDataDirectoryAndWritesNothing:
+// with no system running, search opens the index, the lexical snapshot and
+// the vectors read-only and loads its models in this process, without NATS
+// or stages: it answers in every mode as the in-process pipeline did
+// (EXOCORTEX_LOCAL_PIPELINE=1), and creates or changes nothing in the data
+// directory, the models under it included.
+func TestCLISearchWithNothingRunningReadsTheDataDirectoryAndWritesNothing(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	modeltest.Dir(t, modeltest.Options{NoQA: true, Into: filepath.Join(data, "models")})
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n\n## Owls\n\nOwls hunt at night.\n")
+	write(t, filepath.Join(vault, "птицы.md"), "# Птицы\n\nВороны используют инструменты для добычи пищи.\n\n## Совы\n\nСовы охотятся ночью.\n")
+	write(t, filepath.Join(vault, "garden.md"), "# Garden\n\nTomatoes need sun and water. See [[Birds]].\n")
+	mustExo(t, "ingest", vault, "--data", data, "--quiet")
+	for _, name := range []string{"exocortex.db-wal", "exocortex.db-shm"} {
+		if _, err := os.Stat(filepath.Join(data, name)); err == nil {
+			t.Errorf("ingest left %s: the index was not closed cleanly (its writer closes last)", name)
+		}
+	}
+	before := dataFiles(t, data)
+
+	type result struct {
+		Mode    string   `json:"mode"`
+		Reasons []string `json:"reasons"`
+		Results []struct {
+			ChunkID string  `json:"chunk_id"`
+			Score   float64 `json:"score"`
+			Source  string  `json:"source"`
+		} `json:"results"`
+	}
+	cases := []struct {
+		name string
+		args []string
+		mode string
+	}{
+		{"lexical", []string{"crows tools", "--mode", "lexical"}, "lexical"},
+		{"vector", []string{"crows tools", "--mode", "vector"}, "vector"},
+		{"hybrid", []string{"crows tools", "--mode", "hybrid"}, "hybrid"},
+		{"rerank", []string{"crows tools", "--mode", "rerank"}, "rerank"},
+		{"the fullest mode, a Russian question, the neighbours added", []string{"вороны инструменты", "--expand"}, "rerank"},
+		{"Russian notes only, three results", []string{"owls night", "--lang", "ru", "--k", "3"}, "rerank"},
+		{"without models", []string{"crows tools", "--no-models"}, "lexical"},
+	}
+	search := func(t *testing.T, env []string, args []string) result {
+		t.Helper()
+		out, errOut, err := exoEnv(t, env, append([]string{"search", "--data", data, "--json"}, args...)...)
+		if err != nil {
+			t.Fatalf("search %v (env %v): %v\n%s\n%s", args, env, err, out, errOut)
+		}
+		var r result
+		if err := json.Unmarshal([]byte(out), &r); err != nil {
+			t.Fatalf("search %v: %v\n%s", args, err, out)
+		}
+		return r
+	}
+	here := make([]result, len(cases))
+	for i, tc := range cases {
+		here[i] = search(t, nil, tc.args)
+		if here[i].Mode != tc.mode || len(here[i].Results) == 0 {
+			t.Errorf("search %v: mode %s, %d results, want mode %s and results", tc.args, here[i].Mode, len(here[i].Results), tc.mode)
+		}
+		sameFiles(t, "search "+strings.Join(tc.args, " "), before, dataFiles(t, data))
+	}
+	// The plain output too, as a user reads it.
+	plain := mustExo(t, "search", "crows tools", "--data", data)
+	if !strings.HasPrefix(plain, "mode rerank") || !strings.Contains(plain, "\n 1. ") || !strings.Contains(plain, "(cross-encoder ") {
+		t.Errorf("search output:\n%s", plain)
+	}
+	sameFiles(t, "search", before, dataFiles(t, data))
+
+	// The same searches through the in-process pipeline (which writes the
+	// NATS store and the answer cache) give the same results.
+	for i, tc := range cases {
+		a, _ := json.Marshal(here[i])
+		b, _ := json.Marshal(search(t, []string{pipeline.EnvLocalPipeline + "=1"}, tc.args))
+		if string(a) != string(b) {
+			t.Errorf("search %v read here and through the in-process pipeline differ:\nhere:     %s\npipeline: %s", tc.args, a, b)
+		}
+	}
+}
+
+// TestCLIAskWithNothingRunningStartsOnlyWhatItsRungNeeds: without a
+// provider, the extractive model or the embedding model, ask answers from
+// the passages (search-only) without NATS or stages, and so creates
+// nothing: no NATS store, no answer cache (which holds only answers of a
+// provider or the extractive model).
+func TestCLIAskWithNothingRunningStartsOnlyWhatItsRungNeeds(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	write(t, filepath.Join(vault, "птицы.md"), "# Птицы\n\nВороны используют инструменты для добычи пищи.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	// A data directory as a backup restores it: the index alone.
+	for _, p := range []string{"nats", "answers.db", "nats.nk"} {
+		if err := os.RemoveAll(filepath.Join(data, p)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := dataFiles(t, data)
+	for _, q := range []string{"What do crows use?", "Что используют вороны?"} {
+		out, errOut, err := exoEnv(t, []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="},
+			"ask", q, "--data", data, "--no-models", "--json", "--follow-ups-wait", "0s")
+		if err != nil {
+			t.Fatalf("ask %q: %v\n%s\n%s", q, err, out, errOut)
+		}
+		var done struct {
+			Mode      string `json:"mode"`
+			Citations []struct {
+				Title string `json:"title"`
+			} `json:"citations"`
+		}
+		if err := json.Unmarshal([]byte(out), &done); err != nil || done.Mode != "search_only" || len(done.Citations) == 0 {
+			t.Errorf("ask %q: mode %q, citations %+v (%v), want a search-only answer citing the notes\n%s", q, done.Mode, done.Citations, err, out)
+		}
+	}
+	sameFiles(t, "ask without a provider", before, dataFiles(t, data))
+}
+
+// TestCLISearchOfAnIndexToBringUpToDateGoesThroughThePipelineOnce: an
+// index written by another analyzer version cannot be read as it is; with
+// nothing running, search says so and searches through the in-process
+// pipeline, whose index stage rebuilds it; the next search reads it in
+// place.
+func TestCLISearchOfAnIndexToBringUpToDateGoesThroughThePipelineOnce(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	db, err := sql.Open("sqlite", filepath.Join(data, "exocortex.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec(`UPDATE meta SET value = 'full/0' WHERE key = 'analyzer'`); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	for i, wantNote := range []bool{true, false} {
+		out, errOut, err := exoEnv(t, nil, "search", "crows", "--data", data, "--no-models")
+		if err != nil {
+			t.Fatalf("search %d: %v\n%s", i+1, err, errOut)
+		}
+		if !strings.Contains(out, "1. Birds") {
+			t.Errorf("search %d found:\n%s", i+1, out)
+		}
+		if note := strings.Contains(errOut, "the in-process pipeline brings the index up to date"); note != wantNote {
+			t.Errorf("search %d: note of the pipeline %v, want %v:\n%s", i+1, note, wantNote, errOut)
 		}
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"time"
@@ -43,6 +44,8 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 			return fmt.Errorf("open index: %w", err)
 		}
 		s.Store, err = store.Open(DBPath(s.cfg.DataDir))
+	case needs.Has(stage.NeedStore) && !s.storeOptional && s.readOnly:
+		s.Store, err = store.OpenUntouched(DBPath(s.cfg.DataDir))
 	case needs.Has(stage.NeedStore) && !s.storeOptional:
 		s.Store, err = store.OpenReadOnly(DBPath(s.cfg.DataDir))
 	}
@@ -79,7 +82,7 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 	log := s.cfg.Log
 	if s.cfg.NoModels {
 		s.ModelNotes = append(s.ModelNotes, "models disabled: lexical search only")
-	} else {
+	} else if needs.Any(stage.NeedStoreWrite | stage.NeedEmbedder | stage.NeedVectors | stage.NeedReranker) {
 		if err := s.openModels(needs.Has(stage.NeedEmbedder), needs.Has(stage.NeedReranker)); err != nil {
 			return err
 		}
@@ -87,7 +90,10 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 	for _, n := range s.ModelNotes {
 		log.Warn().Str("models", s.modelsDir()).Msg(n)
 	}
-	if s.vectorDim() > 0 && needs.Has(stage.NeedVectors) {
+	// A reader without the embedding model has no use for the vectors
+	// (unless lexical search runs on them: storeOptional).
+	useless := s.readOnly && s.Embedder == nil && !s.storeOptional
+	if s.vectorDim() > 0 && needs.Has(stage.NeedVectors) && !useless {
 		vc := s.cfg.Vectors
 		vc.Dim = s.vectorDim()
 		if vc.Kind == "" || vc.Kind == vectors.KindEmbedded {
@@ -95,13 +101,21 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 			// The index stage flushes the op log once per batch, before it
 			// commits the records of the batch's vectors.
 			vc.Embedded.NoSync = true
+			vc.Embedded.ReadOnly = s.readOnly
 		}
 		t := time.Now()
-		if s.Vectors, err = vectors.Open(ctx, vc); err != nil {
+		vs, err := vectors.Open(ctx, vc)
+		switch {
+		case err != nil && s.readOnly && errors.Is(err, fs.ErrNotExist):
+			// Nothing embedded yet: a reader creates no vector store.
+			s.ModelNotes = append(s.ModelNotes, "no vectors yet ("+vc.Dir+"): search is lexical until the notes are embedded (exocortex up or ingest embeds them)")
+		case err != nil:
 			return fmt.Errorf("open vector store: %w", err)
+		default:
+			s.Vectors = vs
+			n, _ := s.Vectors.Count(ctx)
+			log.Info().Str("kind", s.Vectors.Name()).Int("vectors", n).Bool("read_only", s.readOnly).Dur("took", time.Since(t)).Msg("vector store open")
 		}
-		n, _ := s.Vectors.Count(ctx)
-		log.Info().Str("kind", s.Vectors.Name()).Int("vectors", n).Dur("took", time.Since(t)).Msg("vector store open")
 	}
 	if s.storeOptional {
 		if err := s.lexicalOnVectors(); err != nil {
@@ -120,7 +134,7 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 	}
 	if s.Store != nil {
 		r.Index = s.Store
-		if needs.Has(stage.NeedRetriever) && s.Store.LexicalEngine() == store.LexicalMemory {
+		if needs.Has(stage.NeedRetriever) && s.Store.LexicalEngine() == store.LexicalMemory && !s.readOnly {
 			// Build the memory lexical index now rather than at the first query.
 			go func() {
 				t := time.Now()
@@ -294,7 +308,11 @@ func (s *System) lexicalOnVectors() error {
 		why = reason
 	}
 	s.cfg.Log.Warn().Str("reason", why).Msg("lexical search cannot run on the vector store; opening the SQLite file")
-	st, err := store.OpenReadOnly(DBPath(s.cfg.DataDir))
+	open := store.OpenReadOnly
+	if s.readOnly {
+		open = store.OpenUntouched
+	}
+	st, err := open(DBPath(s.cfg.DataDir))
 	if err != nil {
 		return fmt.Errorf("open index (lexical search cannot run on the vector store: %s): %w", why, err)
 	}
@@ -346,30 +364,12 @@ func (s *System) openAnswer() error {
 	} else {
 		s.ModelNotes = append(s.ModelNotes, "no language-model provider (EXOCORTEX_LLM_BASE_URL): answers are extractive or search-only")
 	}
-	if s.Store != nil {
-		st := s.Store
-		if err := createPrivate(CachePath(s.cfg.DataDir)); err != nil {
-			return fmt.Errorf("answer cache: %w", err)
-		}
-		cache, err := answer.OpenCache(CachePath(s.cfg.DataDir), answer.CacheConfig{},
-			func(ctx context.Context, ids []string) (map[string]string, error) {
-				out := make(map[string]string, len(ids))
-				for _, id := range ids {
-					h, err := st.ChunkHash(ctx, id)
-					if errors.Is(err, store.ErrNotFound) {
-						continue
-					}
-					if err != nil {
-						return nil, err
-					}
-					out[id] = h
-				}
-				return out, nil
-			})
-		if err != nil {
+	// A reader in a command (OpenLocal) opens the cache afterwards, only
+	// when an answer can come from it.
+	if s.Store != nil && !s.readOnly {
+		if err := s.openCache(); err != nil {
 			return err
 		}
-		s.Cache, s.Answerer.Cache = cache, cache
 	}
 	// The calibrated answer thresholds, when eval --answers --calibrate
 	// wrote them.
@@ -400,6 +400,35 @@ func (s *System) openAnswer() error {
 	if nli, ok := models.InstalledNLI(dir, m, models.Options{}, 10*time.Minute); ok {
 		s.NLI, s.Answerer.Entailer = nli, answer.NLIEntailer{Model: nli}
 	}
+	return nil
+}
+
+// openCache opens the answer stage's semantic cache (answers.db, created
+// when missing) over the store's chunk hashes.
+func (s *System) openCache() error {
+	if err := createPrivate(CachePath(s.cfg.DataDir)); err != nil {
+		return fmt.Errorf("answer cache: %w", err)
+	}
+	cache, err := answer.OpenCache(CachePath(s.cfg.DataDir), answer.CacheConfig{},
+		func(ctx context.Context, ids []string) (map[string]string, error) {
+			st := s.Store // OpenLocal's may be opened again (Local.query)
+			out := make(map[string]string, len(ids))
+			for _, id := range ids {
+				h, err := st.ChunkHash(ctx, id)
+				if errors.Is(err, store.ErrNotFound) {
+					continue
+				}
+				if err != nil {
+					return nil, err
+				}
+				out[id] = h
+			}
+			return out, nil
+		})
+	if err != nil {
+		return err
+	}
+	s.Cache, s.Answerer.Cache = cache, cache
 	return nil
 }
 

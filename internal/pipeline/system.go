@@ -222,6 +222,9 @@ type System struct {
 	// stage.NeedLexical).
 	storeOptional bool
 	lexical       *retrieval.VectorIndex // set when lexical search runs on Qdrant
+	// readOnly: the parts of a command's reader (OpenLocal), which leave
+	// the data directory as they find it.
+	readOnly bool
 
 	cancel   context.CancelFunc
 	wg       sync.WaitGroup
@@ -393,6 +396,34 @@ func (s *System) Stop() error {
 	s.stopping.at(stepStages)
 	s.wg.Wait()
 	s.stopping.at("the models and the indexes to close")
+	errs := s.closeParts()
+	if s.ownURL {
+		_ = os.Remove(URLFile(s.cfg.DataDir))
+		_ = os.Remove(TLSCertFile(s.cfg.DataDir))
+	}
+	for _, remove := range s.unmetric {
+		remove()
+	}
+	if s.Bus.Server != nil {
+		s.stopping.at("the NATS connection to drain and the embedded NATS server to stop")
+	} else {
+		s.stopping.at("the NATS connection to drain")
+	}
+	s.Bus.Close()
+	s.stopping.at("nothing (stopped)")
+	s.mu.Lock()
+	errs = append(errs, s.errs...)
+	s.mu.Unlock()
+	return errors.Join(errs...)
+}
+
+// lexSaveBudget bounds the lexical snapshot's catch-up and save at stop.
+const lexSaveBudget = 10 * time.Second
+
+// closeParts closes the models, the caches, the vector store and the
+// index. The memory lexical index, when loaded here, saves its snapshot
+// first, so that the next process to search loads it as it is now.
+func (s *System) closeParts() []error {
 	var errs []error
 	if s.Reranker != nil {
 		_ = s.Reranker.Close()
@@ -415,28 +446,21 @@ func (s *System) Stop() error {
 		}
 	}
 	if s.Store != nil {
+		if !s.readOnly {
+			s.stopping.at("the lexical index to catch up with the index and save its snapshot")
+			// Bounded: up has a stop timeout (15 s by default) for
+			// everything; past the budget the next start replays instead.
+			ctx, cancel := context.WithTimeout(context.Background(), lexSaveBudget)
+			if err := s.Store.SaveLexSnapshot(s.cfg.Log.WithContext(ctx)); err != nil {
+				s.cfg.Log.Warn().Err(err).Msg("lexical snapshot not saved at stop: the next start replays or rebuilds the lexical index")
+			}
+			cancel()
+		}
 		if err := s.Store.Close(); err != nil {
 			errs = append(errs, err)
 		}
 	}
-	if s.ownURL {
-		_ = os.Remove(URLFile(s.cfg.DataDir))
-		_ = os.Remove(TLSCertFile(s.cfg.DataDir))
-	}
-	for _, remove := range s.unmetric {
-		remove()
-	}
-	if s.Bus.Server != nil {
-		s.stopping.at("the NATS connection to drain and the embedded NATS server to stop")
-	} else {
-		s.stopping.at("the NATS connection to drain")
-	}
-	s.Bus.Close()
-	s.stopping.at("nothing (stopped)")
-	s.mu.Lock()
-	errs = append(errs, s.errs...)
-	s.mu.Unlock()
-	return errors.Join(errs...)
+	return errs
 }
 
 // Running returns the NATS URL of a system running on dataDir, if one answers.
