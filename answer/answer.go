@@ -705,61 +705,51 @@ func noNotes(lang string, untranslated bool) string {
 // configured and the extractive model had no time to read the passages, or
 // no model is configured.
 func searchOnlyLead(lang string, reasons []string) string {
-	find := func(prefix string) (string, bool) {
+	for _, l := range searchOnlyLeads {
 		for _, r := range reasons {
-			if r == prefix || strings.HasPrefix(r, prefix+":") {
-				return strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(r, prefix), ":")), true
+			if r != l.reason && !strings.HasPrefix(r, l.reason+":") {
+				continue
 			}
+			lead := l.en
+			if isRussian(lang) {
+				lead = l.ru
+			}
+			if strings.Contains(lead, "%s") {
+				return fmt.Sprintf(lead, strings.TrimSpace(strings.TrimPrefix(strings.TrimPrefix(r, l.reason), ":")))
+			}
+			return lead
 		}
-		return "", false
 	}
-	ru := isRussian(lang)
-	if _, ok := find(ReasonDeadline); ok {
-		if ru {
-			return "Языковая модель не ответила вовремя, поэтому вот самые подходящие места из заметок:"
-		}
-		return "The language model did not answer in time, so here are the most relevant passages from your notes:"
-	}
-	if why, ok := find(ReasonLLMFailed); ok {
-		if ru {
-			return "Ни одна языковая модель не смогла ответить: " + why + ". Вот самые подходящие места из заметок:"
-		}
-		return "No language model could answer: " + why + ". Here are the most relevant passages from your notes:"
-	}
-	if _, ok := find(ReasonLoop); ok {
-		if ru {
-			return "Языковая модель повторяла одно и то же, поэтому вот самые подходящие места из заметок:"
-		}
-		return "The language model kept repeating itself, so here are the most relevant passages from your notes:"
-	}
-	if _, ok := find(DropLanguage); ok {
-		if ru {
-			return "Языковая модель ответила не на языке вопроса, поэтому вот самые подходящие места из заметок:"
-		}
-		return "The language model did not answer in the question's language, so here are the most relevant passages from your notes:"
-	}
-	if _, ok := find(ReasonNotInNotes); ok {
-		if ru {
-			return "Похоже, в заметках нет ответа на этот вопрос. Вот самые близкие к нему места:"
-		}
-		return "Your notes do not seem to answer this question. Here are the closest passages:"
-	}
-	if _, ok := find(ReasonLowCoverage); ok {
-		if ru {
-			return "Ответ модели не подтверждается заметками, поэтому вот самые подходящие места из них:"
-		}
-		return "The model's answer is not supported by your notes, so here are the most relevant passages:"
-	}
-	if _, ok := find(ReasonQABudget); ok {
-		if ru {
-			return "Языковая модель не настроена, а компьютер слишком занят, чтобы локальная модель успела прочитать найденные места, поэтому вот самые подходящие из них:"
-		}
-		return "No language model is configured, and the machine is too busy for the local model to read the passages in time, so here are the most relevant ones from your notes:"
-	}
-	if ru {
+	if isRussian(lang) {
 		return "Языковая модель не настроена, поэтому вот самые подходящие места из заметок:"
 	}
 	return "No language model is configured, so here are the most relevant passages from your notes:"
+}
+
+// searchOnlyLeads are the passages' lead lines by the first reason found, in
+// this order; %s is what the reason says after its code.
+var searchOnlyLeads = []struct{ reason, ru, en string }{
+	{ReasonDeadline,
+		"Языковая модель не ответила вовремя, поэтому вот самые подходящие места из заметок:",
+		"The language model did not answer in time, so here are the most relevant passages from your notes:"},
+	{ReasonLLMFailed,
+		"Ни одна языковая модель не смогла ответить: %s. Вот самые подходящие места из заметок:",
+		"No language model could answer: %s. Here are the most relevant passages from your notes:"},
+	{ReasonLoop,
+		"Языковая модель повторяла одно и то же, поэтому вот самые подходящие места из заметок:",
+		"The language model kept repeating itself, so here are the most relevant passages from your notes:"},
+	{DropLanguage,
+		"Языковая модель ответила не на языке вопроса, поэтому вот самые подходящие места из заметок:",
+		"The language model did not answer in the question's language, so here are the most relevant passages from your notes:"},
+	{ReasonNotInNotes,
+		"Похоже, в заметках нет ответа на этот вопрос. Вот самые близкие к нему места:",
+		"Your notes do not seem to answer this question. Here are the closest passages:"},
+	{ReasonLowCoverage,
+		"Ответ модели не подтверждается заметками, поэтому вот самые подходящие места из них:",
+		"The model's answer is not supported by your notes, so here are the most relevant passages:"},
+	{ReasonQABudget,
+		"Языковая модель не настроена, а компьютер слишком занят, чтобы локальная модель успела прочитать найденные места, поэтому вот самые подходящие из них:",
+		"No language model is configured, and the machine is too busy for the local model to read the passages in time, so here are the most relevant ones from your notes:"},
 }
 
 // failureSummary says briefly why the language model gave no answer: the
