@@ -452,6 +452,27 @@ func (r *AnswerReport) add(q Question, done *schemas.AnswerDone, s AnswerScore) 
 	return why
 }
 
+// add adds another set's label counts (MergeAnswers); the shares are
+// computed again by finish.
+func (m *LabelReport) add(l *LabelReport) {
+	m.LabelledClaims += l.LabelledClaims
+	for k, v := range l.LabelledClaimsByLabel {
+		m.LabelledClaimsByLabel[k] += v
+	}
+	m.ShownCitedClaims += l.ShownCitedClaims
+	m.FalseSupported += l.FalseSupported
+	for k, v := range l.FalseSupportedByLabel {
+		m.FalseSupportedByLabel[k] += v
+	}
+	m.UnmatchedCitedSentences += l.UnmatchedCitedSentences
+	m.LabelledCitations += l.LabelledCitations
+	m.CorrectCitations += l.CorrectCitations
+	m.FaithfulClaims += l.FaithfulClaims
+	m.FaithfulKeptClaims += l.FaithfulKeptClaims
+	m.aucClean = append(m.aucClean, l.aucClean...)
+	m.aucFalse = append(m.aucFalse, l.aucFalse...)
+}
+
 // addLabels adds an answer's label score; it returns the false claims the
 // answer shows (for Misses).
 func (r *AnswerReport) addLabels(done *schemas.AnswerDone, s AnswerScore, labels []Label, ls LabelScore) (why []string) {
@@ -675,23 +696,7 @@ func MergeAnswers(name string, reps []AnswerReport) AnswerReport {
 			if out.LabelReport == nil {
 				out.LabelReport = newLabelReport()
 			}
-			m := out.LabelReport
-			m.LabelledClaims += l.LabelledClaims
-			for k, v := range l.LabelledClaimsByLabel {
-				m.LabelledClaimsByLabel[k] += v
-			}
-			m.ShownCitedClaims += l.ShownCitedClaims
-			m.FalseSupported += l.FalseSupported
-			for k, v := range l.FalseSupportedByLabel {
-				m.FalseSupportedByLabel[k] += v
-			}
-			m.UnmatchedCitedSentences += l.UnmatchedCitedSentences
-			m.LabelledCitations += l.LabelledCitations
-			m.CorrectCitations += l.CorrectCitations
-			m.FaithfulClaims += l.FaithfulClaims
-			m.FaithfulKeptClaims += l.FaithfulKeptClaims
-			m.aucClean = append(m.aucClean, l.aucClean...)
-			m.aucFalse = append(m.aucFalse, l.aucFalse...)
+			out.LabelReport.add(l)
 		}
 		out.AbstainedRight += r.AbstainedRight
 		out.AbstainedWrong += r.AbstainedWrong
