@@ -142,9 +142,6 @@ type Verified struct {
 	WrongLanguage int
 	// SetAside are the blocks that addressed an AI and were cited.
 	SetAside []SetAside
-	// Evidence holds, per kept claim, how it was supported, for the
-	// answer's confidence: see Strength.
-	Strengths []float64
 }
 
 // marker matches [1], [1, 3] and [20210808180117-abc1234] style citations.
@@ -425,7 +422,6 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 			continue
 		}
 		out.Supported++
-		out.Strengths = append(out.Strengths, best)
 		strength += best
 	}
 	for id, phrase := range v.setAside {
