@@ -32,7 +32,7 @@ import (
 // token, the request carries it (Authorization: Bearer) or a signed link's
 // ?t= (GET /v1/notes/{doc_id}/link makes one, valid for NoteLinkTTL), as a
 // browser following a link cannot send the header. The note view checks
-// this itself (NoteViewChecksItsOwnToken).
+// this itself (noteViewChecksItsOwnToken).
 
 // NoteLinkTTL is how long a signed note link (?t=) opens its note.
 const NoteLinkTTL = 15 * time.Minute
@@ -154,11 +154,11 @@ func init() {
 			"lang": str, "link": str, "section_path": map[string]any{"type": "array", "items": str}})}}
 }
 
-// NoteViewChecksItsOwnToken tells the access check to leave r to the note
+// noteViewChecksItsOwnToken tells the access check to leave r to the note
 // view, which checks the token itself (a bearer header or a signed link):
 // a GET or HEAD of /notes/<one clean segment>, which only the note view
 // serves.
-func NoteViewChecksItsOwnToken(r *http.Request) bool {
+func noteViewChecksItsOwnToken(r *http.Request) bool {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
 		return false
 	}

@@ -110,10 +110,10 @@ type notePage struct {
 	SourceName string
 	// Place is where the note lives: the Markdown file's path, or the
 	// SiYuan notebook and titles down to the document.
-	Place string
-	Link  template.URL
-	Notice     string
-	Body       template.HTML
+	Place  string
+	Link   template.URL
+	Notice string
+	Body   template.HTML
 }
 
 var notePageTmpl = template.Must(template.New("note").Parse(`<!doctype html>

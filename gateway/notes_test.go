@@ -338,7 +338,9 @@ type docBackend struct {
 	docs map[string]*gateway.Document
 }
 
-func (b docBackend) Document(ctx context.Context, id string) (*gateway.Document, error) { return b.docs[id], nil }
+func (b docBackend) Document(ctx context.Context, id string) (*gateway.Document, error) {
+	return b.docs[id], nil
+}
 
 func serveDocs(t *testing.T, token string, docs ...*gateway.Document) string {
 	t.Helper()
