@@ -246,6 +246,24 @@ func TestTheAddressTheConnectionArrivedOnIsItsOwnHost(t *testing.T) {
 	}
 }
 
+// The name the gateway is bound to is one of its hosts.
+func TestTheNameTheGatewayIsBoundToIsItsOwnHost(t *testing.T) {
+	srv, err := gateway.New(gateway.Config{Addr: "kb.lan:7600", Token: "s3cret", Hosts: []string{"notes.example.org"}}, &countingBackend{}, gateway.Deps{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]int{"kb.lan:7600": 200, "KB.LAN": 200, "attacker.example": 403} {
+		req := httptest.NewRequest(http.MethodGet, "/v1/blocks/b-1", nil)
+		req.Host = host
+		req.Header.Set("Authorization", "Bearer s3cret")
+		rec := httptest.NewRecorder()
+		srv.Handler().ServeHTTP(rec, req)
+		if rec.Code != want {
+			t.Errorf("Host %s to a gateway bound to kb.lan:7600: %d %s, want %d", host, rec.Code, rec.Body, want)
+		}
+	}
+}
+
 func TestOnlyTheGatewaysOwnPagesAndConfiguredOriginsGetIn(t *testing.T) {
 	g := startGuarded(t, gateway.Config{CORSOrigins: []string{"https://notes.example"}})
 	own := g.hs.URL // http://127.0.0.1:PORT
