@@ -7,7 +7,8 @@ import (
 	"net/http"
 )
 
-// Error codes of the JSON errors, with their HTTP status.
+// Error codes of the JSON errors, with their HTTP status (the guard's
+// forbidden and unsupported_media_type are in guard.go).
 const (
 	CodeBadRequest   = "bad_request"
 	CodeUnauthorized = "unauthorized"
@@ -19,13 +20,15 @@ const (
 )
 
 var codeStatus = map[string]int{
-	CodeBadRequest:   http.StatusBadRequest,
-	CodeUnauthorized: http.StatusUnauthorized,
-	CodeNotFound:     http.StatusNotFound,
-	CodeTooLarge:     http.StatusRequestEntityTooLarge,
-	CodeTimeout:      http.StatusGatewayTimeout,
-	CodeUnavailable:  http.StatusServiceUnavailable,
-	CodeInternal:     http.StatusInternalServerError,
+	CodeBadRequest:       http.StatusBadRequest,
+	CodeUnauthorized:     http.StatusUnauthorized,
+	CodeForbidden:        http.StatusForbidden,
+	CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
+	CodeNotFound:         http.StatusNotFound,
+	CodeTooLarge:         http.StatusRequestEntityTooLarge,
+	CodeTimeout:          http.StatusGatewayTimeout,
+	CodeUnavailable:      http.StatusServiceUnavailable,
+	CodeInternal:         http.StatusInternalServerError,
 }
 
 // ErrorBody is what every error response carries:
@@ -34,8 +37,9 @@ type ErrorBody struct {
 	Error APIError `json:"error"`
 }
 
-// APIError is an error's code (bad_request, unauthorized, not_found,
-// too_large, timeout, unavailable, internal) and a message to act on.
+// APIError is an error's code (bad_request, unauthorized, forbidden,
+// not_found, too_large, unsupported_media_type, timeout, unavailable,
+// internal) and a message to act on.
 type APIError struct {
 	Code    string `json:"code"`
 	Message string `json:"message"`

@@ -62,7 +62,7 @@ var schemaProps = map[string]map[string]any{
 	"Health":      {"status": str},
 	"Status":      {"running": boolean, "stages": map[string]any{"type": "array"}, "documents": integer, "chunks": integer},
 	"OpenAPI":     {"openapi": str, "paths": map[string]any{"type": "object"}},
-	"Error":       {"error": obj(map[string]any{"code": enum("bad_request", "unauthorized", "not_found", "too_large", "timeout", "unavailable", "internal"), "message": str})},
+	"Error":       {"error": obj(map[string]any{"code": enum("bad_request", "unauthorized", "forbidden", "not_found", "too_large", "unsupported_media_type", "timeout", "unavailable", "internal"), "message": str})},
 }
 
 var (

@@ -2,7 +2,6 @@ package gateway
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -49,12 +49,19 @@ var ErrPortTaken = errors.New("port already in use")
 type Config struct {
 	// Addr is host:port (default 127.0.0.1:7600; port 0 picks a free one).
 	Addr string
-	// Token is the bearer token every route but /healthz checks; required
-	// when Addr is not a loopback address.
+	// Token is the bearer token every route but /healthz and Public checks
+	// (the scheme in any case); required when Addr is not a loopback
+	// address.
 	Token string
 	// CORSOrigins are the origins browsers may call from ("*" for any);
-	// none turns CORS off.
+	// none turns CORS off. Without a token, a request whose Origin is
+	// neither the gateway's own nor one of these is refused (guard.go).
 	CORSOrigins []string
+	// Hosts are the names (EXOCORTEX_HTTP_HOSTS) the gateway answers to
+	// besides loopback names and the address it is bound to ("*": any).
+	// Without a token any other Host header is refused (DNS rebinding);
+	// with a token, only when Hosts names some.
+	Hosts []string
 	// MaxBody bounds a request body (default 1 MiB): larger is 413 too_large.
 	MaxBody  int64
 	Timeouts Timeouts
@@ -133,6 +140,11 @@ func (c Config) Validate() error {
 	} else if !IsLoopback(host) && c.Token == "" {
 		errs = append(errs, fmt.Errorf("http address %s: %w", c.Addr, ErrNoToken))
 	}
+	for _, h := range c.Hosts {
+		if err := validHost(h); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	for _, o := range c.CORSOrigins {
 		if o != "*" && !strings.HasPrefix(o, "http://") && !strings.HasPrefix(o, "https://") {
 			errs = append(errs, fmt.Errorf("CORS origin %q: want http(s)://host[:port] or *", o))
@@ -172,6 +184,7 @@ type Server struct {
 	mux     *http.ServeMux
 	handler http.Handler
 	routes  []string // the patterns this server registered (for OpenAPI)
+	guard   *guard
 	answers *answerCache
 
 	mu   sync.Mutex
@@ -189,7 +202,7 @@ func New(cfg Config, be Backend, deps Deps) (*Server, error) {
 	if deps.Stages == nil {
 		deps.Stages = pipeline.StageSpecs()
 	}
-	s := &Server{cfg: cfg, backend: be, deps: deps, mux: http.NewServeMux(), answers: newAnswerCache(1024), ln: cfg.Listener}
+	s := &Server{cfg: cfg, backend: be, deps: deps, mux: http.NewServeMux(), answers: newAnswerCache(1024), ln: cfg.Listener, guard: newGuard(cfg)}
 	s.routesInit()
 	s.handler = s.withLog(s.withAccess(s.mux))
 	return s, nil
@@ -365,21 +378,23 @@ func (r *statusRecorder) Flush() {
 	}
 }
 
-// withAccess checks the bearer token (every route but /healthz) and
-// answers CORS.
+// withAccess runs the guard (guard.go): the Host, then CORS, then the
+// Origin and the content type, or the bearer token when there is one.
 func (s *Server) withAccess(next http.Handler) http.Handler {
-	want := []byte("Bearer " + s.cfg.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if e := s.guard.checkHost(r); e != nil {
+			writeError(w, e)
+			return
+		}
 		if s.cors(w, r) {
 			return
 		}
-		if s.cfg.Token != "" && r.URL.Path != "/healthz" && !s.public(r) && !noteViewChecksItsOwnToken(r) {
-			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
+		if e := s.guard.check(r, s.public(r)); e != nil {
+			if e.Code == CodeUnauthorized {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="exocortex"`)
-				writeError(w, apiErr(CodeUnauthorized, "missing or wrong token: send Authorization: Bearer <the gateway's "+EnvToken+">"))
-				return
 			}
+			writeError(w, e)
+			return
 		}
 		next.ServeHTTP(w, r)
 	})
@@ -432,8 +447,10 @@ func (s *Server) withTimeout(next http.Handler) http.Handler {
 	})
 }
 
-// decode reads a JSON body into v: a body over MaxBody is too_large,
-// anything but one JSON object of the right shape is bad_request.
+// decode reads a JSON body into v (a pointer to a request struct): a body
+// over MaxBody is too_large, anything but one JSON object of the right
+// shape is bad_request, its message in JSON's words (object, string,
+// integer), never Go's.
 func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) *APIError {
 	r.Body = http.MaxBytesReader(w, r.Body, s.cfg.MaxBody)
 	dec := json.NewDecoder(r.Body)
@@ -446,22 +463,106 @@ func (s *Server) decode(w http.ResponseWriter, r *http.Request, v any) *APIError
 		case errors.As(err, &mbe):
 			return apiErr(CodeTooLarge, fmt.Sprintf("request body over %d bytes", mbe.Limit))
 		case errors.Is(err, io.EOF):
-			return apiErr(CodeBadRequest, "empty request body: send a JSON object")
+			return apiErr(CodeBadRequest, "empty request body: send "+bodyShape(v))
+		case errors.Is(err, io.ErrUnexpectedEOF):
+			return apiErr(CodeBadRequest, "request body: the JSON ends too early (a missing } or \"?)")
 		case errors.As(err, &se):
 			return apiErr(CodeBadRequest, fmt.Sprintf("request body is not valid JSON at byte %d: %v", se.Offset, err))
+		case errors.As(err, &te) && te.Field == "":
+			return apiErr(CodeBadRequest, fmt.Sprintf("request body: got %s, want %s", jsonValue(te.Value), bodyShape(v)))
 		case errors.As(err, &te):
-			return apiErr(CodeBadRequest, fmt.Sprintf("request body: field %q wants %s, got %s", te.Field, te.Type, te.Value))
+			return apiErr(CodeBadRequest, fmt.Sprintf("request body: field %q wants %s, got %s", te.Field, jsonKind(te.Type), jsonValue(te.Value)))
+		case strings.HasPrefix(err.Error(), "json: unknown field "):
+			return apiErr(CodeBadRequest, fmt.Sprintf("request body: unknown field %s; want %s",
+				strings.TrimPrefix(err.Error(), "json: unknown field "), bodyShape(v)))
 		}
-		return apiErr(CodeBadRequest, "request body: "+err.Error())
+		return apiErr(CodeBadRequest, "request body: "+strings.TrimPrefix(err.Error(), "json: "))
 	}
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
 			return apiErr(CodeTooLarge, fmt.Sprintf("request body over %d bytes", mbe.Limit))
 		}
-		return apiErr(CodeBadRequest, "request body: more than one JSON value")
+		return apiErr(CodeBadRequest, "request body: more than one JSON value; send "+bodyShape(v))
 	}
 	return nil
+}
+
+// bodyShape says what JSON a request struct takes: "a JSON object with
+// the fields query (string), k (integer), ...".
+func bodyShape(v any) string {
+	t := reflect.TypeOf(v)
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return jsonKind(t)
+	}
+	var fields []string
+	for f := range t.Fields() {
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		fields = append(fields, fmt.Sprintf("%s (%s)", name, strings.TrimPrefix(strings.TrimPrefix(jsonKind(f.Type), "a "), "an ")))
+	}
+	return "a JSON object with the fields " + strings.Join(fields, ", ")
+}
+
+// jsonKind names the JSON a Go type takes: "a string", "an integer", "an
+// array of strings", "an object".
+func jsonKind(t reflect.Type) string {
+	if t == nil {
+		return "a JSON value"
+	}
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t == reflect.TypeFor[time.Time]() {
+		return "a time (RFC 3339 string)"
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "true or false"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
+		return "an integer"
+	case reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return "a whole number (0 or more)"
+	case reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		elem := jsonKind(t.Elem())
+		switch {
+		case strings.HasPrefix(elem, "a string"), strings.HasPrefix(elem, "an integer"), strings.HasPrefix(elem, "an object"), strings.HasPrefix(elem, "a number"):
+			_, noun, _ := strings.Cut(elem, " ")
+			return "an array of " + noun + "s"
+		case strings.HasPrefix(elem, "a whole number"):
+			return "an array of whole numbers (0 or more)"
+		}
+		return "an array"
+	case reflect.Struct, reflect.Map:
+		return "an object"
+	}
+	return "a JSON value"
+}
+
+// jsonValue is what encoding/json says it found ("array", "number -1"),
+// as a phrase.
+func jsonValue(v string) string {
+	kind, rest, _ := strings.Cut(v, " ")
+	phrase := map[string]string{"array": "an array", "object": "an object", "string": "a string", "number": "a number", "bool": "true or false"}[kind]
+	if phrase == "" {
+		return v
+	}
+	if rest != "" {
+		return phrase + " " + rest
+	}
+	return phrase
 }
 
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {

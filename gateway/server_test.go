@@ -365,6 +365,7 @@ func TestAClientThatDisconnectsMidStreamCancelsItsQuery(t *testing.T) {
 	subsBefore := e.sys.Bus.NC.NumSubscriptions()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v1/ask", strings.NewReader(`{"question":"What do crows use?"}`))
+	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
@@ -417,7 +418,7 @@ func TestBodiesOverTheLimitAndBadJSONGetJSONErrors(t *testing.T) {
 	big := `{"query":"` + strings.Repeat("a", 2<<10) + `"}`
 	wantError(t, post(t, hs.URL+"/v1/search", big), 413, "too_large", "over 1024 bytes")
 	wantError(t, post(t, hs.URL+"/v1/ask", `{"question": "crows"`), 400, "bad_request", "request body")
-	wantError(t, post(t, hs.URL+"/v1/search", `{"query": 5}`), 400, "bad_request", `field "query" wants string`)
+	wantError(t, post(t, hs.URL+"/v1/search", `{"query": 5}`), 400, "bad_request", `field "query" wants a string`)
 	wantError(t, post(t, hs.URL+"/v1/search", `{"qeury": "crows"}`), 400, "bad_request", `unknown field "qeury"`)
 	wantError(t, post(t, hs.URL+"/v1/search", ``), 400, "bad_request", "empty request body")
 	wantError(t, get(t, hs.URL+"/v1/nothing"), 404, "not_found", "GET /v1/nothing")
@@ -596,7 +597,7 @@ func TestBlocksStatusDeadLettersIngestAndReadiness(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/readyz", nil))
+	srv.Handler().ServeHTTP(rec, localRequest(http.MethodGet, "/readyz"))
 	if rec.Code != 503 || !strings.Contains(rec.Body.String(), "no index at") {
 		t.Errorf("readyz without an index: %d %s", rec.Code, rec.Body)
 	}
@@ -643,7 +644,7 @@ func TestOpenAPIDescribesExactlyTheServedRoutes(t *testing.T) {
 		t.Fatal(err)
 	}
 	rec := httptest.NewRecorder()
-	srv.Handler().ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/v1/openapi.json", nil))
+	srv.Handler().ServeHTTP(rec, localRequest(http.MethodGet, "/v1/openapi.json"))
 	var doc struct {
 		OpenAPI string                               `json:"openapi"`
 		Paths   map[string]map[string]map[string]any `json:"paths"`
@@ -686,11 +687,19 @@ func TestOpenAPIDescribesExactlyTheServedRoutes(t *testing.T) {
 		method, path, _ := strings.Cut(r, " ")
 		path = strings.NewReplacer("{query_id}", "q-1", "{id}", "b-1").Replace(path)
 		rec := httptest.NewRecorder()
-		srv.Handler().ServeHTTP(rec, httptest.NewRequest(method, path, bytes.NewReader(nil)))
+		srv.Handler().ServeHTTP(rec, localRequest(method, path))
 		if rec.Code == 404 && strings.Contains(rec.Body.String(), "no route") {
 			t.Errorf("%s is not routed", r)
 		}
 	}
+}
+
+// localRequest is a request to the handler as a client of this machine
+// sends it (httptest.NewRequest's Host, example.com, is a foreign one).
+func localRequest(method, path string) *http.Request {
+	r := httptest.NewRequest(method, path, bytes.NewReader(nil))
+	r.Host = "127.0.0.1:7600"
+	return r
 }
 
 func jsonStr(s string) string { b, _ := json.Marshal(s); return string(b) }

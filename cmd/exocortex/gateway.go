@@ -41,7 +41,25 @@ var gatewayPublic = []string{"/", "/index.html", "/static/"}
 
 // httpFlags are the gateway's flags (up, worker --stage gateway).
 type httpFlags struct {
-	addr string
+	addr  string
+	hosts hostsFlag
+}
+
+// hostsFlag is --http-host, repeatable and comma-separated; its default
+// is EXOCORTEX_HTTP_HOSTS, which the first --http-host replaces.
+type hostsFlag struct {
+	names []string
+	given bool
+}
+
+func (f *hostsFlag) String() string { return strings.Join(f.names, ",") }
+
+func (f *hostsFlag) Set(v string) error {
+	if !f.given {
+		f.names, f.given = nil, true
+	}
+	f.names = append(f.names, splitList(v)...)
+	return nil
 }
 
 func (h *httpFlags) register(fs *flag.FlagSet) {
@@ -50,19 +68,19 @@ func (h *httpFlags) register(fs *flag.FlagSet) {
 		def = gateway.DefaultAddr
 	}
 	fs.StringVar(&h.addr, "http", def, "address of the HTTP gateway (env "+gateway.EnvAddr+"; off: none); beyond loopback it needs "+gateway.EnvToken)
+	h.hosts.names = splitList(os.Getenv(gateway.EnvHosts))
+	fs.Var(&h.hosts, "http-host", "a host name the HTTP gateway answers to besides localhost and its address, such as notes.example.org behind a proxy "+
+		"(repeatable or comma-separated; env "+gateway.EnvHosts+"; *: any); other Host headers get 403")
 }
 
 func (h *httpFlags) off() bool { return strings.EqualFold(h.addr, "off") || h.addr == "" }
 
 // config is the gateway's configuration from the flags and the environment
-// (EXOCORTEX_HTTP_TOKEN, EXOCORTEX_HTTP_CORS: comma-separated origins).
+// (EXOCORTEX_HTTP_TOKEN, EXOCORTEX_HTTP_CORS: comma-separated origins,
+// EXOCORTEX_HTTP_HOSTS or --http-host: host names).
 func (h *httpFlags) config(log zerolog.Logger) (gateway.Config, error) {
-	cfg := gateway.Config{Addr: h.addr, Token: os.Getenv(gateway.EnvToken), Log: log}
-	for _, o := range strings.Split(os.Getenv(gateway.EnvCORS), ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			cfg.CORSOrigins = append(cfg.CORSOrigins, o)
-		}
-	}
+	cfg := gateway.Config{Addr: h.addr, Token: os.Getenv(gateway.EnvToken), Hosts: h.hosts.names,
+		CORSOrigins: splitList(os.Getenv(gateway.EnvCORS)), Log: log}
 	if err := cfg.Validate(); err != nil {
 		return cfg, fmt.Errorf("--http %s: %w", h.addr, err)
 	}

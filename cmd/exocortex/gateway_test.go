@@ -55,9 +55,16 @@ func TestUpServesTheGatewayAndAGatewayWorkerServesTheSameSystem(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(vault, "birds.md"), []byte("# Birds\n\nRavens and crows use tools to get food.\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	_, upErr := startUp(t, data, nil, "--no-models")
+	_, upErr := startUp(t, data, []string{"EXOCORTEX_HTTP_HOSTS=kb.example.com, notes.example.org"}, "--no-models")
 	addr := waitHTTP(t, upErr)
 	mustExo(t, "ingest", vault, "--data", data, "--quiet")
+	// The names of EXOCORTEX_HTTP_HOSTS get in; a foreign one (DNS
+	// rebinding) gets 403 naming what to set.
+	for host, want := range map[string]int{"kb.example.com": 200, "notes.example.org:7600": 200, "attacker.example": 403} {
+		if code, body := statusAs(t, "http://"+addr+"/v1/status", host); code != want || (want == 403 && !strings.Contains(body, "EXOCORTEX_HTTP_HOSTS")) {
+			t.Errorf("up: GET /v1/status with Host %s: %d %s, want %d", host, code, body, want)
+		}
+	}
 
 	var st struct {
 		Running   bool  `json:"running"`
@@ -97,8 +104,9 @@ func TestUpServesTheGatewayAndAGatewayWorkerServesTheSameSystem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := exec.Command(binary, "worker", "--stage", "gateway", "--nats", strings.TrimSpace(string(natsURL)), "--data", data, "--http", "127.0.0.1:0", "--log-level", "warn")
-	w.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=")
+	w := exec.Command(binary, "worker", "--stage", "gateway", "--nats", strings.TrimSpace(string(natsURL)), "--data", data, "--http", "127.0.0.1:0",
+		"--http-host", "gw.example.org", "--http-host", "gw2.example.org,gw3.example.org", "--log-level", "warn")
+	w.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_HTTP_HOSTS=kb.example.com")
 	var wErr bytes.Buffer
 	w.Stderr = &wErr
 	if err := w.Start(); err != nil {
@@ -119,6 +127,30 @@ func TestUpServesTheGatewayAndAGatewayWorkerServesTheSameSystem(t *testing.T) {
 	if code := getJSON(t, "http://"+waddr+"/v1/status", &st); code != 200 || st.Documents != 1 {
 		t.Errorf("the gateway worker's /v1/status: %d %+v", code, st)
 	}
+	// --http-host, repeated or comma-separated, replaces EXOCORTEX_HTTP_HOSTS.
+	for host, want := range map[string]int{"gw.example.org": 200, "gw2.example.org": 200, "gw3.example.org": 200, "kb.example.com": 403, "localhost": 200} {
+		if code, body := statusAs(t, "http://"+waddr+"/v1/status", host); code != want {
+			t.Errorf("the gateway worker: GET /v1/status with Host %s: %d %s, want %d", host, code, body, want)
+		}
+	}
+}
+
+// statusAs GETs url with the Host header host and returns the status and
+// the body.
+func statusAs(t *testing.T, url, host string) (int, string) {
+	t.Helper()
+	req, err := http.NewRequest(http.MethodGet, url, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Host = host
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(raw)
 }
 
 func TestUpOnATakenHTTPPortOrOffLoopbackWithoutATokenFailsAtOnce(t *testing.T) {

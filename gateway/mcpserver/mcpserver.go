@@ -53,11 +53,13 @@ func NewServer(b gateway.Backend) *mcp.Server {
 }
 
 // HTTPHandler serves the MCP server over streamable HTTP (sessions close
-// after SessionTimeout idle).
+// after SessionTimeout idle). Mount it in the gateway: the gateway's guard
+// checks the Host and the Origin of every route, /mcp included, so the
+// SDK's own loopback Host check is off (one check, one JSON error).
 func HTTPHandler(b gateway.Backend) http.Handler {
 	s := NewServer(b)
 	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{SessionTimeout: SessionTimeout})
+		&mcp.StreamableHTTPOptions{SessionTimeout: SessionTimeout, DisableLocalhostProtection: true})
 }
 
 // RunStdio serves the MCP server on stdin and stdout until the client
