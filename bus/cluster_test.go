@@ -147,7 +147,7 @@ func TestAClusterAdmitsOnlyNodesWithTheRouteCredentialsAndACertificateOfItsCA(t 
 	other := bustest.NewCA(t, "another CA")
 	strangerCert, strangerKey := other.Issue(t, "stranger", "127.0.0.1", "localhost")
 	intruders := map[string]bustest.NodeOptions{
-		"a node with the CA's certificate but no route password": {Name: "nopass"},
+		"a node with the CA's certificate but no route password":      {Name: "nopass"},
 		"a node with the CA's certificate and a wrong route password": {Name: "wrongpass", RouteUser: c.RouteUser, RoutePassword: "wrong"},
 		"a node with the route password but another CA's certificate": {Name: "stranger", Cert: strangerCert, Key: strangerKey,
 			RouteUser: c.RouteUser, RoutePassword: c.RoutePassword},
