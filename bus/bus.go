@@ -98,6 +98,11 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 	if err != nil {
 		return nil, err
 	}
+	if opts.URL != "" && BeyondLoopback(opts.URL) {
+		// TLS beyond loopback: a server that offers none is refused
+		// before the credentials are sent (nats.ErrSecureConnWanted).
+		tlsOpts = append([]nats.Option{nats.Secure()}, tlsOpts...)
+	}
 	connOpts = append(connOpts, tlsOpts...)
 	url := opts.URL
 	if url == "" {
@@ -127,6 +132,10 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 		b.shutdownServer()
 		return nil, fmt.Errorf("connect to nats %s with %s: %w: %w (set %s and %s, or %s, or %s, as the server has them)",
 			url, opts.Creds, ErrNotAuthorized, err, EnvNATSUser, EnvNATSPassword, EnvNATSNKey, EnvNATSCreds)
+	}
+	if errors.Is(err, nats.ErrSecureConnWanted) {
+		b.shutdownServer()
+		return nil, fmt.Errorf("connect to nats %s: %w: %w", url, ErrRemoteWithoutTLS, err)
 	}
 	if err != nil {
 		b.shutdownServer()

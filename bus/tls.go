@@ -7,7 +7,10 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net"
+	neturl "net/url"
 	"os"
+	"strings"
 
 	"github.com/nats-io/nats.go"
 )
@@ -43,6 +46,40 @@ func (t TLSFiles) ServesTLS() bool { return t.Cert != "" || t.Key != "" }
 // ErrNoTLS is an embedded server listening beyond loopback without TLS.
 var ErrNoTLS = errors.New("the NATS server listens beyond loopback without TLS: give --tls-cert FILE and --tls-key FILE (env " +
 	EnvNATSTLSCert + ", " + EnvNATSTLSKey + "), or listen on 127.0.0.1")
+
+// ErrRemoteWithoutTLS is an external NATS server beyond loopback that
+// offers no TLS: a client would send its credentials and the notes in plain
+// text, so it does not connect.
+var ErrRemoteWithoutTLS = errors.New("the NATS server is beyond loopback and offers no TLS: Exocortex sends credentials and notes " +
+	"to another machine over TLS only; give the server a certificate (ops/cluster/make-certs.sh makes a CA and one per node) and this " +
+	"command the CA with --tls-ca FILE (env " + EnvNATSTLSCA + "), or reach the server on 127.0.0.1")
+
+// BeyondLoopback reports whether any server of a comma-separated NATS URL
+// list ("tls://nats-1:4222,tls://nats-2:4222"; the scheme may be left out)
+// is not on this machine. A URL that does not parse counts as remote.
+func BeyondLoopback(urls string) bool {
+	for _, u := range strings.Split(urls, ",") {
+		u = strings.TrimSpace(u)
+		if u == "" {
+			continue
+		}
+		if !strings.Contains(u, "://") {
+			u = "nats://" + u
+		}
+		parsed, err := neturl.Parse(u)
+		if err != nil {
+			return true
+		}
+		host := parsed.Hostname()
+		if host == "localhost" {
+			continue
+		}
+		if ip := net.ParseIP(host); ip == nil || !ip.IsLoopback() {
+			return true
+		}
+	}
+	return false
+}
 
 // serverConfig loads the server's certificate and key.
 func (t TLSFiles) serverConfig() (*tls.Config, error) {

@@ -56,7 +56,7 @@ func TestEnsureTopologyReplicatesEveryStreamBucketAndObjectStoreOnACluster(t *te
 	c := bustest.NewCluster(t, 3)
 	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	b, err := bus.Open(ctx, bus.Options{URL: c.URLs(), Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+	b, err := bus.Open(ctx, bus.Options{URL: c.URLs(), Creds: c.Creds, TLS: c.TLS(), Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"crypto/x509"
 	"crypto/x509/pkix"
 	"encoding/pem"
+	"fmt"
 	"math/big"
 	"net"
 	"os"
@@ -17,38 +18,58 @@ import (
 	"github.com/exocortex/exocortex/bus"
 )
 
-// TLS writes a fresh certificate authority and a server certificate it
-// signed for hosts (IP addresses or names) into a temporary directory:
-// Cert and Key for the server, CA for its clients.
-func TLS(t testing.TB, hosts ...string) bus.TLSFiles {
+// CA is a certificate authority made for one test: its certificate is in
+// File (PEM), and Issue signs certificates with it.
+type CA struct {
+	File string
+	dir  string
+	cert *x509.Certificate
+	key  *ecdsa.PrivateKey
+}
+
+// NewCA makes a fresh certificate authority in a temporary directory.
+func NewCA(t testing.TB, name string) *CA {
 	t.Helper()
-	dir := t.TempDir()
-	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now()
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "exocortex test CA"},
-		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, err := x509.ParseCertificate(caDER)
-	if err != nil {
-		t.Fatal(err)
-	}
 	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
 		t.Fatal(err)
 	}
+	now := time.Now()
 	tmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(2), Subject: pkix.Name{CommonName: "exocortex test server"},
+		SerialNumber: serial(t), Subject: pkix.Name{CommonName: name},
 		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
-		KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth},
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign | x509.KeyUsageDigitalSignature,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cert, err := x509.ParseCertificate(der)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca := &CA{File: filepath.Join(t.TempDir(), "ca.pem"), cert: cert, key: key}
+	ca.dir = filepath.Dir(ca.File)
+	writePEM(t, ca.File, "CERTIFICATE", der)
+	return ca
+}
+
+// Issue signs a certificate for hosts (IP addresses or DNS names), good for
+// both ends of a TLS connection (server and client authentication, as a
+// NATS node needs for its routes), and writes it and its key as
+// <name>.pem and <name>-key.pem beside the CA's file.
+func (ca *CA) Issue(t testing.TB, name string, hosts ...string) (certFile, keyFile string) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now()
+	tmpl := &x509.Certificate{
+		SerialNumber: serial(t), Subject: pkix.Name{CommonName: name},
+		NotBefore: now.Add(-time.Hour), NotAfter: now.Add(24 * time.Hour),
+		KeyUsage:    x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth, x509.ExtKeyUsageClientAuth},
 	}
 	for _, h := range hosts {
 		if ip := net.ParseIP(h); ip != nil {
@@ -57,7 +78,7 @@ func TLS(t testing.TB, hosts ...string) bus.TLSFiles {
 			tmpl.DNSNames = append(tmpl.DNSNames, h)
 		}
 	}
-	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, ca.cert, &key.PublicKey, ca.key)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -65,15 +86,34 @@ func TLS(t testing.TB, hosts ...string) bus.TLSFiles {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := bus.TLSFiles{Cert: filepath.Join(dir, "server.pem"), Key: filepath.Join(dir, "server-key.pem"), CA: filepath.Join(dir, "ca.pem")}
-	for path, b := range map[string]*pem.Block{
-		f.Cert: {Type: "CERTIFICATE", Bytes: der},
-		f.Key:  {Type: "EC PRIVATE KEY", Bytes: keyDER},
-		f.CA:   {Type: "CERTIFICATE", Bytes: caDER},
-	} {
-		if err := os.WriteFile(path, pem.EncodeToMemory(b), 0o600); err != nil {
-			t.Fatal(err)
-		}
+	certFile, keyFile = filepath.Join(ca.dir, name+".pem"), filepath.Join(ca.dir, name+"-key.pem")
+	writePEM(t, certFile, "CERTIFICATE", der)
+	writePEM(t, keyFile, "EC PRIVATE KEY", keyDER)
+	return certFile, keyFile
+}
+
+// TLS writes a fresh certificate authority and a server certificate it
+// signed for hosts (IP addresses or names) into a temporary directory:
+// Cert and Key for the server, CA for its clients.
+func TLS(t testing.TB, hosts ...string) bus.TLSFiles {
+	t.Helper()
+	ca := NewCA(t, "exocortex test CA")
+	cert, key := ca.Issue(t, "server", hosts...)
+	return bus.TLSFiles{Cert: cert, Key: key, CA: ca.File}
+}
+
+func serial(t testing.TB) *big.Int {
+	t.Helper()
+	n, err := rand.Int(rand.Reader, new(big.Int).Lsh(big.NewInt(1), 120))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return f
+	return n
+}
+
+func writePEM(t testing.TB, path, typ string, der []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(fmt.Errorf("write %s: %w", path, err))
+	}
 }

@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,6 +23,7 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 	_ "modernc.org/sqlite"
 
+	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/models/ort"
 )
@@ -167,42 +170,156 @@ func freePorts(t *testing.T, n int) []int {
 	return ports
 }
 
-// startNATSCluster starts three nodes from ops/cluster/nats.conf (JetStream,
-// cluster routes between them, a user and password) on free ports, with
-// their stores in a temporary directory. It returns their client URLs,
-// comma-separated.
-func startNATSCluster(t *testing.T, server, user, password string) ([]*natsNode, string) {
+// natsCluster is three nats-server nodes started from ops/cluster/nats.conf
+// on free ports of 127.0.0.1, locked as the file locks them: clients over
+// TLS (node certificates signed by a CA made here) with a user and password,
+// routes over mutual TLS with the route user and password, monitoring on
+// loopback.
+type natsCluster struct {
+	server                   string // the nats-server binary
+	nodes                    []*natsNode
+	urls                     string // the client URLs, tls://127.0.0.1:PORT, comma-separated
+	ca                       *bustest.CA
+	user, password           string
+	routeUser, routePassword string
+	routePorts               []int
+	monitors                 map[string]int // node name -> monitoring port
+	dir                      string
+}
+
+// natsNodeOptions say how a node of a natsCluster is started.
+type natsNodeOptions struct {
+	name string
+	// cert and key: empty, one the cluster's CA signs; ca: empty, the
+	// cluster's.
+	cert, key, ca string
+	// routeUser and routePassword go in the URLs of its routes (empty: no
+	// credentials there); ownRoutePassword is what it asks of routes to it
+	// (empty: the cluster's).
+	routeUser, routePassword, ownRoutePassword string
+	// routePort: 0 picks a free one.
+	routePort int
+}
+
+// nodeEnv is the environment of a node of c: what nats-node.env.example
+// sets on a real machine.
+func (c *natsCluster) nodeEnv(t *testing.T, o natsNodeOptions) []string {
 	t.Helper()
-	ports := freePorts(t, 9)
-	var urls []string
-	routes := map[string]string{}
-	for i := range 3 {
-		urls = append(urls, fmt.Sprintf("nats://127.0.0.1:%d", ports[i]))
-		routes[fmt.Sprintf("NATS_ROUTE_%d", i+1)] = fmt.Sprintf("nats://127.0.0.1:%d", ports[3+i])
+	if o.cert == "" {
+		o.cert, o.key = c.ca.Issue(t, o.name, "127.0.0.1", "localhost")
 	}
-	dir := t.TempDir()
-	var nodes []*natsNode
+	if o.ca == "" {
+		o.ca = c.ca.File
+	}
+	if o.ownRoutePassword == "" {
+		o.ownRoutePassword = c.routePassword
+	}
+	ports := freePorts(t, 3)
+	if o.routePort == 0 {
+		o.routePort = ports[1]
+	}
+	c.monitors[o.name] = ports[2]
+	env := []string{
+		"NATS_NAME=" + o.name,
+		fmt.Sprintf("NATS_LISTEN=127.0.0.1:%d", ports[0]),
+		fmt.Sprintf("NATS_CLUSTER_LISTEN=127.0.0.1:%d", o.routePort),
+		fmt.Sprintf("NATS_MONITOR=127.0.0.1:%d", ports[2]),
+		"NATS_STORE=" + filepath.Join(c.dir, o.name),
+		"NATS_MAX_STORE=4GB",
+		"NATS_TLS_CERT=" + o.cert,
+		"NATS_TLS_KEY=" + o.key,
+		"NATS_TLS_CA=" + o.ca,
+		"NATS_ROUTE_USER=" + c.routeUser,
+		"NATS_ROUTE_PASSWORD=" + o.ownRoutePassword,
+		"EXOCORTEX_NATS_USER=" + c.user,
+		"EXOCORTEX_NATS_PASSWORD=" + c.password,
+	}
+	for i, p := range c.routePorts {
+		u := fmt.Sprintf("nats://127.0.0.1:%d", p)
+		if o.routeUser != "" {
+			u = fmt.Sprintf("nats://%s:%s@127.0.0.1:%d", o.routeUser, o.routePassword, p)
+		}
+		env = append(env, fmt.Sprintf("NATS_ROUTE_%d=%s", i+1, u))
+	}
+	return env
+}
+
+// clientPort is the client port in a node's environment.
+func clientPort(env []string) string {
+	for _, kv := range env {
+		if v, ok := strings.CutPrefix(kv, "NATS_LISTEN=127.0.0.1:"); ok {
+			return v
+		}
+	}
+	return ""
+}
+
+// startNATSCluster starts three nodes from ops/cluster/nats.conf (JetStream,
+// TLS, cluster routes between them with mutual TLS and a route password, a
+// client user and password) on free ports, with their stores in a
+// temporary directory.
+func startNATSCluster(t *testing.T, server, user, password string) *natsCluster {
+	t.Helper()
+	c := &natsCluster{server: server, ca: bustest.NewCA(t, "exocortex test cluster CA"), user: user, password: password,
+		routeUser: "route", routePassword: "routeTestSecret0123", routePorts: freePorts(t, 3), monitors: map[string]int{}, dir: t.TempDir()}
+	var urls []string
 	for i := range 3 {
 		n := &natsNode{name: fmt.Sprintf("n%d", i+1)}
-		n.env = []string{
-			"NATS_NAME=" + n.name,
-			fmt.Sprintf("NATS_LISTEN=127.0.0.1:%d", ports[i]),
-			fmt.Sprintf("NATS_CLUSTER_LISTEN=127.0.0.1:%d", ports[3+i]),
-			fmt.Sprintf("NATS_MONITOR=127.0.0.1:%d", ports[6+i]),
-			"NATS_STORE=" + filepath.Join(dir, n.name),
-			"NATS_MAX_STORE=4GB",
-			"EXOCORTEX_NATS_USER=" + user,
-			"EXOCORTEX_NATS_PASSWORD=" + password,
-		}
-		for k, v := range routes {
-			n.env = append(n.env, k+"="+v)
-		}
-		nodes = append(nodes, n)
+		n.env = c.nodeEnv(t, natsNodeOptions{name: n.name, routeUser: c.routeUser, routePassword: c.routePassword, routePort: c.routePorts[i]})
+		urls = append(urls, "tls://127.0.0.1:"+clientPort(n.env))
+		c.nodes = append(c.nodes, n)
 	}
-	for _, n := range nodes {
+	c.urls = strings.Join(urls, ",")
+	for _, n := range c.nodes {
 		n.start(t, server, "")
 	}
-	return nodes, strings.Join(urls, ",")
+	return c
+}
+
+// connect is a NATS client of the cluster, as the processes connect: TLS
+// with the CA, the user and password.
+func (c *natsCluster) connect(t *testing.T) (*nats.Conn, jetstream.JetStream) {
+	t.Helper()
+	nc, err := nats.Connect(c.urls, nats.UserInfo(c.user, c.password), nats.RootCAs(c.ca.File),
+		nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(nc.Close)
+	js, err := jetstream.New(nc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitJetStream(t, js, c.nodes)
+	return nc, js
+}
+
+// routePeers are the names of the servers a node has routes to, from its
+// monitoring endpoint (nil when it does not answer).
+func (c *natsCluster) routePeers(t *testing.T, name string) []string {
+	t.Helper()
+	client := http.Client{Timeout: 2 * time.Second}
+	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/routez", c.monitors[name]))
+	if err != nil {
+		return nil
+	}
+	defer resp.Body.Close()
+	var rz struct {
+		Routes []struct {
+			RemoteName string `json:"remote_name"`
+		} `json:"routes"`
+	}
+	if err := json.NewDecoder(resp.Body).Decode(&rz); err != nil {
+		t.Fatalf("routez of %s: %v", name, err)
+	}
+	var names []string
+	for _, r := range rz.Routes {
+		if !slices.Contains(names, r.RemoteName) {
+			names = append(names, r.RemoteName)
+		}
+	}
+	slices.Sort(names)
+	return names
 }
 
 // waitJetStream waits until the cluster answers JetStream requests with
@@ -333,7 +450,8 @@ type clusterIngestJSON struct {
 
 // TestClusterFailoverLosesAndDoublesNothing runs the ingest pipeline on a
 // three-node NATS cluster (built from the nats-server module this project
-// depends on) with every stream, bucket and object store on three
+// depends on, started from ops/cluster/nats.conf: TLS for clients, mutual
+// TLS and a password for routes) with every stream, bucket and object store on three
 // replicas: chunk, embed and index workers are separate processes given
 // all three URLs; the node leading the ingest stream is killed with
 // SIGKILL mid-ingest and started again. The index ends identical to a
@@ -351,7 +469,7 @@ func TestClusterFailoverLosesAndDoublesNothing(t *testing.T) {
 	corpus := t.TempDir()
 	const notes = 300
 	writeClusterCorpus(t, corpus, notes)
-	base := []string{ort.EnvLib + "=" + lib, "EXOCORTEX_NATS_USER=", "EXOCORTEX_NATS_PASSWORD=", "EXOCORTEX_NATS_NKEY=", "EXOCORTEX_REPLICAS="}
+	base := []string{ort.EnvLib + "=" + lib, "EXOCORTEX_NATS_USER=", "EXOCORTEX_NATS_PASSWORD=", "EXOCORTEX_NATS_NKEY=", "EXOCORTEX_NATS_TLS_CA=", "EXOCORTEX_REPLICAS="}
 
 	// The clean run: one process, embedded server.
 	clean := t.TempDir()
@@ -368,23 +486,16 @@ func TestClusterFailoverLosesAndDoublesNothing(t *testing.T) {
 		t.Fatalf("clean run: %+v, %d documents, %d chunks, %d vectors", cleanRep, len(want.Docs), len(want.Chunks), len(want.Vectors))
 	}
 
-	// The cluster.
+	// The cluster, locked as ops/cluster/nats.conf locks it.
 	const user, password = "exocortex", "clusterTestSecret0123"
-	nodes, urls := startNATSCluster(t, server, user, password)
-	nc, err := nats.Connect(urls, nats.UserInfo(user, password), nats.RetryOnFailedConnect(true), nats.MaxReconnects(-1), nats.ReconnectWait(200*time.Millisecond))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(nc.Close)
-	js, err := jetstream.New(nc)
-	if err != nil {
-		t.Fatal(err)
-	}
-	waitJetStream(t, js, nodes)
+	cluster := startNATSCluster(t, server, user, password)
+	nodes, urls := cluster.nodes, cluster.urls
+	_, js := cluster.connect(t)
 
-	// As on several machines: every process has the credentials and the
-	// replica count in its environment, and all three URLs.
-	env := append(base, "EXOCORTEX_NATS_USER="+user, "EXOCORTEX_NATS_PASSWORD="+password, "EXOCORTEX_REPLICAS=3")
+	// As on several machines: every process has the credentials, the CA
+	// and the replica count in its environment, and all three tls:// URLs.
+	env := append(base, "EXOCORTEX_NATS_USER="+user, "EXOCORTEX_NATS_PASSWORD="+password,
+		"EXOCORTEX_NATS_TLS_CA="+cluster.ca.File, "EXOCORTEX_REPLICAS=3")
 	workerArgs := func(stage, data string) []string {
 		return []string{"worker", "--stage", stage, "--nats", urls, "--data", data, "--models", modelsDir,
 			"--replicas", "3", "--embeds-cache-mb", "64", "--log-level", "info"}
@@ -511,4 +622,133 @@ func TestClusterFailoverLosesAndDoublesNothing(t *testing.T) {
 			len(want.Docs), len(want.Chunks), len(want.Vectors), strings.Join(diffs, "\n"))
 	}
 	t.Logf("the cluster's index: %d documents, %d chunks, %d vectors; %v", len(got.Docs), len(got.Chunks), len(got.Vectors), got.Counts)
+}
+
+// TestClusterFromNATSConfAdmitsOnlyItsNodesAndClientsOverTLS starts the
+// three nodes of ops/cluster/nats.conf and knocks on them: Exocortex with
+// the CA and the password gets in over tls://; without the CA, with a wrong
+// password, or in plain text it does not; a fourth node from the same file
+// joins only with a certificate of the cluster's CA and the route password.
+func TestClusterFromNATSConfAdmitsOnlyItsNodesAndClientsOverTLS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a NATS cluster of three nodes and knocks with four more")
+	}
+	server := buildNATSServer(t)
+	const user, password = "exocortex", "clusterTestSecret0123"
+	c := startNATSCluster(t, server, user, password)
+	c.connect(t)
+
+	// Clients: the exocortex binary, as a worker on another machine.
+	clean := []string{"EXOCORTEX_NATS_USER=", "EXOCORTEX_NATS_PASSWORD=", "EXOCORTEX_NATS_NKEY=", "EXOCORTEX_NATS_CREDS=", "EXOCORTEX_NATS_TLS_CA=", "EXOCORTEX_REPLICAS="}
+	for _, tc := range []struct {
+		name string
+		env  []string
+		args []string
+		want string // in stdout on success, in stderr on failure
+		ok   bool
+	}{
+		{"the CA and the password in the environment get in", []string{"EXOCORTEX_NATS_TLS_CA=" + c.ca.File, "EXOCORTEX_NATS_USER=" + user, "EXOCORTEX_NATS_PASSWORD=" + password},
+			nil, "no dead letters", true},
+		{"the CA by flag gets in", []string{"EXOCORTEX_NATS_USER=" + user, "EXOCORTEX_NATS_PASSWORD=" + password},
+			[]string{"--tls-ca", c.ca.File}, "no dead letters", true},
+		{"without the CA the nodes' certificates are not trusted", []string{"EXOCORTEX_NATS_USER=" + user, "EXOCORTEX_NATS_PASSWORD=" + password},
+			nil, "certificate", false},
+		{"a wrong password is turned away", []string{"EXOCORTEX_NATS_TLS_CA=" + c.ca.File, "EXOCORTEX_NATS_USER=" + user, "EXOCORTEX_NATS_PASSWORD=wrong"},
+			nil, "credentials", false},
+		{"no password is turned away", []string{"EXOCORTEX_NATS_TLS_CA=" + c.ca.File},
+			nil, "credentials", false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			args := append([]string{"dlq", "list", "--nats", c.urls, "--data", t.TempDir()}, tc.args...)
+			out, errOut, err := exoEnv(t, append(slices.Clone(clean), tc.env...), args...)
+			if tc.ok && (err != nil || !strings.Contains(out, tc.want)) {
+				t.Errorf("exocortex %s: %v\n%s%s", strings.Join(args, " "), err, out, errOut)
+			}
+			if !tc.ok && (err == nil || !strings.Contains(errOut, tc.want)) {
+				t.Errorf("exocortex %s: %v, want a failure naming %q\n%s%s", strings.Join(args, " "), err, tc.want, out, errOut)
+			}
+		})
+	}
+
+	// A client in plain text: the node greets with tls_required and answers
+	// a plain CONNECT with nothing but a closed connection.
+	t.Run("a plain-text client gets no answer", func(t *testing.T) {
+		hostport := strings.TrimPrefix(strings.Split(c.urls, ",")[0], "tls://")
+		conn, err := net.DialTimeout("tcp", hostport, 3*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		_ = conn.SetDeadline(time.Now().Add(5 * time.Second))
+		buf := make([]byte, 4096)
+		n, _ := conn.Read(buf)
+		if info := string(buf[:n]); !strings.HasPrefix(info, "INFO ") || !strings.Contains(info, `"tls_required":true`) {
+			t.Errorf("the greeting does not require TLS: %q", info)
+		}
+		fmt.Fprintf(conn, "CONNECT {\"user\":%q,\"pass\":%q,\"verbose\":true}\r\nPING\r\n", user, password)
+		var reply []byte
+		for {
+			n, err := conn.Read(buf)
+			reply = append(reply, buf[:n]...)
+			if err != nil {
+				break
+			}
+		}
+		if strings.Contains(string(reply), "PONG") || strings.Contains(string(reply), "+OK") {
+			t.Errorf("a plain-text client was answered %q", reply)
+		}
+	})
+
+	// Nodes: three that must not join, and one that must (which shows the
+	// test would see a join); by the time it has joined, the others have
+	// tried their routes several times.
+	other := bustest.NewCA(t, "another CA")
+	strangerCert, strangerKey := other.Issue(t, "stranger", "127.0.0.1", "localhost")
+	intruders := map[string]natsNodeOptions{
+		"x-nopass":    {name: "x-nopass", ownRoutePassword: "itsOwnSecret0"},
+		"x-wrongpass": {name: "x-wrongpass", routeUser: c.routeUser, routePassword: "wrongSecret0", ownRoutePassword: "wrongSecret0"},
+		"x-stranger": {name: "x-stranger", cert: strangerCert, key: strangerKey, ca: other.File,
+			routeUser: c.routeUser, routePassword: c.routePassword},
+	}
+	what := map[string]string{
+		"x-nopass":    "a node with a certificate of the CA and no route password",
+		"x-wrongpass": "a node with a certificate of the CA and a wrong route password",
+		"x-stranger":  "a node with the route password and another CA's certificate",
+	}
+	for name, o := range intruders {
+		n := &natsNode{name: name, env: c.nodeEnv(t, o)}
+		n.start(t, server, "")
+	}
+	member := &natsNode{name: "n4", env: c.nodeEnv(t, natsNodeOptions{name: "n4", routeUser: c.routeUser, routePassword: c.routePassword})}
+	member.start(t, server, "")
+	deadline := time.Now().Add(30 * time.Second)
+	for len(c.routePeers(t, "n4")) < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("a fourth node with the route password and a certificate of the CA has routes to %v after 30s, want n1, n2, n3\n%s",
+				c.routePeers(t, "n4"), member.p.out.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(2 * time.Second)
+	for name := range intruders {
+		if peers := c.routePeers(t, name); len(peers) != 0 {
+			t.Errorf("%s has routes to %v, want none", what[name], peers)
+		}
+	}
+	for _, n := range []string{"n1", "n2", "n3"} {
+		if peers := c.routePeers(t, n); !slices.Equal(peers, without([]string{"n1", "n2", "n3", "n4"}, n)) {
+			t.Errorf("node %s has routes to %v, want its two peers and n4", n, peers)
+		}
+	}
+}
+
+// without is names less one.
+func without(names []string, name string) []string {
+	var out []string
+	for _, n := range names {
+		if n != name {
+			out = append(out, n)
+		}
+	}
+	return out
 }
