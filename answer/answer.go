@@ -354,6 +354,9 @@ func (a *Answerer) llm(ctx context.Context, rq *schemas.QueryReranked, cfg Confi
 	}
 	ask := &answerRequest{question: question, asked: rq.Question, lang: rq.Lang, ctxs: ctxs, router: a.Router, cfg: cfg}
 	res, stopped, ok := a.askModel(ctx, ask, st, em, cfg, out)
+	// The tokens spent count even when the answer falls back to a lower
+	// rung: the provider was asked.
+	out.Usage = ask.usage
 	if !ok {
 		return false
 	}
@@ -465,6 +468,8 @@ type answerRequest struct {
 	router                *llm.Router
 	cfg                   Config
 	role                  string
+	// usage is what the providers reported for the requests so far.
+	usage *schemas.Usage
 }
 
 // stream streams the answer into st; extra is a rule added to the prompt
@@ -494,6 +499,9 @@ func (q *answerRequest) stream(ctx context.Context, st *verifiedStream, em *emit
 	if errors.Is(err, llm.ErrNoProvider) && q.role != llm.RoleFast {
 		q.role = llm.RoleFast
 		res, err = q.router.Stream(ctx, request(q.role), st.write)
+	}
+	if u := res.Usage; u != nil {
+		q.usage = q.usage.Add(&schemas.Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens})
 	}
 	if st.stopped != nil {
 		return res, st.stopped

@@ -37,6 +37,10 @@ type SearchRequest struct {
 	Mode string `json:"mode,omitempty"`
 	// Lang keeps the search to chunks in this language ("" = all).
 	Lang string `json:"lang,omitempty"`
+	// Marks enclose a snippet's matched words (zero: the backend's own,
+	// BusOptions.SearchMarks); a door's choice, not part of the request
+	// body.
+	Marks Marks `json:"-"`
 }
 
 // SearchResult is a search's answer: the mode it ran in, why it is lower

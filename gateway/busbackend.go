@@ -80,7 +80,10 @@ func (bb *BusBackend) Search(ctx context.Context, req SearchRequest) (*SearchRes
 	if err != nil {
 		return nil, err
 	}
-	marks := bb.opts.SearchMarks
+	marks := req.Marks
+	if marks == (Marks{}) {
+		marks = bb.opts.SearchMarks
+	}
 	if marks == (Marks{}) {
 		marks = APIMarks
 	}

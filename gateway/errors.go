@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 )
 
@@ -18,6 +19,13 @@ const (
 	CodeUnavailable  = "unavailable"
 	CodeInternal     = "internal"
 )
+
+// DefaultMaxBody is the request body limit of every route (Config.MaxBody
+// by default, the MCP door on both transports): larger is 413 too_large.
+const DefaultMaxBody = 1 << 20
+
+// TooLargeMessage is the too_large error's message for a limit.
+func TooLargeMessage(limit int64) string { return fmt.Sprintf("request body over %d bytes", limit) }
 
 var codeStatus = map[string]int{
 	CodeBadRequest:       http.StatusBadRequest,
@@ -70,6 +78,10 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 	enc.SetEscapeHTML(false)
 	_ = enc.Encode(v)
 }
+
+// WriteError writes the gateway's JSON error ({"error":{"code","message"}})
+// with the code's HTTP status, for the doors mounted on the gateway.
+func WriteError(w http.ResponseWriter, code, message string) { writeError(w, apiErr(code, message)) }
 
 func writeError(w http.ResponseWriter, e *APIError) {
 	status, ok := codeStatus[e.Code]

@@ -1,6 +1,8 @@
 package metrics
 
 import (
+	"context"
+	"errors"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -17,6 +19,10 @@ var (
 		Name: "exocortex_llm_errors_total",
 		Help: "Requests to a language-model provider that failed.",
 	}, []string{"provider", "role"}))
+	llmCancelled = register(prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "exocortex_llm_requests_cancelled_total",
+		Help: "Requests to a language-model provider let go because their query was cancelled (its client left); not errors.",
+	}, []string{"provider", "role"}))
 	llmDuration = register(prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "exocortex_llm_request_duration_seconds",
 		Help:    "How long a request to a language-model provider took (the whole streamed answer).",
@@ -24,16 +30,45 @@ var (
 	}, []string{"provider", "role"}))
 )
 
-// LLMAttempt is the router's llm.RouterOptions.OnAttempt hook.
+// LLMAttempt is the router's llm.RouterOptions.OnAttempt hook. A request
+// its query's cancellation ended (context.Canceled: the client left) is
+// counted as cancelled, not as the provider's error, and its duration is
+// not the provider's latency.
 func LLMAttempt(provider, role string, took time.Duration, err error) {
 	if role == "" {
 		role = "default"
 	}
 	llmRequests.WithLabelValues(provider, role).Inc()
+	if errors.Is(err, context.Canceled) {
+		llmCancelled.WithLabelValues(provider, role).Inc()
+		return
+	}
 	if err != nil {
 		llmErrors.WithLabelValues(provider, role).Inc()
 	}
 	llmDuration.WithLabelValues(provider, role).Observe(took.Seconds())
+}
+
+// InitProviders exports the providers' request, error and cancellation
+// counters (and latency histograms) at 0 for every role each serves (all
+// roles when its models name none), so rates and ratios exist before the
+// first request.
+func InitProviders(cfg llm.Config) {
+	for _, p := range cfg.Providers {
+		roles := make([]string, 0, len(p.Models))
+		for r := range p.Models {
+			roles = append(roles, r)
+		}
+		if len(roles) == 0 {
+			roles = []string{llm.RoleFast, llm.RoleLongContext, llm.RoleStrategic}
+		}
+		for _, r := range roles {
+			llmRequests.WithLabelValues(p.Name, r)
+			llmErrors.WithLabelValues(p.Name, r)
+			llmCancelled.WithLabelValues(p.Name, r)
+			llmDuration.WithLabelValues(p.Name, r)
+		}
+	}
 }
 
 var routerSource source[func() []llm.ProviderHealth]

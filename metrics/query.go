@@ -24,6 +24,10 @@ var (
 		Name: "exocortex_answers_total",
 		Help: "Answers given, by mode (llm, cache, extractive, search_only).",
 	}, []string{"mode"}))
+	answersCancelled = register(prometheus.NewCounter(prometheus.CounterOpts{
+		Name: "exocortex_answers_cancelled_total",
+		Help: "Queries their client cancelled (it left) while the answer stage answered them; not counted in exocortex_answers_total.",
+	}))
 	cacheHits = register(prometheus.NewCounter(prometheus.CounterOpts{
 		Name: "exocortex_answer_cache_hits_total",
 		Help: "Answers served from the semantic cache.",
@@ -43,7 +47,15 @@ func init() {
 	for _, m := range []string{schemas.AnswerLLM, schemas.AnswerCache, schemas.AnswerExtractive, schemas.AnswerSearchOnly} {
 		answers.WithLabelValues(m)
 	}
+	for _, s := range QuerySteps {
+		queryStep.WithLabelValues(s)
+	}
 }
+
+// ObserveCancelled counts a query its client cancelled while it was
+// answered: whatever the answer stage gave up with is not an answer of
+// any mode, and its latencies are not the steps'.
+func ObserveCancelled() { answersCancelled.Inc() }
 
 // ObserveAnswer counts a finished answer by mode (and a cache hit) and
 // observes its steps' latencies from its timings, with firstToken and

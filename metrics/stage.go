@@ -34,6 +34,20 @@ var (
 	}, []string{"stage"}))
 )
 
+// InitStages exports every stage's counters (handled, failed, retried,
+// dead-lettered) and handler histogram at 0, so the dashboard's rates exist
+// before the first message or failure; the pipeline calls it with the
+// catalog's stage names.
+func InitStages(names []string) {
+	for _, st := range names {
+		stageHandled.WithLabelValues(st)
+		stageFailed.WithLabelValues(st)
+		stageRetried.WithLabelValues(st)
+		stageDeadLettered.WithLabelValues(st)
+		stageDuration.WithLabelValues(st)
+	}
+}
+
 // Stages is the bus.Observer that counts every settled message by stage;
 // the pipeline sets it in each stage's bus.RunOptions.
 var Stages bus.Observer = stageObserver{}

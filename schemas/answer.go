@@ -101,6 +101,32 @@ type AnswerDone struct {
 	FollowUps          []string           `json:"follow_ups,omitempty"`
 	Provider           string             `json:"provider,omitempty"`
 	TimingsMS          map[string]float64 `json:"timings_ms,omitempty"`
+	// Usage is the language-model tokens the answer spent, as the
+	// provider reported them (summed over the answering requests); absent
+	// when no provider was asked or none reported its usage.
+	Usage *Usage `json:"usage,omitempty"`
+}
+
+// Usage is a provider's token accounting, in OpenAI's terms.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+}
+
+// Add adds u's tokens to the receiver's and returns it (a nil receiver
+// starts from zero; a nil u adds nothing).
+func (t *Usage) Add(u *Usage) *Usage {
+	if u == nil {
+		return t
+	}
+	if t == nil {
+		t = &Usage{}
+	}
+	t.PromptTokens += u.PromptTokens
+	t.CompletionTokens += u.CompletionTokens
+	t.TotalTokens += u.TotalTokens
+	return t
 }
 
 // MsgID is "answer:<query_id>".

@@ -473,3 +473,89 @@ func (g *guideSystem) checkNATS(t *testing.T, want int) {
 		t.Errorf("the NATS token stream, over %d answers:\n%v", len(g.done), err)
 	}
 }
+
+// TestTheOfficialOpenAIClientReadsUsageAndJSONAnswers: through the
+// official openai npm client against `up`, in English and Russian, a
+// completion's usage is the provider's (the scripted provider counts 3
+// prompt tokens a request), a search's is estimated and says so, a stream
+// with include_usage ends with a chunk of no choices and the usage (null
+// before), response_format json_object is the answer as JSON with its
+// citations, and json_schema is a 400 invalid_request_error on
+// response_format.
+func TestTheOfficialOpenAIClientReadsUsageAndJSONAnswers(t *testing.T) {
+	node, module := officialOpenAIClient(t)
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
+	write(t, filepath.Join(vault, "вороны.md"), "# Вороны\n\nВороны используют орудия, чтобы добыть еду.\n")
+	srv := llmtest.New(t)
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	_, upErr := startUp(t, data, []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG="},
+		"--no-models", "--http", "127.0.0.1:0")
+	addr := waitHTTP(t, upErr)
+	type usage struct {
+		PromptTokens     int  `json:"prompt_tokens"`
+		CompletionTokens int  `json:"completion_tokens"`
+		TotalTokens      int  `json:"total_tokens"`
+		Estimated        bool `json:"estimated"`
+	}
+	for _, tc := range []struct{ question, answer string }{
+		{"What do crows use to get food?", "Crows «use tools to get food» [1]."},
+		{"Что используют вороны, чтобы добыть еду?", "Вороны «используют орудия, чтобы добыть еду» [1]."},
+	} {
+		t.Run(tc.question, func(t *testing.T) {
+			srv.SetAnswer(tc.answer)
+			in, _ := json.Marshal(map[string]string{"base_url": "http://" + addr + "/v1", "question": tc.question})
+			cmd := exec.Command(node, "testdata/openai_usage_client.cjs")
+			cmd.Env = append(os.Environ(), "EXOCORTEX_OPENAI_MODULE="+module)
+			cmd.Stdin = strings.NewReader(string(in))
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			raw, err := cmd.Output()
+			if err != nil {
+				t.Fatalf("the official openai client: %v\n%s", err, stderr.String())
+			}
+			var out struct {
+				CompletionUsage *usage `json:"completion_usage"`
+				SearchUsage     *usage `json:"search_usage"`
+				SearchContent   string `json:"search_content"`
+				Chunks          []struct {
+					Choices int             `json:"choices"`
+					Usage   json.RawMessage `json:"usage"`
+				} `json:"chunks"`
+				JSONContent string `json:"json_content"`
+				SchemaError *struct {
+					Status  int    `json:"status"`
+					Type    string `json:"type"`
+					Param   string `json:"param"`
+					Message string `json:"message"`
+				} `json:"schema_error"`
+			}
+			if err := json.Unmarshal(raw, &out); err != nil {
+				t.Fatalf("%v: %s", err, raw)
+			}
+			if u := out.CompletionUsage; u == nil || u.Estimated || u.PromptTokens == 0 || u.PromptTokens%3 != 0 || u.TotalTokens != u.PromptTokens+u.CompletionTokens {
+				t.Errorf("completion usage %+v: want the provider's", u)
+			}
+			if u := out.SearchUsage; u == nil || !u.Estimated || u.PromptTokens != openai.EstimateTokens(tc.question) ||
+				u.CompletionTokens != openai.EstimateTokens(out.SearchContent) {
+				t.Errorf("search usage %+v: want the estimate, marked so", u)
+			}
+			n := len(out.Chunks)
+			if n < 3 || out.Chunks[n-1].Choices != 0 || !strings.Contains(string(out.Chunks[n-1].Usage), `"total_tokens"`) {
+				t.Errorf("the stream's last chunk: %+v", out.Chunks)
+			}
+			for i, ch := range out.Chunks[:max(n-1, 0)] {
+				if ch.Choices != 1 || string(ch.Usage) != "null" {
+					t.Errorf("chunk %d of %d: %d choices, usage %s: want one choice and usage null", i, n, ch.Choices, ch.Usage)
+				}
+			}
+			var a openai.AnswerJSON
+			if err := json.Unmarshal([]byte(out.JSONContent), &a); err != nil || a.Answer != tc.answer || len(a.Citations) != 1 || a.Mode != schemas.AnswerLLM {
+				t.Errorf("json_object content %q (%v)", out.JSONContent, err)
+			}
+			if e := out.SchemaError; e == nil || e.Status != 400 || e.Type != "invalid_request_error" || e.Param != "response_format" {
+				t.Errorf("json_schema: %+v, want 400 invalid_request_error on response_format", e)
+			}
+		})
+	}
+}

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/gateway/mcpserver"
 )
 
 type command struct {
@@ -120,6 +121,9 @@ func main() {
 		fmt.Println(versionString())
 		return
 	}
+	// Every door reports the build's version (MCP over stdio and over the
+	// gateway's /mcp alike).
+	mcpserver.Version = versionString()
 	name, args := os.Args[1], os.Args[2:]
 	if name == "help" {
 		name, args = os.Args[2], []string{"--help"}

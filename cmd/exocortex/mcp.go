@@ -56,7 +56,6 @@ func cmdMCP(ctx context.Context, args []string) error {
 	if n.noModels {
 		be = lexicalOnly{bb}
 	}
-	mcpserver.Version = versionString()
 	if err := mcpserver.RunStdio(ctx, be); err != nil && !errors.Is(err, context.Canceled) {
 		return fmt.Errorf("mcp: %w", err)
 	}

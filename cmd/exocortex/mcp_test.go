@@ -178,3 +178,69 @@ func (l *lockedBuffer) String() string {
 	defer l.mu.Unlock()
 	return l.b.String()
 }
+
+// TestMCPIsTheSameOverStdioAndTheGateway: `exocortex mcp` (stdio) and the
+// gateway's /mcp of a running `up` report the binary's version, mark a
+// snippet's matches alike (in English and Russian), and refuse a request
+// over 1 MiB with the same error while the session goes on.
+func TestMCPIsTheSameOverStdioAndTheGateway(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
+	write(t, filepath.Join(vault, "вороны.md"), "# Вороны\n\nВороны используют орудия, чтобы добыть еду.\n")
+	srv := llmtest.New(t)
+	srv.SetAnswer("Crows «use tools to get food» [1].")
+	llmEnv := []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG="}
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	_, upErr := startUp(t, data, llmEnv, "--no-models", "--http", "127.0.0.1:0")
+	addr := waitHTTP(t, upErr)
+	version := strings.TrimSpace(mustExo(t, "version"))
+
+	ctx := context.Background()
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	overHTTP, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer overHTTP.Close()
+	cmd := exec.Command(binary, "mcp", "--data", data, "--no-models", "--log-level", "warn")
+	cmd.Env = append(append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_MODELS="), llmEnv...)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	overStdio, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr.String())
+	}
+	defer overStdio.Close()
+
+	snippets := map[string]string{}
+	for name, cs := range map[string]*mcp.ClientSession{"stdio": overStdio, "gateway": overHTTP} {
+		if v := cs.InitializeResult().ServerInfo.Version; v != version || strings.HasPrefix(v, "dev") {
+			t.Errorf("%s: server version %q, want the binary's %q", name, v, version)
+		}
+		for _, q := range []string{"crows tools", "вороны орудия"} {
+			res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": q}})
+			if err != nil || res.IsError {
+				t.Fatalf("%s: search %q: %v %+v", name, q, err, res)
+			}
+			var found struct {
+				Passages json.RawMessage `json:"passages"`
+			}
+			raw, _ := json.Marshal(res.StructuredContent)
+			_ = json.Unmarshal(raw, &found)
+			snippets[name] += string(found.Passages)
+			if !strings.Contains(string(found.Passages), `"snippet":"`) || !strings.Contains(string(found.Passages), "]") || strings.Contains(string(found.Passages), "**") {
+				t.Errorf("%s: search %q: want matches in [ ]: %s", name, q, raw)
+			}
+		}
+		_, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": strings.Repeat("ворона ", 200_000)}})
+		if err == nil || !strings.Contains(err.Error(), "request body over 1048576 bytes") {
+			t.Errorf("%s: a request over 1 MiB: %v", name, err)
+		}
+		if res, err := cs.CallTool(ctx, &mcp.CallToolParams{Name: "search", Arguments: map[string]any{"query": "crows"}}); err != nil || res.IsError {
+			t.Errorf("%s: the session did not go on after the refusal: %v", name, err)
+		}
+	}
+	if snippets["stdio"] != snippets["gateway"] {
+		t.Errorf("the transports' passages differ:\nstdio   %s\ngateway %s", snippets["stdio"], snippets["gateway"])
+	}
+}

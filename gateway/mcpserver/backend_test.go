@@ -50,12 +50,16 @@ func (p *pipelineBackend) Search(ctx context.Context, req gateway.SearchRequest)
 		return nil, err
 	}
 	aq := an.Query(req.Query)
+	marks := req.Marks
+	if marks == (gateway.Marks{}) {
+		marks = gateway.APIMarks // the bus backend's default
+	}
 	out := &gateway.SearchResult{Mode: res.Mode, Reasons: res.Reasons, TimingsMS: res.TimingsMS, Results: []gateway.SearchHit{}}
 	for _, cx := range res.Contexts {
 		out.Results = append(out.Results, gateway.SearchHit{Rank: cx.Rank, Score: cx.Score, Title: cx.Title, SectionPath: cx.SectionPath,
 			BlockID: cx.BlockID, BlockIDs: cx.BlockIDs, DocID: cx.DocID, ChunkID: cx.ChunkID, Lang: cx.Lang, Path: cx.Path,
 			Link:    answer.Link(cx.BlockID, cx.Path),
-			Snippet: an.Snippet(analysis.PlainText(cx.Text), aq, analysis.SnippetOptions{Tokens: 32, MarkStart: "[", MarkEnd: "]", Ellipsis: "…"}),
+			Snippet: an.Snippet(analysis.PlainText(cx.Text), aq, analysis.SnippetOptions{Tokens: 32, MarkStart: marks.Start, MarkEnd: marks.End, Ellipsis: "…"}),
 			Source:  cx.Source})
 	}
 	return out, nil

@@ -4,15 +4,26 @@
 // listed (for the assistant to read and quote) and as structured content.
 // HTTPHandler serves it over streamable HTTP (the gateway mounts it at
 // /mcp); RunStdio serves it on stdin/stdout (exocortex mcp).
+//
+// Both transports are the same server: the same version (Version, set by
+// the binary to its build's), the same snippet marks (CLIMarks: matched
+// words in [ ]), the same request limit (MaxBody, as every route of the
+// gateway: over it both answer the JSON-RPC error of the request with the
+// gateway's message and too_large code, HTTP with status 413, and the
+// session goes on) and the same error messages, in JSON's words rather
+// than Go's.
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"time"
@@ -23,8 +34,21 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 )
 
-// Version is what the server reports as its version in the MCP handshake.
+// Version is what the server reports as its version in the MCP handshake,
+// over both transports: the exocortex binary sets it to its build's
+// version before it serves anything.
 var Version = "dev"
+
+// MaxBody is the largest request read on either transport, as on every
+// other route of the gateway.
+const MaxBody = gateway.DefaultMaxBody
+
+// scanLimit bounds how much of a request over MaxBody is read to find its
+// id (the SDK's own frame limit).
+const scanLimit = 16 << 20
+
+// Marks enclose a snippet's matched words on both transports.
+var Marks = gateway.CLIMarks
 
 // SessionTimeout closes an HTTP session idle this long.
 const SessionTimeout = 30 * time.Minute
@@ -35,6 +59,7 @@ func NewServer(b gateway.Backend) *mcp.Server {
 		&mcp.ServerOptions{Instructions: "Exocortex answers from the user's own notes (SiYuan, Markdown), in Russian and English. " +
 			"Use search for passages, ask for a cited answer, get_block to read a cited block and its neighbours, " +
 			"research for a structured report on a broad question. Cite the [n] sources you use with their links."})
+	s.AddReceivingMiddleware(plainErrors)
 	t := &tools{b: b}
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 	mcp.AddTool(s, &mcp.Tool{Name: "search", Title: "Search the notes", Annotations: readOnly,
@@ -55,17 +80,45 @@ func NewServer(b gateway.Backend) *mcp.Server {
 // HTTPHandler serves the MCP server over streamable HTTP (sessions close
 // after SessionTimeout idle). Mount it in the gateway: the gateway's guard
 // checks the Host and the Origin of every route, /mcp included, so the
-// SDK's own loopback Host check is off (one check, one JSON error).
+// SDK's own loopback Host check is off (one check, one JSON error). A request body over MaxBody is refused with
+// 413 and the JSON-RPC error stdio answers (tooLarge), so an MCP client
+// reads it as the refusal of that one request and keeps its session.
 func HTTPHandler(b gateway.Backend) http.Handler {
 	s := NewServer(b)
-	return mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
-		&mcp.StreamableHTTPOptions{SessionTimeout: SessionTimeout, DisableLocalhostProtection: true})
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return s },
+		&mcp.StreamableHTTPOptions{SessionTimeout: SessionTimeout, MaxRequestBodyBytes: MaxBody, DisableLocalhostProtection: true})
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Body != nil && r.Body != http.NoBody {
+			// Read here, so a body with or without a length gets the same
+			// answer.
+			body, err := io.ReadAll(io.LimitReader(r.Body, MaxBody+1))
+			if len(body) > MaxBody {
+				// The request's id may come last (the TypeScript SDK puts it
+				// after the params): read on, to a bound, to find it.
+				f := &idFinder{}
+				f.feed(body)
+				_, _ = io.Copy(f, io.LimitReader(r.Body, scanLimit))
+				_ = r.Body.Close()
+				w.Header().Set("Content-Type", "application/json")
+				w.WriteHeader(http.StatusRequestEntityTooLarge)
+				_, _ = w.Write(tooLarge(f.id))
+				return
+			}
+			_ = r.Body.Close()
+			if err != nil {
+				gateway.WriteError(w, gateway.CodeBadRequest, "reading the request body: "+err.Error())
+				return
+			}
+			r.Body = io.NopCloser(bytes.NewReader(body))
+		}
+		h.ServeHTTP(w, r)
+	})
 }
 
 // RunStdio serves the MCP server on stdin and stdout until the client
 // closes stdin or ctx ends.
 func RunStdio(ctx context.Context, b gateway.Backend) error {
-	return NewServer(b).Run(ctx, &mcp.StdioTransport{})
+	return RunIO(ctx, b, os.Stdin, os.Stdout)
 }
 
 type tools struct{ b gateway.Backend }
@@ -111,7 +164,7 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInp
 		in.K = 10
 	}
 	in.K = min(in.K, 50)
-	res, err := t.b.Search(ctx, gateway.SearchRequest{Query: in.Query, K: in.K, Mode: in.Mode, Lang: in.Lang})
+	res, err := t.b.Search(ctx, gateway.SearchRequest{Query: in.Query, K: in.K, Mode: in.Mode, Lang: in.Lang, Marks: Marks})
 	if err != nil {
 		return nil, SearchOutput{}, fmt.Errorf("search: %w", err)
 	}

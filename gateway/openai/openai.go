@@ -20,6 +20,19 @@
 // what it shows, so the handler sends a separator line (RestartSeparator)
 // and goes on with the new text; the part after the last separator is
 // always the verified answer.
+//
+// Every non-streamed completion carries "usage"; a stream carries it when
+// asked with stream_options.include_usage, in one more chunk before
+// [DONE] with no choices, as OpenAI sends it. The counts are the
+// provider's when the answer stage asked one that reported them, else
+// this endpoint's estimate (EstimateTokens), marked "estimated": true.
+//
+// response_format {"type":"text"} is the default; {"type":"json_object"}
+// makes the message's content one JSON object (AnswerJSON: the answer,
+// its citations, mode and confidence; streamed as a single delta once the
+// answer is verified); {"type":"json_schema"} is refused with a 400
+// invalid_request_error on param response_format, since a verified, cited
+// answer cannot be fitted to an arbitrary schema.
 package openai
 
 import (
@@ -106,12 +119,24 @@ func (h *handler) model(w http.ResponseWriter, r *http.Request) {
 		fmt.Sprintf("the model %q does not exist: use %s or %s", r.PathValue("id"), ModelAsk, ModelSearch))
 }
 
+// The response formats (response_format.type) answered.
+const (
+	FormatText       = "text"        // the answer and its sources as text (the default)
+	FormatJSONObject = "json_object" // the content is one JSON object: AnswerJSON
+)
+
 // request is a chat request as the knowledge base reads it.
 type request struct {
 	model    string
 	stream   bool
 	question string
 	history  []schemas.Turn
+	// usage: the stream ends with a usage chunk (stream_options.include_usage).
+	usage bool
+	// format is FormatText or FormatJSONObject.
+	format string
+	// prompt is every message's text, for the usage estimate.
+	prompt []string
 }
 
 func parseRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
@@ -124,10 +149,30 @@ func parseRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 				fmt.Sprintf("the request body is larger than %d bytes: shorten the conversation", MaxBody))
 			return nil, false
 		}
-		writeError(w, http.StatusBadRequest, "invalid_request_error", "bad_request", "the request body is not a chat completion request: "+err.Error())
+		writeError(w, http.StatusBadRequest, "invalid_request_error", "bad_request", "the request body is not a chat completion request: "+jsonProblem(err))
 		return nil, false
 	}
-	req := &request{model: body.Model, stream: body.Stream}
+	req := &request{model: body.Model, stream: body.Stream, format: FormatText}
+	req.usage = body.Stream && body.StreamOptions != nil && body.StreamOptions.IncludeUsage
+	if body.ResponseFormat != nil {
+		switch body.ResponseFormat.Type {
+		case "", FormatText:
+		case FormatJSONObject:
+			req.format = FormatJSONObject
+		case "json_schema":
+			writeParamError(w, http.StatusBadRequest, "response_format", "unsupported_response_format",
+				`response_format json_schema is not supported: the knowledge base answers with verified, cited text that cannot be fitted to an arbitrary schema; `+
+					`send {"type":"json_object"} for the answer, its citations, mode and confidence as one JSON object, or {"type":"text"}`)
+			return nil, false
+		default:
+			writeParamError(w, http.StatusBadRequest, "response_format", "invalid_response_format",
+				fmt.Sprintf(`response_format type %q: want "text" or "json_object"`, body.ResponseFormat.Type))
+			return nil, false
+		}
+	}
+	for _, m := range body.Messages {
+		req.prompt = append(req.prompt, string(m.Content))
+	}
 	switch req.model {
 	case "":
 		req.model = ModelAsk
@@ -228,7 +273,11 @@ func (h *handler) ask(r *http.Request, req *request, out *responder, id string) 
 		lang = retrieval.QuestionLang(req.question)
 	}
 	cites := citationsOf(done.Citations)
-	out.finish(done.Answer, sourcesText(lang, cites), cites, info)
+	var provided *Usage
+	if u := done.Usage; u != nil {
+		provided = &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
+	}
+	out.finish(done.Answer, sourcesText(lang, cites), cites, info, provided)
 	log.Debug().Str("mode", done.Mode).Int("citations", len(cites)).Msg("chat completion answered")
 }
 
@@ -260,7 +309,7 @@ func (h *handler) search(r *http.Request, req *request, out *responder) {
 	info := &Info{Mode: schemas.AnswerSearchOnly, RetrievalMode: res.Mode, Reasons: res.Reasons}
 	out.token(&schemas.AnswerToken{Text: text.String()})
 	out.stopTokens()
-	out.finish(text.String(), sourcesText(lang, cites), cites, info)
+	out.finish(text.String(), sourcesText(lang, cites), cites, info, nil)
 }
 
 // responder writes one chat completion: chunks as tokens come (stream),
@@ -288,8 +337,8 @@ func newResponder(w http.ResponseWriter, req *request, id string) *responder {
 // token forwards a streamed token (stream true); tokens are otherwise
 // ignored, the answer's text is what a completion returns.
 func (o *responder) token(t *schemas.AnswerToken) {
-	if !o.req.stream {
-		return
+	if !o.req.stream || o.req.format == FormatJSONObject {
+		return // the JSON object goes out whole, once the answer is in
 	}
 	o.mu.Lock()
 	defer o.mu.Unlock()
@@ -337,6 +386,9 @@ func (o *responder) content(s string) {
 
 func (o *responder) chunk(c chunk) {
 	c.ID, c.Object, c.Created, c.Model = o.id, "chat.completion.chunk", o.created, o.req.model
+	if o.req.usage && c.Usage == nil {
+		c.Usage = json.RawMessage("null")
+	}
 	b, _ := json.Marshal(c) // plain structs always marshal
 	o.event(b)
 }
@@ -355,16 +407,45 @@ func (o *responder) event(data []byte) {
 }
 
 // finish ends the response with the verified answer, its sources and
-// their structured form.
-func (o *responder) finish(answer, sources string, cites []Citation, info *Info) {
+// their structured form; provided is the provider's usage (nil: none, the
+// usage is estimated).
+func (o *responder) finish(answer, sources string, cites []Citation, info *Info, provided *Usage) {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	content := answer + sources
+	if o.req.format == FormatJSONObject {
+		b, _ := json.Marshal(AnswerJSON{Answer: answer, Citations: cites, Mode: info.Mode, Confidence: info.Confidence})
+		content = string(b)
+	}
+	usage := provided
+	if usage == nil {
+		usage = estimateUsage(o.req.prompt, content)
+	}
 	if !o.req.stream {
 		writeJSON(o.w, http.StatusOK, completion{ID: o.id, Object: "chat.completion", Created: o.created, Model: o.req.model,
-			Choices:   []completionChoice{{Message: responseMessage{Role: "assistant", Content: answer + sources}, FinishReason: "stop"}},
+			Choices:   []completionChoice{{Message: responseMessage{Role: "assistant", Content: content}, FinishReason: "stop"}},
+			Usage:     usage,
 			Citations: cites, Exocortex: info})
 		return
 	}
+	if o.req.format == FormatJSONObject {
+		o.content(content)
+	} else {
+		o.finishText(answer, sources, info)
+	}
+	o.start()
+	stop := "stop"
+	o.chunk(chunk{Choices: []chunkChoice{{Delta: delta{}, FinishReason: &stop}}, Citations: cites, Exocortex: info})
+	if o.req.usage {
+		b, _ := json.Marshal(usage)
+		o.chunk(chunk{Choices: []chunkChoice{}, Usage: b})
+	}
+	o.event([]byte("[DONE]"))
+}
+
+// finishText streams what of the verified answer and its sources the
+// client has not seen.
+func (o *responder) finishText(answer, sources string, info *Info) {
 	if shown := o.segment.String(); shown != answer {
 		// Tokens lost (core NATS does not redeliver): the verified answer
 		// follows in full. The answer stage itself never sends less than
@@ -379,10 +460,6 @@ func (o *responder) finish(answer, sources string, cites []Citation, info *Info)
 	if sources != "" {
 		o.content(sources)
 	}
-	o.start()
-	stop := "stop"
-	o.chunk(chunk{Choices: []chunkChoice{{Delta: delta{}, FinishReason: &stop}}, Citations: cites, Exocortex: info})
-	o.event([]byte("[DONE]"))
 }
 
 // fail reports an error: an OpenAI error body with its status, or, once
@@ -413,6 +490,11 @@ func writeJSON(w http.ResponseWriter, status int, v any) {
 
 func writeError(w http.ResponseWriter, status int, typ, code, msg string) {
 	writeJSON(w, status, apiError{Error: errorBody{Message: msg, Type: typ, Code: code}})
+}
+
+// writeParamError is an invalid_request_error about one parameter.
+func writeParamError(w http.ResponseWriter, status int, param, code, msg string) {
+	writeJSON(w, status, apiError{Error: errorBody{Message: msg, Type: "invalid_request_error", Param: &param, Code: code}})
 }
 
 // sourcesText is the numbered list of sources that ends an answer's text

@@ -15,11 +15,19 @@ import (
 // chatRequest is the body of POST /v1/chat/completions. Fields a knowledge
 // base has no use for (temperature, tools, n...) are accepted and ignored.
 type chatRequest struct {
-	Model         string         `json:"model"`
-	Messages      []chatMessage  `json:"messages"`
-	Stream        bool           `json:"stream,omitempty"`
-	StreamOptions *streamOptions `json:"stream_options,omitempty"`
-	User          string         `json:"user,omitempty"`
+	Model          string          `json:"model"`
+	Messages       []chatMessage   `json:"messages"`
+	Stream         bool            `json:"stream,omitempty"`
+	StreamOptions  *streamOptions  `json:"stream_options,omitempty"`
+	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	User           string          `json:"user,omitempty"`
+}
+
+// responseFormat is the request's response_format: "text" (the default)
+// or "json_object" are answered; "json_schema" is refused (see
+// FormatJSONObject).
+type responseFormat struct {
+	Type string `json:"type"`
 }
 
 type streamOptions struct {
@@ -77,8 +85,24 @@ type completion struct {
 	Created   int64              `json:"created"`
 	Model     string             `json:"model"`
 	Choices   []completionChoice `json:"choices"`
+	Usage     *Usage             `json:"usage"`
 	Citations []Citation         `json:"citations"`
 	Exocortex *Info              `json:"exocortex,omitempty"`
+}
+
+// Usage is OpenAI's token accounting of a completion: the language-model
+// tokens the answer spent as its provider reported them, or, when no
+// provider reported any (a cached, extractive or search-only answer, the
+// exocortex-search model, a provider that sends no usage), an estimate
+// from the request's and the reply's text (EstimateTokens), and then
+// Estimated is true. Clients of the OpenAI API ignore the extra field.
+type Usage struct {
+	PromptTokens     int `json:"prompt_tokens"`
+	CompletionTokens int `json:"completion_tokens"`
+	TotalTokens      int `json:"total_tokens"`
+	// Estimated says the counts are this endpoint's estimate, not a
+	// provider's (omitted when they are the provider's).
+	Estimated bool `json:"estimated,omitempty"`
 }
 
 type completionChoice struct {
@@ -99,9 +123,13 @@ type chunk struct {
 	Created int64         `json:"created"`
 	Model   string        `json:"model"`
 	Choices []chunkChoice `json:"choices"`
-	// Citations and Exocortex ride on the last chunk only.
+	// Citations and Exocortex ride on the finishing chunk only.
 	Citations []Citation `json:"citations,omitempty"`
 	Exocortex *Info      `json:"exocortex,omitempty"`
+	// Usage is null on every chunk but the last when the request asked
+	// for stream_options.include_usage (the last has no choices and the
+	// usage), and absent otherwise, as OpenAI sends it.
+	Usage json.RawMessage `json:"usage,omitempty"`
 }
 
 type chunkChoice struct {

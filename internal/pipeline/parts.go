@@ -351,6 +351,7 @@ func (s *System) openRouter() error {
 		return err
 	}
 	s.unmetric = append(s.unmetric, metrics.SetRouter(s.Router.Health))
+	metrics.InitProviders(*cfg)
 	return nil
 }
 

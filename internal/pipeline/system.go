@@ -266,6 +266,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	s := &System{Bus: b, cfg: cfg, siyuanErr: make(chan error, 1)}
 	// /metrics shows every stage's consumer (those of other processes too).
 	specs := cat.Specs()
+	metrics.InitStages(cat.Names())
 	s.unmetric = append(s.unmetric, metrics.SetStageStates(func(ctx context.Context) ([]bus.StageState, error) {
 		return b.StageStates(ctx, specs)
 	}))

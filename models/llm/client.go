@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode/utf8"
 )
@@ -77,6 +78,10 @@ type Client struct {
 	HTTP    *http.Client
 	Timeout time.Duration    // per request; DefaultTimeout when zero
 	Now     func() time.Time // for Retry-After dates; time.Now when nil
+
+	// noStreamOptions is set once the provider refused a request with
+	// stream_options (400 or 422) and took it without: it is not sent again.
+	noStreamOptions atomic.Bool
 }
 
 type chatBody struct {
@@ -87,6 +92,13 @@ type chatBody struct {
 	MaxTokens      int             `json:"max_tokens,omitempty"`
 	Stop           []string        `json:"stop,omitempty"`
 	ResponseFormat *responseFormat `json:"response_format,omitempty"`
+	// StreamOptions asks for the usage in the stream's last chunk (OpenAI,
+	// Ollama, vLLM and llama.cpp's server send none without it).
+	StreamOptions *streamOptions `json:"stream_options,omitempty"`
+}
+
+type streamOptions struct {
+	IncludeUsage bool `json:"include_usage"`
 }
 
 type responseFormat struct {
@@ -126,7 +138,20 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onToken func(string)
 	reqCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 
-	comp, err := c.do(reqCtx, req, onToken)
+	withUsage := !c.noStreamOptions.Load()
+	comp, err := c.do(reqCtx, req, withUsage, onToken)
+	var pe *ProviderError
+	if withUsage && errors.As(err, &pe) && (pe.Status == http.StatusBadRequest || pe.Status == http.StatusUnprocessableEntity) &&
+		comp.Tokens == 0 && strings.Contains(pe.Body, "stream_options") {
+		// A strict provider may refuse stream_options (its error names
+		// the field): once more without it, and never again with it if that
+		// goes through. The usage is then only what the provider sends
+		// unasked.
+		if comp2, err2 := c.do(reqCtx, req, false, onToken); err2 == nil || comp2.Tokens > 0 {
+			c.noStreamOptions.Store(true)
+			comp, err = comp2, err2
+		}
+	}
 	if err == nil {
 		return comp, nil
 	}
@@ -144,10 +169,13 @@ func (c *Client) Chat(ctx context.Context, req ChatRequest, onToken func(string)
 	return comp, err
 }
 
-func (c *Client) do(ctx context.Context, req ChatRequest, onToken func(string) error) (Completion, error) {
+func (c *Client) do(ctx context.Context, req ChatRequest, withUsage bool, onToken func(string) error) (Completion, error) {
 	cb := chatBody{
 		Model: req.Model, Messages: req.Messages, Stream: true,
 		Temperature: req.Temperature, MaxTokens: req.MaxTokens, Stop: req.Stop,
+	}
+	if withUsage {
+		cb.StreamOptions = &streamOptions{IncludeUsage: true}
 	}
 	if req.JSONSchema != nil {
 		cb.ResponseFormat = &responseFormat{Type: "json_schema", JSONSchema: req.JSONSchema}

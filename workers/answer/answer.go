@@ -76,7 +76,13 @@ func New(a *answer.Answerer, publishCore func(ev schemas.Event, traceID string) 
 		if cancelled.Load() {
 			done.Reasons = append(done.Reasons, ReasonCancelled+": the client left and cancelled the query")
 		}
-		metrics.ObserveAnswer(done, time.Duration(firstToken.Load()), time.Since(since))
+		if cancelled.Load() {
+			// Not an answer of its mode: what the stage gave up with
+			// once the client left.
+			metrics.ObserveCancelled()
+		} else {
+			metrics.ObserveAnswer(done, time.Duration(firstToken.Load()), time.Since(since))
+		}
 		log.Info().Str("query_id", rq.QueryID).Str("mode", done.Mode).Int("citations", len(done.Citations)).
 			Float64("confidence", done.Confidence).Strs("reasons", done.Reasons).Msg("answered")
 		if err := publish(ctx, done, m.TraceID); err != nil {
