@@ -1204,7 +1204,7 @@ async function showCitation(done, n) {
     sy.href = siyuan || "#";
   };
   setLinks(c.doc_id, c.link);
-  if (matchMedia("(max-width: 1199px)").matches) panel.scrollIntoView({ block: "nearest", behavior: "smooth" });
+  if (matchMedia("(max-width: 1199px)").matches) panel.scrollIntoView({ block: "nearest" });
   try {
     const resp = await api(`/v1/blocks/${encodeURIComponent(c.block_id)}`);
     if (seq !== citeSeq) return;
@@ -1330,7 +1330,9 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#ask-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const q = $("#ask-q").value.trim();
-    if (q) ask(q);
+    if (!q) return;
+    $("#ask-q").value = "";
+    ask(q);
   });
   $("#ask-stop").addEventListener("click", () => stop("ask"));
   $("#ask-new").addEventListener("click", () => { newConversation(); $("#ask-q").focus(); });
