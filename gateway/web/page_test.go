@@ -7,6 +7,7 @@ package web_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
@@ -353,6 +354,8 @@ func evalIn[T any](p pageDriver, js string) T {
 
 func (p pageDriver) shot(name string) {
 	p.t.Helper()
+	// From the top, or the sticky header lands mid-page in the picture.
+	p.do("scroll to the top", chromedp.Evaluate[chromedp.Void](`window.scrollTo(0, 0)`))
 	img, err := chromedp.Run(p.ctx, chromedp.FullScreenshot(100))
 	if err != nil {
 		p.t.Fatalf("screenshot %s: %v", name, err)
@@ -721,7 +724,11 @@ func TestThePageWorksOnPhonesAndDesktopsInBothLanguages(t *testing.T) {
 
 // jsString quotes s for JavaScript.
 func jsString(s string) string {
-	return "'" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(s) + "'"
+	b, err := json.Marshal(s)
+	if err != nil {
+		panic(err) // a string always marshals
+	}
+	return string(b)
 }
 
 func TestThePageSaysWhenTheGatewayIsDownOrTheDeviceIsOffline(t *testing.T) {
