@@ -251,7 +251,15 @@ func scriptedGateway(t *testing.T, be gateway.Backend) *httptest.Server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := httptest.NewServer(srv.Handler())
+	// The gateway refuses POSTs that are not JSON (a page on another origin
+	// can send text/plain without asking): the page must say application/json.
+	h := srv.Handler()
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if ct := r.Header.Get("Content-Type"); r.Method == http.MethodPost && !strings.HasPrefix(ct, "application/json") {
+			t.Errorf("the page sent POST %s as %q, want application/json", r.URL.Path, ct)
+		}
+		h.ServeHTTP(w, r)
+	}))
 	t.Cleanup(hs.Close)
 	return hs
 }
