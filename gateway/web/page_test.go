@@ -765,6 +765,8 @@ func TestThePageSaysWhenTheGatewayIsDownOrTheDeviceIsOffline(t *testing.T) {
 			if s := p.text(`#offline`); !strings.HasPrefix(s, w["offline"]) {
 				t.Errorf("offline, the page says %q, want %q", s, w["offline"])
 			}
+			p.fits("offline")
+			p.shot("offline-banner-" + lang + "-390")
 			p.do("come back", offline(false), chromedp.WaitNotVisible(`#offline`))
 
 			// The gateway stops: the page's own message, not "Failed to fetch".
@@ -779,7 +781,7 @@ func TestThePageSaysWhenTheGatewayIsDownOrTheDeviceIsOffline(t *testing.T) {
 				t.Errorf("with the gateway down the search says %q, want %q", s, w["network"])
 			}
 			p.fits("gateway down")
-			p.shot("offline-" + lang + "-390")
+			p.shot("gateway-down-" + lang + "-390")
 			p.do("ask with the gateway down",
 				chromedp.Click(`#tab-ask`),
 				chromedp.SendKeys(`#ask-q`, w["ask_other"]),
