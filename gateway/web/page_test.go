@@ -117,7 +117,9 @@ func (b *scriptedBackend) lastAsk() *schemas.QuerySubmitted {
 	return b.asked[len(b.asked)-1]
 }
 
-func isRussian(s string) bool { return strings.ContainsAny(s, "абвгдеёжзийклмнопрстуфхцчшщыьэюя") }
+func isRussian(s string) bool {
+	return strings.ContainsAny(s, "абвгдеёжзийклмнопрстуфхцчшщыьэюя")
+}
 
 func (b *scriptedBackend) Search(ctx context.Context, req gateway.SearchRequest) (*gateway.SearchResult, error) {
 	if strings.Contains(req.Query, "slow") || strings.Contains(req.Query, "медленно") {
@@ -132,7 +134,7 @@ func (b *scriptedBackend) Search(ctx context.Context, req gateway.SearchRequest)
 				Snippet: "Crows use **tools** to get food: they bend wire into hooks and **tools** from twigs.", Link: "siyuan://blocks/" + syBlock},
 			{Rank: 2, Title: "Вороны и инструменты", SectionPath: []string{"Птицы", "Вороны"}, BlockID: mdBlock, DocID: mdDoc,
 				Snippet: "Вороны делают **инструменты** из веток; это **bold** в заметке, а не совпадение.",
-				Path: "/home/me/notes/birds.md", Link: "file:///home/me/notes/birds.md"},
+				Path:    "/home/me/notes/birds.md", Link: "file:///home/me/notes/birds.md"},
 		}}, nil
 }
 
@@ -535,9 +537,9 @@ func TestThePageWorksOnPhonesAndDesktopsInBothLanguages(t *testing.T) {
 				)
 				type rendered struct {
 					Items, Nested, Ordered, Cells, Strong, Em, Code, Pre, Cites, Imgs, Scripts int
-					Links                                                                   []string
-					Pwned                                                                   bool
-					Text, StrongWeight, StrongBg                                            string
+					Links                                                                      []string
+					Pwned                                                                      bool
+					Text, StrongWeight, StrongBg                                               string
 				}
 				r := evalIn[rendered](p, `(() => { const a = document.querySelector('#answer-text'), q = (s) => a.querySelectorAll(s).length;
 					const s = a.querySelector('strong'), cs = s ? getComputedStyle(s) : {};
