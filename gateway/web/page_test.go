@@ -803,3 +803,54 @@ func TestThePageSaysWhenTheGatewayIsDownOrTheDeviceIsOffline(t *testing.T) {
 		})
 	}
 }
+
+func TestTheBrowserKeepsTheLatestConversationsWithinTheCap(t *testing.T) {
+	ctx := newBrowser(t)
+	srv := scriptedGateway(t, newScriptedBackend())
+	p := pageDriver{t: t, ctx: ctx}
+	tests := []struct {
+		name, seed string // seed: JS that returns the conversations stored before
+		kept       int
+		oldestKept string
+	}{
+		{"of 60 conversations and a new one the newest 50 are kept",
+			`Array.from({length: 60}, (_, i) => ({id: 'c' + i, created: i + 1, updated: i + 1,
+				turns: [{question: 'question ' + i, done: {answer: 'answer', mode: 'llm', citations: []}}]}))`,
+			50, "question 11"},
+		{"conversations over a million characters lose the oldest",
+			`Array.from({length: 3}, (_, i) => ({id: 'c' + i, created: i + 1, updated: i + 1,
+				turns: [{question: 'вопрос ' + i, done: {answer: 'ответ '.repeat(70000), mode: 'llm', citations: []}}]}))`,
+			3, "вопрос 1"}, // 3 x 420,000 characters: the oldest goes
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			p.t = t
+			p.do("seed the conversations",
+				chromedp.Navigate(srv.URL+"/#ask"),
+				chromedp.WaitVisible(`body[data-ready="true"]`),
+				chromedp.Evaluate[chromedp.Void](`localStorage.clear(); localStorage.setItem('exocortex.conversations', JSON.stringify(`+tc.seed+`))`),
+				chromedp.Reload(),
+				chromedp.WaitVisible(`body[data-ready="true"]`),
+				chromedp.SendKeys(`#ask-q`, "Do crows remember faces?"),
+				chromedp.Click(`#ask-go`),
+				chromedp.WaitVisible(`#answer-text[data-state="done"]`),
+			)
+			type kept struct {
+				Questions []string
+				Chars     int
+			}
+			k := evalIn[kept](p, `(() => { const s = localStorage.getItem('exocortex.conversations');
+				return {Questions: JSON.parse(s).map(c => c.turns[0].question), Chars: s.length}; })()`)
+			if len(k.Questions) != tc.kept || k.Questions[0] != "Do crows remember faces?" || k.Questions[len(k.Questions)-1] != tc.oldestKept {
+				t.Errorf("the browser keeps %d conversations (newest %q, oldest %q), want %d, the new one first and %q last",
+					len(k.Questions), k.Questions[0], k.Questions[len(k.Questions)-1], tc.kept, tc.oldestKept)
+			}
+			if k.Chars > 1000000 {
+				t.Errorf("the conversations take %d characters, over the cap of 1,000,000", k.Chars)
+			}
+			if n := evalIn[int](p, `document.querySelectorAll('#convs-list li.conv').length`); n != tc.kept {
+				t.Errorf("%d conversations listed, want %d", n, tc.kept)
+			}
+		})
+	}
+}
