@@ -225,8 +225,11 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		t.Errorf("search meta %q, want the count and the mode", meta)
 	}
 	shot("search")
-	if !strings.Contains(meta, "no_embedding_model") {
-		t.Errorf("the best available search without models shows %q, want the reason it is lexical", meta)
+	if !strings.Contains(meta, "No embedding model is installed") || attr(`#search-meta [data-reason]`, "data-reason") != "no_embedding_model" {
+		t.Errorf("the best available search without models shows %q, want the reason it is lexical in words", meta)
+	}
+	if note := attr(`#search-results li.hit a.note-link`, "href"); note != "/notes/"+noteDoc+"#"+hitBlock {
+		t.Errorf("the hit's note view link is %q, want /notes/%s#%s", note, noteDoc, hitBlock)
 	}
 	// Asked for lexical, the search has nothing to explain.
 	do("lexical search",
@@ -234,7 +237,7 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		chromedp.Click(`#search-go`),
 		chromedp.WaitVisible(`#search-results li.hit`),
 	)
-	if m := text(`#search-meta`); !strings.Contains(m, "mode lexical") || strings.Contains(m, "no_embedding_model") {
+	if m := text(`#search-meta`); !strings.Contains(m, "mode lexical") || strings.Contains(m, "No embedding model") {
 		t.Errorf("a lexical search shows %q, want mode lexical with no reason", m)
 	}
 
@@ -267,8 +270,8 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 	if !strings.Contains(answerText, "use tools to get food") || !slices.Equal(cites, []string{"1", "1"}) {
 		t.Errorf("finished answer %q with citation buttons %v, want the answer with its two markers as clickable 1s", answerText, cites)
 	}
-	if !strings.HasPrefix(mode, "llm") {
-		t.Errorf("mode shows %q, want llm (why: %s)", mode, text(`#answer-reasons`))
+	if m := attr(`#answer-mode [data-mode]`, "data-mode"); m != "llm" || !strings.HasPrefix(mode, "language model") {
+		t.Errorf("mode shows %q (%s), want llm, said as language model (why: %s)", mode, m, text(`#answer-reasons`))
 	}
 	if !strings.Contains(sources, "Corvids") {
 		t.Errorf("sources show %q, want the cited document", sources)
@@ -294,6 +297,9 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 	}
 	if citeLink != "siyuan://blocks/"+noteTools {
 		t.Errorf("citation link %q, want siyuan://blocks/%s", citeLink, noteTools)
+	}
+	if note := attr(`#cite-note`, "href"); note != "/notes/"+noteDoc+"#"+noteTools {
+		t.Errorf("citation's note view link %q, want /notes/%s#%s", note, noteDoc, noteTools)
 	}
 	shot("ask")
 
@@ -352,13 +358,17 @@ func TestThePageSearchesStreamsACitedAnswerAndShowsStatusInChromium(t *testing.T
 		chromedp.Click(`#ask-go`),
 		chromedp.WaitVisible(`#answer-text[data-state="done"]`),
 	)
-	mode, reasons := text(`#answer-mode`), text(`#answer-reasons`)
+	mode, reasons := attr(`#answer-mode [data-mode]`, "data-mode"), text(`#answer-reasons`)
+	codes, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#answer-reasons [data-reason]')].map(r => r.dataset.reason)`))
+	if err != nil {
+		t.Fatal(err)
+	}
 	marks, err := chromedp.Run(ctx, chromedp.Evaluate[[]string](`[...document.querySelectorAll('#answer-text mark')].map(m => m.textContent)`))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.HasPrefix(mode, "search_only") || !strings.Contains(reasons, "llm_failed") {
-		t.Errorf("with the model down the answer shows mode %q and reasons %q, want search_only because llm_failed", mode, reasons)
+	if mode != "search_only" || !slices.Contains(codes, "llm_failed") || !strings.Contains(reasons, "Every language model tried failed") {
+		t.Errorf("with the model down the answer shows mode %q and reasons %q %v, want search_only because llm_failed", mode, reasons, codes)
 	}
 	if !slices.Contains(marks, "wire") {
 		t.Errorf("the passages mark %v, want the matched word wire", marks)

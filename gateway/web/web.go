@@ -1,7 +1,10 @@
 // Package web is the page people open in a browser: search, ask with the
-// answer streaming in, and the system's status, in Russian and English. It
-// is plain HTML, CSS and JavaScript embedded in the binary (no Node build,
-// no external resources) and talks only to the gateway's own /v1 routes.
+// answer streaming in (rendered from Markdown, with a Stop button), the
+// conversations kept in the browser's local storage, and the system's
+// status, in Russian and English, from 360 px phones up. It is plain HTML,
+// CSS and JavaScript embedded in the binary (no Node build, no external
+// resources) and talks only to the gateway's own /v1 routes; its citations
+// open the gateway's note view (/notes/{doc_id}#{block_id}) and SiYuan.
 package web
 
 import (
@@ -32,7 +35,8 @@ func Handler() http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "no-referrer")
 		// Everything the page loads comes from here; the only links out are
-		// siyuan:// and file:// ones the user clicks.
+		// the http(s) and siyuan:// ones the user clicks (the answer's
+		// renderer allows no others), and the gateway's own /notes/ view.
 		h.Set("Content-Security-Policy", "default-src 'self'; img-src 'self' data:; style-src 'self'; script-src 'self'; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'")
 		switch p := r.URL.Path; {
 		case p == "/" || p == "/index.html":

@@ -1,23 +1,28 @@
 // Exocortex web page: search, ask (streamed over server-sent events read
-// with fetch, since EventSource cannot POST) and status. No dependencies.
+// with fetch, since EventSource cannot POST) and status. No dependencies:
+// the answer's Markdown is rendered here, into DOM nodes built with
+// textContent, never innerHTML, so nothing in a model's or a note's text
+// becomes markup or script.
 "use strict";
 
 const I18N = {
   en: {
     tab_search: "Search", tab_ask: "Ask", tab_status: "Status",
     search_placeholder: "Search your notes", search_button: "Search", mode_title: "Retrieval mode",
-    mode_best: "best available", mode_lexical: "lexical", mode_vector: "vector", mode_hybrid: "hybrid", mode_rerank: "rerank",
+    mode_best: "best available", smode_lexical: "lexical", smode_vector: "vector", smode_hybrid: "hybrid", smode_rerank: "rerank",
     searching: "Searching…", results_n: (n) => n === 1 ? "1 result" : `${n} results`, no_results: "Nothing found in your notes.",
-    search_mode: "mode", took: "took",
-    ask_placeholder: "Ask a question about your notes", ask_button: "Ask", ask_new: "New conversation",
-    waiting: "Looking through your notes…", streaming: "Answering…", answered: "Answered", stopped: "Stopped",
-    mode: "Mode", confidence: "Confidence", reasons: "Why", none: "—",
+    search_mode: "mode", took: "took", search_stopped: "Search stopped.",
+    ask_placeholder: "Ask a question about your notes", ask_button: "Ask", ask_new: "New conversation", stop: "Stop",
+    waiting: "Looking through your notes…", streaming: "Answering…", answered: "Answered", stopped: "Stopped: the question was cancelled.",
+    mode: "Mode", confidence: "Confidence", reasons: "Why", none: "—", details: "details",
     unsupported: "Not supported by your notes", sources: "Sources", followups: "Ask next",
-    open_siyuan: "Open in SiYuan", open_file: "Open the file", close: "Close", loading: "Loading…",
+    open_siyuan: "Open in SiYuan", open_note: "Open the note", close: "Close", loading: "Loading…",
     block_missing: "The block is no longer in the index; this is the quoted text.",
     you: "You", assistant: "Exocortex",
-    mode_llm: "language model, verified against your notes", mode_cache: "from the answer cache",
-    mode_extractive: "extracted from your notes (no language model)", mode_search_only: "best passages (no generated answer)",
+    convs_title: "Conversations", convs_empty: "No saved conversations yet.",
+    convs_help: "Conversations are kept in this browser only (its local storage for this gateway's address), never on the gateway: the last 50, at most about 1 MB; older ones are dropped. Clearing the browser's site data deletes them too.",
+    convs_delete: "Delete", convs_clear: "Delete all", convs_confirm: "Delete all — sure?",
+    turns_n: (n) => n === 1 ? "1 question" : `${n} questions`, convs_resumed: "Follow-up questions continue this conversation.",
     status_title: "Pipeline", refresh: "Refresh", updated: "updated",
     col_stage: "Stage", col_pending: "Pending", col_inflight: "In flight", col_acked: "Acked", col_retried: "Retried", col_dead: "Dead-lettered",
     index_title: "Index", siyuan_title: "SiYuan bridge", providers_title: "Language models",
@@ -27,26 +32,33 @@ const I18N = {
     providers_none: "None configured: answers are extractive or search-only.", cache: "Answer cache",
     breaker: "breaker", breaker_closed: "closed (healthy)", breaker_open: "open (failing)", "breaker_half-open": "half-open (trying)",
     footer: "Answers cite the blocks of your notes they come from.",
-    failed: "Failed", network: "Cannot reach the gateway",
+    failed: "Failed",
+    network: "Cannot reach the gateway: check that exocortex is running (exocortex up) and that this page's address is right.",
+    offline: "This device is offline: the page works again once the network is back.",
+    stream_broken: "The connection to the gateway broke off before the answer was finished.",
     token_needed: "This gateway needs its access token (EXOCORTEX_HTTP_TOKEN).", token_use: "Use token",
     token_rejected: "The gateway refused this token: enter the one it was started with (EXOCORTEX_HTTP_TOKEN).",
     unauthorized: "the access token is missing or wrong",
+    reason_unknown: (code) => `Another reason, which this page does not know yet (${code}).`,
+    error_unknown: (code) => `The gateway answered with an error this page does not know (${code}).`,
   },
   ru: {
     tab_search: "Поиск", tab_ask: "Вопрос", tab_status: "Состояние",
     search_placeholder: "Искать в заметках", search_button: "Найти", mode_title: "Режим поиска",
-    mode_best: "лучший доступный", mode_lexical: "лексический", mode_vector: "векторный", mode_hybrid: "гибридный", mode_rerank: "с переранжированием",
+    mode_best: "лучший доступный", smode_lexical: "лексический", smode_vector: "векторный", smode_hybrid: "гибридный", smode_rerank: "с переранжированием",
     searching: "Ищу…", results_n: (n) => `${n} ${plural(n, "результат", "результата", "результатов")}`, no_results: "В заметках ничего не найдено.",
-    search_mode: "режим", took: "за",
-    ask_placeholder: "Задайте вопрос по своим заметкам", ask_button: "Спросить", ask_new: "Новый разговор",
-    waiting: "Ищу в заметках…", streaming: "Отвечаю…", answered: "Ответ готов", stopped: "Остановлено",
-    mode: "Режим", confidence: "Уверенность", reasons: "Почему", none: "—",
+    search_mode: "режим", took: "за", search_stopped: "Поиск остановлен.",
+    ask_placeholder: "Задайте вопрос по своим заметкам", ask_button: "Спросить", ask_new: "Новый разговор", stop: "Стоп",
+    waiting: "Ищу в заметках…", streaming: "Отвечаю…", answered: "Ответ готов", stopped: "Остановлено: вопрос отменён.",
+    mode: "Режим", confidence: "Уверенность", reasons: "Почему", none: "—", details: "подробности",
     unsupported: "Не подтверждается заметками", sources: "Источники", followups: "Спросить дальше",
-    open_siyuan: "Открыть в SiYuan", open_file: "Открыть файл", close: "Закрыть", loading: "Загрузка…",
+    open_siyuan: "Открыть в SiYuan", open_note: "Открыть заметку", close: "Закрыть", loading: "Загрузка…",
     block_missing: "Блока больше нет в индексе; вот цитата.",
     you: "Вы", assistant: "Exocortex",
-    mode_llm: "языковая модель, проверено по заметкам", mode_cache: "из кэша ответов",
-    mode_extractive: "извлечено из заметок (без языковой модели)", mode_search_only: "лучшие фрагменты (без сгенерированного ответа)",
+    convs_title: "Разговоры", convs_empty: "Сохранённых разговоров пока нет.",
+    convs_help: "Разговоры хранятся только в этом браузере (в его локальном хранилище для адреса этого шлюза), не на шлюзе: последние 50, не больше примерно 1 МБ; более старые удаляются. Очистка данных сайта в браузере тоже их удалит.",
+    convs_delete: "Удалить", convs_clear: "Удалить все", convs_confirm: "Удалить все — точно?",
+    turns_n: (n) => `${n} ${plural(n, "вопрос", "вопроса", "вопросов")}`, convs_resumed: "Следующие вопросы продолжат этот разговор.",
     status_title: "Конвейер", refresh: "Обновить", updated: "обновлено",
     col_stage: "Стадия", col_pending: "В очереди", col_inflight: "В работе", col_acked: "Обработано", col_retried: "Повторов", col_dead: "В DLQ",
     index_title: "Индекс", siyuan_title: "Мост SiYuan", providers_title: "Языковые модели",
@@ -56,11 +68,134 @@ const I18N = {
     providers_none: "Не настроены: ответы извлекаются из заметок или показываются фрагменты.", cache: "Кэш ответов",
     breaker: "предохранитель", breaker_closed: "замкнут (работает)", breaker_open: "разомкнут (сбои)", "breaker_half-open": "полуоткрыт (проверка)",
     footer: "Ответы ссылаются на блоки заметок, из которых взяты.",
-    failed: "Ошибка", network: "Шлюз недоступен",
+    failed: "Ошибка",
+    network: "Не удаётся связаться со шлюзом: проверьте, что exocortex запущен (exocortex up) и адрес страницы верный.",
+    offline: "Устройство не в сети: страница снова заработает, когда связь вернётся.",
+    stream_broken: "Связь со шлюзом оборвалась, прежде чем ответ был готов.",
     token_needed: "Шлюзу нужен токен доступа (EXOCORTEX_HTTP_TOKEN).", token_use: "Применить",
     token_rejected: "Шлюз отклонил этот токен: введите тот, с которым он запущен (EXOCORTEX_HTTP_TOKEN).",
     unauthorized: "токен доступа не указан или неверен",
+    reason_unknown: (code) => `Другая причина, которую эта страница пока не знает (${code}).`,
+    error_unknown: (code) => `Шлюз ответил ошибкой, которую эта страница не знает (${code}).`,
   },
+};
+
+// MODES explain the answer's mode and the search's retrieval mode: a short
+// name and a sentence.
+const MODES = {
+  llm: { en: ["language model", "A language model wrote this answer from your notes; each sentence was checked against the note it cites."],
+    ru: ["языковая модель", "Ответ написала языковая модель по вашим заметкам; каждое предложение проверено по заметке, на которую оно ссылается."] },
+  cache: { en: ["from the cache", "This question was answered before and the notes it cited have not changed since, so the saved answer is shown."],
+    ru: ["из кэша", "На этот вопрос уже отвечали, и процитированные заметки с тех пор не менялись, поэтому показан сохранённый ответ."] },
+  extractive: { en: ["extracted", "A local model picked this answer out of your notes word for word; no language model wrote it."],
+    ru: ["извлечено", "Локальная модель выбрала этот ответ из ваших заметок дословно; языковая модель его не писала."] },
+  search_only: { en: ["passages", "No answer was written: these are the most relevant passages from your notes, with the matching words marked."],
+    ru: ["фрагменты", "Ответ не написан: это самые подходящие места из ваших заметок, совпавшие слова выделены."] },
+  lexical: { en: ["lexical", "Word search (BM25 over the words' forms)."],
+    ru: ["лексический", "Поиск по словам (BM25 по формам слов)."] },
+  vector: { en: ["vector", "Search by meaning with the embedding model."],
+    ru: ["векторный", "Поиск по смыслу с моделью эмбеддингов."] },
+  hybrid: { en: ["hybrid", "Word search and search by meaning, their results combined."],
+    ru: ["гибридный", "Поиск по словам и по смыслу, результаты объединены."] },
+  rerank: { en: ["reranked", "Word and meaning search, then reordered by the reranker model."],
+    ru: ["с переранжированием", "Поиск по словам и по смыслу, затем порядок уточнён моделью переранжирования."] },
+};
+
+// REASONS say, for every reason code the gateway may give (answer,
+// retrieval and research stages), what it means. A reason is "code" or
+// "code: detail"; the detail (the system's own words) is shown on demand.
+const REASONS = {
+  // answer stage
+  no_contexts: ["Search found no passage in your notes for this question.", "Поиск не нашёл в заметках ни одного места по этому вопросу."],
+  no_llm_provider: ["No language model is configured, so no answer was written; configure a provider to get written answers.",
+    "Языковая модель не настроена, поэтому ответ не написан; настройте провайдера, чтобы получать написанные ответы."],
+  llm_failed: ["Every language model tried failed to answer.", "Ни одна из опробованных языковых моделей не смогла ответить."],
+  low_coverage: ["Too few of the model's sentences are backed by your notes, so its answer is not shown.",
+    "Слишком мало предложений модели подтверждаются заметками, поэтому её ответ не показан."],
+  no_qa_model: ["No local extractive model is installed (exocortex models fetch), so no answer was picked out of your notes.",
+    "Локальная модель извлечения ответов не установлена (exocortex models fetch), поэтому ответ не выбран из заметок."],
+  low_agreement: ["The local model found no passage it trusts as the answer.", "Локальная модель не нашла места, которому можно доверять как ответу."],
+  dropped_citation: ["A citation was removed: the note it named does not support its sentence.",
+    "Ссылка удалена: заметка, на которую она указывала, не подтверждает предложение."],
+  corrected_citation: ["A citation now names the block of the same note that actually holds the words.",
+    "Ссылка исправлена: теперь она указывает на блок той же заметки, где эти слова действительно есть."],
+  unsupported_sentence: ["A sentence that no note supports was removed from the answer.", "Предложение, которое не подтверждается заметками, удалено из ответа."],
+  deadline: ["The language model did not answer in time, so a simpler method answered.", "Языковая модель не ответила вовремя, поэтому ответил более простой способ."],
+  llm_cut: ["The model's answer ran past its length limit and was cut; its unfinished last sentence is left out.",
+    "Ответ модели превысил ограничение длины и обрезан; незаконченное последнее предложение опущено."],
+  not_in_notes: ["Your notes do not seem to hold the answer to this question.", "Похоже, в заметках нет ответа на этот вопрос."],
+  llm_loop: ["The language model kept repeating itself and was stopped.", "Языковая модель начала повторяться, и её остановили."],
+  instruction_set_aside: ["A cited note contains instructions addressed to an AI assistant: it was read as text and supports nothing.",
+    "В процитированной заметке есть указания для ИИ-ассистента: она прочитана как обычный текст и ничего не подтверждает."],
+  qa_budget: ["The machine was too busy for the local model to read every passage in time, so it read fewer.",
+    "Компьютер был слишком занят, и локальная модель успела прочитать не все найденные места."],
+  qa_failed: ["The local extractive model failed on a passage.", "Локальная модель извлечения ответов дала сбой на одном из мест."],
+  wrong_language: ["The model answered in another language than the question's.", "Модель ответила не на языке вопроса."],
+  shown_verified: ["The sentences already shown were checked as they came and are kept as the answer.",
+    "Уже показанные предложения были проверены по мере поступления и оставлены как ответ."],
+  cache: ["This question was answered before and its notes have not changed, so the saved answer is shown.",
+    "На этот вопрос уже отвечали, а его заметки не менялись, поэтому показан сохранённый ответ."],
+  cancelled: ["The question was cancelled before its answer was finished.", "Вопрос отменён до того, как ответ был готов."],
+  // retrieval
+  no_embedding_model: ["No embedding model is installed (exocortex models fetch), so the search matches words only.",
+    "Модель эмбеддингов не установлена (exocortex models fetch), поэтому поиск идёт только по словам."],
+  no_vector_store: ["No vector store is open, so the search matches words only.", "Векторное хранилище не открыто, поэтому поиск идёт только по словам."],
+  no_reranker_model: ["No reranker model is installed, so the results keep the combined search's order.",
+    "Модель переранжирования не установлена, поэтому результаты идут в порядке объединённого поиска."],
+  widened: ["The first matches were weak, so the search looked wider.", "Первые совпадения были слабыми, поэтому поиск расширен."],
+  embedding_failed: ["The embedding model failed on this query, so words alone were searched.", "Модель эмбеддингов не справилась с запросом, поэтому поиск шёл только по словам."],
+  translated: ["The question was translated to search notes written in another language.", "Вопрос переведён, чтобы искать в заметках на другом языке."],
+  translation_unavailable: ["Your notes are in another language and nothing can translate the question: configure a language model, or install a multilingual embedding model.",
+    "Заметки на другом языке, а перевести вопрос нечем: настройте языковую модель или установите многоязычную модель эмбеддингов."],
+  translation_failed: ["Translating the question failed, so it was searched as asked.", "Перевести вопрос не удалось, поэтому поиск шёл по вопросу как есть."],
+  reformulation_failed: ["Rewriting the question from the conversation failed, so it was searched as asked.",
+    "Переформулировать вопрос с учётом разговора не удалось, поэтому поиск шёл по вопросу как есть."],
+  retrieval: ["A note from the search behind this step.", "Замечание поиска, на котором основан этот шаг."],
+  // research
+  no_llm_asked: ["The request asked for no language model, so the best passages are kept as they are.",
+    "В запросе языковая модель не требовалась, поэтому лучшие места оставлены как есть."],
+  plan_failed: ["Planning the research's sub-questions failed.", "Не удалось спланировать подвопросы исследования."],
+  no_documents: ["Nothing in your notes matched a sub-question.", "Ничто в заметках не подошло к одному из подвопросов."],
+  no_facts: ["The research found no verified facts in your notes.", "Исследование не нашло в заметках проверенных фактов."],
+  facts_cut: ["There were more facts than the model is given; it got the first ones.", "Фактов оказалось больше, чем передаётся модели; она получила первые."],
+  report_fallback: ["The model's report failed or was unusable, so the report lists the verified facts.",
+    "Отчёт модели не удался или непригоден, поэтому отчёт перечисляет проверенные факты."],
+  draft_failed: ["Writing the report's outline failed.", "Не удалось написать план отчёта."],
+  unsupported_fact: ["A fact that no note supports was left out.", "Факт, который не подтверждается заметками, опущен."],
+  wall_budget: ["The research's time ran out before every document was read.", "Время исследования кончилось раньше, чем были прочитаны все документы."],
+  llm_call_budget: ["The research's share of language-model calls was spent before every document was read.",
+    "Лимит обращений к языковой модели исчерпан раньше, чем были прочитаны все документы."],
+  task_failed: ["A sub-question's task failed after its retries.", "Задача одного из подвопросов не удалась после повторных попыток."],
+  unparsable_reply: ["The model's reply could not be read, so nothing was taken from it.", "Ответ модели не удалось разобрать, поэтому из него ничего не взято."],
+  task_: ["A sub-question of the research did not finish.", "Один из подвопросов исследования не был завершён."],
+};
+
+// DROPS name why a citation or a sentence was not accepted (the reasons'
+// details and the unsupported sentences carry these).
+const DROPS = {
+  not_retrieved: ["names no passage the model was given", "указывает на место, которого модели не давали"],
+  unsupported: ["the note does not hold its words", "в заметке нет этих слов"],
+  quote_not_found: ["the quoted words are not in the note", "процитированных слов нет в заметке"],
+  polarity: ["it says the opposite of the note", "утверждает противоположное заметке"],
+  uncited: ["it states something and cites nothing", "утверждает что-то без ссылки"],
+  not_stated: ["the note does not state it (a number, name or date differs)", "заметка этого не утверждает (отличается число, имя или дата)"],
+  instruction: ["its only support is an instruction to an AI assistant", "единственная опора — указание для ИИ-ассистента"],
+  wrong_language: ["not in the question's language", "не на языке вопроса"],
+  not_entailed: ["the note does not say it", "заметка этого не говорит"],
+};
+
+// ERRORS explain the gateway's error codes.
+const ERRORS = {
+  bad_request: ["The gateway could not accept the request.", "Шлюз не принял запрос."],
+  unauthorized: ["The access token is missing or wrong.", "Токен доступа не указан или неверен."],
+  forbidden: ["The gateway refused this page: its address is not one the gateway was told to trust.",
+    "Шлюз отказал этой странице: её адрес не входит в разрешённые шлюзу."],
+  unsupported_media_type: ["The gateway refused the request's content type.", "Шлюз отклонил тип содержимого запроса."],
+  not_found: ["The gateway has no such thing.", "У шлюза нет такого объекта."],
+  too_large: ["The request is too large for the gateway.", "Запрос слишком большой для шлюза."],
+  timeout: ["The gateway gave up waiting for the pipeline.", "Шлюз не дождался ответа конвейера."],
+  unavailable: ["The gateway cannot answer now: the pipeline is not ready.", "Шлюз сейчас не может ответить: конвейер не готов."],
+  internal: ["The gateway failed; its log says why.", "Сбой шлюза; причина — в его журнале."],
 };
 
 function plural(n, one, few, many) {
@@ -75,6 +210,7 @@ function t(key, ...args) {
   const v = (I18N[lang] && I18N[lang][key]) ?? I18N.en[key] ?? key;
   return typeof v === "function" ? v(...args) : v;
 }
+const pick = (pair) => pair[lang === "ru" ? 1 : 0];
 
 const $ = (sel) => document.querySelector(sel);
 function el(tag, attrs = {}, ...kids) {
@@ -124,8 +260,9 @@ function showView() {
   }
   document.body.dataset.view = v;
   if (v === "status") loadStatus();
+  else clearTimeout(statusTimer);
   const focus = { search: "#search-q", ask: "#ask-q" }[v];
-  if (focus) $(focus).focus();
+  if (focus && !matchMedia("(max-width: 640px)").matches) $(focus).focus();
 }
 
 // ---- HTTP helpers ----
@@ -146,6 +283,7 @@ async function api(url, opts = {}) {
     form.hidden = false;
     $("#token-input").focus();
     const err = new Error(t("unauthorized"));
+    err.code = "unauthorized";
     err.unauthorized = true;
     throw err;
   }
@@ -161,19 +299,45 @@ function useToken(ev) {
   if (lastAction) lastAction();
 }
 
+// apiError is the gateway's JSON error as an Error with its code.
 async function apiError(resp) {
-  let msg = `${resp.status} ${resp.statusText}`;
+  const err = new Error(`${resp.status} ${resp.statusText}`);
   try {
     const j = await resp.json();
-    if (j && j.error) msg = j.error.message || j.error.code || msg;
+    if (j && j.error) {
+      err.message = j.error.message || err.message;
+      err.code = j.error.code || "";
+    }
   } catch (_) { /* not JSON */ }
-  return new Error(msg);
+  if (!err.code) err.code = `http_${resp.status}`;
+  return err;
 }
 
-async function postJSON(url, body) {
-  const resp = await api(url, { method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
+// POSTs are JSON (Content-Type: application/json), as the gateway requires.
+async function postJSON(url, body, signal) {
+  const resp = await api(url, { method: "POST", signal, headers: { "Content-Type": "application/json" }, body: JSON.stringify(body) });
   if (!resp.ok) throw await apiError(resp);
   return resp.json();
+}
+
+// problem turns a failed call into { text, detail, kind } in the interface
+// language: the gateway down or the device offline (fetch's TypeError,
+// "Failed to fetch"), the gateway's own error codes, or anything else.
+function problem(e) {
+  if (e && e.unauthorized) return { kind: "unauthorized", text: t("unauthorized") };
+  if (!navigator.onLine) return { kind: "offline", text: t("offline") };
+  if (e instanceof TypeError) return { kind: "network", text: t("network") };
+  if (e && e.code && e.code.startsWith("http_")) return { kind: "error", text: t("error_unknown", e.code.slice(5)), detail: e.message };
+  if (e && e.code) {
+    const known = ERRORS[e.code];
+    return { kind: "error", text: known ? pick(known) : t("error_unknown", e.code), detail: e.message };
+  }
+  return { kind: "error", text: (e && e.message) || t("failed") };
+}
+
+function problemNode(p, cls = "error") {
+  return el("div", { class: cls, "data-problem": p.kind }, p.text,
+    p.detail ? el("details", { class: "reason-detail" }, el("summary", { text: t("details") }), el("span", { text: p.detail })) : null);
 }
 
 // readSSE reads a text/event-stream response and calls onEvent(name, data)
@@ -215,6 +379,312 @@ async function readSSE(resp, onEvent) {
   if (buf.trim() !== "") dispatch(buf);
 }
 
+// ---- Markdown ----
+
+// renderMarkdown renders the Markdown an answer is written in: paragraphs,
+// headings, "-", "*" and "1." lists (nested by indentation), GFM pipe
+// tables, fenced and inline code, block quotes, **bold**, *italic* and
+// links. Links go only to http(s), siyuan:// and the gateway's note view
+// (/notes/<doc>#<block>); any other link is shown as the text it is.
+// Every node is built with createElement and textContent: markup in the
+// text stays text. o.cite(n) makes the button of citation marker [n] (when
+// it returns one); o.strong is the element **x** becomes: "strong", or
+// "mark" where ** marks search matches (search-only answers).
+function renderMarkdown(src, o = {}) {
+  o = Object.assign({ strong: "strong", cite: null }, o);
+  const lines = String(src || "").replace(/\r\n?/g, "\n").split("\n");
+  const frag = document.createDocumentFragment();
+  blocks(lines, 0, lines.length, frag, o);
+  return frag;
+}
+
+const FENCE = /^ {0,3}(`{3,}|~{3,})\s*([\w+#.-]*)\s*$/;
+const HEADING = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
+const RULE = /^ {0,3}([-*_])(\s*\1){2,}\s*$/;
+const QUOTE = /^ {0,3}>\s?(.*)$/;
+const ITEM = /^( *)([-*+]|\d{1,9}[.)])[ \t]+(.*)$/;
+const TABLE_SEP = /^\s*\|?\s*:?-+:?\s*(\|\s*:?-+:?\s*)*\|?\s*$/;
+
+function isTableStart(lines, i, end) {
+  return i + 1 < end && lines[i].includes("|") && lines[i + 1].includes("-") && TABLE_SEP.test(lines[i + 1]) &&
+    (lines[i + 1].includes("|") || splitRow(lines[i]).length > 1);
+}
+
+function blockStart(lines, i, end) {
+  const l = lines[i];
+  return FENCE.test(l) || HEADING.test(l) || RULE.test(l) || QUOTE.test(l) || ITEM.test(l) || isTableStart(lines, i, end);
+}
+
+function blocks(lines, i, end, out, o) {
+  while (i < end) {
+    const line = lines[i];
+    let m;
+    if (line.trim() === "") { i++; continue; }
+    if ((m = FENCE.exec(line))) {
+      const close = m[1];
+      const body = [];
+      i++;
+      while (i < end && !(lines[i].trim().startsWith(close[0].repeat(close.length)) && lines[i].trim().replace(new RegExp(`^\\${close[0]}+`), "") === "")) body.push(lines[i++]);
+      i++; // the closing fence (or the end)
+      const code = el("code", { text: body.join("\n") });
+      if (m[2]) code.dataset.lang = m[2];
+      out.append(el("pre", { class: "md-code" }, code));
+      continue;
+    }
+    if ((m = HEADING.exec(line))) {
+      const level = Math.min(6, m[1].length + 2);
+      out.append(el(`h${level}`, { class: "md-h" }, inline(m[2], o)));
+      i++;
+      continue;
+    }
+    if (RULE.test(line)) {
+      out.append(el("hr"));
+      i++;
+      continue;
+    }
+    if (QUOTE.test(line)) {
+      const inner = [];
+      while (i < end && (m = QUOTE.exec(lines[i]))) { inner.push(m[1]); i++; }
+      const bq = el("blockquote", { class: "md-quote" });
+      blocks(inner, 0, inner.length, bq, o);
+      out.append(bq);
+      continue;
+    }
+    if (isTableStart(lines, i, end)) {
+      i = table(lines, i, end, out, o);
+      continue;
+    }
+    if (ITEM.test(line)) {
+      i = list(lines, i, end, out, o);
+      continue;
+    }
+    const para = [];
+    while (i < end && lines[i].trim() !== "" && (para.length === 0 || !blockStart(lines, i, end))) para.push(lines[i++].trim());
+    out.append(el("p", {}, inline(para.join("\n"), o)));
+  }
+}
+
+function indentOf(line) { return line.length - line.trimStart().length; }
+
+// list renders the list starting at lines[i] and returns the line after it.
+function list(lines, i, end, out, o) {
+  const first = ITEM.exec(lines[i]);
+  const indent = first[1].length;
+  const ordered = /\d/.test(first[2]);
+  const node = el(ordered ? "ol" : "ul", { class: "md-list" });
+  if (ordered && parseInt(first[2], 10) !== 1) node.setAttribute("start", String(parseInt(first[2], 10)));
+  let li = null, text = [];
+  const flush = () => {
+    if (li && text.length) li.append(inline(text.join("\n"), o));
+    text = [];
+  };
+  while (i < end) {
+    const line = lines[i];
+    const m = ITEM.exec(line);
+    if (m) {
+      const ind = m[1].length;
+      if (ind < indent) break;
+      if (ind <= indent + 1) {
+        if (/\d/.test(m[2]) !== ordered) break;
+        flush();
+        li = el("li");
+        node.append(li);
+        text = [m[3]];
+        i++;
+        continue;
+      }
+      flush();
+      const sub = document.createDocumentFragment();
+      i = list(lines, i, end, sub, o);
+      li.append(sub);
+      continue;
+    }
+    if (line.trim() === "") {
+      let j = i + 1;
+      while (j < end && lines[j].trim() === "") j++;
+      const n = j < end ? ITEM.exec(lines[j]) : null;
+      if (n && n[1].length >= indent && (n[1].length > indent + 1 || /\d/.test(n[2]) === ordered)) { flush(); i = j; continue; }
+      if (j < end && !n && indentOf(lines[j]) > indent + 1) { flush(); i = j; continue; }
+      break;
+    }
+    if (indentOf(line) <= indent && blockStart(lines, i, end)) break;
+    text.push(line.trim());
+    i++;
+  }
+  flush();
+  out.append(node);
+  return i;
+}
+
+// splitRow splits a table row at its unescaped pipes outside code.
+function splitRow(line) {
+  let s = line.trim();
+  if (s.startsWith("|")) s = s.slice(1);
+  if (s.endsWith("|") && !s.endsWith("\\|")) s = s.slice(0, -1);
+  const cells = [];
+  let cur = "", code = false;
+  for (let k = 0; k < s.length; k++) {
+    const c = s[k];
+    if (c === "\\" && s[k + 1] === "|") { cur += "|"; k++; continue; }
+    if (c === "`") code = !code;
+    if (c === "|" && !code) { cells.push(cur.trim()); cur = ""; continue; }
+    cur += c;
+  }
+  cells.push(cur.trim());
+  return cells;
+}
+
+function table(lines, i, end, out, o) {
+  const head = splitRow(lines[i]);
+  const align = splitRow(lines[i + 1]).map((c) => c.startsWith(":") && c.endsWith(":") ? "center" : c.endsWith(":") ? "right" : "");
+  const cell = (tag, text, k) => el(tag, { class: align[k] ? `align-${align[k]}` : null }, inline(text, o));
+  const thead = el("thead", {}, el("tr", {}, ...head.map((c, k) => cell("th", c, k))));
+  const tbody = el("tbody");
+  i += 2;
+  while (i < end && lines[i].trim() !== "" && lines[i].includes("|")) {
+    const cells = splitRow(lines[i]);
+    tbody.append(el("tr", {}, ...head.map((_, k) => cell("td", cells[k] || "", k))));
+    i++;
+  }
+  out.append(el("div", { class: "table-scroll md-table" }, el("table", {}, thead, tbody)));
+  return i;
+}
+
+const ESCAPABLE = "\\`*_{}[]()#+-.!|<>~";
+const isWord = (c) => c !== undefined && /[\p{L}\p{N}_]/u.test(c);
+const isSpace = (c) => c === undefined || /\s/.test(c);
+
+// safeHref returns the link's address when it may be one: http(s),
+// siyuan:// or the gateway's own note view; else null (shown as text).
+function safeHref(url) {
+  let u = String(url || "").trim();
+  if (u.startsWith("<") && u.endsWith(">")) u = u.slice(1, -1);
+  if (/[\u0000-\u0020\u007f]/.test(u)) return null;
+  if (/^https?:\/\/[^/]/i.test(u) || /^siyuan:\/\/[a-z]/i.test(u) || (/^\/notes\/[^/?#]+(#[^#]*)?$/.test(u) && !/^\/notes\/\.\.?(#|$)/.test(u))) return u;
+  return null;
+}
+
+function linkNode(href, kids) {
+  const a = el("a", { href, class: "md-link" });
+  if (!href.startsWith("siyuan:")) { a.target = "_blank"; a.rel = "noopener noreferrer"; }
+  a.append(kids);
+  return a;
+}
+
+// findClose finds the closing delimiter of an emphasis opened before from:
+// not right after whitespace, with something between.
+function findClose(s, delim, from) {
+  let j = s.indexOf(delim, from);
+  while (j >= 0) {
+    const ok = j > from && !isSpace(s[j - 1]) && (delim.length === 2 || (s[j + 1] !== delim && s[j - 1] !== delim)) &&
+      (delim[0] !== "_" || !isWord(s[j + delim.length]));
+    if (ok) return j;
+    j = s.indexOf(delim, j + 1);
+  }
+  return -1;
+}
+
+// linkAt parses [text](url) at s[i]: { text, url, end } or null.
+function linkAt(s, i) {
+  let depth = 0, k = i;
+  for (; k < s.length; k++) {
+    if (s[k] === "\\") { k++; continue; }
+    if (s[k] === "[") depth++;
+    else if (s[k] === "]" && --depth === 0) break;
+  }
+  if (k >= s.length || s[k + 1] !== "(") return null;
+  let p = 0, e = k + 1;
+  for (; e < s.length; e++) {
+    if (s[e] === "(") p++;
+    else if (s[e] === ")" && --p === 0) break;
+    else if (s[e] === "\n") return null;
+  }
+  if (e >= s.length) return null;
+  let url = s.slice(k + 2, e).trim();
+  const titled = /^(\S+)\s+["'(].*["')]$/.exec(url);
+  if (titled) url = titled[1];
+  return { text: s.slice(i + 1, k), url, end: e + 1 };
+}
+
+// inline renders a run of text: code, emphasis, links, citation markers
+// and line breaks.
+function inline(s, o) {
+  const out = document.createDocumentFragment();
+  let buf = "";
+  const flush = () => { if (buf) { out.append(document.createTextNode(buf)); buf = ""; } };
+  let i = 0;
+  while (i < s.length) {
+    const c = s[i];
+    if (c === "\\" && i + 1 < s.length && ESCAPABLE.includes(s[i + 1])) { buf += s[i + 1]; i += 2; continue; }
+    if (c === "\n") { flush(); out.append(el("br")); i++; continue; }
+    if (c === "`") {
+      let n = 1;
+      while (s[i + n] === "`") n++;
+      const fence = "`".repeat(n);
+      let j = s.indexOf(fence, i + n);
+      while (j >= 0 && s[j + n] === "`") j = s.indexOf(fence, j + n + 1);
+      if (j > i) {
+        flush();
+        out.append(el("code", { class: "md-inline-code", text: s.slice(i + n, j).replace(/^ (.*) $/s, "$1") }));
+        i = j + n;
+        continue;
+      }
+      buf += fence;
+      i += n;
+      continue;
+    }
+    if ((c === "*" || c === "_") && s[i + 1] === c && !isSpace(s[i + 2]) && (c === "*" || !isWord(s[i - 1]))) {
+      const j = findClose(s, c + c, i + 2);
+      if (j > 0) {
+        flush();
+        out.append(el(o.strong, { class: o.strong === "mark" ? "match" : null }, inline(s.slice(i + 2, j), o)));
+        i = j + 2;
+        continue;
+      }
+    }
+    if ((c === "*" || c === "_") && s[i + 1] !== c && !isSpace(s[i + 1]) && (c === "*" || !isWord(s[i - 1]))) {
+      const j = findClose(s, c, i + 1);
+      if (j > 0) {
+        flush();
+        out.append(el("em", {}, inline(s.slice(i + 1, j), o)));
+        i = j + 1;
+        continue;
+      }
+    }
+    if (c === "[") {
+      const m = /^\[(\d{1,4})\]/.exec(s.slice(i, i + 7));
+      if (m && o.cite && s[i + m[0].length] !== "(") {
+        const b = o.cite(Number(m[1]));
+        if (b) { flush(); out.append(b); i += m[0].length; continue; }
+      }
+      const link = linkAt(s, i);
+      if (link) {
+        const href = safeHref(link.url);
+        if (href) {
+          flush();
+          out.append(linkNode(href, inline(link.text, Object.assign({}, o, { cite: null }))));
+        } else {
+          buf += s.slice(i, link.end);
+        }
+        i = link.end;
+        continue;
+      }
+    }
+    if (c === "<") {
+      const m = /^<([a-z][a-z0-9+.-]*:[^\s<>]*)>/i.exec(s.slice(i));
+      if (m && safeHref(m[1])) { flush(); out.append(linkNode(m[1], m[1])); i += m[0].length; continue; }
+    }
+    if ((c === "h" || c === "H") && !isWord(s[i - 1])) {
+      const m = /^https?:\/\/[^\s<>]*[^\s<>.,;:!?'")\]»]/i.exec(s.slice(i));
+      if (m && safeHref(m[0])) { flush(); out.append(linkNode(m[0], m[0])); i += m[0].length; continue; }
+    }
+    buf += c;
+    i++;
+  }
+  flush();
+  return out;
+}
+
 // ---- rendering helpers ----
 
 // highlight renders a snippet whose matches are marked **like this**.
@@ -223,7 +693,7 @@ function highlight(text) {
   const parts = String(text || "").split(/\*\*(.+?)\*\*/s);
   parts.forEach((p, i) => {
     if (p === "") return;
-    frag.append(i % 2 === 1 ? el("mark", { text: p }) : document.createTextNode(p));
+    frag.append(i % 2 === 1 ? el("mark", { class: "match", text: p }) : document.createTextNode(p));
   });
   return frag;
 }
@@ -233,20 +703,87 @@ function sectionPath(parts, title) {
   return el("div", { class: "path" }, ...list.map((p) => el("span", { text: p })));
 }
 
-function linkLabel(link) {
-  return link && link.startsWith("siyuan://") ? t("open_siyuan") : t("open_file");
+// noteHref is the gateway's note view of a document, at the block.
+function noteHref(docID, blockID) {
+  if (!docID) return "";
+  return `/notes/${encodeURIComponent(docID)}${blockID ? `#${encodeURIComponent(blockID)}` : ""}`;
+}
+const SIYUAN_ID = /^\d{14}-[0-9a-z]{7}$/;
+const isSiYuan = (link) => typeof link === "string" && link.startsWith("siyuan://");
+
+// openLinks are the ways to open a block: the note view, and SiYuan for
+// SiYuan's blocks. (No file:// links: browsers refuse them from a page.)
+function openLinks(docID, blockID, link) {
+  const box = el("div", { class: "open-links" });
+  const note = noteHref(docID, blockID);
+  if (note) box.append(el("a", { class: "note-link", href: note, target: "_blank", rel: "noopener", text: t("open_note") }));
+  if (isSiYuan(link)) box.append(el("a", { class: "block-link", href: link, text: t("open_siyuan") }));
+  return box.childNodes.length ? box : null;
 }
 
+function splitReason(r) {
+  const m = /^([a-z][a-z0-9_]*)(?::\s*(.*))?$/s.exec(String(r || ""));
+  if (!m) return { code: "", detail: String(r || "") };
+  return { code: m[1], detail: m[2] || "" };
+}
+
+function reasonSentence(code) {
+  let known = REASONS[code];
+  if (!known && code.startsWith("task_")) known = REASONS.task_;
+  return known ? pick(known) : null;
+}
+
+// humanize puts the drop codes a reason's detail names into words.
+function humanize(detail) {
+  return detail.replace(/\b([a-z]+(?:_[a-z]+)+|unsupported|polarity|uncited|instruction)\b/g, (w) => DROPS[w] ? pick(DROPS[w]) : (REASONS[w] ? pick(REASONS[w]) : w));
+}
+
+// reasonList explains each reason in the interface language; its code is
+// kept in data-reason (and the tooltip), the system's detail on demand.
 function reasonList(reasons) {
-  const frag = document.createDocumentFragment();
+  const ul = el("ul", { class: "reasons" });
   for (const r of reasons || []) {
-    const i = r.indexOf(":");
-    const li = el("div", { class: "reason-line" });
-    if (i > 0) li.append(el("span", { class: "reason", text: r.slice(0, i) }), document.createTextNode(r.slice(i + 1)));
-    else li.append(el("span", { class: "reason", text: r }));
-    frag.append(li);
+    const { code, detail } = splitReason(r);
+    const sentence = code ? reasonSentence(code) : null;
+    const li = el("li", { class: "reason-line", "data-reason": code || "text", title: code || null });
+    if (sentence) li.append(el("span", { class: "reason-text", text: sentence }));
+    else if (code) li.append(el("span", { class: "reason-text unknown", text: t("reason_unknown", code) }));
+    const more = sentence || code ? detail : "";
+    if (!sentence && !code) li.append(el("span", { class: "reason-text", text: detail }));
+    if (more) li.append(" ", el("details", { class: "reason-detail" }, el("summary", { text: t("details") }), el("span", { text: humanize(more) })));
+    ul.append(li);
   }
-  return frag;
+  return ul;
+}
+
+function modeNode(mode) {
+  const m = MODES[mode];
+  const node = el("span", { class: "mode-line", "data-mode": mode || "" });
+  if (!m) {
+    node.append(el("span", { class: "mode", text: mode || t("none") }));
+    return node;
+  }
+  const [name, sentence] = pick([m.en, m.ru]);
+  node.append(el("span", { class: `mode mode-${mode}`, text: name }), el("span", { class: "mode-why", text: ` — ${sentence}` }));
+  return node;
+}
+
+// ---- running queries: Stop ----
+
+// running holds the AbortController of the search and of the ask in
+// flight; Stop aborts it (the gateway cancels the query when the page
+// disconnects).
+const running = { search: null, ask: null };
+function setRunning(kind, ctl) {
+  running[kind] = ctl;
+  $(`#${kind}-stop`).hidden = !ctl;
+  $(`#${kind}-go`).disabled = !!ctl;
+}
+function stop(kind) {
+  const ctl = running[kind];
+  if (!ctl) return;
+  ctl.stoppedByUser = true;
+  ctl.abort();
 }
 
 // ---- search ----
@@ -260,16 +797,22 @@ function doSearch(ev) {
 
 async function search(query, mode) {
   lastAction = () => search(query, mode);
+  if (running.search) running.search.abort();
+  const ctl = new AbortController();
+  setRunning("search", ctl);
   const meta = $("#search-meta"), list = $("#search-results");
   meta.textContent = t("searching");
+  meta.dataset.state = "searching";
   list.replaceChildren();
-  $("#search-go").disabled = true;
   try {
-    lastSearch = await postJSON("/v1/search", { query, mode, k: 10 });
+    const res = await postJSON("/v1/search", { query, mode, k: 10 }, ctl.signal);
+    if (running.search !== ctl) return;
+    lastSearch = res;
   } catch (e) {
-    lastSearch = { error: e.message || t("network") };
+    if (running.search !== ctl) return;
+    lastSearch = ctl.stoppedByUser ? { stopped: true } : { problem: e };
   } finally {
-    $("#search-go").disabled = false;
+    if (running.search === ctl) setRunning("search", null);
   }
   renderSearch();
 }
@@ -279,37 +822,179 @@ function renderSearch() {
   if (!lastSearch) return;
   list.replaceChildren();
   meta.replaceChildren();
-  if (lastSearch.error) {
-    meta.append(el("div", { class: "error", text: `${t("failed")}: ${lastSearch.error}` }));
+  if (lastSearch.stopped) {
+    meta.dataset.state = "stopped";
+    meta.textContent = t("search_stopped");
     return;
   }
+  if (lastSearch.problem) {
+    meta.dataset.state = "error";
+    meta.append(problemNode(problem(lastSearch.problem)));
+    return;
+  }
+  meta.dataset.state = "done";
   const res = lastSearch.results || [];
   const total = lastSearch.timings_ms && lastSearch.timings_ms.total;
-  meta.append(document.createTextNode(`${t("results_n", res.length)} · ${t("search_mode")} ${lastSearch.mode || "?"}` +
-    (total ? ` · ${t("took")} ${Math.round(total)} ms` : "")));
-  if (lastSearch.reasons && lastSearch.reasons.length) meta.append(el("div", {}, reasonList(lastSearch.reasons)));
+  const m = MODES[lastSearch.mode];
+  meta.append(el("div", { class: "search-summary" },
+    `${t("results_n", res.length)} · ${t("search_mode")} `, el("span", { "data-mode": lastSearch.mode || "", text: m ? pick([m.en, m.ru])[0] : (lastSearch.mode || "?") }),
+    total ? ` · ${t("took")} ${Math.round(total)} ms` : ""));
+  if (m) meta.append(el("div", { class: "mode-why", text: pick([m.en, m.ru])[1] }));
+  if (lastSearch.reasons && lastSearch.reasons.length) meta.append(reasonList(lastSearch.reasons));
   if (res.length === 0) {
     list.append(el("li", { class: "empty", text: t("no_results") }));
     return;
   }
   for (const h of res) {
-    const link = h.link || (h.block_id ? `siyuan://blocks/${h.block_id}` : "");
+    const link = h.link || (SIYUAN_ID.test(h.block_id || "") ? `siyuan://blocks/${h.block_id}` : "");
     list.append(el("li", { class: "hit", "data-block-id": h.block_id },
       el("div", { class: "title" }, el("span", { class: "rank", text: `${h.rank}.` }), h.title || h.doc_id || ""),
       sectionPath(h.section_path),
       el("div", { class: "snippet" }, highlight(h.snippet)),
-      link ? el("a", { class: "block-link", href: link, title: linkLabel(link), text: link }) : null));
+      openLinks(h.doc_id, h.block_id, link)));
   }
+}
+
+// ---- conversations, kept in this browser ----
+
+// Conversations live in localStorage, which the browser keeps per origin:
+// each gateway address has its own. Bounded: the last MAX_CONVS
+// conversations, MAX_TURNS questions each, MAX_CHARS characters of JSON in
+// all (the oldest go first).
+const CONV_KEY = "exocortex.conversations", CURRENT_KEY = "exocortex.conversation";
+const MAX_CONVS = 50, MAX_TURNS = 50, MAX_CHARS = 1000000;
+
+function loadConvs() {
+  try {
+    const v = JSON.parse(localStorage.getItem(CONV_KEY) || "[]");
+    return Array.isArray(v) ? v.filter((c) => c && c.id && Array.isArray(c.turns)) : [];
+  } catch (_) {
+    return [];
+  }
+}
+let convs = loadConvs();
+let conv = null; // the conversation on screen
+
+function saveConvs() {
+  convs.sort((a, b) => (b.updated || 0) - (a.updated || 0));
+  convs = convs.filter((c) => c.turns.length).slice(0, MAX_CONVS);
+  for (const c of convs) if (c.turns.length > MAX_TURNS) c.turns = c.turns.slice(-MAX_TURNS);
+  let json = JSON.stringify(convs);
+  while (json.length > MAX_CHARS && convs.length > 1) {
+    convs.pop();
+    json = JSON.stringify(convs);
+  }
+  for (;;) {
+    try {
+      localStorage.setItem(CONV_KEY, json);
+      localStorage.setItem(CURRENT_KEY, conv ? conv.id : "");
+      break;
+    } catch (_) {
+      // The browser's quota (or private mode): keep fewer.
+      if (convs.length <= 1) break;
+      convs.pop();
+      json = JSON.stringify(convs);
+    }
+  }
+  renderConvs();
+}
+
+// stored is what a turn keeps of an answer (no offsets).
+function stored(done) {
+  const d = Object.assign({}, done);
+  d.citations = (done.citations || []).map((c) => { const x = Object.assign({}, c); delete x.spans; return x; });
+  delete d.timings_ms;
+  if (done.timings_ms && done.timings_ms.total) d.timings_ms = { total: done.timings_ms.total };
+  return d;
+}
+
+function addTurn(question, done) {
+  if (!conv) {
+    conv = { id: `c${Date.now().toString(36)}${Math.random().toString(36).slice(2, 7)}`, created: Date.now(), turns: [] };
+    convs.unshift(conv);
+  }
+  const turn = { question, done: stored(done), at: Date.now() };
+  conv.turns.push(turn);
+  conv.updated = Date.now();
+  saveConvs();
+  return turn;
+}
+
+// historyOf is what a follow-up question sends: the conversation's last
+// turns, as the gateway's history.
+function historyOf(c) {
+  const h = [];
+  for (const tu of (c ? c.turns : [])) h.push({ role: "user", text: tu.question }, { role: "assistant", text: (tu.done && tu.done.answer) || "" });
+  return h.slice(-6);
+}
+
+function openConv(id) {
+  const c = convs.find((x) => x.id === id);
+  if (!c) return;
+  stop("ask");
+  conv = c;
+  const last = c.turns[c.turns.length - 1];
+  current = { question: last.question, done: last.done, turn: last };
+  try { localStorage.setItem(CURRENT_KEY, c.id); } catch (_) { /* private mode */ }
+  $("#cite-panel").hidden = true;
+  showAnswerOf(current);
+  renderConversation();
+  renderConvs();
+  $("#answer-state").textContent = t("convs_resumed");
+  if (location.hash !== "#ask") location.hash = "#ask";
+  if (matchMedia("(max-width: 1023px)").matches) $("#convs").open = false;
+}
+
+function deleteConv(id) {
+  convs = convs.filter((c) => c.id !== id);
+  if (conv && conv.id === id) newConversation();
+  saveConvs();
+}
+
+let clearArmed = false;
+function clearConvs() {
+  if (!clearArmed) {
+    clearArmed = true;
+    $("#convs-clear").textContent = t("convs_confirm");
+    $("#convs-clear").dataset.armed = "true";
+    return;
+  }
+  clearArmed = false;
+  convs = [];
+  newConversation();
+  saveConvs();
+}
+
+function renderConvs() {
+  $("#convs-count").textContent = convs.length ? `(${convs.length})` : "";
+  const listNode = $("#convs-list");
+  clearArmed = false;
+  const clear = $("#convs-clear");
+  clear.textContent = t("convs_clear");
+  delete clear.dataset.armed;
+  clear.hidden = convs.length === 0;
+  if (convs.length === 0) {
+    listNode.replaceChildren(el("li", { class: "empty", text: t("convs_empty") }));
+    return;
+  }
+  listNode.replaceChildren(...convs.map((c) => {
+    const first = c.turns[0];
+    const when = new Date(c.updated || c.created || Date.now());
+    return el("li", { class: "conv", "data-conv": c.id, "aria-current": conv && conv.id === c.id ? "true" : null },
+      el("button", { type: "button", class: "conv-open", title: first.question, onclick: () => openConv(c.id) },
+        el("span", { class: "conv-title", text: first.question }),
+        el("span", { class: "conv-meta", text: `${when.toLocaleDateString(lang)} ${when.toLocaleTimeString(lang, { hour: "2-digit", minute: "2-digit" })} · ${t("turns_n", c.turns.length)}` })),
+      el("button", { type: "button", class: "conv-delete", title: t("convs_delete"), "aria-label": `${t("convs_delete")}: ${first.question}`,
+        onclick: () => deleteConv(c.id) }, "×"));
+  }));
 }
 
 // ---- ask ----
 
-let history = [];
-let asking = null; // AbortController of the running ask
-let current = null; // { question, done, tokens, citations }
+let current = null; // { question, done, tokens, text, turn }
 
 function resetAnswer(question) {
-  current = { question, done: null, tokens: 0, error: null };
+  current = { question, done: null, tokens: 0, text: "" };
   $("#answer").hidden = false;
   $("#answer-question").textContent = question;
   const text = $("#answer-text");
@@ -319,31 +1004,33 @@ function resetAnswer(question) {
   text.dataset.restarts = "0";
   $("#answer-state").textContent = t("waiting");
   for (const id of ["#answer-meta", "#answer-unsupported", "#answer-sources", "#answer-followups", "#cite-panel"]) $(id).hidden = true;
+  renderConversation();
 }
 
 async function ask(question) {
-  if (asking) asking.abort();
   lastAction = () => ask(question);
+  if (running.ask) running.ask.abort();
   const ctl = new AbortController();
-  asking = ctl;
+  setRunning("ask", ctl);
   resetAnswer(question);
-  $("#ask-go").disabled = true;
   const text = $("#answer-text");
+  const mine = current;
   try {
     const resp = await api("/v1/ask", {
       method: "POST", signal: ctl.signal,
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ question, lang: "", history: history.slice(-6) }),
+      body: JSON.stringify({ question, lang: "", history: historyOf(conv) }),
     });
     if (!resp.ok) throw await apiError(resp);
     await readSSE(resp, (name, data) => {
-      if (ctl !== asking) return;
+      if (ctl !== running.ask && !(mine.done && name === "followups")) return;
       switch (name) {
         case "token":
           if (data && data.text) {
-            text.append(document.createTextNode(data.text));
-            current.tokens++;
-            text.dataset.tokens = String(current.tokens);
+            mine.text += data.text;
+            mine.tokens++;
+            text.dataset.tokens = String(mine.tokens);
+            text.replaceChildren(renderMarkdown(mine.text));
             if (text.dataset.state !== "streaming") {
               text.dataset.state = "streaming";
               $("#answer-state").textContent = t("streaming");
@@ -354,60 +1041,78 @@ async function ask(question) {
           // Tokens are verified sentences that the answer keeps; only a
           // provider that broke off after some were sent makes the answer
           // start over (the same provider asked again, or another).
+          mine.text = "";
           text.replaceChildren();
           text.dataset.restarts = String(Number(text.dataset.restarts || 0) + 1);
           break;
         case "done":
-          current.done = data;
+          mine.done = data;
+          mine.turn = addTurn(question, data);
+          mine.done = mine.turn.done;
           text.dataset.state = "done";
-          renderAnswer();
-          history.push({ role: "user", text: question }, { role: "assistant", text: data.answer || "" });
-          renderConversation();
-          $("#ask-go").disabled = false; // follow-ups may still come on this stream
+          if (current === mine) {
+            renderAnswer();
+            renderConversation();
+          }
+          setRunning("ask", null); // follow-ups may still come on this stream
           break;
         case "followups":
           // Optional, after done: the answer's follow-up questions (kb.answer.followups).
-          if (current.done && data && Array.isArray(data.follow_ups) && data.follow_ups.length) {
-            current.done.follow_ups = data.follow_ups;
-            renderAnswer();
+          if (mine.done && data && Array.isArray(data.follow_ups) && data.follow_ups.length) {
+            mine.done.follow_ups = data.follow_ups;
+            saveConvs();
+            if (current === mine) renderAnswer();
           }
           break;
-        case "error":
-          throw new Error((data && (data.message || data.code)) || t("failed"));
+        case "error": {
+          const err = new Error((data && data.message) || t("failed"));
+          err.code = (data && data.code) || "";
+          throw err;
+        }
       }
     });
-    if (ctl === asking && !current.done) throw new Error(t("stopped"));
-  } catch (e) {
-    if (ctl !== asking || e.name === "AbortError") return;
-    current.error = e.message || t("network");
-    text.dataset.state = "error";
-    $("#answer-state").replaceChildren(el("span", { class: "error-inline", text: `${t("failed")}: ${current.error}` }));
-  } finally {
-    if (ctl === asking) {
-      asking = null;
-      $("#ask-go").disabled = false;
+    if (ctl === running.ask && !mine.done) {
+      const err = new Error(t("stream_broken"));
+      err.broken = true;
+      throw err;
     }
+  } catch (e) {
+    if (mine.done) return; // the connection ended after the answer
+    if (ctl.stoppedByUser) {
+      text.dataset.state = "stopped";
+      $("#answer-state").replaceChildren(el("span", { class: "stopped", "data-problem": "stopped", text: t("stopped") }));
+      return;
+    }
+    if (ctl !== running.ask) return; // replaced by a newer question
+    const p = e.broken ? { kind: "network", text: t("stream_broken") } : problem(e);
+    text.dataset.state = "error";
+    $("#answer-state").replaceChildren(problemNode(p, "error-inline"));
+  } finally {
+    if (running.ask === ctl) setRunning("ask", null);
   }
 }
 
-// answerBody renders the final answer, its [n] markers as buttons.
+// answerBody renders an answer's Markdown, its [n] markers as buttons that
+// open the citation.
 function answerBody(done) {
-  const frag = document.createDocumentFragment();
   const byNumber = new Map();
   (done.citations || []).forEach((c, i) => byNumber.set(c.number || i + 1, c));
-  const re = /\[(\d+)\]/g;
-  const s = done.answer || "";
-  let last = 0, m;
-  while ((m = re.exec(s))) {
-    const n = Number(m[1]);
-    if (!byNumber.has(n)) continue;
-    frag.append(highlight(s.slice(last, m.index)));
-    frag.append(el("button", { type: "button", class: "cite", "data-n": n, "aria-pressed": "false",
-      title: byNumber.get(n).title || "", onclick: () => showCitation(n) }, String(n)));
-    last = m.index + m[0].length;
-  }
-  frag.append(highlight(s.slice(last)));
-  return frag;
+  return renderMarkdown(done.answer || "", {
+    strong: done.mode === "search_only" ? "mark" : "strong",
+    cite: (n) => {
+      const c = byNumber.get(n);
+      if (!c) return null;
+      return el("button", { type: "button", class: "cite", "data-n": n, "data-q": done.query_id || "", "aria-pressed": "false",
+        title: c.title || "", onclick: () => showCitation(done, n) }, String(n));
+    },
+  });
+}
+
+function showAnswerOf(cur) {
+  $("#answer").hidden = false;
+  $("#answer-question").textContent = cur.question;
+  $("#answer-text").dataset.state = "done";
+  renderAnswer();
 }
 
 function renderAnswer() {
@@ -416,8 +1121,8 @@ function renderAnswer() {
   $("#answer-state").textContent = `${t("answered")}${d.timings_ms && d.timings_ms.total ? ` · ${Math.round(d.timings_ms.total)} ms` : ""}`;
   $("#answer-text").replaceChildren(answerBody(d));
   $("#answer-meta").hidden = false;
-  $("#answer-mode").replaceChildren(el("span", { class: `mode mode-${d.mode}`, text: d.mode }), ` — ${t("mode_" + d.mode)}`);
-  $("#answer-confidence").textContent = typeof d.confidence === "number" ? `${Math.round(d.confidence * 100)}%` : t("none");
+  $("#answer-mode").replaceChildren(modeNode(d.mode));
+  $("#answer-confidence").textContent = typeof d.confidence === "number" && d.mode !== "search_only" ? `${Math.round(d.confidence * 100)}%` : t("none");
   const reasons = $("#answer-reasons");
   reasons.replaceChildren();
   if (d.reasons && d.reasons.length) reasons.append(reasonList(d.reasons));
@@ -426,7 +1131,7 @@ function renderAnswer() {
   const uns = $("#answer-unsupported");
   uns.hidden = !(d.unsupported && d.unsupported.length);
   uns.querySelector("ul").replaceChildren(...(d.unsupported || []).map((u) =>
-    el("li", { title: u.reason || "" }, u.text, u.reason ? el("span", { class: "reason", text: u.reason }) : null)));
+    el("li", { "data-reason": u.reason || null }, u.text, u.reason ? el("span", { class: "reason", text: DROPS[u.reason] ? pick(DROPS[u.reason]) : u.reason }) : null)));
 
   const src = $("#answer-sources");
   const cites = d.citations || [];
@@ -434,8 +1139,10 @@ function renderAnswer() {
   src.querySelector("ol").replaceChildren(...cites.map((c, i) => {
     const n = c.number || i + 1;
     return el("li", { value: n },
-      el("button", { type: "button", class: "cite", "data-n": n, onclick: () => showCitation(n) }, String(n)), " ",
-      c.title || c.doc_id || c.block_id, c.section_path && c.section_path.length ? el("span", { class: "path", text: ` — ${c.section_path.join(" › ")}` }) : null);
+      el("button", { type: "button", class: "cite", "data-n": n, "data-q": d.query_id || "", onclick: () => showCitation(d, n) }, String(n)), " ",
+      el("span", { class: "source-title", text: c.title || c.doc_id || c.block_id }),
+      c.section_path && c.section_path.length ? el("span", { class: "path", text: ` — ${c.section_path.join(" › ")}` }) : null,
+      openLinks(c.doc_id, c.block_id, c.link));
   }));
 
   const fu = $("#answer-followups");
@@ -444,20 +1151,35 @@ function renderAnswer() {
     el("li", {}, el("button", { type: "button", onclick: () => { $("#ask-q").value = q; ask(q); } }, q))));
 }
 
+// renderConversation lists the conversation's earlier turns above the
+// answer on screen, each answer rendered with its citations.
 function renderConversation() {
   const box = $("#conversation");
-  // The finished answer is shown below; earlier turns are listed above it.
-  const earlier = history.slice(0, -2);
-  box.replaceChildren(...earlier.map((h) => el("div", { class: "turn" }, el("b", { text: h.role === "user" ? t("you") : t("assistant") }), ": ", h.text)));
+  const turns = conv ? conv.turns.filter((tu) => !current || tu !== current.turn) : [];
+  box.replaceChildren(...turns.map((tu) => el("div", { class: "turn" },
+    el("div", { class: "turn-q" }, el("b", { text: `${t("you")}: ` }), tu.question),
+    el("div", { class: "turn-a md" }, answerBody(tu.done || {})))));
+}
+
+function newConversation() {
+  stop("ask");
+  conv = null;
+  current = null;
+  try { localStorage.setItem(CURRENT_KEY, ""); } catch (_) { /* private mode */ }
+  $("#conversation").replaceChildren();
+  $("#answer").hidden = true;
+  $("#cite-panel").hidden = true;
+  $("#ask-q").value = "";
+  renderConvs();
 }
 
 let citeSeq = 0;
-async function showCitation(n) {
-  const d = current && current.done;
-  if (!d) return;
-  const c = (d.citations || []).find((c, i) => (c.number || i + 1) === n);
+async function showCitation(done, n) {
+  const c = (done.citations || []).find((c, i) => (c.number || i + 1) === n);
   if (!c) return;
-  for (const b of document.querySelectorAll("#answer-text .cite")) b.setAttribute("aria-pressed", String(Number(b.dataset.n) === n));
+  for (const b of document.querySelectorAll(".md .cite")) {
+    b.setAttribute("aria-pressed", String(Number(b.dataset.n) === n && b.dataset.q === (done.query_id || "")));
+  }
   const seq = ++citeSeq;
   const panel = $("#cite-panel");
   panel.hidden = false;
@@ -472,12 +1194,17 @@ async function showCitation(n) {
   if (c.quote) quote.append("«", highlight(c.quote), "»");
   const body = $("#cite-text");
   body.textContent = t("loading");
-  const setLink = (link) => {
-    const a = $("#cite-link");
-    a.href = link;
-    a.textContent = linkLabel(link);
+  const setLinks = (docID, link) => {
+    const note = $("#cite-note"), sy = $("#cite-link");
+    const href = noteHref(docID, c.block_id);
+    note.hidden = !href;
+    note.href = href || "#";
+    const siyuan = isSiYuan(link) ? link : "";
+    sy.hidden = !siyuan;
+    sy.href = siyuan || "#";
   };
-  setLink(c.link || `siyuan://blocks/${c.block_id}`);
+  setLinks(c.doc_id, c.link);
+  if (matchMedia("(max-width: 1199px)").matches) panel.scrollIntoView({ block: "nearest" });
   try {
     const resp = await api(`/v1/blocks/${encodeURIComponent(c.block_id)}`);
     if (seq !== citeSeq) return;
@@ -492,11 +1219,11 @@ async function showCitation(n) {
     if (b.title) $("#cite-title").textContent = b.title;
     if (b.section_path && b.section_path.length) $("#cite-path").replaceChildren(...b.section_path.map((p) => el("span", { text: p })));
     body.replaceChildren(markQuote(b.text || "", c.quote));
-    if (b.link) setLink(b.link);
+    setLinks(b.doc_id || c.doc_id, b.link || c.link);
     panel.dataset.state = "loaded";
   } catch (e) {
     if (seq !== citeSeq) return;
-    body.textContent = `${t("failed")}: ${e.message || t("network")}`;
+    body.replaceChildren(problemNode(problem(e)));
     panel.dataset.state = "error";
   }
 }
@@ -510,7 +1237,7 @@ function markQuote(text, quote) {
     frag.append(text);
     return frag;
   }
-  frag.append(text.slice(0, i), el("mark", { text: quote }), text.slice(i + quote.length));
+  frag.append(text.slice(0, i), el("mark", { class: "match", text: quote }), text.slice(i + quote.length));
   return frag;
 }
 
@@ -525,7 +1252,7 @@ async function loadStatus() {
     if (!resp.ok) throw await apiError(resp);
     lastStatus = { data: await resp.json(), at: new Date() };
   } catch (e) {
-    lastStatus = { error: e.message || t("network"), at: new Date() };
+    lastStatus = { problem: e, data: lastStatus && lastStatus.data, at: new Date() };
   }
   renderStatus();
   if (document.body.dataset.view === "status" && $("#token-form").hidden) statusTimer = setTimeout(loadStatus, 5000);
@@ -546,8 +1273,13 @@ function renderStatus() {
   if (!lastStatus) return;
   $("#status-updated").textContent = `${t("updated")} ${lastStatus.at.toLocaleTimeString(lang)}`;
   const err = $("#status-error");
-  err.hidden = !lastStatus.error;
-  err.textContent = lastStatus.error ? `${t("failed")}: ${lastStatus.error}` : "";
+  err.hidden = !lastStatus.problem;
+  err.replaceChildren();
+  if (lastStatus.problem) {
+    const p = problem(lastStatus.problem);
+    err.dataset.problem = p.kind;
+    err.append(problemNode(p, "problem"));
+  }
   const s = lastStatus.data;
   if (!s) return;
   $("#stages tbody").replaceChildren(...(s.stages || []).map((st) => el("tr", { "data-stage": st.stage },
@@ -563,7 +1295,7 @@ function renderStatus() {
     [t("documents"), fmtNum(s.documents)],
     [t("chunks"), fmtNum(s.chunks)],
     [t("embedded"), fmtNum(s.embedded)],
-    [t("search"), s.search || t("none")],
+    [t("search"), s.search ? (MODES[s.search] ? pick([MODES[s.search].en, MODES[s.search].ru])[0] : s.search) : t("none")],
     s.answer_cache ? [t("cache"), `${fmtNum(s.answer_cache.entries)} · ${Math.round(100 * (s.answer_cache.hit_rate || 0))}%`] : null,
   ]);
   const sy = s.siyuan, syBox = $("#status-siyuan");
@@ -589,30 +1321,42 @@ function renderStatus() {
 
 // ---- start ----
 
+function showOnline() { $("#offline").hidden = navigator.onLine; }
+
 document.addEventListener("DOMContentLoaded", () => {
   for (const b of document.querySelectorAll(".langs button")) b.addEventListener("click", () => setLang(b.dataset.lang));
   $("#search-form").addEventListener("submit", doSearch);
+  $("#search-stop").addEventListener("click", () => stop("search"));
   $("#ask-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
     const q = $("#ask-q").value.trim();
-    if (q) ask(q);
-  });
-  $("#ask-new").addEventListener("click", () => {
-    if (asking) asking.abort();
-    history = [];
-    current = null;
-    $("#conversation").replaceChildren();
-    $("#answer").hidden = true;
-    $("#cite-panel").hidden = true;
+    if (!q) return;
     $("#ask-q").value = "";
-    $("#ask-q").focus();
+    ask(q);
   });
+  $("#ask-stop").addEventListener("click", () => stop("ask"));
+  $("#ask-new").addEventListener("click", () => { newConversation(); $("#ask-q").focus(); });
+  $("#convs-clear").addEventListener("click", clearConvs);
   $("#cite-close").addEventListener("click", () => { $("#cite-panel").hidden = true; });
   $("#token-form").addEventListener("submit", useToken);
   $("#status-refresh").addEventListener("click", loadStatus);
-  rerender.push(renderSearch, renderAnswer, renderConversation, renderStatus);
+  window.addEventListener("online", showOnline);
+  window.addEventListener("offline", showOnline);
+  rerender.push(renderSearch, renderAnswer, renderConversation, renderStatus, renderConvs);
   window.addEventListener("hashchange", showView);
+  // The conversation on screen when the page was left comes back.
+  let currentID = "";
+  try { currentID = localStorage.getItem(CURRENT_KEY) || ""; } catch (_) { /* private mode */ }
+  const resumed = convs.find((c) => c.id === currentID);
+  if (resumed) {
+    conv = resumed;
+    const last = resumed.turns[resumed.turns.length - 1];
+    current = { question: last.question, done: last.done, turn: last };
+  }
+  if (matchMedia("(min-width: 1024px)").matches) $("#convs").open = true;
   setLang(initialLang());
+  if (current) { showAnswerOf(current); renderConversation(); }
+  showOnline();
   showView();
   document.body.dataset.ready = "true";
 });
