@@ -290,6 +290,28 @@ async function api(url, opts = {}) {
   return resp;
 }
 
+// openNoteSigned opens a note-view link when the gateway needs a token: a
+// link the browser follows cannot carry the Authorization header, so the
+// page asks the gateway for a signed link to that note (valid 15 minutes)
+// and opens it. Without a token the plain link opens as it is.
+async function openNoteSigned(ev) {
+  const a = ev.target.closest && ev.target.closest('a[href^="/notes/"]');
+  if (!a || !token || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+  ev.preventDefault();
+  const url = new URL(a.getAttribute("href"), location.href);
+  const docID = decodeURIComponent(url.pathname.slice("/notes/".length));
+  const blockID = url.hash ? decodeURIComponent(url.hash.slice(1)) : "";
+  const win = window.open("", "_blank"); // now, inside the click, so no popup blocker stops it
+  try {
+    const resp = await api(`/v1/notes/${encodeURIComponent(docID)}/link` + (blockID ? `?block=${encodeURIComponent(blockID)}` : ""));
+    if (!resp.ok) throw new Error(resp.status);
+    const link = await resp.json();
+    if (win) { win.opener = null; win.location = link.url; } else location.assign(link.url);
+  } catch (_) {
+    if (win) win.close();
+  }
+}
+
 function useToken(ev) {
   ev.preventDefault();
   token = $("#token-input").value.trim();
@@ -1326,6 +1348,7 @@ function showOnline() { $("#offline").hidden = navigator.onLine; }
 document.addEventListener("DOMContentLoaded", () => {
   for (const b of document.querySelectorAll(".langs button")) b.addEventListener("click", () => setLang(b.dataset.lang));
   $("#search-form").addEventListener("submit", doSearch);
+  document.addEventListener("click", openNoteSigned);
   $("#search-stop").addEventListener("click", () => stop("search"));
   $("#ask-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
