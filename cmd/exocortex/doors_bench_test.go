@@ -47,8 +47,10 @@ const (
 // sent alone. Every request must complete: a failure or a missing done
 // event fails the benchmark. It reports p50 and p95 of each (ms) and the
 // wall time of each burst. EXOCORTEX_BENCH_SEARCHES and
-// EXOCORTEX_BENCH_ASKS change the burst sizes; EXOCORTEX_BENCH_BINARY runs
-// another build (an older one, to compare).
+// EXOCORTEX_BENCH_ASKS change the burst sizes, EXOCORTEX_BENCH_PROVIDER_MS
+// the provider's time to its first token (default 100; a search waits for
+// it too, translating the question into the notes' other language);
+// EXOCORTEX_BENCH_BINARY runs another build (an older one, to compare).
 //
 //	go test -run '^$' -bench Doors -benchtime 1x -timeout 20m ./cmd/exocortex/
 func BenchmarkDoors(b *testing.B) {
@@ -63,7 +65,7 @@ func BenchmarkDoors(b *testing.B) {
 		b.Fatalf("ingest: %v\n%s", err, out)
 	}
 	srv := llmtest.NewScripted(b, llmtest.ScriptOptions{})
-	srv.Always(llmtest.Delay(doorsProviderFirst))
+	srv.Always(llmtest.Delay(time.Duration(benchEnvInt(b, "EXOCORTEX_BENCH_PROVIDER_MS", int(doorsProviderFirst/time.Millisecond))) * time.Millisecond))
 	srv.SetTokenDelay(doorsProviderToken)
 	llmEnv := []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m"}
 
