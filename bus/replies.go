@@ -249,14 +249,24 @@ func (b *Bus) AwaitReply(ctx context.Context, subject, id string, request schema
 // out about why.
 type WaitError struct {
 	Subject, ID string
-	Waited      time.Duration
+	// What the waiter waited for ("reply" when empty; "report").
+	What   string
+	Waited time.Duration
 	// Findings are sentences, the likeliest cause first.
 	Findings []string
 	Err      error
 }
 
 func (e *WaitError) Error() string {
-	msg := fmt.Sprintf("no reply on %s for %s within %s", e.Subject, e.ID, e.Waited.Round(time.Millisecond))
+	what := e.What
+	if what == "" {
+		what = "reply"
+	}
+	waited := e.Waited.Round(time.Millisecond)
+	if waited > time.Second {
+		waited = waited.Round(100 * time.Millisecond)
+	}
+	msg := fmt.Sprintf("no %s on %s within %s", what, e.Subject, waited)
 	if len(e.Findings) > 0 {
 		msg += ": " + strings.Join(e.Findings, "; ")
 	}
@@ -298,6 +308,10 @@ func (w *Reply) Explain(ctx context.Context, path []StageSpec, seq uint64) *Wait
 		if f != "" {
 			e.Findings = append(e.Findings, f)
 		}
+	}
+	if len(e.Findings) == 0 && len(path) > 0 {
+		e.Findings = append(e.Findings, "every stage on the way is idle with nothing queued: the request was dead-lettered "+
+			"('exocortex dlq list' says why) or its reply was lost on the way")
 	}
 	return e
 }

@@ -144,6 +144,14 @@ func TestATimeoutSaysWhatHeldTheReplyUp(t *testing.T) {
 				}))
 			},
 			want: []string{"stage retrieve is busy: 0 messages queued, 1 in hand, it holds this request"}},
+		{name: "a request the stages took and answered nothing to is said to be dead-lettered or lost",
+			stages: []bus.StageSpec{querySpec},
+			worker: func(t *testing.T, b *bus.Bus) {
+				run(t, b, querySpec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+					return nil, nil
+				}))
+			},
+			want: []string{"every stage on the way is idle with nothing queued", "exocortex dlq list"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			b := bustest.New(t, c.stages...)
@@ -163,7 +171,7 @@ func TestATimeoutSaysWhatHeldTheReplyUp(t *testing.T) {
 				}
 			}
 			t.Log(err)
-			if !strings.Contains(err.Error(), "no reply on kb.query.reranked for q-late within") {
+			if !strings.Contains(err.Error(), "no reply on kb.query.reranked within") {
 				t.Errorf("%q does not name the subject and the query", err)
 			}
 		})

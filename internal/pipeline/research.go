@@ -141,6 +141,7 @@ func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, t
 			}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
 				why := w.Explain(ctx, pathOf(researchstage.StagePlan, researchstage.StageInvestigate, researchstage.StageDraft, researchstage.StageReport), ack.Sequence)
+				why.What, why.Waited = "report", timeout
 				return nil, fmt.Errorf("research %s: %w ('exocortex research status %s' tells later whether it finished)", req.ResearchID, why, req.ResearchID)
 			}
 			return nil, fmt.Errorf("research %s: %w", req.ResearchID, ctx.Err())
