@@ -3,6 +3,7 @@ package bus
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/nats-io/nats.go"
 
@@ -11,34 +12,32 @@ import (
 
 // Await subscribes to subject (core NATS: every message published there,
 // stream or not), then calls publish, and returns the first event on subject
-// that match accepts. Events that do not decode are skipped. It is how a
-// client waits for the answer to its own query.
+// that match accepts. Events that do not decode are skipped. Every event on
+// subject is decoded and offered to match, so it suits a single watcher (a
+// test, a tool); a client waiting for the reply to its own request uses
+// AwaitReply, which shares one subscription among all the waiters of a Bus.
 func (b *Bus) Await(ctx context.Context, subject string, publish func() error, match func(schemas.Event) bool) (schemas.Event, error) {
-	ch := make(chan *nats.Msg, 64)
-	sub, err := b.NC.ChanSubscribe(subject, ch)
+	found := make(chan schemas.Event, 1)
+	stop, err := b.Subscribe(subject, func(ev schemas.Event) {
+		if match(ev) {
+			select {
+			case found <- ev:
+			default:
+			}
+		}
+	})
 	if err != nil {
-		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
+		return nil, err
 	}
-	defer sub.Unsubscribe()
-	if err := b.NC.FlushWithContext(ctx); err != nil {
-		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
-	}
+	defer stop()
 	if err := publish(); err != nil {
 		return nil, err
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return nil, fmt.Errorf("waiting on %s: %w", subject, ctx.Err())
-		case m := <-ch:
-			ev, err := schemas.Decode(m.Data)
-			if err != nil {
-				continue
-			}
-			if match(ev) {
-				return ev, nil
-			}
-		}
+	select {
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting on %s: %w", subject, ctx.Err())
+	case ev := <-found:
+		return ev, nil
 	}
 }
 
@@ -59,6 +58,9 @@ func (b *Bus) PublishCore(ev schemas.Event, traceID string) error {
 
 // Subscribe delivers every event on subject (core NATS) to fn until the
 // returned stop function is called; events that do not decode are skipped.
+// fn runs on the subscription's own goroutine, one event at a time; while
+// it is busy the client queues up to a million events (a gigabyte) before
+// it drops any, and a drop is logged and counted (SlowConsumerStats).
 func (b *Bus) Subscribe(subject string, fn func(schemas.Event)) (stop func(), err error) {
 	sub, err := b.NC.Subscribe(subject, func(m *nats.Msg) {
 		if ev, err := schemas.Decode(m.Data); err == nil {
@@ -68,9 +70,20 @@ func (b *Bus) Subscribe(subject string, fn func(schemas.Event)) (stop func(), er
 	if err != nil {
 		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
 	}
+	if err := sub.SetPendingLimits(replyPendingMsgs, replyPendingBytes); err != nil {
+		_ = sub.Unsubscribe()
+		return nil, fmt.Errorf("subscribe %s: pending limits: %w", subject, err)
+	}
 	if err := b.NC.Flush(); err != nil {
 		_ = sub.Unsubscribe()
 		return nil, fmt.Errorf("subscribe %s: %w", subject, err)
 	}
-	return func() { _ = sub.Unsubscribe() }, nil
+	trackSub(sub)
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			untrackSub(sub)
+			_ = sub.Unsubscribe()
+		})
+	}, nil
 }

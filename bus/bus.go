@@ -10,6 +10,7 @@ import (
 	neturl "net/url"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/nats-io/nats-server/v2/server"
@@ -76,6 +77,10 @@ type Bus struct {
 	// caches the state another process's guard reported.
 	guard *diskGuard
 	disk  diskView
+
+	// replies are the reply subscriptions, one per subject (replies.go).
+	repliesMu sync.Mutex
+	replies   map[string]*replyRouter
 }
 
 // Open connects to opts.URL or starts the embedded server and connects to it.
@@ -142,6 +147,7 @@ func Open(ctx context.Context, opts Options) (*Bus, error) {
 		return nil, fmt.Errorf("connect to nats %s: %w", url, err)
 	}
 	b.NC = nc
+	nc.SetErrorHandler(b.asyncError)
 	js, err := jetstream.New(nc, jetstream.WithDefaultTimeout(10*time.Second), jetstream.WithPublishAsyncTimeout(publishAckTimeout))
 	if err != nil {
 		nc.Close()
@@ -163,6 +169,11 @@ func (b *Bus) Close() {
 	if b.guard != nil {
 		b.guard.close()
 	}
+	b.repliesMu.Lock()
+	for _, r := range b.replies {
+		untrackSub(r.sub)
+	}
+	b.repliesMu.Unlock()
 	if b.NC != nil {
 		_ = b.NC.Drain()
 		deadline := time.Now().Add(5 * time.Second)

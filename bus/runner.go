@@ -20,7 +20,10 @@ import (
 
 // RunOptions tunes a stage's worker pool.
 type RunOptions struct {
-	// Workers is the number of goroutines fetching and handling (default 1).
+	// Workers is the number of messages handled at once (default 1): with
+	// Batch 1, one fetcher hands each message to a goroutine of its own,
+	// up to Workers at once (many workers cost nothing while idle);
+	// otherwise Workers goroutines each fetch and handle a batch.
 	Workers int
 	// Batch is how many messages a worker fetches at once (default 32).
 	Batch int
@@ -119,12 +122,23 @@ func (b *Bus) RunStage(ctx context.Context, spec StageSpec, h Handler, opts RunO
 	}
 
 	var wg sync.WaitGroup
-	for i := 0; i < opts.Workers; i++ {
+	if opts.Batch == 1 && opts.Workers > 1 {
+		// One message at a time per worker: one fetcher hands each to a
+		// free worker, so many workers (a stage that waits on a language
+		// model) cost one pull request, not one each.
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			r.work(ctx, cons)
+			r.workShared(ctx, cons)
 		}()
+	} else {
+		for i := 0; i < opts.Workers; i++ {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				r.work(ctx, cons)
+			}()
+		}
 	}
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -161,6 +175,67 @@ func (r *stageRunner) work(ctx context.Context, cons jetstream.Consumer) {
 		}
 		if len(msgs) > 0 {
 			r.processBatch(ctx, msgs)
+		}
+		if err != nil {
+			if r.fatal(ctx, err) {
+				return
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+}
+
+// workShared is the fetch loop of a stage whose workers take one message
+// each (Batch 1): it asks for as many messages as workers are free, takes
+// each as it arrives and hands it to a goroutine of its own, at most
+// Workers at once. When nothing is there it waits up to a second, so a
+// trickle is handled at once; when every worker is busy it fetches
+// nothing. It returns once ctx ends and the messages in hand are finished.
+func (r *stageRunner) workShared(ctx context.Context, cons jetstream.Consumer) {
+	free := make(chan struct{}, r.opts.Workers)
+	for range r.opts.Workers {
+		free <- struct{}{}
+	}
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	for ctx.Err() == nil {
+		if r.bus.diskNow().Full {
+			if r.bus.WaitForSpace(ctx) != nil {
+				return
+			}
+		}
+		// At least one free worker, then every other one free now.
+		select {
+		case <-free:
+		case <-ctx.Done():
+			return
+		}
+		n := 1
+	more:
+		for n < r.opts.Workers {
+			select {
+			case <-free:
+				n++
+			default:
+				break more
+			}
+		}
+		batch, err := cons.Fetch(n, jetstream.FetchMaxWait(time.Second))
+		if err == nil {
+			for jm := range batch.Messages() {
+				n--
+				wg.Add(1)
+				go func() {
+					defer func() { free <- struct{}{}; wg.Done() }()
+					r.processBatch(ctx, []jetstream.Msg{jm})
+				}()
+			}
+			if berr := batch.Error(); berr != nil && !errors.Is(berr, nats.ErrTimeout) && !errors.Is(berr, jetstream.ErrNoMessages) {
+				err = berr
+			}
+		}
+		for range n {
+			free <- struct{}{}
 		}
 		if err != nil {
 			if r.fatal(ctx, err) {

@@ -16,22 +16,38 @@ import (
 )
 
 // Ask publishes a query and waits for its contexts on kb.query.reranked: the
-// whole query path through the retrieve and rerank stages.
+// whole query path through the retrieve and rerank stages. A query without
+// a reply within timeout ends with an error that wraps
+// context.DeadlineExceeded and says what held it up (a stage without a
+// worker, a queue ahead of it, replies this process dropped).
 func Ask(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
 	detectLang(q)
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ev, err := b.Await(ctx, schemas.SubjectReranked, func() error {
-		_, err := b.Publish(ctx, q, q.QueryID)
-		return err
-	}, func(ev schemas.Event) bool {
-		r, ok := ev.(*schemas.QueryReranked)
-		return ok && r.QueryID == q.QueryID
-	})
+	ev, err := b.AwaitReply(ctx, schemas.SubjectReranked, q.QueryID, q, pathOf("retrieve", "rerank"))
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w (is the retrieve stage running?)", q.QueryID, err)
+		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
 	}
-	return ev.(*schemas.QueryReranked), nil
+	r, ok := ev.(*schemas.QueryReranked)
+	if !ok {
+		return nil, fmt.Errorf("query %s: got %s on %s", q.QueryID, ev.Env().Type, schemas.SubjectReranked)
+	}
+	return r, nil
+}
+
+// pathOf is the consumer specs of the named stages, in the order given:
+// the stages a request passes through, which a timeout looks at.
+func pathOf(names ...string) []bus.StageSpec {
+	all := StageSpecs()
+	var out []bus.StageSpec
+	for _, n := range names {
+		for _, s := range all {
+			if s.Name == n {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
 }
 
 // detectLang gives a query without a language its question's (the answer,
@@ -96,19 +112,29 @@ func (f *FollowUps) Close() { f.once.Do(f.close) }
 // FollowUps (nil on error).
 func AskAnswerFollowUps(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
 	detectLang(q)
-	ch := make(chan []string, 1)
-	stopFU, err := b.Subscribe(schemas.SubjectAnswerFollowUps, func(ev schemas.Event) {
-		if f, ok := ev.(*schemas.AnswerFollowUps); ok && f.QueryID == q.QueryID {
-			select {
-			case ch <- f.FollowUps:
-			default: // a duplicate
-			}
-		}
-	})
+	// Registered before the question leaves: the follow-ups may come
+	// right after the answer.
+	w, err := b.Expect(schemas.SubjectAnswerFollowUps, q.QueryID)
 	if err != nil {
 		return nil, nil, err
 	}
-	fu := &FollowUps{ch: ch, close: stopFU}
+	wctx, stop := context.WithCancel(context.Background())
+	fu := newFollowUps(func() {
+		stop()
+		w.Close()
+	})
+	go func() {
+		for {
+			ev, err := w.Next(wctx)
+			if err != nil {
+				return
+			}
+			if f, ok := ev.(*schemas.AnswerFollowUps); ok {
+				fu.deliver(f.FollowUps)
+				return
+			}
+		}
+	}()
 	done, err := askAnswer(ctx, b, q, timeout, onToken)
 	if err != nil {
 		fu.Close()
@@ -117,6 +143,9 @@ func AskAnswerFollowUps(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitt
 	return done, fu, nil
 }
 
+// askAnswer streams a question's tokens, each query on a subject of its own
+// (kb.answer.tokens.<query_id>, subscribed to before the question leaves),
+// and waits for its kb.answer.done.
 func askAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -138,15 +167,13 @@ func askAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 		return nil, err
 	}
 	defer stop()
-	ev, err := b.Await(ctx, schemas.SubjectAnswerDone, func() error {
-		_, err := b.Publish(ctx, q, q.QueryID)
-		return err
-	}, func(ev schemas.Event) bool {
-		d, ok := ev.(*schemas.AnswerDone)
-		return ok && d.QueryID == q.QueryID
-	})
+	ev, err := b.AwaitReply(ctx, schemas.SubjectAnswerDone, q.QueryID, q, pathOf("retrieve", "rerank", "answer"))
 	if err != nil {
-		return nil, fmt.Errorf("query %s: %w (is the answer stage running?)", q.QueryID, err)
+		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+	}
+	done, ok := ev.(*schemas.AnswerDone)
+	if !ok {
+		return nil, fmt.Errorf("query %s: got %s on %s", q.QueryID, ev.Env().Type, schemas.SubjectAnswerDone)
 	}
 	// The tokens went out before the answer, but they are dispatched on
 	// their own subscription: let the last of them arrive before leaving.
@@ -155,7 +182,7 @@ func askAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 	case <-time.After(2 * time.Second):
 	case <-ctx.Done():
 	}
-	return ev.(*schemas.AnswerDone), nil
+	return done, nil
 }
 
 // AnswerHere answers a query in this process with the client's own

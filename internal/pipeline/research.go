@@ -15,6 +15,7 @@ import (
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
+	researchstage "github.com/exocortex/exocortex/workers/research"
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
@@ -72,20 +73,34 @@ func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, t
 		return nil, err
 	}
 	defer stop()
-	reports := make(chan *schemas.ResearchReport, 1)
-	stopReports, err := b.Subscribe(schemas.SubjectResearchReport, func(ev schemas.Event) {
-		if r, ok := ev.(*schemas.ResearchReport); ok && r.ResearchID == req.ResearchID {
-			select {
-			case reports <- r:
-			default:
-			}
-		}
-	})
+	// The report comes on kb.research.report, shared by every research:
+	// the bus hands this one only its own.
+	w, err := b.Expect(schemas.SubjectResearchReport, req.ResearchID)
 	if err != nil {
 		return nil, err
 	}
-	defer stopReports()
-	if _, err := b.Publish(ctx, req, req.ResearchID); err != nil {
+	defer w.Close()
+	reports := make(chan *schemas.ResearchReport, 1)
+	go func() {
+		for {
+			ev, err := w.Next(ctx)
+			if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				// A report whose body cannot be read: the stored one is
+				// read once the report step says it is done.
+				b.Log.Warn().Err(err).Str("research_id", req.ResearchID).Msg("research report not readable from its event")
+				continue
+			}
+			if r, ok := ev.(*schemas.ResearchReport); ok {
+				reports <- r
+				return
+			}
+		}
+	}()
+	ack, err := b.Publish(ctx, req, req.ResearchID)
+	if err != nil {
 		return nil, fmt.Errorf("research %s: %w", req.ResearchID, err)
 	}
 	// A report too large for one message travels as a stub: once the
@@ -125,8 +140,9 @@ func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, t
 				return r, nil
 			}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				return nil, fmt.Errorf("research %s: no report on %s within %s (are the research stages running? 'exocortex status' lists them; "+
-					"'exocortex research status %s' tells later whether it finished)", req.ResearchID, schemas.SubjectResearchReport, timeout, req.ResearchID)
+				why := w.Explain(ctx, pathOf(researchstage.StagePlan, researchstage.StageInvestigate, researchstage.StageDraft, researchstage.StageReport), ack.Sequence)
+				why.What, why.Waited = "report", timeout
+				return nil, fmt.Errorf("research %s: %w ('exocortex research status %s' tells later whether it finished)", req.ResearchID, why, req.ResearchID)
 			}
 			return nil, fmt.Errorf("research %s: %w", req.ResearchID, ctx.Err())
 		}

@@ -13,8 +13,10 @@ import (
 // is mostly waiting on the language model, so one worker would make each
 // question wait for every answer ahead of it (20 people asking at once
 // waited up to 20 answers for their first token); the providers' own rate
-// limits and the router bound the real load.
-const Concurrency = 32
+// limits and the router bound the real load. 200 questions at once waited
+// 1.8 times longer at 32 than at 128 (BenchmarkDoors); a worker waiting
+// costs a goroutine, not a pull request (see bus.RunOptions).
+const Concurrency = 128
 
 // Stage declares the answer stage: kb.query.reranked -> tokens on
 // kb.answer.tokens.<query_id> (core NATS), kb.answer.done and

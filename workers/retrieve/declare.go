@@ -13,8 +13,11 @@ import (
 // question may wait on the language model here (its translation into the
 // notes' other languages, its reformulation from the chat history), so one
 // worker would make each question wait for every one ahead of it; the
-// search itself is short reads.
-const Concurrency = 32
+// search itself is short reads. With 32, a thousand searches at once behind
+// a provider taking 0.6 s to translate waited 20 s for the last (1000/32
+// rounds); a worker waiting costs a goroutine, not a pull request (the
+// stage's one fetcher hands out the messages, see bus.RunOptions).
+const Concurrency = 128
 
 // Stage declares the retrieve stage: kb.query.submitted ->
 // kb.query.retrieved.
