@@ -123,6 +123,13 @@ type Fact struct {
 	Citations []Citation `json:"citations,omitempty"`
 	// DocID is the document the fact was first found in.
 	DocID string `json:"doc_id,omitempty"`
+	// ContradictedBy are the ids of the facts (of later documents) that
+	// say otherwise: a contradicted fact is kept, both sides are reported.
+	ContradictedBy []string `json:"contradicted_by,omitempty"`
+	// Updated is the note's own time for the fact's blocks (the block's or
+	// document's updated time, else the note's date), RFC 3339; empty when
+	// unknown. It says which side of a disagreement is newer.
+	Updated string `json:"updated,omitempty"`
 }
 
 // ResearchFinding is what one task found.
