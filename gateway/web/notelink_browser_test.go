@@ -80,6 +80,28 @@ func (b *noteBackend) Document(ctx context.Context, docID string) (*gateway.Docu
 	return b.docs[docID], nil
 }
 
+// Block is a block of the two documents.
+func (b *noteBackend) Block(ctx context.Context, id string) (*gateway.Block, error) {
+	for _, d := range b.docs {
+		for _, bl := range d.Blocks {
+			if bl.ID == id {
+				return &gateway.Block{ID: id, DocID: d.DocID, Title: d.Title, SectionPath: bl.SectionPath, Text: bl.Text, Link: bl.Link}, nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// Search finds the cited block of each document.
+func (b *noteBackend) Search(ctx context.Context, req gateway.SearchRequest) (*gateway.SearchResult, error) {
+	return &gateway.SearchResult{Mode: schemas.ModeLexical, Results: []gateway.SearchHit{
+		{Rank: 1, Title: "Corvids", SectionPath: []string{"Corvids", "Crows"}, BlockID: syBlock, DocID: syDoc,
+			Snippet: "Crows use **tools** to get food", Link: "siyuan://blocks/" + syBlock},
+		{Rank: 2, Title: "Вороны", SectionPath: []string{"Вороны", "Орудия"}, BlockID: mdHashBlock, DocID: mdHashDoc,
+			Snippet: "Вороны **гнут проволоку**", Path: "/home/me/notes/вороны.md"},
+	}}, nil
+}
+
 var noteCitations = []schemas.Citation{
 	{BlockID: syBlock, DocID: syDoc, Title: "Corvids", SectionPath: []string{"Corvids", "Crows"}, Quote: "use tools to get food",
 		Link: "siyuan://blocks/" + syBlock, Number: 1},
@@ -136,12 +158,13 @@ type openedNote struct {
 	Article, Refused                  bool
 }
 
-// clickNoteLink clicks the note link sel in the page and returns what the
-// new window it opens shows once its note view has loaded, with a
-// screenshot of it at width (when shot is not empty).
-func clickNoteLink(p pageDriver, sel string, width int, shot string) openedNote {
+// clickNoteLink clicks the note link sel in the page (a left click unless
+// how says otherwise) and returns what the new window it opens shows once
+// its note view has loaded, with a screenshot of it at width (when shot is
+// not empty).
+func clickNoteLink(p pageDriver, sel string, width int, shot string, how ...chromedp.MouseOption) openedNote {
 	p.t.Helper()
-	ctx, cancel := context.WithTimeout(p.ctx, 20*time.Second)
+	ctx, cancel := context.WithTimeout(p.ctx, 10*time.Second)
 	defer cancel()
 	// The page may open about:blank first and navigate it after the fetch:
 	// wait for the window at the note view.
@@ -149,12 +172,21 @@ func clickNoteLink(p pageDriver, sel string, width int, shot string) openedNote 
 		u, err := url.Parse(info.URL)
 		return err == nil && strings.HasPrefix(u.Path, "/notes/")
 	})
-	p.do("click "+sel, chromedp.Click(sel))
+	click := chromedp.QueryAfter(sel, func(ctx context.Context, tg *chromedp.Target, nodes []*chromedp.Node) (chromedp.Void, error) {
+		return chromedp.Run(ctx, chromedp.MouseClickNode(nodes[0], how...))
+	}, chromedp.NodeVisible)
+	p.do("click "+sel, click)
 	var id target.ID
 	select {
 	case id = <-ch:
 	case <-ctx.Done():
-		p.t.Fatalf("clicking %s opened no window at the note view within 20 s", sel)
+		var open []string
+		if infos, err := chromedp.Targets(p.ctx); err == nil {
+			for _, i := range infos {
+				open = append(open, fmt.Sprintf("%s %s (opener %q)", i.Type, i.URL, i.OpenerID))
+			}
+		}
+		p.t.Fatalf("clicking %s opened no window at the note view within 10 s; the browser has %q", sel, open)
 	}
 	nctx, ncancel := chromedp.NewContext(p.ctx, chromedp.WithTargetID(id))
 	defer ncancel() // closes the window
@@ -196,21 +228,49 @@ func clickNoteLink(p pageDriver, sel string, width int, shot string) openedNote 
 const citedBG = "rgb(255, 241, 168)"
 
 func TestWithATokenTheNoteLinksOpenThroughSignedLinksInChromium(t *testing.T) {
-	ctx := newBrowser(t)
+	// The popup blocker on, as in a person's browser (chromedp turns it
+	// off): the page must open the window within the click.
+	ctx := newBrowser(t, chromedp.Flag("disable-popup-blocking", false))
 	shots := screenshotDir(t)
 	const secret = "s3cret-token"
 	be := newNoteBackend()
 	locked, lockedLinks := noteGateway(t, be, secret)
 	open, openLinks := noteGateway(t, be, "")
 
-	sources := []struct {
-		name, doc, block, lang, words string
+	type note struct{ doc, block, words string }
+	sy, md := note{syDoc, syBlock, syNoteWords}, note{mdHashDoc, mdHashBlock, mdNoteWords}
+	noteLink := func(list string, n note) string { return list + ` a.note-link[href^="/notes/` + n.doc + `"]` }
+	// Every place on the page that links to the note view.
+	places := []struct {
+		name string
+		note note
+		tab  string
+		prep []chromedp.Action[chromedp.Void] // shows the link
+		link string
+		shot bool
 	}{
-		{"an English SiYuan block", syDoc, syBlock, "en", syNoteWords},
-		{"a Russian Markdown block whose id holds '#'", mdHashDoc, mdHashBlock, "ru", mdNoteWords},
+		{"an answer's source in an English SiYuan note opens at its block", sy, "ask", nil, noteLink("#answer-sources li", sy), false},
+		{"an answer's source in a Russian Markdown note, its block id holding '#', opens at its block", md, "ask", nil, noteLink("#answer-sources li", md), true},
+		{"the citation panel of a Markdown block opens the note at the block", md, "ask", []chromedp.Action[chromedp.Void]{
+			chromedp.Click(`#answer-text button.cite[data-n="2"]`),
+			chromedp.WaitVisible(`#cite-panel[data-state="loaded"][data-block-id="` + mdHashBlock + `"]`),
+		}, `#cite-note`, false},
+		{"a search hit in a SiYuan note opens at its block", sy, "search", nil, noteLink("#search-results li.hit", sy), false},
+		{"a search hit in a Markdown note opens at its block", md, "search", nil, noteLink("#search-results li.hit", md), false},
 	}
-	sourceLink := func(doc string) string {
-		return `#answer-sources li a.note-link[href^="/notes/` + doc + `"]`
+	pageTargets := func(p pageDriver) int {
+		p.t.Helper()
+		infos, err := chromedp.Targets(p.ctx)
+		if err != nil {
+			p.t.Fatal(err)
+		}
+		n := 0
+		for _, i := range infos {
+			if i.Type == "page" {
+				n++
+			}
+		}
+		return n
 	}
 
 	for _, width := range []int{390, 1280} {
@@ -225,6 +285,11 @@ func TestWithATokenTheNoteLinksOpenThroughSignedLinksInChromium(t *testing.T) {
 				chromedp.Evaluate[chromedp.Void](`localStorage.clear(); localStorage.setItem('exocortex.lang', 'en')`),
 				chromedp.Reload(),
 				chromedp.WaitVisible(`body[data-ready="true"]`),
+			)
+			if !evalIn[bool](p, `window.open("about:blank", "_blank") === null`) {
+				t.Fatal("a window opened without a click: the popup blocker is off, so the test cannot tell a page that opens windows outside the click")
+			}
+			p.do("search",
 				chromedp.SendKeys(`#search-q`, "crows"),
 				chromedp.Click(`#search-go`),
 				chromedp.WaitVisible(`#token-form`),
@@ -232,6 +297,7 @@ func TestWithATokenTheNoteLinksOpenThroughSignedLinksInChromium(t *testing.T) {
 			if n := evalIn[int](p, `document.querySelectorAll('#search-results li.hit').length`); n != 0 {
 				t.Errorf("without the token the search shows %d hits", n)
 			}
+
 			p.do("give the token",
 				chromedp.SendKeys(`#token-input`, secret),
 				chromedp.Click(`#token-go`),
@@ -243,10 +309,6 @@ func TestWithATokenTheNoteLinksOpenThroughSignedLinksInChromium(t *testing.T) {
 			if tok := evalIn[string](p, `localStorage.getItem('exocortex.token')`); tok != secret {
 				t.Errorf("the browser keeps the token %q, want %q", tok, secret)
 			}
-
-			// 2. The answer's sources open their notes in a new window,
-			// through a signed link, at the cited block, highlighted; 4. the
-			// Markdown block's '#' survives the trip.
 			p.do("ask",
 				chromedp.Click(`#tab-ask`),
 				chromedp.WaitVisible(`#ask-q`),
@@ -255,38 +317,102 @@ func TestWithATokenTheNoteLinksOpenThroughSignedLinksInChromium(t *testing.T) {
 				chromedp.WaitVisible(`#answer-text[data-state="done"]`),
 				chromedp.WaitVisible(`#answer-sources li a.note-link`),
 			)
-			for _, src := range sources {
-				t.Run(src.name, func(t *testing.T) {
+
+			// 2. Each note link opens its note in a new window, through a
+			// signed link, at the cited block, highlighted; 4. a Markdown
+			// block id's '#' survives the trip.
+			for _, pl := range places {
+				t.Run(pl.name, func(t *testing.T) {
 					p := pageDriver{t: t, ctx: ctx, shots: shots}
+					show := append(append([]chromedp.Action[chromedp.Void]{chromedp.Click(`#tab-` + pl.tab)}, pl.prep...), chromedp.WaitVisible(pl.link))
+					p.do("show the link", show...)
 					before := len(lockedLinks.seen())
 					shot := ""
-					if src.doc == mdHashDoc {
+					if pl.shot {
 						shot = fmt.Sprintf("note-signed-link-%d", width)
 					}
-					got := clickNoteLink(p, sourceLink(src.doc), width, shot)
+					got := clickNoteLink(p, pl.link, width, shot)
 					u, err := url.Parse(got.URL)
 					if err != nil {
 						t.Fatalf("the opened window is at %q: %v", got.URL, err)
 					}
-					if u.Path != "/notes/"+src.doc || u.Query().Get("t") == "" {
-						t.Errorf("the opened window is at %s, want /notes/%s?t=<signature>", got.URL, src.doc)
+					if u.Path != "/notes/"+pl.note.doc || u.Query().Get("t") == "" {
+						t.Errorf("the opened window is at %s, want /notes/%s?t=<signature>", got.URL, pl.note.doc)
 					}
-					if frag, err := url.PathUnescape(u.EscapedFragment()); err != nil || frag != src.block {
-						t.Errorf("the opened window's fragment is %q, want the block %q", u.EscapedFragment(), src.block)
+					if frag, err := url.PathUnescape(u.EscapedFragment()); err != nil || frag != pl.note.block {
+						t.Errorf("the opened window's fragment is %q, want the block %q", u.EscapedFragment(), pl.note.block)
 					}
-					if !got.Article || got.Refused || !strings.Contains(got.Text, src.words) {
-						t.Errorf("the opened window shows %q, want the note with %q", got.Text, src.words)
+					if !got.Article || got.Refused || !strings.Contains(got.Text, pl.note.words) {
+						t.Errorf("the opened window shows %q, want the note with %q", got.Text, pl.note.words)
 					}
-					if got.Target != src.block || got.TargetBG != citedBG {
-						t.Errorf("the :target is %q on %q, want the block %q highlighted %s", got.Target, got.TargetBG, src.block, citedBG)
+					if got.Target != pl.note.block || got.TargetBG != citedBG {
+						t.Errorf("the :target is %q on %q, want the block %q highlighted %s", got.Target, got.TargetBG, pl.note.block, citedBG)
 					}
 					links := lockedLinks.seen()[before:]
-					want := "/v1/notes/" + url.PathEscape(src.doc) + "/link?block=" + url.QueryEscape(src.block)
+					want := "/v1/notes/" + url.PathEscape(pl.note.doc) + "/link?block=" + url.QueryEscape(pl.note.block)
 					if len(links) != 1 || links[0] != want {
 						t.Errorf("the page asked for the signed links %q, want one, %q", links, want)
 					}
 				})
 			}
+
+			// A Ctrl (Cmd) click or a middle click would open the plain link,
+			// which refuses: they open the signed one too.
+			for _, c := range []struct {
+				name string
+				how  []chromedp.MouseOption
+			}{
+				{"a Ctrl click opens the signed link", []chromedp.MouseOption{chromedp.ButtonModifiers(chromedp.ModifierCtrl)}},
+				{"a Shift click opens the signed link", []chromedp.MouseOption{chromedp.ButtonModifiers(chromedp.ModifierShift)}},
+				{"a middle click opens the signed link", []chromedp.MouseOption{chromedp.ButtonMiddle}},
+			} {
+				t.Run(c.name, func(t *testing.T) {
+					p := pageDriver{t: t, ctx: ctx, shots: shots}
+					p.do("show the answer", chromedp.Click(`#tab-ask`))
+					before, windows := len(lockedLinks.seen()), pageTargets(p)
+					got := clickNoteLink(p, noteLink("#answer-sources li", md), width, "", c.how...)
+					if !strings.Contains(got.URL, "?t=") || got.Refused || got.Target != mdHashBlock {
+						t.Errorf("the window opened at %s (refused: %v) with :target %q, want the signed link at %q", got.URL, got.Refused, got.Target, mdHashBlock)
+					}
+					if n := len(lockedLinks.seen()) - before; n != 1 {
+						t.Errorf("the click asked for %d signed links, want 1", n)
+					}
+					// The signed window is closed by now; a plain tab opened
+					// beside it would still be there.
+					if n := pageTargets(p); n != windows {
+						t.Errorf("%d windows after the click, want the %d before it", n, windows)
+					}
+				})
+			}
+
+			// A token the gateway no longer takes (it was changed): the click
+			// asks for the token again and leaves no blank window behind; with
+			// the new one given, the link opens.
+			t.Run("a stale token asks for the token again and leaves no blank window", func(t *testing.T) {
+				p := pageDriver{t: t, ctx: ctx, shots: shots}
+				link := noteLink("#answer-sources li", md)
+				windows := pageTargets(p)
+				p.do("a stale token, then the click",
+					chromedp.Click(`#tab-ask`),
+					chromedp.Evaluate[chromedp.Void](`token = "stale"`), // the page's own variable (a classic script's global)
+					chromedp.Click(link),
+					chromedp.WaitVisible(`#token-form`),
+				)
+				if l := p.text(`#token-label`); !strings.Contains(l, "refused") {
+					t.Errorf("after the stale token the page says %q, want that it was refused", l)
+				}
+				deadline := time.Now().Add(5 * time.Second)
+				for pageTargets(p) != windows && time.Now().Before(deadline) {
+					time.Sleep(50 * time.Millisecond)
+				}
+				if n := pageTargets(p); n != windows {
+					t.Errorf("%d windows after the refused click, want the %d before it (the blank one closed)", n, windows)
+				}
+				p.do("give the token again", chromedp.SendKeys(`#token-input`, secret), chromedp.Click(`#token-go`), chromedp.WaitNotVisible(`#token-form`))
+				if got := clickNoteLink(p, link, width, ""); got.Target != mdHashBlock || !strings.Contains(got.URL, "?t=") {
+					t.Errorf("with the token given again the window opened at %s with :target %q", got.URL, got.Target)
+				}
+			})
 
 			// 3. The note view followed as a plain link, without t=, refuses.
 			p.do("open the note without a signed link",
@@ -310,7 +436,7 @@ func TestWithATokenTheNoteLinksOpenThroughSignedLinksInChromium(t *testing.T) {
 				chromedp.WaitVisible(`#answer-text[data-state="done"]`),
 				chromedp.WaitVisible(`#answer-sources li a.note-link`),
 			)
-			got := clickNoteLink(p, sourceLink(mdHashDoc), width, "")
+			got := clickNoteLink(p, noteLink("#answer-sources li", md), width, "")
 			if want := open.URL + "/notes/" + mdHashDoc + "#" + url.PathEscape(mdHashBlock); got.URL != want {
 				t.Errorf("without a token the window opened at %s, want the plain link %s", got.URL, want)
 			}
