@@ -266,8 +266,9 @@ func scriptedGateway(t *testing.T, be gateway.Backend) *httptest.Server {
 	return hs
 }
 
-// newBrowser starts Chromium (or skips the test when there is none).
-func newBrowser(t *testing.T) context.Context {
+// newBrowser starts Chromium (or skips the test when there is none), with
+// extra options after chromedp's defaults and the test's own.
+func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) context.Context {
 	t.Helper()
 	browser, err := findChromium()
 	if err != nil && os.Getenv("EXOCORTEX_CHROMIUM") != "" {
@@ -284,6 +285,7 @@ func newBrowser(t *testing.T) context.Context {
 		chromedp.Flag("hide-scrollbars", true),
 		chromedp.WindowSize(1280, 900),
 	)
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	t.Cleanup(cancelAlloc)
 	// The page's uncaught errors fail the test.

@@ -293,10 +293,12 @@ async function api(url, opts = {}) {
 // openNoteSigned opens a note-view link when the gateway needs a token: a
 // link the browser follows cannot carry the Authorization header, so the
 // page asks the gateway for a signed link to that note (valid 15 minutes)
-// and opens it. Without a token the plain link opens as it is.
+// and opens it in a new window. A Ctrl, Cmd or Shift click and a middle
+// click (auxclick) open it so too: the plain link would only get the note
+// view's "token needed" page. Without a token the plain link opens as it is.
 async function openNoteSigned(ev) {
   const a = ev.target.closest && ev.target.closest('a[href^="/notes/"]');
-  if (!a || !token || ev.button !== 0 || ev.ctrlKey || ev.metaKey || ev.shiftKey) return;
+  if (!a || !token || ev.altKey || (ev.button !== 0 && ev.button !== 1)) return;
   ev.preventDefault();
   const url = new URL(a.getAttribute("href"), location.href);
   const docID = decodeURIComponent(url.pathname.slice("/notes/".length));
@@ -1349,6 +1351,7 @@ document.addEventListener("DOMContentLoaded", () => {
   for (const b of document.querySelectorAll(".langs button")) b.addEventListener("click", () => setLang(b.dataset.lang));
   $("#search-form").addEventListener("submit", doSearch);
   document.addEventListener("click", openNoteSigned);
+  document.addEventListener("auxclick", openNoteSigned);
   $("#search-stop").addEventListener("click", () => stop("search"));
   $("#ask-form").addEventListener("submit", (ev) => {
     ev.preventDefault();
