@@ -484,3 +484,27 @@ func (b *Bus) asyncError(_ *nats.Conn, sub *nats.Subscription, err error) {
 	}
 	b.Log.Warn().Err(err).Str("subject", subject).Msg("nats asynchronous error")
 }
+
+// Waiting is how many waiters are registered on the Bus's reply
+// subscriptions now (0 once every request has returned).
+func (b *Bus) Waiting() int {
+	b.repliesMu.Lock()
+	defer b.repliesMu.Unlock()
+	n := 0
+	for _, r := range b.replies {
+		r.mu.Lock()
+		for _, ws := range r.waiters {
+			n += len(ws)
+		}
+		r.mu.Unlock()
+	}
+	return n
+}
+
+// ReplySubscriptions is how many reply subjects the Bus subscribes to (one
+// each, kept for the life of the connection).
+func (b *Bus) ReplySubscriptions() int {
+	b.repliesMu.Lock()
+	defer b.repliesMu.Unlock()
+	return len(b.replies)
+}

@@ -362,7 +362,7 @@ func TestAClientThatDisconnectsMidStreamCancelsItsQuery(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer stopDone()
-	subsBefore := e.sys.Bus.NC.NumSubscriptions()
+	subsBefore := e.sys.Bus.NC.NumSubscriptions() - e.sys.Bus.ReplySubscriptions()
 	ctx, cancel := context.WithCancel(context.Background())
 	req, _ := http.NewRequestWithContext(ctx, http.MethodPost, hs.URL+"/v1/ask", strings.NewReader(`{"question":"What do crows use?"}`))
 	req.Header.Set("Content-Type", "application/json")
@@ -402,11 +402,14 @@ func TestAClientThatDisconnectsMidStreamCancelsItsQuery(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("the answer stage still answers the abandoned query 10 s after its client left")
 	}
-	// Its subscriptions to the answer's tokens and kb.answer.done are gone.
+	// Its subscription to the answer's tokens is gone, and nothing waits
+	// for its replies any more (the process's one subscription per reply
+	// subject stays, for the next question).
 	deadline := time.Now().Add(5 * time.Second)
-	for e.sys.Bus.NC.NumSubscriptions() > subsBefore {
+	for e.sys.Bus.NC.NumSubscriptions()-e.sys.Bus.ReplySubscriptions() > subsBefore || e.sys.Bus.Waiting() > 0 {
 		if time.Now().After(deadline) {
-			t.Fatalf("NATS subscriptions %d, %d before the question", e.sys.Bus.NC.NumSubscriptions(), subsBefore)
+			t.Fatalf("NATS subscriptions %d (%d of them the reply subjects'), %d before the question; %d waiters still registered",
+				e.sys.Bus.NC.NumSubscriptions(), e.sys.Bus.ReplySubscriptions(), subsBefore, e.sys.Bus.Waiting())
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
