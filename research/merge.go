@@ -88,8 +88,9 @@ func (fs *Facts) merge(a *analysis.Analyzer) []string {
 }
 
 // mergeFacts is x with y folded in: x's id and document, the wording (and
-// its reasoning) that its blocks hold best (the higher certainty on a
-// tie), the higher certainty, the union of blocks, citations and the
+// its reasoning) that its blocks hold best (the larger share of its words
+// in the blocks; on a tie the one the blocks write as it is, then the
+// higher certainty, then x's), the higher certainty, the union of blocks, citations and the
 // facts that contradict them.
 func (fs *Facts) mergeFacts(a *analysis.Analyzer, x, y schemas.Fact) schemas.Fact {
 	out := x
@@ -115,9 +116,20 @@ func (fs *Facts) mergeFacts(a *analysis.Analyzer, x, y schemas.Fact) schemas.Fac
 			texts = append(texts, b.Text)
 		}
 	}
-	have := lemmaSet(a, strings.Join(texts, "\n"))
+	all := strings.Join(texts, "\n")
+	have := lemmaSet(a, all)
 	sx, sy := held(a, x.Text, have), held(a, y.Text, have)
-	if sy > sx || sy == sx && certaintyWeight(y.Certainty) > certaintyWeight(x.Certainty) {
+	vx, vy := verbatim(x.Text, all), verbatim(y.Text, all)
+	switch {
+	case sy != sx:
+		if sy > sx {
+			out.Text, out.Reasoning = y.Text, y.Reasoning
+		}
+	case vx != vy:
+		if vy {
+			out.Text, out.Reasoning = y.Text, y.Reasoning
+		}
+	case certaintyWeight(y.Certainty) > certaintyWeight(x.Certainty):
 		out.Text, out.Reasoning = y.Text, y.Reasoning
 	}
 	if certaintyWeight(y.Certainty) > certaintyWeight(x.Certainty) {
@@ -127,6 +139,13 @@ func (fs *Facts) mergeFacts(a *analysis.Analyzer, x, y schemas.Fact) schemas.Fac
 		out.Updated = y.Updated
 	}
 	return out
+}
+
+// verbatim tells whether text, its quotes and end marks aside, is written
+// in blocks as it is (case and all).
+func verbatim(text, blocks string) bool {
+	t := strings.Trim(strings.TrimSpace(text), "«»“”\"'‘’.!?… ")
+	return t != "" && strings.Contains(blocks, t)
 }
 
 // held is the share of text's content lemmas that have holds.
