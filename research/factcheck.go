@@ -65,8 +65,8 @@ func checkFact(a *analysis.Analyzer, text string, named, order []schemas.Context
 }
 
 // factKinds are the claim check problems that name a value: a number,
-// date, time, quantity, percentage, version, amount or name.
-var factKinds = map[string]bool{"number": true, "date": true, "time": true, "quantity": true, "percent": true,
+// date, time, ratio, quantity, percentage, version, amount or name.
+var factKinds = map[string]bool{"number": true, "date": true, "time": true, "ratio": true, "quantity": true, "percent": true,
 	"version": true, "money": true, "name": true}
 
 // valuesMissing tells whether claim gives a value (number, date, time,
