@@ -69,15 +69,21 @@ func SameClaim(x, y string) bool {
 // and shares a block with it into the earlier one; it returns what it did.
 func (fs *Facts) merge(a *analysis.Analyzer) []string {
 	var notes []string
+	keys := make([]string, len(fs.List))
+	for i, f := range fs.List {
+		keys[i] = ClaimKey(f.Text)
+	}
 	for i := 0; i < len(fs.List); i++ {
 		for j := i + 1; j < len(fs.List); {
 			x, y := fs.List[i], fs.List[j]
-			if !SameClaim(x.Text, y.Text) || !overlaps(x.BlockIDs, y.BlockIDs) {
+			if keys[i] == "" || keys[i] != keys[j] || !overlaps(x.BlockIDs, y.BlockIDs) {
 				j++
 				continue
 			}
 			fs.List[i] = fs.mergeFacts(a, x, y)
+			keys[i] = ClaimKey(fs.List[i].Text)
 			fs.List = slices.Delete(fs.List, j, j+1)
+			keys = slices.Delete(keys, j, j+1)
 			for k := range fs.List {
 				fs.List[k].ContradictedBy = remap(fs.List[k].ContradictedBy, y.ID, x.ID, fs.List[k].ID)
 			}
