@@ -11,9 +11,13 @@ import (
 
 // Document is one note a task reads: its chunks (contexts) in order.
 type Document struct {
-	DocID    string            `json:"doc_id"`
-	Title    string            `json:"title,omitempty"`
-	Path     string            `json:"path,omitempty"`
+	DocID string `json:"doc_id"`
+	Title string `json:"title,omitempty"`
+	Path  string `json:"path,omitempty"`
+	// Updated is the note's own time (RFC 3339; store.DocTimes: its front
+	// matter's date, else its source's update time), empty when unknown:
+	// the facts read from it carry it (schemas.Fact.Updated).
+	Updated  string            `json:"updated,omitempty"`
 	Contexts []schemas.Context `json:"contexts"`
 }
 

@@ -71,20 +71,22 @@ func TestApplyKeepsOnlyFactsTheirOwnBlocksSupport(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	d1 := doc("d1", [2]string{"b1", "Ravens cache food under stones in winter."}, [2]string{"b2", "Magpies collect shiny objects near houses."})
+	d1 := doc("d1", [2]string{"b1", "Ravens cache food under stones in winter."}, [2]string{"b2", "Jays bury acorns in autumn."},
+		[2]string{"b3", "Magpies collect shiny objects near houses."})
 	var fs research.Facts
 	ap := fs.Apply(a, research.FactStep{New: []research.StepFact{
 		{Text: "Ravens cache food under stones in winter.", Certainty: "medium", BlockIDs: []string{"b1"}},
-		// True of b1, but it names b2: the block it names must hold it.
-		{Text: "Ravens cache food under stones.", Certainty: "high", BlockIDs: []string{"b2"}},
-		{Text: "Magpies collect shiny objects.", Certainty: "bogus", BlockIDs: []string{"b2", "b9"}},
+		// True of b1, but it names b3, two blocks away: the block it names
+		// (or a neighbour of it) must hold it.
+		{Text: "Ravens cache food under stones.", Certainty: "high", BlockIDs: []string{"b3"}},
+		{Text: "Magpies collect shiny objects.", Certainty: "bogus", BlockIDs: []string{"b3", "b9"}},
 		{Text: "Ravens do not cache food under stones.", BlockIDs: []string{"b1"}},
 	}}, d1)
 	if ap.New != 2 || ap.Unsupported != 2 || len(fs.List) != 2 || fs.List[0].ID != "f1" || fs.List[1].ID != "f2" {
 		t.Fatalf("applied %+v, facts %+v", ap, fs.List)
 	}
-	if fs.List[1].Certainty != schemas.CertaintyMedium || strings.Join(fs.List[1].BlockIDs, ",") != "b2" {
-		t.Errorf("f2 = %+v; want medium (an unknown certainty) resting on b2 only (b9 is not in the document)", fs.List[1])
+	if fs.List[1].Certainty != schemas.CertaintyMedium || strings.Join(fs.List[1].BlockIDs, ",") != "b3" {
+		t.Errorf("f2 = %+v; want medium (an unknown certainty) resting on b3 only (b9 is not in the document)", fs.List[1])
 	}
 	d2 := doc("d2", [2]string{"c1", "In winter ravens cache food under stones, often."}, [2]string{"c2", "Magpies never collect shiny objects."})
 	ap = fs.Apply(a, research.FactStep{
@@ -94,14 +96,21 @@ func TestApplyKeepsOnlyFactsTheirOwnBlocksSupport(t *testing.T) {
 	if ap.Updated != 1 || ap.Contradicted != 1 || ap.Unsupported != 1 {
 		t.Fatalf("applied %+v", ap)
 	}
-	if len(fs.List) != 1 || fs.List[0].ID != "f1" || fs.List[0].Certainty != schemas.CertaintyHigh || fs.List[0].Text != "Ravens cache food under stones in winter." ||
+	if len(fs.List) != 3 || fs.List[0].ID != "f1" || fs.List[0].Certainty != schemas.CertaintyHigh || fs.List[0].Text != "Ravens cache food under stones in winter." ||
 		strings.Join(fs.List[0].BlockIDs, ",") != "c1,b1" {
-		t.Errorf("facts %+v; want f1 high on c1 and b1, its text unchanged by the unsupported update", fs.List)
+		t.Fatalf("facts %+v; want f1 high on c1 and b1, its text unchanged by the unsupported update", fs.List)
 	}
-	if fs.Dropped != 4 || fs.Next != 3 {
-		t.Errorf("dropped %d, next %d", fs.Dropped, fs.Next)
+	// The contradicted fact stays; the model gave no fact for the other
+	// side, so the passage of d2 about magpies stands for it.
+	f2, side := fs.List[1], fs.List[2]
+	if f2.ID != "f2" || strings.Join(f2.ContradictedBy, ",") != side.ID || side.Text != "Magpies never collect shiny objects." ||
+		strings.Join(side.BlockIDs, ",") != "c2" || side.Certainty != schemas.CertaintyLow {
+		t.Errorf("f2 %+v, other side %+v; want f2 kept, contradicted by the passage of c2", f2, side)
 	}
-	summary, cites := research.Summary(fs.List, 5)
+	if fs.Dropped != 3 || fs.Next != 4 {
+		t.Errorf("dropped %d, next %d; want 3 unsupported dropped (the contradicted fact is kept), next f4", fs.Dropped, fs.Next)
+	}
+	summary, cites := research.Summary(fs.List[:1], 5)
 	if summary != "Ravens cache food under stones in winter [1, 2]." || len(cites) != 2 || cites[1].BlockID != "b1" {
 		t.Errorf("summary %q, citations %+v", summary, cites)
 	}

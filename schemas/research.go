@@ -152,7 +152,8 @@ type ResearchFinding struct {
 	Summary   string     `json:"summary,omitempty"`
 	Citations []Citation `json:"citations,omitempty"`
 	DocsRead  []string   `json:"docs_read,omitempty"`
-	// Dropped counts facts that were contradicted or not supported.
+	// Dropped counts facts (and updates) their blocks do not state; a
+	// contradicted fact is kept (ContradictedBy), not dropped.
 	Dropped  int      `json:"dropped,omitempty"`
 	LLMCalls int      `json:"llm_calls,omitempty"`
 	Reasons  []string `json:"reasons,omitempty"`

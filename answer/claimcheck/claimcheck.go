@@ -64,6 +64,7 @@ type Evidence struct {
 	lemmas   map[string]bool
 	limiters map[string]bool // limiting concepts it expresses
 	names    []string        // its own names (capitalised inside a sentence, mixed case, acronyms), folded
+	ratios   map[string]bool // numbers joined by colons ("1:2:2"), ratios and times alike
 }
 
 // Prepare reads a block's text for Check. The result is safe for
@@ -73,6 +74,7 @@ func Prepare(a *analysis.Analyzer, evidence string) *Evidence {
 	e := &Evidence{a: a, raw: strings.ToLower(evidence), text: text, toks: lex(text), nums: map[string]bool{}, bare: map[string]bool{},
 		measured: map[string]bool{}, units: map[string]bool{}, words: map[string]bool{}}
 	e.scr = dominantScript(e.toks)
+	e.ratios = evidenceRatios(text)
 	e.facts, e.used = readFacts(text, e.toks)
 	for _, f := range e.facts {
 		switch f.kind {
@@ -151,6 +153,9 @@ func (e *Evidence) Check(claim string, o Options) []Problem {
 			}
 		}
 		out = append(out, Problem{kind, item})
+	}
+	for _, r := range e.missingRatios(text) {
+		add(KindRatio, r)
 	}
 	for _, f := range facts {
 		if !e.hasFact(f) {

@@ -25,6 +25,11 @@
 //     [20210808180117-abc1234]), links and block ids are taken out first:
 //     their digits state nothing. Letters joined to digits ("S3", "x64",
 //     "UTF-8") are identifiers, checked as names.
+//   - Ratios (ratios.go): numbers joined by colons where a part after the
+//     first is not two digits ("1:2:2", "1 : 3"; "02:00" and "1:30" are
+//     times) must be written by the evidence as a whole, in order: "1:2:5"
+//     fails over a block's "1:2:2" even when the block writes a 5 elsewhere,
+//     and so does "2:1:2".
 //   - Proper names (names.go): a word capitalised inside a sentence, a mixed
 //     case word (SiYuan, iCloud), an acronym (API), a Latin word in a
 //     Cyrillic claim, a word inside quotes (a UI label). Each must be in the

@@ -78,9 +78,16 @@ type DocReader interface {
 	Passages(ctx context.Context, ids []string) ([]store.Hit, error)
 }
 
+// DocTimer gives documents' own times (*store.Store: the front matter's
+// date, else the source's update time), which date the facts read from
+// them and order the sides of a disagreement.
+type DocTimer interface {
+	DocTimes(ctx context.Context, docIDs []string) (map[string]time.Time, error)
+}
+
 // InvestigateDeps are what the investigate stage uses. Router nil: no
 // provider, every task is evidence_only. Docs nil: a document is its
-// retrieved chunks only.
+// retrieved chunks only. Docs that is also a DocTimer dates the documents.
 type InvestigateDeps struct {
 	Router    *llm.Router
 	Retriever *retrieval.Retriever
@@ -295,10 +302,13 @@ func (iv *investigator) readDocument(ctx context.Context, task *schemas.Research
 		return nil
 	}
 	ap := cp.Facts.Apply(iv.d.Analyzer, step, doc)
-	// What was dropped and why goes to the log; the finding counts it
-	// (Dropped) and keeps its reasons for what concerns the whole task.
+	// What was dropped and why, and what was re-cited, merged or found
+	// contradicted, goes to the log; the finding counts the drops
+	// (Dropped), keeps the contradicted facts with their contradicted_by
+	// links and its reasons for what concerns the whole task.
 	log.Info().Str("doc_id", doc.DocID).Int("new", ap.New).Int("updated", ap.Updated).Int("contradicted", ap.Contradicted).
-		Int("unsupported", ap.Unsupported).Strs("dropped", ap.Reasons).Int("facts", len(cp.Facts.List)).Msg("document read")
+		Int("unsupported", ap.Unsupported).Int("merged", ap.Merged).Int("moved", len(ap.Moved)).Strs("dropped", ap.Reasons).
+		Strs("notes", ap.Notes).Int("facts", len(cp.Facts.List)).Msg("document read")
 	return nil
 }
 
@@ -367,6 +377,22 @@ func (iv *investigator) retrieve(ctx context.Context, task *schemas.ResearchTask
 		for i := range docs {
 			if err := iv.whole(ctx, &docs[i]); err != nil {
 				return nil, nil, fmt.Errorf("investigate %s/%s: read document %s: %w", task.ResearchID, task.TaskID, docs[i].DocID, err)
+			}
+		}
+	}
+	if dt, ok := iv.d.Docs.(DocTimer); ok && len(docs) > 0 {
+		ids := make([]string, len(docs))
+		for i, d := range docs {
+			ids[i] = d.DocID
+		}
+		times, err := dt.DocTimes(ctx, ids)
+		if err != nil {
+			// Undated facts still count; only which side is newer is lost.
+			zerolog.Ctx(ctx).Warn().Err(err).Msg("document times unreadable; facts are not dated")
+		}
+		for i := range docs {
+			if t, ok := times[docs[i].DocID]; ok {
+				docs[i].Updated = t.UTC().Format(time.RFC3339)
 			}
 		}
 	}

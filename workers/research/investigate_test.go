@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	rs "github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
 	research "github.com/exocortex/exocortex/workers/research"
 )
@@ -16,12 +17,12 @@ import (
 // crowNotes: two notes that state one fact alike and one fact the other
 // way round.
 var crowNotes = map[string]string{
-	"crows-a.md": "# Crows and tools\n\nCrows use sticks as tools to reach food in narrow holes.\n\nCrows remember the faces of people who threatened them.\n",
-	"crows-b.md": "# Field notes on crows\n\nCrows use sticks as tools to reach food in narrow holes, as the field guide confirms.\n\nCrows do not remember the faces of people who threatened them.\n",
+	"crows-a.md": "---\ndate: 2024-03-01\n---\n# Crows and tools\n\nCrows use sticks as tools to reach food in narrow holes.\n\nCrows remember the faces of people who threatened them.\n",
+	"crows-b.md": "---\ndate: 2024-06-15\n---\n# Field notes on crows\n\nCrows use sticks as tools to reach food in narrow holes, as the field guide confirms.\n\nCrows do not remember the faces of people who threatened them.\n",
 	"kettle.md":  "# Kettle\n\nDescale the kettle with vinegar once a month.\n",
 }
 
-func TestFindingsKeepOnlyVerifiedFactsDropContradictedOnesAndRaiseConfirmedOnes(t *testing.T) {
+func TestFindingsKeepVerifiedFactsAndBothSidesOfAContradictionAndRaiseConfirmedOnes(t *testing.T) {
 	const sub = "How do crows use tools and what do crows remember?"
 	pf := llmtest.NewPlanFacts(llmtest.PlanFactsOptions{SubQuestions: []string{sub}, Invent: true, Prose: true})
 	e := newInvEnv(t, crowNotes, pf, 30*time.Second)
@@ -63,22 +64,37 @@ func TestFindingsKeepOnlyVerifiedFactsDropContradictedOnesAndRaiseConfirmedOnes(
 	for _, x := range f.Facts {
 		got[x.ID] = x
 	}
-	if _, ok := got["f2"]; ok {
-		t.Errorf("the contradicted fact f2 (%q) is still there: %+v", second.Text, f.Facts)
+	kept, ok := got["f2"]
+	if !ok || kept.Text != second.Text || kept.Certainty != second.Certainty || strings.Join(kept.BlockIDs, ",") != strings.Join(second.BlockIDs, ",") {
+		t.Errorf("the contradicted fact f2 (%+v) is not kept as it was: %+v", second, f.Facts)
+	}
+	if len(kept.ContradictedBy) != 1 {
+		t.Fatalf("f2 contradicted by %q; want the second note's fact", kept.ContradictedBy)
+	}
+	other := got[kept.ContradictedBy[0]]
+	if !strings.Contains(other.Text, "do not remember") || len(other.Citations) != 1 || other.Citations[0].DocID == kept.Citations[0].DocID {
+		t.Errorf("f2's other side %+v; want the second note's fact on its own block", other)
+	}
+	if kept.Updated != "2024-03-01T00:00:00Z" || other.Updated != "2024-06-15T00:00:00Z" {
+		t.Errorf("f2 dated %q, its other side %q; want each note's front matter date", kept.Updated, other.Updated)
+	}
+	ds := rs.Disagreements(f.Facts)
+	if len(ds) != 1 || ds[0].Older.ID != "f2" || ds[0].Newer.ID != other.ID || !ds[0].Ordered {
+		t.Errorf("disagreements %+v; want f2 older than %s", ds, other.ID)
 	}
 	upd, ok := got["f1"]
 	if !ok || upd.Certainty != schemas.CertaintyHigh {
 		t.Errorf("f1 = %+v; want its certainty raised from medium to high by the second note", upd)
 	}
-	if len(upd.Citations) != 2 || upd.Citations[0].DocID == upd.Citations[1].DocID {
-		t.Errorf("f1 cites %+v; want one block of each note", upd.Citations)
+	if len(upd.Citations) != 2 || upd.Citations[0].DocID == upd.Citations[1].DocID || upd.Updated != "2024-06-15T00:00:00Z" {
+		t.Errorf("f1 cites %+v, dated %q; want one block of each note, dated by the later one", upd.Citations, upd.Updated)
 	}
-	if len(f.Facts) != 2 {
-		t.Errorf("facts %+v; want f1 and the contradicting fact", f.Facts)
+	if len(f.Facts) != 3 {
+		t.Errorf("facts %+v; want f1, the contradicted f2 and the contradicting fact", f.Facts)
 	}
-	// Two invented facts (one per note) and the contradicted one.
-	if f.Dropped != 3 {
-		t.Errorf("dropped %d, want 3 (two unsupported, one contradicted); reasons %q", f.Dropped, f.Reasons)
+	// Two invented facts (one per note); the contradicted one is kept.
+	if f.Dropped != 2 {
+		t.Errorf("dropped %d, want 2 (two unsupported); reasons %q", f.Dropped, f.Reasons)
 	}
 	for _, x := range f.Facts {
 		if strings.Contains(x.Text, "moon") {
@@ -98,7 +114,7 @@ func TestFindingsKeepOnlyVerifiedFactsDropContradictedOnesAndRaiseConfirmedOnes(
 			}
 		}
 	}
-	if !strings.Contains(f.Summary, "[1") || len(f.Citations) != 3 {
+	if !strings.Contains(f.Summary, "[1") || len(f.Citations) != 4 {
 		t.Errorf("summary %q with %d citations; want a cited summary", f.Summary, len(f.Citations))
 	}
 
@@ -108,7 +124,7 @@ func TestFindingsKeepOnlyVerifiedFactsDropContradictedOnesAndRaiseConfirmedOnes(
 	}
 	waitFor(t, func() bool { return len(e.progressOf("task")) >= 3 })
 	steps := e.progressOf("task")
-	if steps[0].DocsRead != 1 || steps[0].DocsTotal != 2 || steps[1].DocsRead != 2 || !steps[len(steps)-1].Done || steps[len(steps)-1].FactsKept != 2 {
+	if steps[0].DocsRead != 1 || steps[0].DocsTotal != 2 || steps[1].DocsRead != 2 || !steps[len(steps)-1].Done || steps[len(steps)-1].FactsKept != 3 {
 		var s []string
 		for _, p := range steps {
 			s = append(s, fmt.Sprintf("%+v", *p))
