@@ -50,6 +50,20 @@ type ResearchQuestion struct {
 	Question      string   `json:"question"`
 	Lang          string   `json:"lang,omitempty"`
 	Disagreements []string `json:"disagreements"`
+	// Translations are the question in the other languages of the notes
+	// (for a stand-in model's translation requests).
+	Translations map[string]string `json:"translations,omitempty"`
+}
+
+// Translations are every question's translations, by question.
+func (s *ResearchSet) Translations() map[string]map[string]string {
+	out := map[string]map[string]string{}
+	for _, q := range s.Questions {
+		if len(q.Translations) > 0 {
+			out[q.Question] = q.Translations
+		}
+	}
+	return out
 }
 
 // LoadResearchSet reads a research set; its notes folders are resolved

@@ -78,7 +78,13 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 		if err != nil {
 			return nil, err
 		}
-		srv, stand = llmtest.StartResearchServer(llmtest.ResearchOptions{Kind: k, Seed: o.seed, Rate: o.rate})
+		tr := map[string]map[string]string{}
+		for _, s := range sets {
+			for q, m := range s.Translations() {
+				tr[q] = m
+			}
+		}
+		srv, stand = llmtest.StartResearchServer(llmtest.ResearchOptions{Kind: k, Seed: o.seed, Rate: o.rate, Translations: tr})
 		defer srv.Close()
 		cfg.LLM = &llm.Config{Providers: []llm.Provider{{Name: "scripted", BaseURL: srv.URL(), Free: true, Timeout: 30 * time.Second,
 			StructuredOutput: "none",

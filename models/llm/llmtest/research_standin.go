@@ -173,6 +173,11 @@ type ResearchOptions struct {
 	// SubQuestions, when set, are the plan; otherwise sub-questions are
 	// made from the question in its language, as PlanFacts does.
 	SubQuestions []string
+	// Translations answer the translation requests: question -> language
+	// -> the question in that language. The plan's sub-questions of a
+	// question found here are translated too; any other question gets an
+	// empty reply (no translation), never a wrong one.
+	Translations map[string]map[string]string
 }
 
 // Research is the research stand-in: it answers the plan, fact-step,
@@ -218,6 +223,10 @@ func StartResearchServer(opts ResearchOptions) (*Server, *Research) {
 	s.srv = newHTTPServer(s)
 	return s, r
 }
+
+// ResearchLabelsURL is the URL of the research stand-in's labels
+// (ResearchLabelsPath).
+func (s *Server) ResearchLabelsURL() string { return s.srv.URL + ResearchLabelsPath }
 
 func (r *Research) serveLabels(w http.ResponseWriter) {
 	w.Header().Set("Content-Type", "application/json")
@@ -278,6 +287,9 @@ func (r *Research) Responder() Responder {
 				}
 			}
 		}
+		if strings.HasPrefix(system, "Translate the question into") {
+			return r.translate(strings.TrimSpace(user)), nil, true
+		}
 		var step string
 		switch {
 		case strings.Contains(system, planMarker):
@@ -315,6 +327,55 @@ func (r *Research) Responder() Responder {
 			return r.report(call, user, body.MaxTokens), nil, true
 		}
 	}
+}
+
+// planTemplates are the sub-questions PlanFacts makes of a question, in
+// English and Russian, around the question's topic.
+var planTemplates = [][2][2]string{
+	{{"What do the notes say: ", "?"}, {"Что в заметках сказано: ", "?"}},
+	{{"How is it used in practice: ", "?"}, {"Как это применяется на практике: ", "?"}},
+	{{"Where do the notes disagree: ", "?"}, {"В чём заметки расходятся: ", "?"}},
+}
+
+// translate answers a translation request from Translations: the
+// question's own, or a planned sub-question's, made of its question's.
+func (r *Research) translate(question string) string {
+	lines := func(m map[string]string) string {
+		var out []string
+		for l, t := range m {
+			out = append(out, l+": "+t)
+		}
+		sort.Strings(out)
+		return strings.Join(out, "\n")
+	}
+	if m, ok := r.opts.Translations[question]; ok {
+		return lines(m)
+	}
+	topic := func(q string) string { return strings.TrimRight(q, "?!. ") }
+	for _, tp := range planTemplates {
+		for from := range 2 {
+			pre, post := tp[from][0], tp[from][1]
+			if !strings.HasPrefix(question, pre) || !strings.HasSuffix(question, post) {
+				continue
+			}
+			t := strings.TrimSuffix(strings.TrimPrefix(question, pre), post)
+			for q, m := range r.opts.Translations {
+				if topic(q) != t {
+					continue
+				}
+				out := map[string]string{}
+				for l, tr := range m {
+					to := 0
+					if l == "ru" {
+						to = 1
+					}
+					out[l] = tp[to][0] + topic(tr) + tp[to][1]
+				}
+				return lines(out)
+			}
+		}
+	}
+	return ""
 }
 
 type badReply struct{ text, label string }
