@@ -255,3 +255,37 @@ func TestAModelThatNeverReturnsValidJSONGivesAnEvidenceOnlyReportWithCitationsAn
 		})
 	}
 }
+
+// eval --research --scripted KIND runs the six questions of the research
+// set through the research pipeline and prints the figures of the issue
+// under their JSON names; a bad kind is refused before any work.
+func TestEvalResearchScriptedPrintsTheFiguresOfEveryQuestion(t *testing.T) {
+	skipWithoutGuide(t)
+	env := []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}
+	out, errOut, err := exoEnv(t, env, "eval", "--research", "--no-models", "--scripted", "stumbling", disagreeSet)
+	if err != nil {
+		t.Fatalf("eval --research: %v\n%s\n%s", err, out, errOut)
+	}
+	t.Logf("eval --research --no-models --scripted stumbling %s:\n%s", disagreeSet, out)
+	for _, name := range []string{"report_sentence_precision", "disagreements_reported", "changed_facts_in_report", "repeated_facts", "calls_per_research"} {
+		if !strings.Contains(out, "  "+name+" ") {
+			t.Errorf("no %s row:\n%s", name, out)
+		}
+	}
+	for _, id := range []string{"rd-en-01", "rd-ru-01", "rd-en-02", "rd-ru-02", "rd-en-03", "rd-en-04"} {
+		if !strings.Contains(out, "  "+id+" ") {
+			t.Errorf("no line for question %s:\n%s", id, out)
+		}
+	}
+	js, _, err := exoEnv(t, env, "eval", "--research", "--no-models", "--scripted", "faithful", "--json", disagreeSet)
+	var sum eval.ResearchSummary
+	if err != nil || json.Unmarshal([]byte(js), &sum) != nil || len(sum.Questions) != 6 || sum.CitedSentences == 0 || sum.CallsPerResearch == 0 {
+		t.Fatalf("eval --research --json: %v\n%s", err, js)
+	}
+	if sum.Precision < 0.99 || sum.ChangedFacts != 0 {
+		t.Errorf("a faithful stand-in: precision %.4f, %d changed facts; want 1 and 0", sum.Precision, sum.ChangedFacts)
+	}
+	if _, errOut, err := exoEnv(t, env, "eval", "--research", "--scripted", "sloppy", disagreeSet); err == nil || !strings.Contains(errOut, "stumbling") {
+		t.Errorf("a bad kind: %v\n%s", err, errOut)
+	}
+}
