@@ -202,6 +202,28 @@ func containsWords(hay, needle string) bool {
 	}
 }
 
+// wordShare is the share of a's words that b holds.
+func wordShare(a, b string) float64 {
+	split := func(s string) []string {
+		return strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) })
+	}
+	in := map[string]bool{}
+	for _, w := range split(b) {
+		in[w] = true
+	}
+	words := split(a)
+	if len(words) == 0 {
+		return 0
+	}
+	n := 0
+	for _, w := range words {
+		if in[w] {
+			n++
+		}
+	}
+	return float64(n) / float64(len(words))
+}
+
 // reportSentences are every sentence of the report, the disagreement
 // section's flagged.
 func reportSentences(rep *schemas.ResearchReport) (all []schemas.ReportSentence, disagreement []schemas.ReportSentence) {
@@ -316,8 +338,9 @@ func ScoreResearch(rep *schemas.ResearchReport, labels []ResearchLabel, blocks m
 			sc.Repeated++
 		}
 	}
-	// Changed facts: their changed words in a report sentence, beside the
-	// rest of the fact (a clause), or where the note has other words.
+	// Changed facts: the changed fact in a report sentence, or its changed
+	// words (which its note does not have) in a sentence that holds most of
+	// its words.
 	reached := map[string]bool{}
 	for _, l := range labels {
 		if !l.Changed || reached[l.Text] {
@@ -327,7 +350,8 @@ func ScoreResearch(rep *schemas.ResearchReport, labels []ResearchLabel, blocks m
 		frag := norm(l.Fragment)
 		for _, s := range all {
 			t := norm(s.Text)
-			if strings.Contains(t, norm(l.Text)) || (frag != "" && containsWords(t, frag) && !containsWords(norm(l.SourceSentence), frag)) {
+			if strings.Contains(t, norm(l.Text)) || (frag != "" && containsWords(t, frag) && !containsWords(norm(l.SourceSentence), frag) &&
+				wordShare(norm(l.Text), t) >= 0.6) {
 				reached[l.Text] = true
 				sc.ChangedReached = append(sc.ChangedReached, l.Text)
 				break
