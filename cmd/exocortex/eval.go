@@ -77,6 +77,10 @@ func cmdEval(ctx context.Context, args []string) error {
 		"and score against the labels it gives every claim: KIND is one of its behaviours ("+strings.Join(llmtest.BehaviourNames(), ", ")+")")
 	scriptedJSON := fs.Bool("scripted-json", false, "with --scripted: the provider takes response_format json_schema, so answers are asked in JSON")
 	scriptedSeed := fs.Uint64("scripted-seed", 0, "with --scripted mixed: varies which kind each question gets")
+	researchEval := fs.Bool("research", false, "score research reports instead: every question of the research sets (JSON, see eval/testdata/research-disagree.json) "+
+		"goes through plan, investigate, draft and report; reports report sentence precision, planted disagreements reported, changed facts reaching the report "+
+		"and calls per research; with --scripted KIND the research stand-in answers ("+strings.Join(llmtest.ResearchKindNames(), ", ")+") and its labels judge the sentences")
+	researchRate := fs.Float64("scripted-rate", 0, "with --research --scripted: the share of the facts the kind alters (0: one half; 1: every fact it can)")
 	labelsURL := fs.String("labels", "", "with --answers: read the claims' labels from a scripted provider started elsewhere (its "+llmtest.ClaimsPath+" URL)")
 	dataSet := false
 	pos, err := parse(fs, args)
@@ -85,6 +89,15 @@ func cmdEval(ctx context.Context, args []string) error {
 	}
 	sets = append(sets, pos...)
 	fs.Visit(func(f *flag.Flag) { dataSet = dataSet || f.Name == "data" })
+	if *researchEval {
+		if *answers || *calib || *labelsURL != "" || *scriptedJSON {
+			return &usageError{cmd: "eval", msg: "--research scores research reports: leave out --answers, --calibrate, --labels and --scripted-json"}
+		}
+		if !dataSet {
+			n.models = models.DirFromEnv(n.models, c.data)
+		}
+		return cmdEvalResearch(ctx, c, n, sets, researchOptions{kind: *scripted, seed: *scriptedSeed, rate: *researchRate, timeout: *qTimeout}, dataSet, *asJSON)
+	}
 	if len(sets) == 0 {
 		return errors.New("give --set FILE (SQuAD json or JSONL), or the sets as arguments")
 	}

@@ -105,7 +105,12 @@ type Server struct {
 	blocks  *blockIndex
 	claims  []Claim
 	answers int
+	// research is the research stand-in answering (StartResearchServer):
+	// its labels are served at ResearchLabelsPath.
+	research *Research
 }
+
+func newHTTPServer(s *Server) *httptest.Server { return httptest.NewServer(http.HandlerFunc(s.handle)) }
 
 // NewScriptedServer starts the scripted provider of NewScripted outside a
 // test (eval --answers --scripted): the caller closes it.
@@ -227,6 +232,10 @@ func Tokens(text string) []string { return strings.SplitAfter(text, " ") }
 func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 	if r.Method == http.MethodGet && r.URL.Path == ClaimsPath {
 		s.serveClaims(w, r)
+		return
+	}
+	if r.Method == http.MethodGet && r.URL.Path == ResearchLabelsPath && s.research != nil {
+		s.research.serveLabels(w)
 		return
 	}
 	raw, _ := io.ReadAll(r.Body)
