@@ -100,7 +100,15 @@ func RenderMarkdown(rep *schemas.ResearchReport) string {
 		}
 		fmt.Fprintf(&b, "## %s\n\n", heading)
 		if rep.Mode == schemas.ResearchEvidenceOnly {
-			for _, s := range ss {
+			// Passages are a list; a line that cites nothing frames them.
+			for i, s := range ss {
+				if len(s.Sources) == 0 {
+					if i > 0 {
+						b.WriteString("\n")
+					}
+					fmt.Fprintf(&b, "%s\n\n", s.Text)
+					continue
+				}
 				fmt.Fprintf(&b, "- %s\n", sentenceMarkdown(s))
 			}
 			b.WriteString("\n")
