@@ -55,7 +55,7 @@ var evidenceTexts = map[string]map[string]string{
 		"translated":   "The question was also searched in %s: “%s”.",
 		"not_searched": "The notes are in %s, and the question was not searched in %s: nothing could translate it (no language model provider is configured). Configure one, or install a multilingual embedding model (exocortex models fetch).",
 		"failed":       "The notes are in %s, and the question was not searched in %s: translating it failed.",
-		"disagree":     "These notes disagree on %s:",
+		"disagree":     "These notes disagree on %s: %s in one, %s in the other.",
 		"disagree_any": "These notes disagree:",
 		"newer":        "newer",
 		"side":         "%s: %s",
@@ -70,7 +70,7 @@ var evidenceTexts = map[string]map[string]string{
 		"translated":   "Вопрос искали и %s: «%s».",
 		"not_searched": "Заметки написаны %s, а вопрос %s не искали: перевести его было нечем (не настроен поставщик языковой модели). Настройте его или установите многоязычную модель эмбеддингов (exocortex models fetch).",
 		"failed":       "Заметки написаны %s, а вопрос %s не искали: перевод не удался.",
-		"disagree":     "Эти заметки расходятся — %s:",
+		"disagree":     "Эти заметки расходятся — %s: в одной %s, в другой %s.",
 		"disagree_any": "Эти заметки расходятся:",
 		"newer":        "новее",
 		"side":         "%s: %s",
@@ -154,15 +154,20 @@ func (b *builder) evidence(d *schemas.ResearchDraft, facts []numberedFact, cfg R
 		if lead != "" {
 			sec.sentences = append(sec.sentences, pendingSentence{text: lead})
 		}
-		n := 0
+		n, elsewhere := 0, 0
 		for _, c := range kept {
-			if c.group != gi || c.shown || n >= cfg.EvidencePerTheme {
-				continue
+			switch {
+			case c.group != gi:
+			case c.shown:
+				elsewhere++ // side by side with a passage that disagrees
+			case n < cfg.EvidencePerTheme:
+				sec.sentences = append(sec.sentences, show(c))
+				n++
 			}
-			sec.sentences = append(sec.sentences, show(c))
-			n++
 		}
 		switch {
+		case n == 0 && elsewhere > 0:
+			continue
 		case n == 0 && g.part:
 			sec.sentences = []pendingSentence{{text: fmt.Sprintf(evidenceText(b.lang, "none_on"), g.title)}}
 		case n == 0:
@@ -204,9 +209,13 @@ func (b *builder) candidates(facts []numberedFact) []*candidate {
 		}) {
 			continue
 		}
+		cite := b.citation(blocks[0], nf.Fact)
+		if isTitle(text, schemas.Context{Passage: schemas.Passage{Title: cite.Title, SectionPath: cite.SectionPath}}) {
+			continue // a title or a heading repeated: no passage
+		}
 		seenBlock[strings.Join(blocks, ",")] = true
 		seenText = append(seenText, key)
-		out = append(out, &candidate{nf: nf, blocks: blocks, text: text, order: i, cite: b.citation(blocks[0], nf.Fact)})
+		out = append(out, &candidate{nf: nf, blocks: blocks, text: text, order: i, cite: cite})
 	}
 	return out
 }
@@ -224,14 +233,19 @@ func (b *builder) score(d *schemas.ResearchDraft, cs []*candidate) {
 		matchers[q] = m
 		return m
 	}
-	translated := TranslatedQuestions(b.rep.Reasons)
+	// The question translated, and each part of a question that asks
+	// several things, are questions a passage may answer too.
+	also := TranslatedQuestions(b.rep.Reasons)
+	if parts := questionParts(d.Question); len(parts) > 1 {
+		also = append(also, parts...)
+	}
 	for _, c := range cs {
 		qs := []string{d.Question}
 		if c.nf.Task < len(d.Findings) {
 			qs = append(qs, d.Findings[c.nf.Task].Question)
 			qs = append(qs, TranslatedQuestions(d.Findings[c.nf.Task].Reasons)...)
 		}
-		qs = append(qs, translated...)
+		qs = append(qs, also...)
 		set := termSet(b.a, c.text)
 		section := termSet(b.a, c.cite.Title+" "+strings.Join(c.cite.SectionPath, " "))
 		num := strings.ContainsAny(c.text, "0123456789")
@@ -356,7 +370,8 @@ func (b *builder) groups(d *schemas.ResearchDraft, kept []*candidate) []evidence
 
 // partSplit cuts a question before a conjunction or a comma that starts
 // another question.
-var partSplit = regexp.MustCompile(`(?i)\s*(?:[,;]\s*(?:and|or|и|или|а также|а)?|\s(?:and|or|и|или|а также|а))\s+((?:what|how|which|where|when|why|who|whom|whose|whether|is|are|does|do|did|can|could|should|что|как|какой|какая|какое|какие|каков|где|когда|почему|зачем|кто|сколько|чем|куда|откуда|ли)\b)`)
+// (a question word after it: see questionWords).
+var partSplit = regexp.MustCompile(`(?i)\s*(?:[,;]\s*(?:(?:and|or|и|или|а также|а)\s+)?|\s(?:and|or|и|или|а также|а)\s+)(\pL+)`)
 
 // questionParts are the questions a question asks, when it asks several
 // ("How do databases work and what views do they have?"); one part
@@ -367,6 +382,9 @@ func questionParts(q string) []string {
 	var parts []string
 	start := 0
 	for _, l := range locs {
+		if l[0] < start || !questionWords[strings.ToLower(q[l[2]:l[3]])] {
+			continue
+		}
 		parts = append(parts, q[start:l[0]])
 		start = l[2]
 	}
@@ -471,10 +489,11 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 	type pair struct {
 		x, y    *candidate
 		subject string
+		vx, vy  string // the values they give
 	}
 	var pairs []pair
 	seen := map[[2]*candidate]bool{}
-	add := func(x, y *candidate, subject string) {
+	add := func(x, y *candidate, subject, vx, vy string) {
 		if x == y || x.shown || y.shown || seen[[2]*candidate{x, y}] || seen[[2]*candidate{y, x}] || len(pairs) >= maxDisagreements {
 			return
 		}
@@ -484,7 +503,7 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 			}
 		}
 		seen[[2]*candidate{x, y}] = true
-		pairs = append(pairs, pair{x, y, subject})
+		pairs = append(pairs, pair{x, y, subject, vx, vy})
 	}
 	// The model's own contradictions, when the facts carry them.
 	byID := map[string]*candidate{}
@@ -494,7 +513,7 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 	for _, c := range all {
 		for _, id := range c.nf.Fact.ContradictedBy {
 			if o, ok := byID[fmt.Sprintf("%d|%s", c.nf.Task, id)]; ok {
-				add(c, o, "")
+				add(c, o, "", "", "")
 			}
 		}
 	}
@@ -508,8 +527,8 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 			if slices.Equal(kept[i].blocks, kept[j].blocks) {
 				continue
 			}
-			if s, ok := b.conflict(kept[i].text, vals[i], kept[j].text, vals[j]); ok {
-				add(kept[i], kept[j], s)
+			if s, vx, vy, ok := b.conflict(kept[i].text, vals[i], kept[j].text, vals[j]); ok {
+				add(kept[i], kept[j], s, vx, vy)
 			}
 		}
 	}
@@ -517,7 +536,7 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 	for _, p := range pairs {
 		line := evidenceText(b.lang, "disagree_any")
 		if p.subject != "" {
-			line = fmt.Sprintf(evidenceText(b.lang, "disagree"), p.subject)
+			line = fmt.Sprintf(evidenceText(b.lang, "disagree"), p.subject, p.vx, p.vy)
 		}
 		out = append(out, pendingSentence{text: line})
 		tx, ty := noteTime(p.x), noteTime(p.y)
@@ -537,10 +556,11 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 // conflict tells whether two passages give different values for one
 // subject: a value of each of the same kind and unit that differ, with a
 // content word shared by the words around them, and neither passage
-// stating the other's value. subject is the shared words.
-func (b *builder) conflict(x string, xv []claimcheck.Value, y string, yv []claimcheck.Value) (string, bool) {
+// stating the other's value. subject is the shared words (at most three),
+// vx and vy the values as each writes them.
+func (b *builder) conflict(x string, xv []claimcheck.Value, y string, yv []claimcheck.Value) (subject, vx, vy string, ok bool) {
 	if b.sharedTerms(x, y) < minSharedTerms {
-		return "", false
+		return "", "", "", false
 	}
 	for _, v := range xv {
 		if stated(v, yv) || glued(x, v) || example(x, v) {
@@ -551,11 +571,14 @@ func (b *builder) conflict(x string, xv []claimcheck.Value, y string, yv []claim
 				continue
 			}
 			if shared := b.sharedAround(x, v, y, w); len(shared) > 0 {
-				return strings.Join(shared, ", "), true
+				if len(shared) > 3 {
+					shared = shared[:3]
+				}
+				return strings.Join(shared, " "), v.Item, w.Item, true
 			}
 		}
 	}
-	return "", false
+	return "", "", "", false
 }
 
 // minSharedTerms is how many content words two passages share at least to
@@ -594,7 +617,7 @@ func glued(text string, v claimcheck.Value) bool {
 
 // exampleWords mark a value given as an example, not as what the note
 // states.
-var exampleWords = regexp.MustCompile(`(?i)\b(?:for example|for instance|e\.g\.|such as|like|например|к примеру|напр\.|скажем)`)
+var exampleWords = regexp.MustCompile(`(?i)(?:^|[^\pL])(?:for example|for instance|e\.g\.|such as|like|например|к примеру|напр\.|скажем)(?:$|[^\pL])`)
 
 // example tells a value its clause gives as an example.
 func example(text string, v claimcheck.Value) bool {

@@ -48,7 +48,7 @@ type matcher struct {
 
 // numericQuestion matches a question that asks for a number, a date, a time
 // or an amount.
-var numericQuestion = regexp.MustCompile(`(?i)\b(how (many|much|often|long|old|quickly|fast|big)|when|what (year|date|time|day)|which (year|date|port|version)|сколько|когда|как (часто|долго|быстро)|каков\w* (срок|размер|бюджет|объ[её]м)|в каком году|какого числа)`)
+var numericQuestion = regexp.MustCompile(`(?i)(?:^|[^\pL])(how (many|much|often|long|old|quickly|fast|big)|when|what (year|date|time|day)|which (year|date|port|version)|сколько|когда|как (часто|долго|быстро)|каков\pL* (срок|размер|бюджет|объ[её]м)|в каком году|какого числа)`)
 
 // terms are a text's distinct terms: lemmas and stems of its words that are
 // not stopwords (the words themselves when the analyzer has no lemmas).
