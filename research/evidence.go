@@ -116,7 +116,9 @@ type candidate struct {
 	text   string
 	score  float64
 	order  int
+	key    string // what it answers best: its sub-question, or a part of the question
 	group  int
+	parts  []float64 // how well it answers each part of the question
 	shown  bool
 	cite   schemas.Citation
 }
@@ -157,6 +159,8 @@ func (b *builder) evidence(d *schemas.ResearchDraft, facts []numberedFact, cfg R
 		n, elsewhere := 0, 0
 		for _, c := range kept {
 			switch {
+			case c.shown && gi < len(c.parts) && c.parts[gi] > 0:
+				elsewhere++ // it answers this part too, side by side with a passage that disagrees
 			case c.group != gi:
 			case c.shown:
 				elsewhere++ // side by side with a passage that disagrees
@@ -236,10 +240,14 @@ func (b *builder) score(d *schemas.ResearchDraft, cs []*candidate) {
 	// The question translated, and each part of a question that asks
 	// several things, are questions a passage may answer too.
 	also := TranslatedQuestions(b.rep.Reasons)
-	if parts := questionParts(d.Question); len(parts) > 1 {
-		also = append(also, parts...)
+	parts := questionParts(d.Question)
+	if len(parts) < 2 {
+		parts = nil
 	}
 	for _, c := range cs {
+		// A passage is judged against the best of its sub-question's (or
+		// its part's) passages: one part's weaker answers are still answers.
+		c.key = fmt.Sprintf("task %d", c.nf.Task)
 		qs := []string{d.Question}
 		if c.nf.Task < len(d.Findings) {
 			qs = append(qs, d.Findings[c.nf.Task].Question)
@@ -250,8 +258,13 @@ func (b *builder) score(d *schemas.ResearchDraft, cs []*candidate) {
 		section := termSet(b.a, c.cite.Title+" "+strings.Join(c.cite.SectionPath, " "))
 		num := strings.ContainsAny(c.text, "0123456789")
 		for _, q := range qs {
-			if strings.TrimSpace(q) != "" {
+			if strings.TrimSpace(q) != "" && !slices.Contains(parts, q) {
 				c.score = max(c.score, get(q).score(set, nil, section, num))
+			}
+		}
+		for i, q := range parts {
+			if s := get(q).score(set, nil, section, num); s > c.score {
+				c.score, c.key = s, fmt.Sprintf("part %d", i)
 			}
 		}
 		c.score = prose(c.text, c.score)
@@ -282,9 +295,12 @@ func keep(cs []*candidate) (kept []*candidate, closest bool) {
 	if len(cs) == 0 {
 		return nil, false
 	}
-	best := cs[0].score
+	best := map[string]float64{}
 	for _, c := range cs {
-		if c.score >= minEvidenceScore && c.score >= relEvidenceScore*best {
+		best[c.key] = max(best[c.key], c.score)
+	}
+	for _, c := range cs {
+		if c.score >= minEvidenceScore && c.score >= relEvidenceScore*best[c.key] {
 			kept = append(kept, c)
 		}
 	}
@@ -333,14 +349,17 @@ func (b *builder) groups(d *schemas.ResearchDraft, kept []*candidate) []evidence
 		ms := make([]*matcher, len(parts))
 		for i, p := range parts {
 			ms[i] = newMatcher(b.a, p, df, n)
-			out = append(out, evidenceGroup{title: capitalise(p), lead: fmt.Sprintf(evidenceText(b.lang, "on"), p), part: true})
+			out = append(out, evidenceGroup{title: capitalise(p), lead: fmt.Sprintf(evidenceText(b.lang, "on"), capitalise(p)), part: true})
 		}
 		for _, c := range kept {
 			set := termSet(b.a, c.text)
 			section := termSet(b.a, c.cite.Title+" "+strings.Join(c.cite.SectionPath, " "))
 			best := -1.0
+			c.parts = make([]float64, len(ms))
 			for i, m := range ms {
-				if s := m.score(set, nil, section, strings.ContainsAny(c.text, "0123456789")); s > best {
+				s := m.score(set, nil, section, strings.ContainsAny(c.text, "0123456789"))
+				c.parts[i] = m.score(set, nil, nil, false)
+				if s > best {
 					best, c.group = s, i
 				}
 			}
@@ -534,12 +553,16 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 	}
 	var out []pendingSentence
 	for _, p := range pairs {
+		tx, ty := noteTime(p.x), noteTime(p.y)
+		if !tx.IsZero() && !ty.IsZero() && ty.Before(tx) {
+			// The older note first.
+			p.x, p.y, p.vx, p.vy, tx, ty = p.y, p.x, p.vy, p.vx, ty, tx
+		}
 		line := evidenceText(b.lang, "disagree_any")
 		if p.subject != "" {
 			line = fmt.Sprintf(evidenceText(b.lang, "disagree"), p.subject, p.vx, p.vy)
 		}
 		out = append(out, pendingSentence{text: line})
-		tx, ty := noteTime(p.x), noteTime(p.y)
 		for _, side := range []struct {
 			c     *candidate
 			t, ot time.Time
