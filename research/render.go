@@ -20,7 +20,7 @@ var reportTexts = map[string]map[string]string{
 		"title":           "Research: %s",
 		"title_evidence":  "What the notes say: %s",
 		"untitled":        "Other notes",
-		"lead_evidence":   "No synthesis was written: %s. These are the best passages of your notes, by section.",
+		"lead_evidence":   "No synthesis was written: %s. These are the passages of your notes that answer the question, by sub-topic.",
 		"no_provider":     "No synthesis was written: no language model provider is configured. These are the verified facts, by sub-question.",
 		"model_failed":    "The language model could not write the report; these are the verified facts, by sub-question.",
 		"model_unusable":  "The language model's report could not be used; these are the verified facts, by sub-question.",
@@ -37,7 +37,7 @@ var reportTexts = map[string]map[string]string{
 		"title":           "Исследование: %s",
 		"title_evidence":  "Что говорят заметки: %s",
 		"untitled":        "Другие заметки",
-		"lead_evidence":   "Синтез не написан: %s. Ниже — лучшие фрагменты ваших заметок по разделам.",
+		"lead_evidence":   "Синтез не написан: %s. Ниже — фрагменты ваших заметок, отвечающие на вопрос, по подтемам.",
 		"no_provider":     "Синтез не написан: не настроен ни один поставщик языковой модели. Ниже — проверенные факты по подвопросам.",
 		"model_failed":    "Языковая модель не смогла написать отчёт; ниже — проверенные факты по подвопросам.",
 		"model_unusable":  "Отчёт языковой модели нельзя было использовать; ниже — проверенные факты по подвопросам.",
@@ -100,7 +100,15 @@ func RenderMarkdown(rep *schemas.ResearchReport) string {
 		}
 		fmt.Fprintf(&b, "## %s\n\n", heading)
 		if rep.Mode == schemas.ResearchEvidenceOnly {
-			for _, s := range ss {
+			// Passages are a list; a line that cites nothing frames them.
+			for i, s := range ss {
+				if len(s.Sources) == 0 {
+					if i > 0 {
+						b.WriteString("\n")
+					}
+					fmt.Fprintf(&b, "%s\n\n", s.Text)
+					continue
+				}
 				fmt.Fprintf(&b, "- %s\n", sentenceMarkdown(s))
 			}
 			b.WriteString("\n")

@@ -6,13 +6,11 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
-	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/analysis"
-	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/research"
@@ -265,7 +263,7 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 		}
 		doc := cp.Docs[cp.DocsDone]
 		if evidence {
-			iv.passageFact(task, cp, doc)
+			iv.passageFact(ctx, task, cp, doc)
 		} else if err := iv.readDocument(ctx, task, cp, doc); err != nil {
 			return "", err
 		}
@@ -312,48 +310,42 @@ func (iv *investigator) readDocument(ctx context.Context, task *schemas.Research
 	return nil
 }
 
-// passageFact keeps, without a language model, the passage of doc's block
-// that best matches the sub-question as a fact.
-func (iv *investigator) passageFact(task *schemas.ResearchTask, cp *checkpoint, doc research.Document) {
-	a := iv.d.Analyzer
-	q := a.Query(task.Question)
-	want := map[string]bool{}
-	for _, l := range strings.Fields(a.Lemmas(task.Question)) {
-		want[l] = true
-	}
-	var best schemas.Context
-	bestHits := -1
-	for _, b := range doc.Blocks() {
-		hits := 0
-		seen := map[string]bool{}
-		for _, l := range strings.Fields(a.Lemmas(b.Text)) {
-			if want[l] && !seen[l] {
-				seen[l] = true
-				hits++
-			}
+// passageFact keeps, without a language model, the passages of doc that
+// answer the sub-question best (research.PassageFinder: sentences of its
+// blocks, never a heading), each as a fact citing its block and carrying
+// the note's time when the index knows it.
+func (iv *investigator) passageFact(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document) {
+	questions := append([]string{task.Question, task.Original}, research.TranslatedQuestions(cp.Reasons)...)
+	pf := research.NewPassageFinder(iv.d.Analyzer, cp.Docs, questions...)
+	updated := iv.docTime(ctx, doc.DocID)
+	for _, p := range pf.Passages(doc, passagesPerDoc) {
+		if cp.Facts.Next == 0 {
+			cp.Facts.Next = 1
 		}
-		if len(strings.Fields(analysis.PlainText(b.Text))) < 4 {
-			hits-- // a heading or a label is no passage
-		}
-		if hits > bestHits {
-			best, bestHits = b, hits
-		}
+		f := p.Fact(fmt.Sprintf("f%d", cp.Facts.Next))
+		f.Updated = updated
+		cp.Facts.Next++
+		cp.Facts.List = append(cp.Facts.List, f)
 	}
-	if best.BlockID == "" {
-		return
+}
+
+// passagesPerDoc is how many passages an evidence_only task keeps of a document.
+const passagesPerDoc = 2
+
+// docTime is the document's own time (its source's update time) in RFC
+// 3339, when the document reader knows it (*store.Store); "" otherwise.
+func (iv *investigator) docTime(ctx context.Context, docID string) string {
+	dr, ok := iv.d.Docs.(interface {
+		Document(ctx context.Context, docID string) (*store.Document, error)
+	})
+	if !ok {
+		return ""
 	}
-	text := a.Snippet(analysis.PlainText(best.Text), q, analysis.SnippetOptions{Tokens: 60, Ellipsis: "…"})
-	if strings.TrimSpace(text) == "" {
-		text = analysis.PlainText(best.Text)
+	d, err := dr.Document(ctx, docID)
+	if err != nil || d.Version <= 0 {
+		return ""
 	}
-	if cp.Facts.Next == 0 {
-		cp.Facts.Next = 1
-	}
-	f := schemas.Fact{ID: fmt.Sprintf("f%d", cp.Facts.Next), Text: text, BlockIDs: []string{best.BlockID}, DocID: doc.DocID,
-		Citations: []schemas.Citation{{BlockID: best.BlockID, ChunkID: best.ChunkID, DocID: best.DocID, Title: best.Title,
-			SectionPath: best.SectionPath, Quote: text, Link: answer.Link(best.BlockID, best.Path)}}}
-	cp.Facts.Next++
-	cp.Facts.List = append(cp.Facts.List, f)
+	return time.Unix(0, d.Version).UTC().Format(time.RFC3339)
 }
 
 // retrieve finds the task's documents.

@@ -481,40 +481,6 @@ func TestReportOfARussianQuestionIsInRussian(t *testing.T) {
 	}
 }
 
-func TestWithoutAProviderTheReportIsEvidenceOnlyBySectionAndSaysWhy(t *testing.T) {
-	rig := rpStart(t, llmtest.DraftReportOptions{}, false, 1)
-	ix := rig.ix
-	passage := func(words string) schemas.Fact {
-		f := ix.fact(t, "", "", words, "")
-		f.Text = ix.blocks[f.BlockIDs[0]]
-		return f
-	}
-	q := "crows tools memory"
-	rep := rig.research(t, &schemas.ResearchFinding{ResearchID: "r-ev", TaskID: "t1", Index: 0, Of: 1, Question: q, Original: q,
-		Lang: "en", Mode: schemas.ResearchEvidenceOnly, Status: schemas.TaskDone,
-		Facts: []schemas.Fact{passage("hooked tools"), passage("faces of people"), passage("pieces of wire")}})
-	if rep.Mode != schemas.ResearchEvidenceOnly {
-		t.Fatalf("mode %q", rep.Mode)
-	}
-	checkCitations(t, ix, rep)
-	var titles []string
-	for _, s := range rep.Sections {
-		titles = append(titles, s.Title)
-	}
-	if !slices.Equal(titles, []string{"Tools", "Memory"}) || len(rep.Sections[0].Sentences) != 2 {
-		t.Fatalf("themes %q (want the passages' section headings, in the order of the best passage): %+v", titles, rep.Sections)
-	}
-	why := "no_llm_provider: no language model provider is configured"
-	if !slices.Contains(rep.Reasons, why) {
-		t.Errorf("reasons %q: want %q", rep.Reasons, why)
-	}
-	for _, want := range []string{"# What the notes say: " + q, "*No synthesis was written: no language model provider is configured.", "## Tools", "- New Caledonian crows", "## Sources"} {
-		if !strings.Contains(rep.Markdown, want) {
-			t.Errorf("Markdown lacks %q:\n%s", want, rep.Markdown)
-		}
-	}
-}
-
 func TestAFailingProviderGivesTheReportOfTheFactsAfterItsRetries(t *testing.T) {
 	fail := llmtest.Fail(500)
 	rig := rpStart(t, llmtest.DraftReportOptions{ReportFault: &fail}, true, 1)
