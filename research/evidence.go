@@ -553,7 +553,7 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 	}
 	var out []pendingSentence
 	for _, p := range pairs {
-		tx, ty := noteTime(p.x), noteTime(p.y)
+		tx, ty := candidateTime(p.x), candidateTime(p.y)
 		if !tx.IsZero() && !ty.IsZero() && ty.Before(tx) {
 			// The older note first.
 			p.x, p.y, p.vx, p.vy, tx, ty = p.y, p.x, p.vy, p.vx, ty, tx
@@ -696,9 +696,9 @@ func around(text string, v claimcheck.Value) string {
 	return strings.Join(append(bw, aw...), " ")
 }
 
-// noteTime is the time of a passage's note: the fact's updated time, else
+// candidateTime is the time of a passage's note: the fact's updated time, else
 // the creation time a SiYuan block id carries.
-func noteTime(c *candidate) time.Time {
+func candidateTime(c *candidate) time.Time {
 	if t, err := time.Parse(time.RFC3339, c.nf.Fact.Updated); err == nil {
 		return t
 	}
