@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // ErrAuth is a kernel refusing the API token: retrying cannot help.
@@ -234,8 +236,8 @@ func (c *Client) Flush(ctx context.Context) error {
 // DocInfo is a document as the blocks table lists it.
 type DocInfo struct {
 	ID, Box, Updated, HPath string
-	// Labels are the document's tags and alias (see labelsOf): the kernel
-	// leaves updated alone when they change.
+	// Labels are the document's tags, alias and report mark (see
+	// labelsOf): the kernel leaves updated alone when they change.
 	Labels string
 }
 
@@ -246,7 +248,7 @@ const notHidden = `id != box AND ial NOT LIKE '%custom-hidden="true"%'`
 // Docs lists every document of the kernel (paged; duplicates once), in the
 // notebooks keep allows (nil: all), without the notebooks' hidden documents.
 func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInfo, error) {
-	rows, err := c.SelectAll(ctx, "id, box, updated, hpath, tag, alias", "blocks", "type = 'd' AND "+notHidden, "id", 1000)
+	rows, err := c.SelectAll(ctx, "id, box, updated, hpath, tag, alias, ial", "blocks", "type = 'd' AND "+notHidden, "id", 1000)
 	if err != nil {
 		return nil, fmt.Errorf("listing documents: %w", err)
 	}
@@ -254,7 +256,7 @@ func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInf
 	for _, r := range rows {
 		if keep == nil || keep(r.Str("box")) {
 			out = append(out, DocInfo{ID: r.Str("id"), Box: r.Str("box"), Updated: r.Str("updated"), HPath: r.Str("hpath"),
-				Labels: labelsOf(tagList(r.Str("tag")), aliasList(r.Str("alias")))})
+				Labels: labelsOf(tagList(r.Str("tag")), aliasList(r.Str("alias")), ialAttr(r.Str("ial"), schemas.ReportAttr))})
 		}
 	}
 	return out, nil
