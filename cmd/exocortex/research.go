@@ -55,6 +55,7 @@ func cmdResearch(ctx context.Context, args []string) error {
 	save := fs.String("save", "", "also save the report: 'siyuan' (a new document in a SiYuan notebook, citations as block references) or a folder (Markdown with links)")
 	notebook := fs.String("notebook", os.Getenv(EnvReportNotebook), "the SiYuan notebook id for --save siyuan (env "+EnvReportNotebook+")")
 	lang := fs.String("lang", "", "the question's language (ru, en); default: detected")
+	includeReports := fs.Bool("include-reports", false, includeReportsUsage)
 	timeout := fs.Duration("timeout", 0, "how long to wait for the report (0: --max-time plus a minute, else 20m)")
 	words, err := parse(fs, args)
 	if err != nil {
@@ -122,6 +123,7 @@ func cmdResearch(ctx context.Context, args []string) error {
 		return errors.New("this build runs no research stages in-process (no plan consumer on KB_RESEARCH); start 'exocortex up' with them, or give --nats")
 	}
 	req := &schemas.ResearchRequested{ResearchID: newTraceID("research"), Question: question, Lang: *lang, NoLLM: *noLLM,
+		IncludeReports: *includeReports,
 		Budget: schemas.ResearchBudget{SubQuestions: *subQ, DocsPerTask: *docs, LLMCalls: *calls,
 			WallSeconds: int(math.Ceil(maxTime.Seconds()))}}
 	fmt.Fprintf(os.Stderr, "research %s: %s\n", req.ResearchID, question)
