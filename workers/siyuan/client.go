@@ -302,3 +302,14 @@ func (c *Client) CreateDocWithMd(ctx context.Context, notebook, path, markdown s
 	}
 	return id, nil
 }
+
+// SetBlockAttrs sets attributes of block id (a document's id: its document
+// block) through /api/attr/setBlockAttrs. Custom attributes are named
+// custom-*; an empty value removes one. The kernel keeps the block's
+// updated and says "transactions" with an updateAttrs operation on /ws.
+func (c *Client) SetBlockAttrs(ctx context.Context, id string, attrs map[string]string) error {
+	if id == "" || len(attrs) == 0 {
+		return fmt.Errorf("siyuan setBlockAttrs: want a block id and attributes, got %q and %d", id, len(attrs))
+	}
+	return c.Call(ctx, "/api/attr/setBlockAttrs", map[string]any{"id": id, "attrs": attrs}, nil)
+}
