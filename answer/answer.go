@@ -225,7 +225,9 @@ func (a *Answerer) Answer(ctx context.Context, rq *schemas.QueryReranked) *schem
 func (a *Answerer) Respond(ctx context.Context, rq *schemas.QueryReranked) *schemas.AnswerDone {
 	em := &emitter{emit: a.Emit, queryID: rq.QueryID}
 	defer func() { em.send(ctx, &schemas.AnswerToken{Final: true}) }()
-	if a.Cache != nil && len(rq.QueryVector) > 0 {
+	// An answer that may draw on saved research reports is neither taken
+	// from the cache nor kept there: the cache serves answers from the notes.
+	if a.Cache != nil && len(rq.QueryVector) > 0 && !rq.Options.IncludeReports {
 		t := time.Now()
 		hit, err := a.Cache.Lookup(ctx, rq.QueryVector, rq.Lang)
 		if err == nil && hit != nil {
@@ -258,7 +260,7 @@ func (a *Answerer) FollowUp(ctx context.Context, rq *schemas.QueryReranked, done
 	if done.Mode != schemas.AnswerCache && done.TimingsMS != nil {
 		done.TimingsMS["follow_ups"] = ev.TimingsMS["follow_ups"]
 	}
-	if a.Cache != nil && done.Mode != schemas.AnswerCache {
+	if a.Cache != nil && done.Mode != schemas.AnswerCache && !rq.Options.IncludeReports {
 		_ = a.Cache.Put(ctx, rq.QueryVector, done)
 	}
 	return ev

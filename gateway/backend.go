@@ -37,6 +37,9 @@ type SearchRequest struct {
 	Mode string `json:"mode,omitempty"`
 	// Lang keeps the search to chunks in this language ("" = all).
 	Lang string `json:"lang,omitempty"`
+	// IncludeReports searches saved research reports too (left out by
+	// default: schemas.QueryOptions.IncludeReports).
+	IncludeReports bool `json:"include_reports,omitempty"`
 	// Marks enclose a snippet's matched words (zero: the backend's own,
 	// BusOptions.SearchMarks); a door's choice, not part of the request
 	// body.
@@ -70,6 +73,9 @@ type SearchHit struct {
 	Source      string                `json:"source,omitempty"`
 	Lexical     *schemas.RetrieverHit `json:"lexical,omitempty"`
 	Vector      *schemas.RetrieverHit `json:"vector,omitempty"`
+	// Report marks a passage of a saved research report (only found when
+	// the request included reports).
+	Report bool `json:"report,omitempty"`
 }
 
 // Block is an indexed block with its place in the notes.

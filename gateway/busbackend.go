@@ -75,7 +75,8 @@ func (bb *BusBackend) Search(ctx context.Context, req SearchRequest) (*SearchRes
 		req.K = 10
 	}
 	q := &schemas.QuerySubmitted{QueryID: NewID("q"), Question: req.Query, Lang: req.Lang,
-		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, Lang: req.Lang, Expand: -1, NoAnswer: true}}
+		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, Lang: req.Lang, Expand: -1, NoAnswer: true,
+			IncludeReports: req.IncludeReports}}
 	res, err := pipeline.Ask(ctx, bb.Bus, q, bb.opts.SearchTimeout)
 	if err != nil {
 		return nil, err

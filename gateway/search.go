@@ -42,7 +42,7 @@ func BuildSearchResult(query string, res *schemas.QueryReranked, marks Marks) (*
 			Link:    answer.Link(cx.BlockID, cx.Path),
 			Snippet: an.Snippet(analysis.PlainText(cx.Text), aq, analysis.SnippetOptions{Tokens: 32, MarkStart: marks.Start, MarkEnd: marks.End, Ellipsis: "…"}),
 			Source:  cx.Source,
-			Lexical: cx.Lexical, Vector: cx.Vector,
+			Lexical: cx.Lexical, Vector: cx.Vector, Report: cx.Report,
 		}
 		if h.SectionPath == nil {
 			h.SectionPath = []string{}

@@ -92,6 +92,8 @@ type AskRequest struct {
 	Mode     string         `json:"mode,omitempty"`
 	History  []schemas.Turn `json:"history,omitempty"`
 	K        int            `json:"k,omitempty"`
+	// IncludeReports lets the answer draw on saved research reports too.
+	IncludeReports bool `json:"include_reports,omitempty"`
 }
 
 // TokenEvent is the data of a `token` event.
@@ -120,7 +122,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	q := &schemas.QuerySubmitted{QueryID: NewID("q"), Question: req.Question, Lang: req.Lang, History: req.History,
-		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K}}
+		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, IncludeReports: req.IncludeReports}}
 	w.Header().Set("X-Exocortex-Query-Id", q.QueryID)
 	sse := startSSE(w)
 	defer sse.close()
@@ -193,6 +195,8 @@ type ResearchRequest struct {
 	Lang     string                 `json:"lang,omitempty"`
 	Budget   schemas.ResearchBudget `json:"budget,omitempty"`
 	NoLLM    bool                   `json:"no_llm,omitempty"`
+	// IncludeReports lets the research read saved research reports too.
+	IncludeReports bool `json:"include_reports,omitempty"`
 }
 
 func (s *Server) research(w http.ResponseWriter, r *http.Request) {
@@ -214,7 +218,7 @@ func (s *Server) research(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	rq := &schemas.ResearchRequested{ResearchID: NewID("r"), Question: req.Question, Lang: req.Lang, Budget: b, NoLLM: req.NoLLM,
-		RequestedAt: time.Now().UTC()}
+		IncludeReports: req.IncludeReports, RequestedAt: time.Now().UTC()}
 	w.Header().Set("X-Exocortex-Research-Id", rq.ResearchID)
 	sse := startSSE(w)
 	defer sse.close()

@@ -31,6 +31,9 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 	}
 	ctxs := make([]schemas.Context, 0, len(rq.Candidates))
 	for _, c := range rq.Candidates {
+		if c.Report && !rq.Options.IncludeReports {
+			continue // a report's chunk from a retriever that did not leave it out
+		}
 		// A single retriever's mode scores by that retriever (BM25, the
 		// cosine): its fused score would only restate the rank.
 		score, source := c.Fused, "fused"
@@ -89,7 +92,13 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 	}
 	if expand > 0 && len(ctxs) > 0 && r.Index != nil {
 		t := time.Now()
-		more, err := r.expand(ctx, ctxs, rest, expand)
+		// A neighbour in a saved report (a report's block references
+		// the notes it cites) is left out like any report chunk.
+		xr, err := r.withoutReports(ctx, rq.Options.IncludeReports)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: graph expansion: %w", rq.QueryID, err)
+		}
+		more, err := xr.expand(ctx, ctxs, rest, expand)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: graph expansion: %w", rq.QueryID, err)
 		}

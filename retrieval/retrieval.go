@@ -164,6 +164,10 @@ func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Retrieve runs the first half of a query: BM25 and vector search, fused.
 func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.QueryRetrieved, error) {
+	r, err := r.withoutReports(ctx, q.Options.IncludeReports)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+	}
 	cfg := r.Config.withDefaults()
 	mode, reasons := r.resolve(q.Options.Mode)
 	// The question's language decides the answer's; Options.Lang, which
@@ -374,5 +378,5 @@ func bestRank(c schemas.Candidate) int {
 func passage(h store.Hit) schemas.Passage {
 	return schemas.Passage{ChunkID: h.ChunkID, DocID: h.DocID, Title: h.Title, Path: h.Path,
 		SectionPath: h.SectionPath, BlockID: h.BlockID, BlockIDs: h.BlockIDs, BlockSpans: h.BlockSpans,
-		Lang: h.Lang, Text: h.Text}
+		Lang: h.Lang, Text: h.Text, Report: h.Report}
 }

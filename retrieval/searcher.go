@@ -17,6 +17,9 @@ type Searcher struct {
 	// Expand adds graph neighbours after the ranked list (eval leaves it 0:
 	// neighbours are context for an answer, not ranked results).
 	Expand bool
+	// IncludeReports searches saved research reports too (left out by
+	// default; see QueryOptions.IncludeReports).
+	IncludeReports bool
 	// LastMode and LastReasons describe the most recent query (the mode can
 	// be lower than asked when a model is missing).
 	LastMode    string
@@ -37,14 +40,14 @@ func (s *Searcher) Search(ctx context.Context, query string, opts store.SearchOp
 		expand = 0
 	}
 	q := &schemas.QuerySubmitted{QueryID: fmt.Sprintf("search-%d", s.seq.Add(1)), Question: query,
-		Options: schemas.QueryOptions{Mode: s.Mode, K: k, Lang: opts.Lang, Expand: expand}}
+		Options: schemas.QueryOptions{Mode: s.Mode, K: k, Lang: opts.Lang, Expand: expand, IncludeReports: s.IncludeReports}}
 	cfg := s.R.Config.withDefaults()
 	if k > cfg.FusedK {
 		// A caller that wants more than the fused list holds widens it.
 		r := *s.R
 		r.Config = cfg
 		r.Config.FusedK = k
-		return (&Searcher{R: &r, Mode: s.Mode, Expand: s.Expand}).Search(ctx, query, opts)
+		return (&Searcher{R: &r, Mode: s.Mode, Expand: s.Expand, IncludeReports: s.IncludeReports}).Search(ctx, query, opts)
 	}
 	rq, err := s.R.Retrieve(ctx, q)
 	if err != nil {
@@ -59,7 +62,7 @@ func (s *Searcher) Search(ctx context.Context, query string, opts store.SearchOp
 	for _, c := range rr.Contexts {
 		hits = append(hits, store.Hit{ChunkID: c.ChunkID, DocID: c.DocID, Title: c.Title, Path: c.Path,
 			SectionPath: c.SectionPath, BlockID: c.BlockID, BlockIDs: c.BlockIDs, BlockSpans: c.BlockSpans,
-			Lang: c.Lang, Score: c.Score, Text: c.Text})
+			Lang: c.Lang, Score: c.Score, Text: c.Text, Report: c.Report})
 	}
 	return hits, nil
 }

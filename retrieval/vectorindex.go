@@ -148,7 +148,8 @@ func decodePassage(id, s string) (store.Hit, error) {
 		return store.Hit{}, fmt.Errorf("decode the stored passage of chunk %s: %w", id, err)
 	}
 	return store.Hit{ChunkID: p.ChunkID, DocID: p.DocID, Title: p.Title, Path: p.Path, SectionPath: p.SectionPath,
-		BlockID: p.BlockID, BlockIDs: p.BlockIDs, BlockSpans: p.BlockSpans, Lang: p.Lang, Text: p.Text}, nil
+		BlockID: p.BlockID, BlockIDs: p.BlockIDs, BlockSpans: p.BlockSpans, Lang: p.Lang, Text: p.Text,
+		Report: p.Report}, nil
 }
 
 // Search implements Index: the BM25-like sparse search of the vector store.

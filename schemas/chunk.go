@@ -89,6 +89,10 @@ type DocStructure struct {
 	Version     int64             `json:"version"`
 	Deleted     bool              `json:"deleted,omitempty"`
 	Meta        map[string]string `json:"meta,omitempty"`
+	// Report marks a saved research report (DocChanged.Report): the index
+	// keeps it per document, and retrieval leaves the document out unless
+	// a query asks for reports.
+	Report bool `json:"report,omitempty"`
 	// ChunkIDs are all the document's current chunks, in order.
 	ChunkIDs []string    `json:"chunk_ids,omitempty"`
 	Blocks   []BlockNode `json:"blocks,omitempty"`

@@ -78,9 +78,13 @@ type DocChanged struct {
 	// Force asks the stages after the source to redo the document in full
 	// (`ingest --force`): the chunk stage re-sends every chunk, not only
 	// those its manifest lacks, so chunks lost from the index come back.
-	Force  bool              `json:"force,omitempty"`
-	Meta   map[string]string `json:"meta,omitempty"`
-	Blocks []Block           `json:"blocks,omitempty"`
+	Force bool              `json:"force,omitempty"`
+	Meta  map[string]string `json:"meta,omitempty"`
+	// Report marks a saved research report (its front matter or SiYuan
+	// attribute, see IsReportMeta): retrieval leaves its chunks out unless
+	// a query asks for reports. Absent (false) for notes.
+	Report bool    `json:"report,omitempty"`
+	Blocks []Block `json:"blocks,omitempty"`
 }
 
 // MsgID is "doc:<id>@<hash>:<version>", or "doc:<id>@deleted:<version>"

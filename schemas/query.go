@@ -49,6 +49,10 @@ type QueryOptions struct {
 	// NoAnswer asks for the contexts only: the answer stage leaves the
 	// query alone (a search, or a client answering with its own providers).
 	NoAnswer bool `json:"no_answer,omitempty"`
+	// IncludeReports searches saved research reports too (documents marked
+	// by --save, see IsReportMeta); by default retrieval leaves them out,
+	// so a report's copy of a passage is never cited instead of the note.
+	IncludeReports bool `json:"include_reports,omitempty"`
 }
 
 // QuerySubmitted is a question from a client.
@@ -101,6 +105,9 @@ type Passage struct {
 	BlockSpans []BlockSpan `json:"block_spans,omitempty"`
 	Lang       string      `json:"lang,omitempty"`
 	Text       string      `json:"text"`
+	// Report marks a chunk of a saved research report (only returned when
+	// the query's IncludeReports asked for them).
+	Report bool `json:"report,omitempty"`
 }
 
 // Candidate is one fused candidate with each retriever's rank and score.

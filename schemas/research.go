@@ -66,8 +66,11 @@ type ResearchRequested struct {
 	Lang       string         `json:"lang,omitempty"`
 	Budget     ResearchBudget `json:"budget,omitempty"`
 	// NoLLM asks for an evidence_only report even when a provider is set.
-	NoLLM       bool      `json:"no_llm,omitempty"`
-	RequestedAt time.Time `json:"requested_at"`
+	NoLLM bool `json:"no_llm,omitempty"`
+	// IncludeReports lets the research read saved research reports too
+	// (QueryOptions.IncludeReports); by default they are left out.
+	IncludeReports bool      `json:"include_reports,omitempty"`
+	RequestedAt    time.Time `json:"requested_at"`
 }
 
 // MsgID is "research:<research_id>".
@@ -98,6 +101,8 @@ type ResearchTask struct {
 	Deadline time.Time `json:"deadline"`
 	// Original is the research's question.
 	Original string `json:"original"`
+	// IncludeReports is the request's (ResearchRequested.IncludeReports).
+	IncludeReports bool `json:"include_reports,omitempty"`
 }
 
 // MsgID is "research-task:<research_id>:<task_id>".

@@ -27,7 +27,7 @@ func (s *Store) Passages(ctx context.Context, ids []string) ([]Hit, error) {
 		}
 		rows, err := s.r.QueryContext(ctx, `
 SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang, c.text,
-	c.block_spans, coalesce(d.meta, '')
+	c.block_spans, coalesce(d.meta, ''), exists(SELECT 1 FROM report_docs r WHERE r.doc_id = c.doc_id)
 FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
 WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+`)`, args...)
 		if err != nil {
@@ -38,7 +38,7 @@ WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+
 			var section, blocks string
 			var spans sql.NullString
 			var meta string
-			if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang, &h.Text, &spans, &meta); err != nil {
+			if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang, &h.Text, &spans, &meta, &h.Report); err != nil {
 				rows.Close()
 				return nil, fmt.Errorf("passages: %w", err)
 			}
@@ -62,6 +62,33 @@ WHERE c.chunk_id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(part)), ",")+
 			out = append(out, h)
 			delete(byID, id) // a repeated id comes out once
 		}
+	}
+	return out, nil
+}
+
+// ReportDocs maps each document that is a saved research report (front
+// matter "exocortex: report", SiYuan custom-exocortex-report; see
+// schemas.IsReportMeta) to its number of indexed chunks. Retrieval leaves
+// these documents out by default and asks each retriever for that many
+// more candidates, so the results it keeps are still as many as asked.
+func (s *Store) ReportDocs(ctx context.Context) (map[string]int, error) {
+	rows, err := s.r.QueryContext(ctx, `
+SELECT r.doc_id, (SELECT count(*) FROM chunks c WHERE c.doc_id = r.doc_id) FROM report_docs r`)
+	if err != nil {
+		return nil, fmt.Errorf("report documents: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]int{}
+	for rows.Next() {
+		var id string
+		var n int
+		if err := rows.Scan(&id, &n); err != nil {
+			return nil, fmt.Errorf("report documents: %w", err)
+		}
+		out[id] = n
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("report documents: %w", err)
 	}
 	return out, nil
 }

@@ -153,6 +153,19 @@ END;
 -- Names this database's log, so a snapshot of another's is never replayed onto it.
 INSERT OR IGNORE INTO meta (key, value) VALUES ('lex_epoch', lower(hex(randomblob(8))));
 `,
+	// 8: the documents that are saved research reports (DocStructure.Report:
+	// front matter "exocortex: report", SiYuan custom-exocortex-report), which
+	// retrieval leaves out unless a query asks for reports. A document
+	// indexed before whose meta already marks it is flagged here.
+	`
+CREATE TABLE IF NOT EXISTS report_docs (
+	doc_id TEXT PRIMARY KEY
+) STRICT, WITHOUT ROWID;
+INSERT OR IGNORE INTO report_docs (doc_id)
+	SELECT doc_id FROM documents WHERE json_valid(meta) AND (
+		lower(trim(coalesce(json_extract(meta, '$.exocortex'), ''))) = 'report' OR
+		trim(coalesce(json_extract(meta, '$."custom-exocortex-report"'), '')) != '');
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

@@ -95,6 +95,8 @@ type Hit struct {
 	Snippet string
 	// Text is the chunk's text as stored.
 	Text string
+	// Report marks a chunk of a saved research report (see ReportDocs).
+	Report bool
 }
 
 // Search ranks chunks against the user's text with BM25. Any text is a valid
@@ -188,7 +190,7 @@ WHERE chunks_fts MATCH ? AND f.rank MATCH ? AND c.lang IN (?, '') ORDER BY f.ran
 	}
 	q := `
 SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang,
-	-f.rank, c.text, c.block_spans
+	-f.rank, c.text, c.block_spans, exists(SELECT 1 FROM report_docs r WHERE r.doc_id = c.doc_id)
 FROM (` + inner + `) f
 JOIN chunks c ON c.id = f.rowid
 JOIN documents d ON d.doc_id = c.doc_id
@@ -205,7 +207,7 @@ ORDER BY f.rank`
 		var section, blocks string
 		var spans sql.NullString
 		if err := rows.Scan(&h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang,
-			&h.Score, &h.Text, &spans); err != nil {
+			&h.Score, &h.Text, &spans, &h.Report); err != nil {
 			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
 		finishHit(&h, section, blocks, spans, a, aq, tokens, start, end)
@@ -243,7 +245,7 @@ func (s *Store) hitsByID(ctx context.Context, query string, a *analysis.Analyzer
 	}
 	rows, err := s.r.QueryContext(ctx, `
 SELECT c.id, c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang,
-	c.text, c.block_spans
+	c.text, c.block_spans, exists(SELECT 1 FROM report_docs r WHERE r.doc_id = c.doc_id)
 FROM chunks c JOIN documents d ON d.doc_id = c.doc_id
 WHERE c.id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(args)), ",")+`)`, args...)
 	if err != nil {
@@ -257,7 +259,7 @@ WHERE c.id IN (`+strings.TrimSuffix(strings.Repeat("?,", len(args)), ",")+`)`, a
 		var section, blocks string
 		var spans sql.NullString
 		if err := rows.Scan(&id, &h.ChunkID, &h.DocID, &h.Title, &h.Path, &section, &blocks, &h.Lang,
-			&h.Text, &spans); err != nil {
+			&h.Text, &spans, &h.Report); err != nil {
 			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
 		finishHit(&h, section, blocks, spans, a, aq, tokens, start, end)

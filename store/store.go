@@ -573,6 +573,7 @@ func deleteDoc(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure) error {
 		{`DELETE FROM edges WHERE doc_id = ?`, []any{d.DocID}},
 		{`DELETE FROM blocks WHERE doc_id = ?`, []any{d.DocID}},
 		{`DELETE FROM documents WHERE doc_id = ?`, []any{d.DocID}},
+		{`DELETE FROM report_docs WHERE doc_id = ?`, []any{d.DocID}},
 		{`INSERT INTO deleted_docs (doc_id, version) VALUES (?, ?)
 		  ON CONFLICT (doc_id) DO UPDATE SET version = max(version, excluded.version)`, []any{d.DocID, d.Version}},
 	}
@@ -608,6 +609,13 @@ ON CONFLICT (doc_id) DO UPDATE SET
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM deleted_docs WHERE doc_id = ?`, d.DocID); err != nil {
+		return err
+	}
+	report := `DELETE FROM report_docs WHERE doc_id = ?`
+	if d.Report || schemas.IsReportMeta(d.Meta) {
+		report = `INSERT OR IGNORE INTO report_docs (doc_id) VALUES (?)`
+	}
+	if _, err := tx.ExecContext(ctx, report, d.DocID); err != nil {
 		return err
 	}
 

@@ -29,6 +29,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 	history := fs.String("history", "", "chat history: a JSON file of [{\"role\":\"user\"|\"assistant\",\"text\":...}]")
 	lang := fs.String("lang", "", "the question's language (ru, en); default: detected")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the answer")
+	includeReports := fs.Bool("include-reports", false, includeReportsUsage)
 	words, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -40,7 +41,8 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if question == "" {
 		return errors.New(`give a question: exocortex ask "what did I write about ravens?"`)
 	}
-	q := &schemas.QuerySubmitted{QueryID: newTraceID("ask"), Question: question, Lang: *lang}
+	q := &schemas.QuerySubmitted{QueryID: newTraceID("ask"), Question: question, Lang: *lang,
+		Options: schemas.QueryOptions{IncludeReports: *includeReports}}
 	if *history != "" {
 		raw, err := os.ReadFile(*history)
 		if err != nil {

@@ -55,6 +55,7 @@ func cmdResearch(ctx context.Context, args []string) error {
 	save := fs.String("save", "", "also save the report: 'siyuan' (a new document in a SiYuan notebook, citations as block references) or a folder (Markdown with links)")
 	notebook := fs.String("notebook", os.Getenv(EnvReportNotebook), "the SiYuan notebook id for --save siyuan (env "+EnvReportNotebook+")")
 	lang := fs.String("lang", "", "the question's language (ru, en); default: detected")
+	includeReports := fs.Bool("include-reports", false, includeReportsUsage)
 	timeout := fs.Duration("timeout", 0, "how long to wait for the report (0: --max-time plus a minute, else 20m)")
 	words, err := parse(fs, args)
 	if err != nil {
@@ -122,6 +123,7 @@ func cmdResearch(ctx context.Context, args []string) error {
 		return errors.New("this build runs no research stages in-process (no plan consumer on KB_RESEARCH); start 'exocortex up' with them, or give --nats")
 	}
 	req := &schemas.ResearchRequested{ResearchID: newTraceID("research"), Question: question, Lang: *lang, NoLLM: *noLLM,
+		IncludeReports: *includeReports,
 		Budget: schemas.ResearchBudget{SubQuestions: *subQ, DocsPerTask: *docs, LLMCalls: *calls,
 			WallSeconds: int(math.Ceil(maxTime.Seconds()))}}
 	fmt.Fprintf(os.Stderr, "research %s: %s\n", req.ResearchID, question)
@@ -140,7 +142,9 @@ func cmdResearch(ctx context.Context, args []string) error {
 	}
 	var errs []error
 	if *out != "" {
-		if err := os.WriteFile(*out, []byte(md), 0o644); err != nil {
+		// Marked as a report (front matter), as --save DIR marks it: a
+		// file written into an ingested folder is not taken for a note.
+		if err := os.WriteFile(*out, []byte(reportFrontMatter(r)+md), 0o644); err != nil {
 			errs = append(errs, fmt.Errorf("--out: %w", err))
 		} else {
 			fmt.Fprintf(os.Stderr, "wrote %s\n", *out)
@@ -238,12 +242,24 @@ func (pp *progressPrinter) print(p *schemas.ResearchProgress) {
 	}
 }
 
+// reportFrontMatter marks a report written as Markdown (schemas.IsReportMeta):
+// "exocortex: report", its research id and when it was generated, so that
+// ingesting the folder it lands in indexes it as a report, which retrieval
+// leaves out unless asked (--include-reports).
+func reportFrontMatter(r *schemas.ResearchReport) string {
+	t := pipeline.ReportTime(r)
+	if t.IsZero() {
+		t = time.Now()
+	}
+	return schemas.ReportFrontMatter(r.ResearchID, t.UTC().Format(time.RFC3339))
+}
+
 // saveToDir writes the report as Markdown with links into dir, named from
 // its title; an existing file is never overwritten ("Title (2).md").
 func saveToDir(dir string, r *schemas.ResearchReport) (string, error) {
 	name := export.FileName(r)
 	base := strings.TrimSuffix(name, ".md")
-	md := []byte(export.Markdown(r, export.Links))
+	md := []byte(reportFrontMatter(r) + export.Markdown(r, export.Links))
 	for i := 1; ; i++ {
 		path := filepath.Join(dir, name)
 		f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
@@ -307,6 +323,12 @@ func siyuanSaver(ctx context.Context, br bridge, notebook string) (func(*schemas
 		id, err := client.CreateDocWithMd(sctx, notebook, researchFolder+title, export.Markdown(r, export.SiYuanRefs))
 		if err != nil {
 			return err
+		}
+		// Marked as a report, so that the bridge indexes it as one and
+		// retrieval leaves it out unless asked (--include-reports).
+		if err := client.SetBlockAttrs(sctx, id, map[string]string{schemas.ReportAttr: r.ResearchID}); err != nil {
+			return fmt.Errorf("the report was saved as document %s (siyuan://blocks/%s) but not marked as a report, so searches may cite it: "+
+				"set its attribute %s=%q in SiYuan (or delete it and save again): %w", id, id, schemas.ReportAttr, r.ResearchID, err)
 		}
 		fmt.Fprintf(os.Stderr, "saved to SiYuan: document %s siyuan://blocks/%s (%s%s in notebook %s)\n", id, id, researchFolder, title, notebook)
 		return nil

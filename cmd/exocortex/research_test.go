@@ -231,8 +231,10 @@ func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
 			t.Errorf("progress lacks %q:\n%s", line, errOut)
 		}
 	}
-	if got, err := os.ReadFile(outFile); err != nil || string(got) != want.Markdown {
-		t.Errorf("--out wrote %q (%v), want the report's Markdown", got, err)
+	// Both files are marked as a report by their front matter.
+	if got, err := os.ReadFile(outFile); err != nil || !strings.HasPrefix(string(got), "---\nexocortex: report\nresearch_id: \"") ||
+		!strings.HasSuffix(string(got), "---\n"+want.Markdown) {
+		t.Errorf("--out wrote %q (%v), want the report's front matter, then its Markdown", got, err)
 	}
 	saved, err := os.ReadFile(filepath.Join(saveDir, want.Title+".md"))
 	if err != nil {
@@ -244,7 +246,8 @@ func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
 			t.Errorf("the saved report lacks a link to source %d (%s):\n%s", c.Number, c.BlockID, saved)
 		}
 	}
-	if !strings.HasPrefix(string(saved), "# "+want.Title+"\n") || !strings.Contains(string(saved), "## Views\n") ||
+	_, body, marked := strings.Cut(string(saved), "\n---\n")
+	if !strings.HasPrefix(string(saved), "---\nexocortex: report\n") || !marked || !strings.HasPrefix(body, "# "+want.Title+"\n") || !strings.Contains(string(saved), "## Views\n") ||
 		!strings.Contains(string(saved), "- budget: task 2 stopped at its document budget") {
 		t.Errorf("the saved report lacks its title, sections or notes:\n%s", saved)
 	}

@@ -29,6 +29,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	expand := fs.Bool("expand", false, "add graph neighbours (parent, ref, sibling, next; a link to a whole note adds its best chunk) after the results, as an answer's contexts would")
 	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for the result")
 	asJSON := fs.Bool("json", false, "print results as JSON")
+	includeReports := fs.Bool("include-reports", false, includeReportsUsage)
 	words, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -75,7 +76,8 @@ func cmdSearch(ctx context.Context, args []string) error {
 		ex = 0
 	}
 	q := &schemas.QuerySubmitted{QueryID: newTraceID("q"), Question: query, Lang: *lang,
-		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex, NoAnswer: true}}
+		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex, NoAnswer: true,
+			IncludeReports: *includeReports}}
 	var notes []string
 	var res *schemas.QueryReranked
 	var l *pipeline.Local
@@ -127,7 +129,11 @@ func cmdSearch(ctx context.Context, args []string) error {
 		return nil
 	}
 	for _, r := range results {
-		fmt.Printf("%2d. %s  (%s)\n", r.Rank, strings.Join(r.SectionPath, " > "), scoreNote(r))
+		report := ""
+		if r.Report {
+			report = "  [saved research report]"
+		}
+		fmt.Printf("%2d. %s  (%s)%s\n", r.Rank, strings.Join(r.SectionPath, " > "), scoreNote(r), report)
 		fmt.Printf("    %s\n", oneLine(r.Snippet))
 		fmt.Printf("    block %s", r.BlockID)
 		if r.Link != "" {
@@ -164,6 +170,11 @@ func scoreNote(r gateway.SearchHit) string {
 	}
 	return note
 }
+
+// includeReportsUsage is the help of search's, ask's and research's
+// --include-reports.
+const includeReportsUsage = "also search saved research reports (documents written by 'research --save', marked by their front matter or SiYuan attribute); by default they are left out, so results cite the notes themselves"
+
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
 // openLocal is pipeline.OpenLocal, or nil without an error when the index

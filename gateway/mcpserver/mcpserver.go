@@ -129,6 +129,8 @@ type SearchInput struct {
 	K     int    `json:"k,omitempty" jsonschema:"how many passages (default 10, at most 50)"`
 	Mode  string `json:"mode,omitempty" jsonschema:"retrieval mode: lexical, vector, hybrid or rerank (default: the fullest available)"`
 	Lang  string `json:"lang,omitempty" jsonschema:"only passages in this language: ru or en (default: all)"`
+	// IncludeReports searches saved research reports too.
+	IncludeReports bool `json:"include_reports,omitempty" jsonschema:"also search saved research reports (left out by default, so passages come from the notes themselves)"`
 }
 
 // Passage is one search hit.
@@ -164,7 +166,8 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInp
 		in.K = 10
 	}
 	in.K = min(in.K, 50)
-	res, err := t.b.Search(ctx, gateway.SearchRequest{Query: in.Query, K: in.K, Mode: in.Mode, Lang: in.Lang, Marks: Marks})
+	res, err := t.b.Search(ctx, gateway.SearchRequest{Query: in.Query, K: in.K, Mode: in.Mode, Lang: in.Lang,
+		IncludeReports: in.IncludeReports, Marks: Marks})
 	if err != nil {
 		return nil, SearchOutput{}, fmt.Errorf("search: %w", err)
 	}
@@ -194,6 +197,8 @@ type AskInput struct {
 	K        int    `json:"k,omitempty" jsonschema:"how many passages the answer may draw on (default 12)"`
 	// History is the conversation so far, for a follow-up question.
 	History []schemas.Turn `json:"history,omitempty" jsonschema:"earlier turns of the conversation (role user or assistant, text), oldest first, so a follow-up question is understood"`
+	// IncludeReports lets the answer draw on saved research reports too.
+	IncludeReports bool `json:"include_reports,omitempty" jsonschema:"also draw on saved research reports (left out by default)"`
 }
 
 // AskOutput is the ask tool's structured result.
@@ -223,7 +228,7 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 	}
 	id := newID("mcp")
 	q := &schemas.QuerySubmitted{QueryID: id, Question: in.Question, Lang: in.Lang, History: in.History,
-		Options: schemas.QueryOptions{Mode: in.Mode, K: in.K}}
+		Options: schemas.QueryOptions{Mode: in.Mode, K: in.K, IncludeReports: in.IncludeReports}}
 	q.TraceID = id
 	onToken, stop := tokenProgress(ctx, req)
 	done, err := t.b.Ask(ctx, q, onToken)
@@ -290,6 +295,8 @@ type ResearchInput struct {
 	SubQuestions int    `json:"sub_questions,omitempty" jsonschema:"at most this many sub-questions (default: the research stage's)"`
 	WallSeconds  int    `json:"wall_seconds,omitempty" jsonschema:"time budget in seconds (default: the research stage's)"`
 	NoLLM        bool   `json:"no_llm,omitempty" jsonschema:"gather evidence only, without a language model's synthesis"`
+	// IncludeReports lets the research read saved research reports too.
+	IncludeReports bool `json:"include_reports,omitempty" jsonschema:"also read saved research reports (left out by default)"`
 }
 
 // ResearchOutput is the research tool's structured result.
@@ -312,7 +319,7 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 	}
 	id := newID("mcp-research")
 	r := &schemas.ResearchRequested{ResearchID: id, Question: in.Question, Lang: in.Lang, NoLLM: in.NoLLM,
-		Budget: schemas.ResearchBudget{SubQuestions: in.SubQuestions, WallSeconds: in.WallSeconds}}
+		IncludeReports: in.IncludeReports, Budget: schemas.ResearchBudget{SubQuestions: in.SubQuestions, WallSeconds: in.WallSeconds}}
 	r.TraceID = id
 	var onProgress func(*schemas.ResearchProgress)
 	if token := req.Params.GetProgressToken(); token != nil && req.Session != nil {

@@ -316,6 +316,7 @@ func structure(doc *schemas.DocChanged, pieces []Piece, trace string) *schemas.D
 		Version:     doc.Version,
 		Deleted:     doc.Deleted,
 		Meta:        doc.Meta,
+		Report:      doc.Report || schemas.IsReportMeta(doc.Meta),
 	}
 	if doc.Deleted {
 		return ds

@@ -198,6 +198,9 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 	if len(meta) > 0 {
 		doc.Meta = meta
 	}
+	// A saved research report (front matter "exocortex: report") is indexed
+	// but left out of retrieval by default.
+	doc.Report = schemas.IsReportMeta(meta)
 
 	p := &mdParser{vault: v, dir: filepath.Dir(abs), rel: rel, docID: doc.DocID, seen: map[string]int{}}
 	if fmErr != nil {

@@ -241,6 +241,8 @@ func ParseSiYuan(path string, content []byte, nb Notebook) (*schemas.DocChanged,
 	if len(doc.Meta) == 0 {
 		doc.Meta = nil
 	}
+	// A report saved by research --save siyuan (custom-exocortex-report).
+	doc.Report = schemas.IsReportMeta(doc.Meta)
 
 	c := &syConv{nb: nb}
 	c.blocks(root.Children, "")

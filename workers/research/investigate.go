@@ -355,7 +355,7 @@ func (iv *investigator) retrieve(ctx context.Context, task *schemas.ResearchTask
 		n = task.Budget.DocsPerTask
 	}
 	q := &schemas.QuerySubmitted{QueryID: keyUnsafe.ReplaceAllString(task.ResearchID+"-"+task.TaskID, "_"), Question: task.Question,
-		Lang: task.Lang, Options: schemas.QueryOptions{K: 3 * n}}
+		Lang: task.Lang, Options: schemas.QueryOptions{K: 3 * n, IncludeReports: task.IncludeReports}}
 	rq, err := iv.d.Retriever.Retrieve(ctx, q)
 	if err != nil {
 		return nil, nil, fmt.Errorf("investigate %s/%s: retrieve: %w", task.ResearchID, task.TaskID, err)

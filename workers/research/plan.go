@@ -206,7 +206,8 @@ func NewPlan(d PlanDeps) bus.Handler {
 		var lines []string
 		for i, s := range subs {
 			t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(subs),
-				Question: s.Question, Why: s.Why, Lang: lang, Mode: mode, Budget: budget, Deadline: deadline, Original: req.Question}
+				Question: s.Question, Why: s.Why, Lang: lang, Mode: mode, Budget: budget, Deadline: deadline, Original: req.Question,
+				IncludeReports: req.IncludeReports}
 			t.Envelope.TraceID = m.TraceID
 			out = append(out, t)
 			lines = append(lines, fmt.Sprintf("%d. %s", i+1, s.Question))

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // This file serves exocortex check: it compares the kernel with what the
@@ -142,7 +143,7 @@ func (s *Source) Resync(ctx context.Context, id string, force bool, floor int64)
 		return err
 	}
 	next := docState{Box: doc.Notebook, Updated: updatedOf(doc), Blocks: len(doc.Blocks), Hash: doc.Hash,
-		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook], Labels: labelsOf(doc.Meta["tags"], doc.Meta["alias"]),
+		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook], Labels: labelsOf(doc.Meta["tags"], doc.Meta["alias"], doc.Meta[schemas.ReportAttr]),
 		Format: sendFormat}
 	doc.Version = max(doc.Version, prev.Version+1, floor+1)
 	doc.Force = true

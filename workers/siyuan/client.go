@@ -13,6 +13,8 @@ import (
 	"net/http"
 	"strings"
 	"time"
+
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // ErrAuth is a kernel refusing the API token: retrying cannot help.
@@ -234,8 +236,8 @@ func (c *Client) Flush(ctx context.Context) error {
 // DocInfo is a document as the blocks table lists it.
 type DocInfo struct {
 	ID, Box, Updated, HPath string
-	// Labels are the document's tags and alias (see labelsOf): the kernel
-	// leaves updated alone when they change.
+	// Labels are the document's tags, alias and report mark (see
+	// labelsOf): the kernel leaves updated alone when they change.
 	Labels string
 }
 
@@ -246,7 +248,7 @@ const notHidden = `id != box AND ial NOT LIKE '%custom-hidden="true"%'`
 // Docs lists every document of the kernel (paged; duplicates once), in the
 // notebooks keep allows (nil: all), without the notebooks' hidden documents.
 func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInfo, error) {
-	rows, err := c.SelectAll(ctx, "id, box, updated, hpath, tag, alias", "blocks", "type = 'd' AND "+notHidden, "id", 1000)
+	rows, err := c.SelectAll(ctx, "id, box, updated, hpath, tag, alias, ial", "blocks", "type = 'd' AND "+notHidden, "id", 1000)
 	if err != nil {
 		return nil, fmt.Errorf("listing documents: %w", err)
 	}
@@ -254,7 +256,7 @@ func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInf
 	for _, r := range rows {
 		if keep == nil || keep(r.Str("box")) {
 			out = append(out, DocInfo{ID: r.Str("id"), Box: r.Str("box"), Updated: r.Str("updated"), HPath: r.Str("hpath"),
-				Labels: labelsOf(tagList(r.Str("tag")), aliasList(r.Str("alias")))})
+				Labels: labelsOf(tagList(r.Str("tag")), aliasList(r.Str("alias")), ialAttr(r.Str("ial"), schemas.ReportAttr))})
 		}
 	}
 	return out, nil
@@ -299,4 +301,15 @@ func (c *Client) CreateDocWithMd(ctx context.Context, notebook, path, markdown s
 		return "", fmt.Errorf("siyuan createDocWithMd %s: the kernel returned no document id", path)
 	}
 	return id, nil
+}
+
+// SetBlockAttrs sets attributes of block id (a document's id: its document
+// block) through /api/attr/setBlockAttrs. Custom attributes are named
+// custom-*; an empty value removes one. The kernel keeps the block's
+// updated and says "transactions" with an updateAttrs operation on /ws.
+func (c *Client) SetBlockAttrs(ctx context.Context, id string, attrs map[string]string) error {
+	if id == "" || len(attrs) == 0 {
+		return fmt.Errorf("siyuan setBlockAttrs: want a block id and attributes, got %q and %d", id, len(attrs))
+	}
+	return c.Call(ctx, "/api/attr/setBlockAttrs", map[string]any{"id": id, "attrs": attrs}, nil)
 }

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"html"
 	"regexp"
 	"slices"
 	"sort"
@@ -104,6 +105,12 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 	if alias := aliasList(root.Str("alias")); alias != "" {
 		doc.Meta["alias"] = alias
 	}
+	// A report saved by research --save siyuan carries its research id in
+	// the document block's attribute custom-exocortex-report (its ial).
+	if id := ialAttr(root.Str("ial"), schemas.ReportAttr); id != "" {
+		doc.Meta[schemas.ReportAttr] = id
+		doc.Report = true
+	}
 	doc.TitlePath = titles
 	doc.Path = strings.Join(titles, "/")
 	if parts := strings.Split(strings.TrimSuffix(strings.Trim(root.Str("path"), "/"), ".sy"), "/"); len(parts) > 1 {
@@ -194,20 +201,40 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 	// Tags and aliases count only when set, so the hash of a document
 	// without them is what it was before they were read.
 	raw, _ := json.Marshal(struct {
-		T     []string
-		Bs    []schemas.Block
-		Tags  string `json:",omitempty"`
-		Alias string `json:",omitempty"`
-	}{doc.TitlePath, doc.Blocks, doc.Meta["tags"], doc.Meta["alias"]})
+		T      []string
+		Bs     []schemas.Block
+		Tags   string `json:",omitempty"`
+		Alias  string `json:",omitempty"`
+		Report string `json:",omitempty"`
+	}{doc.TitlePath, doc.Blocks, doc.Meta["tags"], doc.Meta["alias"], doc.Meta[schemas.ReportAttr]})
 	sum := sha256.Sum256(raw)
 	doc.Hash = hex.EncodeToString(sum[:])
 	return doc, nil
 }
 
+// ialAttr is the value of attribute name in a block's ial ({: id="..."
+// name="value"}), unescaped as the kernel escapes it; "" when absent.
+func ialAttr(ial, name string) string {
+	_, rest, ok := strings.Cut(ial, " "+name+`="`)
+	if !ok {
+		return ""
+	}
+	v, _, ok := strings.Cut(rest, `"`)
+	if !ok {
+		return ""
+	}
+	return html.UnescapeString(v)
+}
+
 // labelsOf is one string for a document's tags and alias (as tagList and
-// aliasList give them), empty when it has neither, so that state written
-// before labels were tracked matches an unlabelled document.
-func labelsOf(tags, alias string) string {
+// aliasList give them) and its report mark (the research id of
+// custom-exocortex-report), empty when it has none, so that state written
+// before labels were tracked matches an unlabelled document (and a
+// document's labels from before the report mark was read match too).
+func labelsOf(tags, alias, report string) string {
+	if report != "" {
+		return tags + "\x1f" + alias + "\x1f" + report
+	}
 	if tags == "" && alias == "" {
 		return ""
 	}

@@ -308,7 +308,7 @@ func (s *Source) sync(ctx context.Context, id string, prev *docState) (bool, err
 	}
 	blocks := len(doc.Blocks)
 	next := docState{Box: doc.Notebook, Updated: updatedOf(doc), Blocks: blocks, Hash: doc.Hash, Version: doc.Version,
-		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook], Labels: labelsOf(doc.Meta["tags"], doc.Meta["alias"]),
+		HPath: doc.Meta["hpath"], Notebook: names[doc.Notebook], Labels: labelsOf(doc.Meta["tags"], doc.Meta["alias"], doc.Meta[schemas.ReportAttr]),
 		Format: sendFormat}
 	if prev != nil && prev.Hash == doc.Hash && prev.Format >= sendFormat {
 		next.Version = max(prev.Version, doc.Version)
