@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/exocortex/exocortex/analysis"
@@ -197,7 +198,14 @@ func disagreementText(lang, key string) string {
 // sideText is a fact's text as a side of a sentence: trimmed of its final
 // punctuation, ended by end.
 func sideText(text, end string) string {
-	return strings.TrimRight(oneLine(text), ".!?…;,: ") + end
+	text = strings.TrimRight(oneLine(text), ".!?…;,: ")
+	// After the lead's colon a sentence that opens with a function word
+	// ("The launch ...") goes on in lower case; a name keeps its capital.
+	if first, _, _ := strings.Cut(text, " "); first != "" && analysis.IsStopword(strings.ToLower(first)) {
+		r, size := utf8.DecodeRuneInString(text)
+		text = string(unicode.ToLower(r)) + text[size:]
+	}
+	return text + end
 }
 
 // conflictSentence states a pair deterministically, each side with its own

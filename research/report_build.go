@@ -51,8 +51,8 @@ type builder struct {
 	facts                              []schemas.Fact
 	// conflicts are the pairs of verified facts that say otherwise.
 	conflicts []conflict
-	quotes                             map[string]string // block id -> the evidence first quoted from it
-	kept                               int               // sentences kept that cite blocks
+	quotes    map[string]string // block id -> the evidence first quoted from it
+	kept      int               // sentences kept that cite blocks
 }
 
 func (b *builder) reset() {
