@@ -81,7 +81,16 @@ func Markdown(r *schemas.ResearchReport, style Style) string {
 	if len(r.Disagreements) > 0 {
 		fmt.Fprintf(&sb, "## %s\n\n", heading(r.Lang, "disagree"))
 		for _, s := range r.Disagreements {
-			fmt.Fprintf(&sb, "- %s%s\n", strings.TrimSpace(s.Text), cites(r, s.Sources, style))
+			if len(s.Sides) == 0 {
+				fmt.Fprintf(&sb, "- %s%s\n", strings.TrimSpace(s.Text), cites(r, s.Sources, style))
+				continue
+			}
+			// Each side with its own citation.
+			var parts []string
+			for _, sd := range s.Sides {
+				parts = append(parts, strings.TrimSpace(sd.Lead+" "+strings.TrimSpace(sd.Text)+cites(r, sd.Sources, style)))
+			}
+			fmt.Fprintf(&sb, "- %s\n", strings.Join(parts, " "))
 		}
 		sb.WriteString("\n")
 	}

@@ -86,3 +86,15 @@ func TestFileNameIsSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestADisagreementIsWrittenWithEachSidesOwnCitation(t *testing.T) {
+	r := report()
+	r.Disagreements = []schemas.ReportSentence{{Text: "whole", Sources: []int{1, 2}, Sides: []schemas.ReportSide{
+		{Lead: "«Птицы» (2024-03-12):", Text: "вороны помнят лица год;", Sources: []int{1}},
+		{Lead: "более новая «Память» (2024-04-02):", Text: "вороны помнят лица пять лет.", Sources: []int{2}, Newer: true}}}}
+	want := "- «Птицы» (2024-03-12): вороны помнят лица год; ((20261121100831-aaaaaaa \"1\")) " +
+		"более новая «Память» (2024-04-02): вороны помнят лица пять лет. [2](file:///home/me/notes/memory%20notes.md)\n"
+	if md := Markdown(r, SiYuanRefs); !strings.Contains(md, want) {
+		t.Errorf("SiYuan Markdown lacks %q:\n%s", want, md)
+	}
+}
