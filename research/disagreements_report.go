@@ -28,13 +28,20 @@ type conflict struct {
 	OldTime, NewTime time.Time // zero when unknown
 	// Dated: both notes' times are known and differ, so New is the newer.
 	Dated bool
+	// OtherDoc: a one-sided disagreement: the document said to contradict
+	// Old, of which no fact was kept (New is then empty).
+	OtherDoc string
 }
 
-// conflicts pairs every fact with the facts that contradict it. A fact's
+// docSidePrefix starts a ContradictedBy entry that names a document, not a
+// fact (the fact step's research.DocSidePrefix): only one side is known.
+const docSidePrefix = "doc:"
+
+// disagreementPairs pairs every fact with the facts that contradict it. A fact's
 // ContradictedBy names facts of its own finding (a task's ids, f1, f2 ...);
 // an id that names no fact there is left out. A pair found twice (by two
 // sub-questions, or from both sides) is kept once.
-func conflicts(facts []numberedFact) []conflict {
+func disagreementPairs(facts []numberedFact) []conflict {
 	type key struct {
 		task int
 		id   string
@@ -51,6 +58,13 @@ func conflicts(facts []numberedFact) []conflict {
 	seen := map[string]bool{}
 	for _, nf := range facts {
 		for _, id := range nf.Fact.ContradictedBy {
+			if doc, ok := strings.CutPrefix(strings.TrimSpace(id), docSidePrefix); ok && doc != "" {
+				if k := pairKey(nf, numberedFact{}) + "|" + doc; !seen[k] {
+					seen[k] = true
+					out = append(out, conflict{Old: nf, OldTime: factTime(nf.Fact.Updated), OtherDoc: doc})
+				}
+				continue
+			}
 			other, ok := byLocal[key{nf.Task, strings.TrimSpace(id)}]
 			if !ok || other.ID == nf.ID {
 				continue
@@ -83,7 +97,7 @@ func pairKey(a, b numberedFact) string {
 // newConflict orders a contradicted fact and the fact that contradicts it
 // by their notes' times.
 func newConflict(contradicted, by numberedFact) conflict {
-	c := conflict{Old: contradicted, New: by, OldTime: noteTime(contradicted.Fact.Updated), NewTime: noteTime(by.Fact.Updated)}
+	c := conflict{Old: contradicted, New: by, OldTime: factTime(contradicted.Fact.Updated), NewTime: factTime(by.Fact.Updated)}
 	if !c.OldTime.IsZero() && !c.NewTime.IsZero() && !c.OldTime.Equal(c.NewTime) {
 		c.Dated = true
 		if c.NewTime.Before(c.OldTime) {
@@ -93,9 +107,9 @@ func newConflict(contradicted, by numberedFact) conflict {
 	return c
 }
 
-// noteTime reads a fact's note time: RFC 3339, a date, or SiYuan's
+// factTime reads a fact's note time: RFC 3339, a date, or SiYuan's
 // YYYYMMDDhhmmss; zero when it is none of these.
-func noteTime(s string) time.Time {
+func factTime(s string) time.Time {
 	s = strings.TrimSpace(s)
 	for _, layout := range []string{time.RFC3339Nano, time.RFC3339, "2006-01-02T15:04:05", "2006-01-02 15:04:05", "2006-01-02", "20060102150405"} {
 		if t, err := time.Parse(layout, s); err == nil {
@@ -128,6 +142,13 @@ func (c conflict) dates() (older, newer string) {
 func writeConflicts(b *strings.Builder, cs []conflict, shown map[string]bool) {
 	var lines []string
 	for _, c := range cs {
+		if c.OtherDoc != "" {
+			if shown == nil || shown[c.Old.ID] {
+				od, _ := c.dates()
+				lines = append(lines, fmt.Sprintf("<disagreement facts=%q dates=%q newer=\"\" other_document=%q/>", c.Old.ID, od, c.OtherDoc))
+			}
+			continue
+		}
 		if shown != nil && (!shown[c.Old.ID] || !shown[c.New.ID]) {
 			continue
 		}
@@ -141,7 +162,8 @@ func writeConflicts(b *strings.Builder, cs []conflict, shown map[string]bool) {
 	if len(lines) == 0 {
 		return
 	}
-	b.WriteString("\nFacts that disagree (each pair says otherwise about one thing; dates are the notes' own, older first):\n")
+	b.WriteString("\nFacts that disagree (each pair says otherwise about one thing; dates are the notes' own, older first; " +
+		"other_document: a note said to say otherwise, of which no fact could be checked):\n")
 	for _, l := range lines {
 		b.WriteString(l + "\n")
 	}
@@ -175,6 +197,7 @@ var disagreementTexts = map[string]map[string]string{
 		"unknown":      " (which is newer is not known)",
 		"was":          "%s (%s) said:",
 		"since":        "since %s (%s):",
+		"one_sided":    "%s says otherwise; what it says could not be checked against its blocks.",
 	},
 	"ru": {
 		"intro":        "Заметки расходятся: ",
@@ -185,6 +208,7 @@ var disagreementTexts = map[string]map[string]string{
 		"unknown":      " (какая из заметок новее, неизвестно)",
 		"was":          "«%s» (%s):",
 		"since":        "с %s («%s»):",
+		"one_sided":    "«%s» утверждает иное; это не удалось проверить по её блокам.",
 	},
 }
 
@@ -213,6 +237,14 @@ func sideText(text, end string) string {
 // (2024-04-02): Y [2]." — or, for a change over time, "A (2024-01-10) said:
 // X [1]; since 2024-03-01 (B): Y [2]."
 func (b *builder) conflictSentence(c conflict) pendingSentence {
+	if c.OtherDoc != "" {
+		// One side known: it is stated with its blocks, the other named.
+		od, _ := c.dates()
+		old := pendingSide{lead: disagreementText(b.lang, "intro") + b.undated(b.factTitle(c.Old.Fact), od),
+			text: sideText(c.Old.Fact.Text, ";"), blocks: c.Old.Fact.BlockIDs, updated: c.Old.Fact.Updated, fact: c.Old.ID}
+		other := pendingSide{lead: fmt.Sprintf(disagreementText(b.lang, "one_sided"), b.docTitle(c.OtherDoc))}
+		return pendingSentence{sides: []pendingSide{old, other}}
+	}
 	oldTitle, newTitle := b.factTitle(c.Old.Fact), b.factTitle(c.New.Fact)
 	od, nd := c.dates()
 	t := func(key string, args ...any) string { return fmt.Sprintf(disagreementText(b.lang, key), args...) }
@@ -243,6 +275,18 @@ func (b *builder) undated(title, date string) string {
 	return fmt.Sprintf(disagreementText(b.lang, "says_undated"), title)
 }
 
+// docTitle names a document by the title of a block of it the report
+// knows, else by its id.
+func (b *builder) docTitle(docID string) string {
+	ids := slices.Sorted(maps.Keys(b.blocks))
+	for _, id := range ids {
+		if c := b.blocks[id]; c.DocID == docID && c.Title != "" {
+			return oneLine(c.Title)
+		}
+	}
+	return docID
+}
+
 // factTitle names a fact's note: its first block's title, section aside.
 func (b *builder) factTitle(f schemas.Fact) string {
 	for _, id := range f.BlockIDs {
@@ -259,7 +303,7 @@ func (b *builder) factTitle(f schemas.Fact) string {
 // trust).
 func (b *builder) sideContexts(f schemas.Fact) []schemas.Context {
 	date := ""
-	if t := noteTime(f.Updated); !t.IsZero() {
+	if t := factTime(f.Updated); !t.IsZero() {
 		date = t.Format("2006-01-02")
 	}
 	var out []schemas.Context

@@ -209,7 +209,7 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 	}
 
 	facts = b.verifyFacts(facts)
-	b.conflicts = conflicts(facts)
+	b.conflicts = disagreementPairs(facts)
 	if len(facts) > r.d.Config.MaxFacts {
 		rep.Reasons = append(rep.Reasons, fmt.Sprintf("facts_cut: %d facts, the model was given the first %d and those that disagree", len(facts), r.d.Config.MaxFacts))
 		facts = cutFacts(facts, r.d.Config.MaxFacts, b.conflicts)

@@ -123,7 +123,7 @@ func TestTheDraftsDisagreementsAreCheckedBeforeTheReportModelSeesThem(t *testing
 		{ID: "F1", Fact: schemas.Fact{ID: "f1", Text: notes[0].text, BlockIDs: []string{"m1"}, ContradictedBy: []string{"f2"}, Updated: "2024-03-12T10:00:00Z"}},
 		{ID: "F2", Fact: schemas.Fact{ID: "f2", Text: notes[1].text, BlockIDs: []string{"m2"}, Updated: "2024-04-02T10:00:00Z"}},
 	}
-	b.conflicts = conflicts(facts)
+	b.conflicts = disagreementPairs(facts)
 	draft := `{"themes": [{"title": "Launch", "facts": ["F1", "F2"]}], "disagreements": [
 		{"text": "The launch of Project Atlas was planned for May 2024, but is moved to June 2024.", "facts": ["F1", "F2"]},
 		{"text": "The launch of Project Atlas was planned for May 2428, but is moved to June 2024.", "facts": ["F1", "F2"]},

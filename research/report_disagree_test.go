@@ -190,7 +190,7 @@ func TestTheModelsDisagreementSentenceIsKeptOnlyWhenEachSideIsStatedByItsOwnBloc
 			b.rep.Question = "Where do my notes disagree?"
 			facts := numberFacts(disagreeFindings(c.lang))
 			facts = b.verifyFacts(facts)
-			b.conflicts = conflicts(facts)
+			b.conflicts = disagreementPairs(facts)
 			if len(b.conflicts) != 2 {
 				t.Fatalf("%d pairs, want 2", len(b.conflicts))
 			}
@@ -249,5 +249,39 @@ func TestThePromptsGiveThePairsWithTheirDates(t *testing.T) {
 	findings[0].Facts[0].Updated, findings[0].Facts[1].Updated = "", ""
 	if p := ReportPrompt("q", "en", "", findings, numberFacts(findings))[1].Content; !strings.Contains(p, `<disagreement facts="F1,F2" dates="," newer=""/>`) {
 		t.Errorf("undated pair:\n%s", p)
+	}
+}
+
+func TestAOneSidedDisagreementIsStatedWithTheSideItHasAndNamesTheOtherNote(t *testing.T) {
+	for _, c := range []struct{ lang, want string }{
+		{"en", "- The notes disagree: Meeting 2024-03-12 (2024-03-12): the launch of Project Atlas is planned for May 2024 [1]; Meeting 2024-04-02 says otherwise; what it says could not be checked against its blocks."},
+		{"ru", "- Заметки расходятся: «Встреча 12 марта» (2024-03-12): Запуск проекта «Атлас» намечен на май 2024 года [1]; «Встреча 2 апреля» утверждает иное; это не удалось проверить по её блокам."},
+	} {
+		t.Run("in "+c.lang, func(t *testing.T) {
+			n := disagreeNotes[c.lang]
+			b := claimBuilder(t, c.lang, n)
+			b.rep.Question = "Where do my notes disagree?"
+			findings := disagreeFindings(c.lang)
+			// The fact step kept no fact of the other note: it names the document.
+			findings[0].Facts = []schemas.Fact{findings[0].Facts[0]}
+			findings[0].Facts[0].ContradictedBy = []string{"doc:" + n[1].doc}
+			facts := b.verifyFacts(numberFacts(findings))
+			b.conflicts = disagreementPairs(facts)
+			if len(b.conflicts) != 1 || b.conflicts[0].OtherDoc != n[1].doc {
+				t.Fatalf("pairs %+v, want the one-sided one", b.conflicts)
+			}
+			p := reportPrompt("q", c.lang, "", findings, facts, b.conflicts)[1].Content
+			if !strings.Contains(p, `<disagreement facts="F1" dates="2024-03-12" newer="" other_document="`+n[1].doc+`"/>`) {
+				t.Errorf("the prompt lacks the one-sided disagreement:\n%s", p)
+			}
+			b.synthesis(reportReply{Title: "T", Disagreements: []replySentence{{Text: n[0].text, Facts: []string{"F1"}}}}, facts)
+			rep := b.finish(b.rep.Time)
+			if len(rep.Disagreements) != 1 || !strings.Contains(rep.Markdown, c.want) {
+				t.Fatalf("Markdown lacks %q:\n%s", c.want, rep.Markdown)
+			}
+			if sd := rep.Disagreements[0].Sides; len(sd) != 2 || len(sd[0].Sources) != 1 || len(sd[1].Sources) != 0 || sd[1].Text != "" {
+				t.Errorf("sides %+v: the known side cites its block, the other cites nothing and states nothing", sd)
+			}
+		})
 	}
 }

@@ -82,7 +82,7 @@ func DraftPrompt(question, lang string, findings []schemas.ResearchFinding) []ll
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question: %s\nLanguage: %s\n\nFacts found in the notes, by sub-question:\n", oneLine(question), lang)
 	writeFacts(&b, findings, facts)
-	writeConflicts(&b, conflicts(facts), nil)
+	writeConflicts(&b, disagreementPairs(facts), nil)
 	for i, f := range findings {
 		if f.Status != schemas.TaskDone && f.Status != "" {
 			fmt.Fprintf(&b, "\n(Sub-question %d ended early: %s.)\n", i+1, f.Status)
@@ -97,7 +97,7 @@ func DraftPrompt(question, lang string, findings []schemas.ResearchFinding) []ll
 
 // ReportPrompt asks for the final structured report.
 func ReportPrompt(question, lang, draft string, findings []schemas.ResearchFinding, facts []numberedFact) []llm.Message {
-	return reportPrompt(question, lang, draft, findings, facts, conflicts(facts))
+	return reportPrompt(question, lang, draft, findings, facts, disagreementPairs(facts))
 }
 
 // reportPrompt is ReportPrompt with the pairs of facts that disagree (those
