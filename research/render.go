@@ -119,12 +119,12 @@ func RenderMarkdownFor(rep *schemas.ResearchReport, view LinkView) string {
 	if l := lead(rep); l != "" {
 		fmt.Fprintf(&b, "*%s*\n\n", l)
 	}
-	para := func(heading string, ss []schemas.ReportSentence, list bool) {
+	para := func(heading string, ss []schemas.ReportSentence) {
 		if len(ss) == 0 {
 			return
 		}
 		fmt.Fprintf(&b, "## %s\n\n", heading)
-		if list || rep.Mode == schemas.ResearchEvidenceOnly {
+		if rep.Mode == schemas.ResearchEvidenceOnly {
 			for _, s := range ss {
 				fmt.Fprintf(&b, "- %s\n", sentenceMarkdown(s))
 			}
@@ -137,12 +137,19 @@ func RenderMarkdownFor(rep *schemas.ResearchReport, view LinkView) string {
 		}
 		b.WriteString(strings.Join(parts, " ") + "\n\n")
 	}
-	para(reportText(rep.Lang, "summary"), rep.Summary, false)
+	para(reportText(rep.Lang, "summary"), rep.Summary)
 	for _, sec := range rep.Sections {
-		para(sec.Title, sec.Sentences, false)
+		para(sec.Title, sec.Sentences)
 	}
-	para(reportText(rep.Lang, "disagreements"), rep.Disagreements, true)
-	para(reportText(rep.Lang, "conclusion"), rep.Conclusion, false)
+	// Each disagreement is one item, each side with its own markers.
+	if len(rep.Disagreements) > 0 {
+		fmt.Fprintf(&b, "## %s\n\n", reportText(rep.Lang, "disagreements"))
+		for _, s := range rep.Disagreements {
+			fmt.Fprintf(&b, "- %s\n", sentenceMarkdown(s))
+		}
+		b.WriteString("\n")
+	}
+	para(reportText(rep.Lang, "conclusion"), rep.Conclusion)
 	if len(rep.Sources) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", reportText(rep.Lang, "sources"))
 		for i, c := range rep.Sources {
