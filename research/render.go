@@ -141,8 +141,11 @@ func RenderMarkdownFor(rep *schemas.ResearchReport, view LinkView) string {
 	for _, sec := range rep.Sections {
 		para(sec.Title, sec.Sentences)
 	}
-	// Each disagreement is one item, each side with its own markers.
-	if len(rep.Disagreements) > 0 {
+	// Each disagreement is one item, each side with its own markers (an
+	// evidence-only report lays its passages out as its sections).
+	if rep.Mode == schemas.ResearchEvidenceOnly {
+		para(reportText(rep.Lang, "disagreements"), rep.Disagreements)
+	} else if len(rep.Disagreements) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", reportText(rep.Lang, "disagreements"))
 		for _, s := range rep.Disagreements {
 			fmt.Fprintf(&b, "- %s\n", sentenceMarkdown(s))
