@@ -154,14 +154,34 @@ func source(lang string, c schemas.Citation, style Style) string {
 	return fmt.Sprintf("%s (%s %s)", name, heading(lang, "block"), c.BlockID)
 }
 
-// sourceName is "Title > Section > Path" (the section path already begins
-// with the title when the chunker wrote it so).
+// sourceName is "Title > Section > Path", each name once: the title is
+// put first unless the section path holds it (a SiYuan section path starts
+// with the notebook's tree, the title inside it), and a name said again is
+// left out.
 func sourceName(c schemas.Citation) string {
-	parts := append([]string(nil), c.SectionPath...)
-	if c.Title != "" && (len(parts) == 0 || parts[0] != c.Title) {
-		parts = append([]string{c.Title}, parts...)
+	var parts []string
+	add := func(s string) {
+		if s = oneLine(s); s == "" {
+			return
+		}
+		for _, p := range parts {
+			if strings.EqualFold(p, s) {
+				return
+			}
+		}
+		parts = append(parts, s)
 	}
-	name := oneLine(strings.Join(parts, " > "))
+	inPath := false
+	for _, p := range c.SectionPath {
+		inPath = inPath || strings.EqualFold(oneLine(p), oneLine(c.Title))
+	}
+	if !inPath {
+		add(c.Title)
+	}
+	for _, p := range c.SectionPath {
+		add(p)
+	}
+	name := strings.Join(parts, " > ")
 	if name == "" {
 		name = c.BlockID
 	}

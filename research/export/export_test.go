@@ -98,3 +98,22 @@ func TestADisagreementIsWrittenWithEachSidesOwnCitation(t *testing.T) {
 		t.Errorf("SiYuan Markdown lacks %q:\n%s", want, md)
 	}
 }
+
+func TestASourceIsNamedWithItsTitleOnce(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		c    schemas.Citation
+		want string
+	}{
+		{"a SiYuan path that holds the title inside", schemas.Citation{Title: "Aurora kickoff", SectionPath: []string{"Work and home", "Aurora kickoff", "Decisions"}},
+			"Work and home > Aurora kickoff > Decisions"},
+		{"a path without the title", schemas.Citation{Title: "Птицы", SectionPath: []string{"Вороны"}}, "Птицы > Вороны"},
+		{"a heading that repeats the title", schemas.Citation{Title: "Crows", SectionPath: []string{"crows", "Crows", "Tools"}}, "crows > Tools"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := sourceName(c.c); got != c.want {
+				t.Errorf("sourceName = %q, want %q", got, c.want)
+			}
+		})
+	}
+}
