@@ -25,6 +25,7 @@ import (
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -636,6 +637,15 @@ func TestResearchStreamsProgressThenTheReport(t *testing.T) {
 	}
 	if rep.ResearchID != resp.Header.Get("X-Exocortex-Research-Id") || rep.Question != "What do birds do?" {
 		t.Errorf("report %+v", rep)
+	}
+	// Read through the gateway, each source opens the note view at its block.
+	if len(rep.Sources) == 0 {
+		t.Fatalf("a report with no sources:\n%s", rep.Markdown)
+	}
+	for _, c := range rep.Sources {
+		if link := "(" + research.NoteViewLink(c.DocID, c.BlockID) + ")"; !strings.Contains(rep.Markdown, link) {
+			t.Errorf("the report's Markdown lacks the note view link %s:\n%s", link, rep.Markdown)
+		}
 	}
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -235,5 +236,8 @@ func (s *Server) research(w http.ResponseWriter, r *http.Request) {
 		sse.event("error", e)
 		return
 	}
-	sse.event("report", rep)
+	// Read through the gateway, every source opens the note view at its block.
+	out := *rep
+	out.Markdown = research.GatewayMarkdown(&out)
+	sse.event("report", &out)
 }

@@ -209,9 +209,10 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 	}
 
 	facts = b.verifyFacts(facts)
+	b.conflicts = disagreementPairs(facts)
 	if len(facts) > r.d.Config.MaxFacts {
-		rep.Reasons = append(rep.Reasons, fmt.Sprintf("facts_cut: %d facts, the model was given the first %d", len(facts), r.d.Config.MaxFacts))
-		facts = facts[:r.d.Config.MaxFacts]
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("facts_cut: %d facts, the model was given the first %d and those that disagree", len(facts), r.d.Config.MaxFacts))
+		facts = cutFacts(facts, r.d.Config.MaxFacts, b.conflicts)
 	}
 	if len(facts) == 0 {
 		rep.Reasons = append(rep.Reasons, "no_facts: the research found no verified facts in the notes")
@@ -224,7 +225,8 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 		return b.finish(r.d.Now()), nil
 	}
 
-	msgs := ReportPrompt(d.Question, lang, d.Draft, d.Findings, facts)
+	draft := b.checkDraft(d.Draft, facts)
+	msgs := reportPrompt(d.Question, lang, draft, d.Findings, facts, b.conflicts)
 	role := llm.RoleStrategic
 	if promptTokens(msgs) >= r.d.Config.LongPrompt {
 		role = llm.RoleLongContext
@@ -342,6 +344,22 @@ func linkPath(link string) string {
 		return p
 	}
 	return ""
+}
+
+// cutFacts keeps the first max facts and, beyond them, those of a
+// disagreement: the model is given both sides of every pair.
+func cutFacts(facts []numberedFact, max int, cs []conflict) []numberedFact {
+	keep := map[string]bool{}
+	for _, c := range cs {
+		keep[c.Old.ID], keep[c.New.ID] = true, true
+	}
+	out := slices.Clone(facts[:max])
+	for _, nf := range facts[max:] {
+		if keep[nf.ID] {
+			out = append(out, nf)
+		}
+	}
+	return out
 }
 
 func appendOnce(list []string, s string) []string {

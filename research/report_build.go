@@ -18,6 +18,19 @@ import (
 type pendingSentence struct {
 	text   string
 	blocks []string
+	// sides: a disagreement sentence, each side with its own blocks (text
+	// and blocks are then theirs, joined).
+	sides []pendingSide
+}
+
+// pendingSide is one side of a disagreement sentence: lead (whose note,
+// when) is not checked against the blocks, text is.
+type pendingSide struct {
+	lead, text string
+	blocks     []string
+	updated    string
+	newer      bool
+	fact       string // the report id of the fact it states
 }
 
 type pendingSection struct {
@@ -36,8 +49,10 @@ type builder struct {
 	summary, disagreements, conclusion []pendingSentence
 	sections                           []pendingSection
 	facts                              []schemas.Fact
-	quotes                             map[string]string // block id -> the evidence first quoted from it
-	kept                               int               // sentences kept that cite blocks
+	// conflicts are the pairs of verified facts that say otherwise.
+	conflicts []conflict
+	quotes    map[string]string // block id -> the evidence first quoted from it
+	kept      int               // sentences kept that cite blocks
 }
 
 func (b *builder) reset() {
@@ -64,22 +79,40 @@ func withMarker(text string, n int) string {
 	return text[:end] + m + text[end:]
 }
 
-// verify checks one sentence against the given blocks with the answer
-// stage's verifier: ok when it states something and every part of it is
-// supported by one of the blocks; supported are the blocks that hold its
-// support. claim is false for a sentence with no content words.
-func (b *builder) verify(text string, blockIDs []string) (supported []string, claim bool, reason string) {
+// contexts are the contexts of the given blocks that the builder knows.
+func (b *builder) contexts(blockIDs []string) []schemas.Context {
 	var ctxs []schemas.Context
 	for _, id := range blockIDs {
 		if c, ok := b.blocks[id]; ok {
 			ctxs = append(ctxs, c)
 		}
 	}
+	return ctxs
+}
+
+// verify checks one sentence against the given blocks with the answer
+// stage's verifier and its claim checks (answer.VerifyWith: the sentence's
+// numbers, dates, times, ratios, names, limiting words and clauses must be
+// stated by the block it cites): ok when it states something and every part
+// of it is supported by one of the blocks; supported are the blocks that
+// hold its support. claim is false for a sentence with no content words.
+// reason says why it is not supported, with what the block lacks when the
+// claim checks know it: "not_stated (time \"02:03\" is not in the block)".
+func (b *builder) verify(text string, blockIDs []string) (supported []string, claim bool, reason string) {
+	supported, claim, reason = b.verifyIn(text, b.contexts(blockIDs))
+	if reason != "" && len(blockIDs) > 0 && len(b.contexts(blockIDs)) == 0 {
+		reason = "no_block_text"
+	}
+	return supported, claim, reason
+}
+
+// verifyIn is verify against the given contexts.
+func (b *builder) verifyIn(text string, ctxs []schemas.Context) (supported []string, claim bool, reason string) {
 	probe := text
 	if len(ctxs) > 0 {
 		probe = withMarker(text, len(ctxs))
 	}
-	v := answer.Verify(b.a, probe, ctxs)
+	v := answer.VerifyWith(b.a, probe, ctxs, answer.Options{})
 	if v.Claims == 0 {
 		return nil, false, ""
 	}
@@ -88,8 +121,11 @@ func (b *builder) verify(text string, blockIDs []string) (supported []string, cl
 		if len(v.Unsupported) > 0 {
 			reason = v.Unsupported[0].Reason
 		}
-		if len(blockIDs) > 0 && len(ctxs) == 0 {
-			reason = "no_block_text"
+		for _, d := range v.Dropped {
+			if d.Detail != "" {
+				reason += " (" + d.Detail + ")"
+				break
+			}
 		}
 		return nil, true, reason
 	}
@@ -103,6 +139,38 @@ func (b *builder) verify(text string, blockIDs []string) (supported []string, cl
 		}
 	}
 	return supported, true, ""
+}
+
+// neighbours are the blocks the builder knows that share a document with
+// one of the given blocks, those of the same chunk first: where a sentence
+// that cites the block next to the one that states it is re-cited.
+func (b *builder) neighbours(blockIDs []string) []string {
+	chunks, docs := map[string]bool{}, map[string]bool{}
+	for _, id := range blockIDs {
+		if c, ok := b.blocks[id]; ok {
+			if c.ChunkID != "" {
+				chunks[c.ChunkID] = true
+			}
+			if c.DocID != "" {
+				docs[c.DocID] = true
+			}
+		}
+	}
+	var same, other []string
+	for id, c := range b.blocks {
+		if slices.Contains(blockIDs, id) {
+			continue
+		}
+		switch {
+		case c.ChunkID != "" && chunks[c.ChunkID]:
+			same = append(same, id)
+		case c.DocID != "" && docs[c.DocID]:
+			other = append(other, id)
+		}
+	}
+	slices.Sort(same)
+	slices.Sort(other)
+	return append(same, other...)
 }
 
 // verifyFacts keeps the facts their blocks support (each with those
@@ -148,6 +216,17 @@ func (b *builder) sentence(s replySentence, byID map[string]numberedFact) (pendi
 	if !claim {
 		return pendingSentence{text: text}, true
 	}
+	if len(supported) == 0 && len(blocks) > 0 {
+		// A sentence that cites the block next to the one that states it
+		// is re-cited there, as answers are within a chunk.
+		for _, n := range b.neighbours(blocks) {
+			if got, _, _ := b.verify(text, []string{n}); len(got) > 0 {
+				b.rep.Reasons = append(b.rep.Reasons, fmt.Sprintf("recited_sentence: %s -> %s: %q", strings.Join(blocks, ","), n, text))
+				supported = got
+				break
+			}
+		}
+	}
 	if len(supported) == 0 {
 		if len(ids) == 0 {
 			why = answer.DropUncited
@@ -183,11 +262,8 @@ func (b *builder) synthesis(reply reportReply, facts []numberedFact) {
 			b.sections = append(b.sections, pendingSection{title: oneLine(sec.Title), sentences: ss})
 		}
 	}
-	b.disagreements = b.sentences(reply.Disagreements, byID)
+	b.disagreementSection(reply.Disagreements, byID)
 	b.conclusion = b.sentences(reply.Conclusion, byID)
-	if !cites(b.disagreements) {
-		b.disagreements = nil
-	}
 	b.setFacts(facts)
 }
 
@@ -241,6 +317,8 @@ func (b *builder) factsReport(d *schemas.ResearchDraft, facts []numberedFact) {
 		}
 		b.sections = append(b.sections, sec)
 	}
+	b.disagreements = nil
+	b.addConflicts(nil)
 	b.setFacts(facts)
 }
 
@@ -262,7 +340,7 @@ func (b *builder) citation(block string, facts ...schemas.Fact) schemas.Citation
 	c := schemas.Citation{BlockID: block}
 	if ctx, ok := b.blocks[block]; ok {
 		c.ChunkID, c.DocID, c.Title, c.SectionPath = ctx.ChunkID, ctx.DocID, ctx.Title, ctx.SectionPath
-		c.Link = answer.Link(block, ctx.Path)
+		c.Link = BlockLink(block, ctx.Path, ctx.Title, ctx.SectionPath)
 	}
 	all := facts
 	if len(all) == 0 {
@@ -293,6 +371,13 @@ func (b *builder) citation(block string, facts ...schemas.Fact) schemas.Citation
 	if c.Link == "" {
 		c.Link = answer.Link(block, "")
 	}
+	if _, ok := b.blocks[block]; !ok {
+		if p := linkPath(c.Link); p != "" {
+			// A fact's citation links the file; the report links the
+			// block's heading.
+			c.Link = BlockLink(block, p, c.Title, c.SectionPath)
+		}
+	}
 	return c
 }
 
@@ -301,25 +386,46 @@ func (b *builder) citation(block string, facts ...schemas.Fact) schemas.Citation
 func (b *builder) finish(now time.Time) *schemas.ResearchReport {
 	rep := b.rep
 	number := map[string]int{}
+	source := func(bl string) int {
+		n, ok := number[bl]
+		if !ok {
+			c := b.citation(bl)
+			if q, ok := b.quotes[bl]; ok && q != "" {
+				c.Quote = q
+			}
+			n = len(rep.Sources) + 1
+			c.Number = n
+			number[bl] = n
+			rep.Sources = append(rep.Sources, c)
+		}
+		return n
+	}
 	convert := func(ps []pendingSentence) []schemas.ReportSentence {
 		var out []schemas.ReportSentence
 		for _, p := range ps {
 			s := schemas.ReportSentence{Text: p.text}
 			for _, bl := range p.blocks {
-				n, ok := number[bl]
-				if !ok {
-					c := b.citation(bl)
-					if q, ok := b.quotes[bl]; ok && q != "" {
-						c.Quote = q
-					}
-					n = len(rep.Sources) + 1
-					c.Number = n
-					number[bl] = n
-					rep.Sources = append(rep.Sources, c)
-				}
-				if !slices.Contains(s.Sources, n) {
+				if n := source(bl); !slices.Contains(s.Sources, n) {
 					s.Sources = append(s.Sources, n)
 				}
+			}
+			var parts []string
+			for _, sd := range p.sides {
+				side := schemas.ReportSide{Lead: sd.lead, Text: sd.text, Updated: sd.updated, Newer: sd.newer}
+				for _, bl := range sd.blocks {
+					n := source(bl)
+					if !slices.Contains(side.Sources, n) {
+						side.Sources = append(side.Sources, n)
+					}
+					if !slices.Contains(s.Sources, n) {
+						s.Sources = append(s.Sources, n)
+					}
+				}
+				parts = append(parts, strings.TrimSpace(sd.lead+" "+sd.text))
+				s.Sides = append(s.Sides, side)
+			}
+			if len(p.sides) > 0 {
+				s.Text = strings.Join(parts, " ")
 			}
 			out = append(out, s)
 		}

@@ -65,7 +65,7 @@ func TestFixedStringsFollowTheReportsLanguage(t *testing.T) {
 	}
 	md := RenderMarkdown(rep)
 	for _, want := range []string{"*Синтез не написан: запрошены только фрагменты заметок (--no-llm).", "## Память", "- Вороны помнят лица [1].",
-		"## Источники", "1. Вороны > Память — [20240101120000-abcdefg](siyuan://blocks/20240101120000-abcdefg)"} {
+		"## Источники", "1. Вороны › Память — [20240101120000-abcdefg](siyuan://blocks/20240101120000-abcdefg)"} {
 		if !strings.Contains(md, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, md)
 		}

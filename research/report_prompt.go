@@ -69,13 +69,20 @@ func writeFacts(b *strings.Builder, findings []schemas.ResearchFinding, facts []
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
+// disagreementRule tells the draft and report models what to do with the
+// pairs of facts that disagree.
+const disagreementRule = "Facts listed as disagreeing say otherwise about one thing: keep both; " +
+	"state each side with its own fact id and its note's date, say which is newer, and state a change over time as a change " +
+	`("was nightly; since <date> every 6 hours"). Never cite one side only for a disagreement, and never merge the sides into one number.`
+
 // DraftPrompt asks the supervisor for an outline of the report from the
-// findings' facts.
+// findings' facts, with the pairs of facts that disagree.
 func DraftPrompt(question, lang string, findings []schemas.ResearchFinding) []llm.Message {
 	facts := numberFacts(findings)
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question: %s\nLanguage: %s\n\nFacts found in the notes, by sub-question:\n", oneLine(question), lang)
 	writeFacts(&b, findings, facts)
+	writeConflicts(&b, disagreementPairs(facts), nil)
 	for i, f := range findings {
 		if f.Status != schemas.TaskDone && f.Status != "" {
 			fmt.Fprintf(&b, "\n(Sub-question %d ended early: %s.)\n", i+1, f.Status)
@@ -83,13 +90,19 @@ func DraftPrompt(question, lang string, findings []schemas.ResearchFinding) []ll
 	}
 	sys := DraftMarker + " Sub-questions were researched and each gave facts, every fact verified against the notes. " +
 		"Write an outline of the report that answers the question: the themes it should have (each with the ids of the facts it rests on), " +
-		"and where the facts disagree with each other. Use only the facts given. Write in " + reportLanguage(lang) + ". " +
+		"and where the facts disagree with each other. " + disagreementRule + " Use only the facts given. Write in " + reportLanguage(lang) + ". " +
 		`Answer with a JSON object: {"themes": [{"title": "...", "facts": ["F1"]}], "disagreements": [{"text": "...", "facts": ["F2", "F5"]}]}.`
 	return []llm.Message{{Role: "system", Content: sys}, {Role: "user", Content: b.String()}}
 }
 
 // ReportPrompt asks for the final structured report.
 func ReportPrompt(question, lang, draft string, findings []schemas.ResearchFinding, facts []numberedFact) []llm.Message {
+	return reportPrompt(question, lang, draft, findings, facts, disagreementPairs(facts))
+}
+
+// reportPrompt is ReportPrompt with the pairs of facts that disagree (those
+// whose both sides are among the facts are listed).
+func reportPrompt(question, lang, draft string, findings []schemas.ResearchFinding, facts []numberedFact, cs []conflict) []llm.Message {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Question: %s\nLanguage: %s\n", oneLine(question), lang)
 	if strings.TrimSpace(draft) != "" {
@@ -97,9 +110,16 @@ func ReportPrompt(question, lang, draft string, findings []schemas.ResearchFindi
 	}
 	b.WriteString("\nFacts found in the notes, by sub-question:\n")
 	writeFacts(&b, findings, facts)
+	shown := map[string]bool{}
+	for _, nf := range facts {
+		shown[nf.ID] = true
+	}
+	writeConflicts(&b, cs, shown)
 	sys := ReportMarker + " Write it in " + reportLanguage(lang) + " from the facts given, and only from them: " +
-		"every sentence that states something cites the ids of the facts that support it, and says no more than they say. " +
+		"every sentence that states something cites the ids of the facts that support it, and says no more than they say " +
+		"(no number, date, time, ratio, name or condition they do not state). " +
 		"Give a title, an executive summary (2-4 sentences), sections by theme, where the notes disagree (if they do) and a conclusion. " +
+		disagreementRule + " " +
 		`Answer with a JSON object only: {"title": "...", "summary": [{"text": "...", "facts": ["F1"]}], ` +
 		`"sections": [{"title": "...", "sentences": [{"text": "...", "facts": ["F2", "F3"]}]}], ` +
 		`"disagreements": [{"text": "...", "facts": ["F4", "F6"]}], "conclusion": [{"text": "...", "facts": ["F1"]}]}.`

@@ -209,6 +209,24 @@ func (e *ResearchDraft) Validate() error {
 type ReportSentence struct {
 	Text    string `json:"text"`
 	Sources []int  `json:"sources,omitempty"`
+	// Sides are the sides of a disagreement sentence, in the sentence's
+	// order, each with its own sources (Text is them joined, Sources all of
+	// theirs): "where the notes disagree" states each side with its own
+	// citation.
+	Sides []ReportSide `json:"sides,omitempty"`
+}
+
+// ReportSide is one side of a disagreement: Lead says whose note and when
+// ("Meeting 2024-04-02 (2024-04-02, newer):"), Text what the note says,
+// checked against the side's blocks alone.
+type ReportSide struct {
+	Lead    string `json:"lead,omitempty"`
+	Text    string `json:"text"`
+	Sources []int  `json:"sources,omitempty"`
+	// Updated is the side's note time (RFC 3339), when known; Newer marks
+	// the newer side when the times say which it is.
+	Updated string `json:"updated,omitempty"`
+	Newer   bool   `json:"newer,omitempty"`
 }
 
 // ReportSection is one theme of a report.

@@ -81,7 +81,16 @@ func Markdown(r *schemas.ResearchReport, style Style) string {
 	if len(r.Disagreements) > 0 {
 		fmt.Fprintf(&sb, "## %s\n\n", heading(r.Lang, "disagree"))
 		for _, s := range r.Disagreements {
-			fmt.Fprintf(&sb, "- %s%s\n", strings.TrimSpace(s.Text), cites(r, s.Sources, style))
+			if len(s.Sides) == 0 {
+				fmt.Fprintf(&sb, "- %s%s\n", strings.TrimSpace(s.Text), cites(r, s.Sources, style))
+				continue
+			}
+			// Each side with its own citation.
+			var parts []string
+			for _, sd := range s.Sides {
+				parts = append(parts, strings.TrimSpace(sd.Lead+" "+strings.TrimSpace(sd.Text)+cites(r, sd.Sources, style)))
+			}
+			fmt.Fprintf(&sb, "- %s\n", strings.Join(parts, " "))
 		}
 		sb.WriteString("\n")
 	}
@@ -145,14 +154,34 @@ func source(lang string, c schemas.Citation, style Style) string {
 	return fmt.Sprintf("%s (%s %s)", name, heading(lang, "block"), c.BlockID)
 }
 
-// sourceName is "Title > Section > Path" (the section path already begins
-// with the title when the chunker wrote it so).
+// sourceName is "Title > Section > Path", each name once: the title is
+// put first unless the section path holds it (a SiYuan section path starts
+// with the notebook's tree, the title inside it), and a name said again is
+// left out.
 func sourceName(c schemas.Citation) string {
-	parts := append([]string(nil), c.SectionPath...)
-	if c.Title != "" && (len(parts) == 0 || parts[0] != c.Title) {
-		parts = append([]string{c.Title}, parts...)
+	var parts []string
+	add := func(s string) {
+		if s = oneLine(s); s == "" {
+			return
+		}
+		for _, p := range parts {
+			if strings.EqualFold(p, s) {
+				return
+			}
+		}
+		parts = append(parts, s)
 	}
-	name := oneLine(strings.Join(parts, " > "))
+	inPath := false
+	for _, p := range c.SectionPath {
+		inPath = inPath || strings.EqualFold(oneLine(p), oneLine(c.Title))
+	}
+	if !inPath {
+		add(c.Title)
+	}
+	for _, p := range c.SectionPath {
+		add(p)
+	}
+	name := strings.Join(parts, " > ")
 	if name == "" {
 		name = c.BlockID
 	}

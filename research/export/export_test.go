@@ -86,3 +86,34 @@ func TestFileNameIsSafe(t *testing.T) {
 		}
 	}
 }
+
+func TestADisagreementIsWrittenWithEachSidesOwnCitation(t *testing.T) {
+	r := report()
+	r.Disagreements = []schemas.ReportSentence{{Text: "whole", Sources: []int{1, 2}, Sides: []schemas.ReportSide{
+		{Lead: "«Птицы» (2024-03-12):", Text: "вороны помнят лица год;", Sources: []int{1}},
+		{Lead: "более новая «Память» (2024-04-02):", Text: "вороны помнят лица пять лет.", Sources: []int{2}, Newer: true}}}}
+	want := "- «Птицы» (2024-03-12): вороны помнят лица год; ((20261121100831-aaaaaaa \"1\")) " +
+		"более новая «Память» (2024-04-02): вороны помнят лица пять лет. [2](file:///home/me/notes/memory%20notes.md)\n"
+	if md := Markdown(r, SiYuanRefs); !strings.Contains(md, want) {
+		t.Errorf("SiYuan Markdown lacks %q:\n%s", want, md)
+	}
+}
+
+func TestASourceIsNamedWithItsTitleOnce(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		c    schemas.Citation
+		want string
+	}{
+		{"a SiYuan path that holds the title inside", schemas.Citation{Title: "Aurora kickoff", SectionPath: []string{"Work and home", "Aurora kickoff", "Decisions"}},
+			"Work and home > Aurora kickoff > Decisions"},
+		{"a path without the title", schemas.Citation{Title: "Птицы", SectionPath: []string{"Вороны"}}, "Птицы > Вороны"},
+		{"a heading that repeats the title", schemas.Citation{Title: "Crows", SectionPath: []string{"crows", "Crows", "Tools"}}, "crows > Tools"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if got := sourceName(c.c); got != c.want {
+				t.Errorf("sourceName = %q, want %q", got, c.want)
+			}
+		})
+	}
+}

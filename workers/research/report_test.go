@@ -288,6 +288,27 @@ func (rig *rpRig) calls(marker string) int {
 	return n
 }
 
+// promptHas tells whether a request whose system message holds marker had
+// want in its user message.
+func (rig *rpRig) promptHas(t *testing.T, marker, want string) bool {
+	t.Helper()
+	for _, r := range rig.provider.Requests() {
+		var sys, user string
+		for _, m := range r.Body.Messages {
+			switch m.Role {
+			case "system":
+				sys += m.Content
+			case "user":
+				user += m.Content
+			}
+		}
+		if strings.Contains(sys, marker) && strings.Contains(user, want) {
+			return true
+		}
+	}
+	return false
+}
+
 func (rig *rpRig) steps() []string {
 	rig.mu.Lock()
 	defer rig.mu.Unlock()
@@ -325,23 +346,40 @@ func checkCitations(t *testing.T, ix *rpIndex, rep *schemas.ResearchReport) {
 			t.Errorf("source %d names block %s, which is not in the index", i+1, c.BlockID)
 		}
 	}
-	for _, s := range allSentences(rep) {
-		if len(s.Sources) == 0 {
-			t.Errorf("sentence %q cites nothing", s.Text)
+	check := func(text, updated string, sources []int) {
+		if len(sources) == 0 {
+			t.Errorf("sentence %q cites nothing", text)
 		}
-		for _, n := range s.Sources {
+		for _, n := range sources {
 			if n < 1 || n > len(rep.Sources) {
-				t.Fatalf("sentence %q cites [%d] of %d sources", s.Text, n, len(rep.Sources))
+				t.Fatalf("sentence %q cites [%d] of %d sources", text, n, len(rep.Sources))
 			}
 			bid := rep.Sources[n-1].BlockID
-			ctx := schemas.Context{Passage: schemas.Passage{BlockID: bid, BlockIDs: []string{bid}, Text: ix.blocks[bid],
-				BlockSpans: []schemas.BlockSpan{{ID: bid, Start: 0, End: len(ix.blocks[bid])}}}}
-			v := answer.Verify(ix.store.Analyzer(), s.Text+" [1]", []schemas.Context{ctx})
+			block := ix.blocks[bid]
+			if len(updated) >= 10 {
+				block += "\n(" + updated[:10] + ")" // a disagreement's side may say its note's date
+			}
+			ctx := schemas.Context{Passage: schemas.Passage{BlockID: bid, BlockIDs: []string{bid}, Text: block,
+				BlockSpans: []schemas.BlockSpan{{ID: bid, Start: 0, End: len(block)}}}}
+			v := answer.Verify(ix.store.Analyzer(), text+" [1]", []schemas.Context{ctx})
 			if v.Supported != 1 || len(v.Unsupported) > 0 {
-				t.Errorf("sentence %q cites [%d] = block %s, whose text %q does not support it", s.Text, n, bid, ix.blocks[bid])
+				t.Errorf("sentence %q cites [%d] = block %s, whose text %q does not support it", text, n, bid, block)
 			}
 		}
-		if !strings.Contains(rep.Markdown, strings.TrimRight(s.Text, ".!?…")) {
+	}
+	for _, s := range allSentences(rep) {
+		if len(s.Sides) == 0 {
+			check(s.Text, "", s.Sources)
+		}
+		// A disagreement: each side against its own blocks; its lead
+		// (whose note, when) is the report's, not a claim of the notes.
+		for _, sd := range s.Sides {
+			if sd.Text == "" && len(sd.Sources) == 0 {
+				continue // the unknown side of a one-sided disagreement: named, not stated
+			}
+			check(sd.Text, sd.Updated, sd.Sources)
+		}
+		if !strings.Contains(rep.Markdown, strings.TrimRight(s.Text, ".!?…")) && len(s.Sides) == 0 {
 			t.Errorf("sentence %q is not in the Markdown", s.Text)
 		}
 	}
@@ -371,11 +409,17 @@ func TestReportKeepsOnlySentencesTheirFactsBlocksSupport(t *testing.T) {
 	if len(rep.Sections) != 2 || rep.Sections[0].Title != "How do crows use tools?" {
 		t.Fatalf("sections: %+v", rep.Sections)
 	}
-	// The miscited sentence (the last fact's text cited to the first fact)
-	// is gone from the first section, and said why.
+	// The miscited sentence (the last fact's text cited to the first fact,
+	// whose block is its neighbour in the note) is re-cited to the block
+	// that states it, as answers are, and said so; checkCitations has
+	// checked that block against it.
 	for _, s := range rep.Sections[0].Sentences {
 		if strings.Contains(s.Text, "faces") {
-			t.Errorf("a sentence its fact does not support is in the first section: %q", s.Text)
+			for _, n := range s.Sources {
+				if bid := rep.Sources[n-1].BlockID; bid != faces.BlockIDs[0] {
+					t.Errorf("the miscited sentence %q still cites %s, want the faces block %s", s.Text, bid, faces.BlockIDs[0])
+				}
+			}
 		}
 	}
 	if strings.Contains(rep.Markdown, "penguins") {
@@ -383,7 +427,7 @@ func TestReportKeepsOnlySentencesTheirFactsBlocksSupport(t *testing.T) {
 	}
 	var miscited, invented, unverified bool
 	for _, r := range rep.Reasons {
-		miscited = miscited || (strings.HasPrefix(r, "unsupported_sentence: ") && strings.Contains(r, "faces"))
+		miscited = miscited || (strings.HasPrefix(r, "recited_sentence: ") && strings.Contains(r, "-> "+faces.BlockIDs[0]) && strings.Contains(r, "faces"))
 		invented = invented || strings.HasPrefix(r, "unsupported_sentence: uncited: ") && strings.Contains(r, "penguins")
 		unverified = unverified || strings.HasPrefix(r, "unsupported_fact: ") && strings.Contains(r, "Africa")
 	}
@@ -398,7 +442,7 @@ func TestReportKeepsOnlySentencesTheirFactsBlocksSupport(t *testing.T) {
 			t.Errorf("fact %+v: want a report-wide id and its blocks", f)
 		}
 	}
-	for _, want := range []string{"# Report: " + q, "## Executive summary", "## How do crows use tools?", "## Conclusion", "## Sources", " [1]", "1. Crows > Tools — [", "](file://"} {
+	for _, want := range []string{"# Report: " + q, "## Executive summary", "## How do crows use tools?", "## Conclusion", "## Sources", " [1]", "1. Crows › Tools — [", "](file://", "crows.md#tools)"} {
 		if !strings.Contains(rep.Markdown, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, rep.Markdown)
 		}
@@ -468,7 +512,7 @@ func TestReportOfARussianQuestionIsInRussian(t *testing.T) {
 	if rep.Lang != "ru" || len(rep.Sections) != 2 || len(rep.Sources) != 2 {
 		t.Fatalf("lang %q, %d sections, %d sources:\n%s", rep.Lang, len(rep.Sections), len(rep.Sources), rep.Markdown)
 	}
-	for _, want := range []string{"# Отчёт: " + q, "## Краткое изложение", "## Какие орудия делают вороны?", "## Заключение", "## Источники", "Вороны > Орудия — ["} {
+	for _, want := range []string{"# Отчёт: " + q, "## Краткое изложение", "## Какие орудия делают вороны?", "## Заключение", "## Источники", "Вороны › Орудия — ["} {
 		if !strings.Contains(rep.Markdown, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, rep.Markdown)
 		}
@@ -572,9 +616,79 @@ func TestAReportOnTheSiYuanGuideCitesItsBlocksWithDeepLinks(t *testing.T) {
 			t.Errorf("source %s links to %q, want the block's siyuan:// link", c.BlockID, c.Link)
 		}
 	}
-	for _, want := range []string{"Database > Views — [", "General Operations > Database > Views > Kanban View — [", "(siyuan://blocks/20260613162855-3g52lzy)"} {
+	for _, want := range []string{"Database › Views — [", "General Operations › Database › Views › Kanban View — [", "(siyuan://blocks/20260613162855-3g52lzy)"} {
 		if !strings.Contains(rep.Markdown, want) {
 			t.Errorf("Markdown lacks %q:\n%s", want, rep.Markdown)
 		}
+	}
+}
+
+// rpDisagreeing are notes written to disagree: two meeting notes with
+// different launch dates and a backup note with its later update.
+var rpDisagreeing = map[string]string{
+	"meeting-march.md": "# Meeting 12 March\n\n## Launch\n\nThe launch of Project Atlas is planned for May 2024.\n",
+	"meeting-april.md": "# Meeting 2 April\n\n## Launch\n\nThe launch of Project Atlas is planned for June 2024.\n",
+	"backup.md":        "# Backup setup\n\nThe home server backs up the photo library nightly at 02:00.\n",
+	"backup-update.md": "# Backup update\n\nSince March the home server backs up the photo library every 6 hours.\n",
+}
+
+func TestAReportOnNotesThatDisagreeStatesBothSidesOfEachWithTheirOwnCitation(t *testing.T) {
+	dir := t.TempDir()
+	var docs []*schemas.DocChanged
+	for name, text := range rpDisagreeing {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		doc, err := files.ParseMarkdown(path, []byte(text), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		docs = append(docs, doc)
+	}
+	rig := rpStartOn(t, rpIndexDocs(t, docs), llmtest.DraftReportOptions{}, true, 1)
+	ix := rig.ix
+	may := ix.fact(t, "f1", "The launch of Project Atlas is planned for May 2024.", "May 2024", schemas.CertaintyHigh)
+	june := ix.fact(t, "f2", "The launch of Project Atlas is planned for June 2024.", "June 2024", schemas.CertaintyHigh)
+	nightly := ix.fact(t, "f1", "The home server backs up the photo library nightly at 02:00.", "nightly", schemas.CertaintyHigh)
+	sixHours := ix.fact(t, "f2", "Since March the home server backs up the photo library every 6 hours.", "every 6 hours", schemas.CertaintyHigh)
+	may.ContradictedBy, may.Updated, june.Updated = []string{"f2"}, "2024-03-12T10:00:00Z", "2024-04-02T10:00:00Z"
+	nightly.ContradictedBy, nightly.Updated, sixHours.Updated = []string{"f2"}, "2024-01-10T09:00:00Z", "2024-03-01T08:00:00Z"
+	q := "Where do my notes disagree?"
+	rep := rig.research(t,
+		&schemas.ResearchFinding{ResearchID: "dis", TaskID: "t1", Index: 0, Of: 2, Question: "When is the launch?", Original: q, Lang: "en",
+			Mode: schemas.ResearchSynthesis, Status: schemas.TaskDone, Facts: []schemas.Fact{may, june}},
+		&schemas.ResearchFinding{ResearchID: "dis", TaskID: "t2", Index: 1, Of: 2, Question: "How often are backups made?", Original: q, Lang: "en",
+			Mode: schemas.ResearchSynthesis, Status: schemas.TaskDone, Facts: []schemas.Fact{nightly, sixHours}})
+	checkCitations(t, ix, rep)
+	if len(rep.Disagreements) != 2 || !strings.Contains(rep.Markdown, "## Where the notes disagree") {
+		t.Fatalf("%d disagreements, want 2:\n%s", len(rep.Disagreements), rep.Markdown)
+	}
+	for i, pair := range [][2]schemas.Fact{{may, june}, {nightly, sixHours}} {
+		s := rep.Disagreements[i]
+		if len(s.Sides) != 2 {
+			t.Fatalf("disagreement %q: %d sides", s.Text, len(s.Sides))
+		}
+		for k, f := range pair {
+			if len(s.Sides[k].Sources) != 1 || rep.Sources[s.Sides[k].Sources[0]-1].BlockID != f.BlockIDs[0] {
+				t.Errorf("side %d of %q cites %v, want the block of %q alone", k, s.Text, s.Sides[k].Sources, f.Text)
+			}
+		}
+		if !s.Sides[1].Newer {
+			t.Errorf("disagreement %q: the second side is the newer", s.Text)
+		}
+	}
+	for _, want := range []string{"Meeting 12 March (2024-03-12): the launch of Project Atlas is planned for May 2024 [",
+		"; the newer Meeting 2 April (2024-04-02): the launch of Project Atlas is planned for June 2024 [",
+		"Backup setup (2024-01-10) said: the home server backs up the photo library nightly at 02:00 [",
+		"; since 2024-03-01 (Backup update): Since March the home server backs up the photo library every 6 hours ["} {
+		if !strings.Contains(rep.Markdown, want) {
+			t.Errorf("Markdown lacks %q:\n%s", want, rep.Markdown)
+		}
+	}
+	// The report model was given the pairs.
+	if !rig.promptHas(t, research.ReportMarker, `<disagreement facts="F1,F2" dates="2024-03-12,2024-04-02" newer="F2"/>`) ||
+		!rig.promptHas(t, research.DraftMarker, `<disagreement facts="F3,F4" dates="2024-01-10,2024-03-01" newer="F4"/>`) {
+		t.Error("the draft and report prompts lack the pairs")
 	}
 }
