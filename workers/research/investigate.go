@@ -39,6 +39,19 @@ type InvestigateConfig struct {
 	// MaxDeliver is the investigate stage's max deliveries: on the last one
 	// a failing task ends with a failed finding and the facts so far.
 	MaxDeliver int
+	// ReplyRetries is how many more times a fact step reply that cannot be
+	// read is asked for within one delivery, with the parse error
+	// (research.DefaultReplyRetries, 2; negative: none).
+	ReplyRetries int
+	// FactDeliveries is how many deliveries of the task a document's fact
+	// step gets when its replies cannot be read (2): after the first the
+	// task is redelivered through the bus and resumes at that document;
+	// after the last the document is skipped, with the reason.
+	FactDeliveries int
+	// AbandonAfter is how many documents in a row may be skipped for
+	// unreadable replies (2) before the task stops asking the model and
+	// keeps the remaining documents' best passages only.
+	AbandonAfter int
 }
 
 func (c InvestigateConfig) withDefaults() InvestigateConfig {
@@ -56,6 +69,12 @@ func (c InvestigateConfig) withDefaults() InvestigateConfig {
 	}
 	if c.MaxDeliver <= 0 {
 		c.MaxDeliver = InvestigateMaxDeliver
+	}
+	if c.FactDeliveries <= 0 {
+		c.FactDeliveries = 2
+	}
+	if c.AbandonAfter <= 0 {
+		c.AbandonAfter = 2
 	}
 	return c
 }
@@ -105,7 +124,17 @@ const (
 	ReasonTaskFailed  = "task_failed"
 	ReasonUnparsable  = "unparsable_reply"
 	ReasonNoDocuments = "no_documents"
+	// ReasonFactStepSkipped: a document whose fact step replies could not
+	// be read, also when asked again and redelivered, is skipped.
+	ReasonFactStepSkipped = "fact_step_skipped"
+	// ReasonFactStepAbandoned: after AbandonAfter skipped documents in a
+	// row the task asks the model no more.
+	ReasonFactStepAbandoned = "fact_step_abandoned"
 )
+
+// errUnreadable is a fact step whose replies could not be read in this
+// delivery: the task is redelivered and resumes at that document.
+var errUnreadable = errors.New("fact step reply unreadable; redelivered to try the document again")
 
 // checkpoint is a task's state in KB_RESEARCH_STATE, written after every
 // document: a redelivered task resumes at Docs[DocsDone].
@@ -117,6 +146,16 @@ type checkpoint struct {
 	LLMCalls int                      `json:"llm_calls"`
 	Reasons  []string                 `json:"reasons,omitempty"`
 	Finding  *schemas.ResearchFinding `json:"finding,omitempty"`
+	// DocTries counts the deliveries whose fact step on Docs[DocsDone]
+	// gave no readable reply.
+	DocTries int `json:"doc_tries,omitempty"`
+	// Unreadable counts the documents skipped in a row for unreadable
+	// replies; NoModel says the task stopped asking the model.
+	Unreadable int  `json:"unreadable,omitempty"`
+	NoModel    bool `json:"no_model,omitempty"`
+	// Evidence holds the best passage of each document done (synthesis
+	// tasks): the finding's Evidence.
+	Evidence []schemas.Fact `json:"evidence,omitempty"`
 }
 
 var keyUnsafe = regexp.MustCompile(`[^A-Za-z0-9_=-]`)
@@ -195,7 +234,7 @@ func (iv *investigator) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event
 		// Finished before; its finding was not acknowledged as published.
 		return []schemas.Event{cp.Finding}, nil
 	}
-	status, err := iv.run(ctx, task, cp, key)
+	status, err := iv.run(ctx, task, cp, key, m.Delivered >= uint64(iv.cfg.MaxDeliver))
 	if err != nil {
 		if bus.IsPermanent(err) || m.Delivered < uint64(iv.cfg.MaxDeliver) {
 			return nil, err
@@ -219,7 +258,7 @@ func (iv *investigator) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event
 
 // run reads the task's documents from the checkpoint's place on; it returns
 // the task's status, or an error to retry.
-func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, key string) (string, error) {
+func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, key string, lastDelivery bool) (string, error) {
 	evidence := task.Mode == schemas.ResearchEvidenceOnly || iv.d.Router == nil
 	if evidence && len(cp.Reasons) == 0 {
 		if iv.d.Router == nil {
@@ -242,10 +281,7 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 			return "", err
 		}
 	}
-	calls := 0
-	if task.Budget.LLMCalls > 0 {
-		calls = max(1, (task.Budget.LLMCalls-iv.cfg.ReservedCalls)/task.Of)
-	}
+	calls := iv.callShare(task)
 	for cp.DocsDone < len(cp.Docs) {
 		if !task.Deadline.IsZero() && iv.now().After(task.Deadline) {
 			cp.Reasons = append(cp.Reasons, fmt.Sprintf("%s: the research's time ran out after %d of %d documents", ReasonWallBudget, cp.DocsDone, len(cp.Docs)))
@@ -257,10 +293,25 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 			return schemas.TaskBudget, nil
 		}
 		doc := cp.Docs[cp.DocsDone]
-		if evidence {
+		switch {
+		case evidence:
 			iv.passageFact(task, cp, doc)
-		} else if err := iv.readDocument(ctx, task, cp, doc); err != nil {
-			return "", err
+		case cp.NoModel:
+		default:
+			err := iv.readDocument(ctx, task, cp, doc, calls, lastDelivery)
+			if errors.Is(err, errUnreadable) {
+				if serr := iv.save(ctx, key, cp); serr != nil {
+					return "", serr
+				}
+			}
+			if err != nil {
+				return "", err
+			}
+		}
+		if !evidence {
+			if f, ok := iv.bestPassage(task, doc, fmt.Sprintf("e%d", len(cp.Evidence)+1)); ok {
+				cp.Evidence = append(cp.Evidence, f)
+			}
 		}
 		cp.DocsDone++
 		if err := iv.save(ctx, key, cp); err != nil {
@@ -278,22 +329,69 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 	return schemas.TaskDone, nil
 }
 
+// callShare is the task's share of the research's provider calls (0: no
+// bound): its own (a follow-up task's), else an even share of the budget
+// less the calls kept for plan, draft and report and the plan's retries.
+func (iv *investigator) callShare(task *schemas.ResearchTask) int {
+	switch {
+	case task.Calls > 0:
+		return task.Calls
+	case task.Budget.LLMCalls > 0:
+		return max(1, (task.Budget.LLMCalls-iv.cfg.ReservedCalls-max(0, task.PlanCalls-1))/task.Of)
+	}
+	return 0
+}
+
 // readDocument makes the fact step's call for doc and applies its reply.
-func (iv *investigator) readDocument(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document) error {
+// A reply that cannot be read is repaired, else asked for again with the
+// parse error (each try a call of the task's share); when none can be
+// read, the task is redelivered (errUnreadable, the checkpoint to be
+// saved) until the document has had FactDeliveries deliveries or this is
+// the task's last, and then the document is skipped with the reason.
+func (iv *investigator) readDocument(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document, share int, lastDelivery bool) error {
 	log := zerolog.Ctx(ctx)
-	res, err := iv.d.Router.Stream(ctx, llm.Request{Role: llm.RoleFast,
-		Messages: research.FactMessages(task.Original, task.Question, task.Lang, cp.Facts.List, doc), JSONSchema: research.FactStepSchema()}, nil)
-	if err != nil {
+	var step research.FactStep
+	_, calls, err := research.AskStructured(ctx, research.Ask{What: "fact step",
+		Messages: research.FactMessages(task.Original, task.Question, task.Lang, cp.Facts.List, doc),
+		Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
+			return iv.d.Router.Stream(ctx, llm.Request{Role: llm.RoleFast, Messages: msgs, JSONSchema: research.FactStepSchema()}, nil)
+		},
+		Parse: func(text string) error {
+			var err error
+			step, err = research.ParseFactStep(text)
+			return err
+		},
+		Retries: iv.cfg.ReplyRetries,
+		Allow:   func(n int) bool { return share <= 0 || cp.LLMCalls+n < share },
+	})
+	if err != nil && !research.IsReplyError(err) {
+		// The failed call is not counted: the provider gave nothing (the
+		// retries of unreadable replies before it are).
+		cp.LLMCalls += calls - 1
 		return fmt.Errorf("investigate %s/%s: fact step on document %s (%d of %d): %w",
 			task.ResearchID, task.TaskID, doc.DocID, cp.DocsDone+1, len(cp.Docs), err)
 	}
-	cp.LLMCalls++
-	step, err := research.ParseFactStep(res.Text)
+	cp.LLMCalls += calls
 	if err != nil {
-		cp.Reasons = append(cp.Reasons, fmt.Sprintf("%s: the fact step on document %s gave no JSON; nothing taken from it", ReasonUnparsable, doc.DocID))
-		log.Warn().Str("doc_id", doc.DocID).Msg("fact step reply unparsable; document skipped")
+		cp.DocTries++
+		if cp.DocTries < iv.cfg.FactDeliveries && !lastDelivery && (share <= 0 || cp.LLMCalls < share) {
+			log.Warn().Str("doc_id", doc.DocID).Int("doc_tries", cp.DocTries).Err(err).Msg("fact step unreadable; the task is redelivered to try the document again")
+			return fmt.Errorf("investigate %s/%s: document %s: %w: %v", task.ResearchID, task.TaskID, doc.DocID, errUnreadable, err)
+		}
+		cp.Reasons = append(cp.Reasons, fmt.Sprintf("%s: document %s (%s) skipped: %s (%d deliveries)",
+			ReasonFactStepSkipped, doc.DocID, doc.Title, oneLine(err.Error()), cp.DocTries))
+		log.Warn().Str("doc_id", doc.DocID).Int("doc_tries", cp.DocTries).Err(err).Msg("fact step unreadable for good; document skipped")
+		cp.DocTries = 0
+		cp.Unreadable++
+		if cp.Unreadable >= iv.cfg.AbandonAfter && cp.DocsDone+1 < len(cp.Docs) {
+			cp.NoModel = true
+			cp.Reasons = append(cp.Reasons, fmt.Sprintf("%s: the model's fact steps could not be read for %d documents in a row; "+
+				"the other %d documents were not sent to it (their best passages are kept as evidence)",
+				ReasonFactStepAbandoned, cp.Unreadable, len(cp.Docs)-cp.DocsDone-1))
+		}
 		return nil
 	}
+	cp.DocTries, cp.Unreadable = 0, 0
 	ap := cp.Facts.Apply(iv.d.Analyzer, step, doc)
 	// What was dropped and why goes to the log; the finding counts it
 	// (Dropped) and keeps its reasons for what concerns the whole task.
@@ -302,9 +400,26 @@ func (iv *investigator) readDocument(ctx context.Context, task *schemas.Research
 	return nil
 }
 
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // passageFact keeps, without a language model, the passage of doc's block
 // that best matches the sub-question as a fact.
 func (iv *investigator) passageFact(task *schemas.ResearchTask, cp *checkpoint, doc research.Document) {
+	if cp.Facts.Next == 0 {
+		cp.Facts.Next = 1
+	}
+	f, ok := iv.bestPassage(task, doc, fmt.Sprintf("f%d", cp.Facts.Next))
+	if !ok {
+		return
+	}
+	cp.Facts.Next++
+	cp.Facts.List = append(cp.Facts.List, f)
+}
+
+// bestPassage is the passage of doc's block that best matches the
+// sub-question (a heading or a label is no passage), quoted as a fact with
+// its citation.
+func (iv *investigator) bestPassage(task *schemas.ResearchTask, doc research.Document, id string) (schemas.Fact, bool) {
 	a := iv.d.Analyzer
 	q := a.Query(task.Question)
 	want := map[string]bool{}
@@ -330,20 +445,15 @@ func (iv *investigator) passageFact(task *schemas.ResearchTask, cp *checkpoint, 
 		}
 	}
 	if best.BlockID == "" {
-		return
+		return schemas.Fact{}, false
 	}
 	text := a.Snippet(analysis.PlainText(best.Text), q, analysis.SnippetOptions{Tokens: 60, Ellipsis: "…"})
 	if strings.TrimSpace(text) == "" {
 		text = analysis.PlainText(best.Text)
 	}
-	if cp.Facts.Next == 0 {
-		cp.Facts.Next = 1
-	}
-	f := schemas.Fact{ID: fmt.Sprintf("f%d", cp.Facts.Next), Text: text, BlockIDs: []string{best.BlockID}, DocID: doc.DocID,
+	return schemas.Fact{ID: id, Text: text, BlockIDs: []string{best.BlockID}, DocID: doc.DocID,
 		Citations: []schemas.Citation{{BlockID: best.BlockID, ChunkID: best.ChunkID, DocID: best.DocID, Title: best.Title,
-			SectionPath: best.SectionPath, Quote: text, Link: answer.Link(best.BlockID, best.Path)}}}
-	cp.Facts.Next++
-	cp.Facts.List = append(cp.Facts.List, f)
+			SectionPath: best.SectionPath, Quote: text, Link: answer.Link(best.BlockID, best.Path)}}}, true
 }
 
 // retrieve finds the task's documents.
@@ -422,7 +532,8 @@ func (iv *investigator) whole(ctx context.Context, doc *research.Document) error
 func (iv *investigator) finding(task *schemas.ResearchTask, cp *checkpoint, status string) *schemas.ResearchFinding {
 	f := &schemas.ResearchFinding{ResearchID: task.ResearchID, TaskID: task.TaskID, Index: task.Index, Of: task.Of,
 		Question: task.Question, Status: status, Facts: append([]schemas.Fact{}, cp.Facts.List...), Dropped: cp.Facts.Dropped,
-		LLMCalls: cp.LLMCalls, Reasons: cp.Reasons, Original: task.Original, Lang: task.Lang, Mode: task.Mode}
+		LLMCalls: cp.LLMCalls, Reasons: cp.Reasons, Original: task.Original, Lang: task.Lang, Mode: task.Mode,
+		Evidence: cp.Evidence, PlanCalls: task.PlanCalls, Gap: task.Gap, Budget: task.Budget, Deadline: task.Deadline}
 	f.Envelope.TraceID = task.TraceID
 	for _, d := range cp.Docs[:cp.DocsDone] {
 		f.DocsRead = append(f.DocsRead, d.DocID)
