@@ -77,10 +77,7 @@ func factStepOf(v any) (FactStep, bool) {
 		uv, hasUpd := field(t, updatedKeys...)
 		cv, hasCon := field(t, contraKeys...)
 		if !hasNew && !hasUpd && !hasCon {
-			_, n := t["new"]
-			_, u := t["updated"]
-			_, c := t["contradicted"]
-			if n || u || c {
+			if has(t, "new") || has(t, "updated") || has(t, "contradicted") {
 				return step, true // {"new": null, ...}: nothing new
 			}
 			if len(t) == 1 {
@@ -320,7 +317,13 @@ func parseReport(reply string) (reportReply, error) {
 		}
 		if x, ok := field(m, sectionKeys...); ok {
 			var secs []any
-			if byTitle, ok := x.(map[string]any); ok {
+			byTitle, ok := x.(map[string]any)
+			if ok {
+				_, titled := field(byTitle, titleKeys...)
+				_, sentenced := field(byTitle, sentenceKeys...)
+				ok = !titled && !sentenced // else one section object
+			}
+			if ok {
 				// {"Tools": [...], "Memory": [...]}
 				titles := make([]string, 0, len(byTitle))
 				for title := range byTitle {
@@ -330,6 +333,7 @@ func parseReport(reply string) (reportReply, error) {
 				for _, title := range titles {
 					secs = append(secs, map[string]any{"title": title, "sentences": sentences(byTitle[title])})
 				}
+				x = nil
 			}
 			for _, it := range list(x) {
 				switch t := it.(type) {

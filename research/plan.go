@@ -127,6 +127,9 @@ func planItems(v any) []SubQuestion {
 			}
 			return nil
 		}
+		if inner, ok := x.(map[string]any); ok {
+			return planItems(inner) // {"plan": {"items": [...]}}
+		}
 		items = list(x)
 	}
 	var out []SubQuestion

@@ -352,15 +352,20 @@ func readString(s string, quote byte) (str string, n int, closed bool) {
 	return b.String(), len(s), false
 }
 
-// endsString tells whether a quote followed by rest closes its string.
+// endsString tells whether a quote followed by rest closes its string:
+// what follows is , : } ] or the end, or a line break and then a quote, a
+// closing bracket or the end (a member whose comma was left out).
 func endsString(rest string) bool {
 	rest = strings.TrimLeft(rest, " \t")
 	if rest == "" {
 		return true
 	}
 	switch rest[0] {
-	case ',', ':', '}', ']', '\n', '\r':
+	case ',', ':', '}', ']':
 		return true
+	case '\n', '\r':
+		rest = strings.TrimLeft(rest, " \t\r\n")
+		return rest == "" || strings.IndexByte("\"'}]", rest[0]) >= 0
 	}
 	return false
 }
@@ -398,26 +403,8 @@ func normKey(k string) string {
 	return b.String()
 }
 
-// normalise gives every key of v (and of the values inside it) its normKey.
-func normalise(v any) any {
-	switch t := v.(type) {
-	case map[string]any:
-		out := make(map[string]any, len(t))
-		for k, x := range t {
-			out[normKey(k)] = normalise(x)
-		}
-		return out
-	case []any:
-		for i := range t {
-			t[i] = normalise(t[i])
-		}
-		return t
-	}
-	return v
-}
-
-// replyValues are the JSON objects and arrays a reply holds, repaired and
-// with normalised keys. err says why there is none: ErrNoJSON, or the
+// replyValues are the JSON objects and arrays a reply holds, repaired
+// (field looks their keys up in any spelling). err says why there is none: ErrNoJSON, or the
 // decoder's error on the likeliest candidate.
 func replyValues(reply string) ([]any, error) {
 	var out []any
@@ -432,7 +419,7 @@ func replyValues(reply string) ([]any, error) {
 		}
 		switch v.(type) {
 		case map[string]any, []any:
-			out = append(out, normalise(v))
+			out = append(out, v)
 		}
 	}
 	if len(out) == 0 {
@@ -444,14 +431,33 @@ func replyValues(reply string) ([]any, error) {
 	return out, nil
 }
 
-// field is the first of keys that m has (keys in normKey form).
+// field is the value of the first of keys (in normKey form) that m has
+// under any spelling ("subQuestions", "Sub-Questions"), not null.
 func field(m map[string]any, keys ...string) (any, bool) {
 	for _, k := range keys {
 		if v, ok := m[k]; ok && v != nil {
 			return v, true
 		}
 	}
+	for _, k := range keys {
+		for mk, v := range m {
+			if v != nil && normKey(mk) == k {
+				return v, true
+			}
+		}
+	}
 	return nil, false
+}
+
+// has tells whether m has key (in normKey form) under any spelling, null
+// or not.
+func has(m map[string]any, key string) bool {
+	for mk := range m {
+		if normKey(mk) == key {
+			return true
+		}
+	}
+	return false
 }
 
 // unwrap is the value inside a one-key wrapper object ({"result": {...}}),
