@@ -101,6 +101,9 @@ type ResearchTask struct {
 	// PlanCalls are the provider calls the plan made (retries of an
 	// unreadable reply included); they count in Budget.LLMCalls.
 	PlanCalls int `json:"plan_calls,omitempty"`
+	// PlanReason says why the plan is not the model's (plan_fallback,
+	// plan_failed); the task's finding keeps it among its reasons.
+	PlanReason string `json:"plan_reason,omitempty"`
 	// Gap marks a follow-up task the draft stage asked for (a sub-question
 	// the first findings left unanswered).
 	Gap bool `json:"gap,omitempty"`

@@ -215,7 +215,8 @@ func TestResearchWithAModelThatNeverAnswersInJSONGivesTheEvidenceWithTheReason(t
 		!strings.Contains(rep.Markdown, "siyuan://blocks/") {
 		t.Errorf("the Markdown does not say why or cite:\n%s", rep.Markdown)
 	}
-	if !strings.Contains(strings.Join(rep.Reasons, "\n"), "plan_fallback: ") && !strings.Contains(errOut, "plan_fallback: ") {
+	if !strings.Contains(strings.Join(rep.Reasons, "\n"), "plan_fallback: the plan reply is not the JSON asked for after 3 attempts") ||
+		!strings.Contains(errOut, "plan_fallback: ") {
 		t.Errorf("nothing says the plan was built without the model: reasons %q\n%s", rep.Reasons, errOut)
 	}
 	if n := len(p.Requests()); rep.LLMCalls != n {

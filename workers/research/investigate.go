@@ -268,6 +268,9 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 		}
 	}
 	if !cp.Planned {
+		if task.PlanReason != "" {
+			cp.Reasons = append(cp.Reasons, task.PlanReason)
+		}
 		docs, reasons, err := iv.retrieve(ctx, task)
 		if err != nil {
 			return "", err

@@ -240,6 +240,9 @@ func NewPlan(d PlanDeps) bus.Handler {
 			t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(subs),
 				Question: s.Question, Why: s.Why, Lang: lang, Mode: mode, Budget: budget, Deadline: deadline, Original: req.Question,
 				PlanCalls: calls}
+			if mode == schemas.ResearchSynthesis {
+				t.PlanReason = reason
+			}
 			t.Envelope.TraceID = m.TraceID
 			out = append(out, t)
 			lines = append(lines, fmt.Sprintf("%d. %s", i+1, s.Question))
