@@ -342,6 +342,7 @@ func TestAFactReplyMalformedOnceGivesTheSameReportFactsAsACleanRun(t *testing.T)
 	if rs.Fallback(got) != "" {
 		t.Errorf("the report is a fallback: %q", rs.Fallback(got))
 	}
+	t.Logf("clean run: %d facts, %d calls; one fact reply malformed: %d facts, %d calls", len(clean.Facts), clean.LLMCalls, len(got.Facts), got.LLMCalls)
 }
 
 func TestARepairableFactReplyNeedsNoSecondCall(t *testing.T) {
@@ -568,6 +569,7 @@ func TestGapsTheOutlineNamesAreResearchedAgainAndTheirFactsReachTheReport(t *tes
 	if rep.LLMCalls != len(rig.srv.Requests()) {
 		t.Errorf("llm_calls %d, provider requests %d", rep.LLMCalls, len(rig.srv.Requests()))
 	}
+	t.Logf("%d tasks (1 follow-up), %d facts (%d on violins), %d calls", rep.Tasks, len(rep.Facts), violins, rep.LLMCalls)
 }
 
 func TestGapsAreNotResearchedWhenTheCallBudgetIsSpentOrTheyAreTurnedOff(t *testing.T) {
