@@ -110,34 +110,9 @@ func looseID(c json.RawMessage) string {
 	return strings.TrimSpace(s)
 }
 
-// ErrUnparsable is returned by ParseFactStep for a reply with no fact step.
+// ErrUnparsable is wrapped by ParseFactStep's error for a reply with no
+// fact step.
 var ErrUnparsable = errors.New("research: reply holds no JSON fact step")
-
-// ParseFactStep reads a fact step reply: a JSON object, in code fences or
-// not, with text around it; a lone id in "contradicted" may be a number or
-// an object {"id": ...}.
-func ParseFactStep(reply string) (FactStep, error) {
-	for _, cand := range jsonCandidates(reply) {
-		var raw struct {
-			New          []StepFact        `json:"new"`
-			NewFacts     []StepFact        `json:"new_facts"`
-			Updated      []StepFact        `json:"updated"`
-			UpdatedFacts []StepFact        `json:"updated_facts"`
-			Contradicted []json.RawMessage `json:"contradicted"`
-		}
-		if json.Unmarshal([]byte(cand), &raw) != nil {
-			continue
-		}
-		step := FactStep{New: append(raw.New, raw.NewFacts...), Updated: append(raw.Updated, raw.UpdatedFacts...)}
-		for _, c := range raw.Contradicted {
-			if s := looseID(c); s != "" {
-				step.Contradicted = append(step.Contradicted, s)
-			}
-		}
-		return step, nil
-	}
-	return FactStep{}, ErrUnparsable
-}
 
 // Facts is a task's fact list as it accumulates, with what the verifier
 // needs to check an update of a fact read from an earlier document: the

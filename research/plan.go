@@ -2,6 +2,7 @@ package research
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"regexp"
 	"strings"
@@ -44,18 +45,25 @@ func languageName(lang string) string {
 }
 
 var (
-	fence    = regexp.MustCompile("(?s)```(?:json)?\\s*(.*?)```")
 	numbered = regexp.MustCompile(`^\s*(?:\d{1,2}[.)]|[-*•])\s+(.+)$`)
 	whySplit = regexp.MustCompile(`\s+(?:—|–|-{1,2}|:)\s+|\s+\((?:why|зачем|почему)[:\s]`)
 )
 
-// ParsePlan reads the sub-questions of a plan reply: a JSON object
-// {"sub_questions": [...]} (also "questions" or "subquestions"), a JSON array
-// of such objects or of strings, in code fences or not, or else a numbered
-// or bulleted list ("1. question — why"). Empty and repeated questions are
-// dropped and at most max kept (0: no bound). None means the reply is
-// unusable.
+// ParsePlan is ParsePlanReply without the error.
 func ParsePlan(reply string, max int) []SubQuestion {
+	subs, _ := ParsePlanReply(reply, max)
+	return subs
+}
+
+// ParsePlanReply reads the sub-questions of a plan reply: a JSON object
+// {"sub_questions": [...]} (also "questions", "subQuestions", "plan",
+// "tasks" and other spellings, or inside a one-key wrapper), a JSON array
+// of such objects or of strings, repaired as jsonCandidates does (code
+// fences, text around it, single quotes, trailing commas, a cut-off end),
+// or else a numbered or bulleted list ("1. question — why"). Empty and
+// repeated questions are dropped and at most max kept (0: no bound). With
+// none, the error says what is wrong with the reply (for the retry).
+func ParsePlanReply(reply string, max int) ([]SubQuestion, error) {
 	var out []SubQuestion
 	seen := map[string]bool{}
 	add := func(q, why string) {
@@ -67,13 +75,13 @@ func ParsePlan(reply string, max int) []SubQuestion {
 		seen[key] = true
 		out = append(out, SubQuestion{Question: q, Why: why})
 	}
-	for _, cand := range jsonCandidates(reply) {
-		items := planItems(cand)
-		for _, it := range items {
+	values, err := replyValues(reply)
+	for _, v := range values {
+		for _, it := range planItems(v) {
 			add(it.Question, it.Why)
 		}
 		if len(out) > 0 {
-			return out
+			return out, nil
 		}
 	}
 	for _, line := range strings.Split(reply, "\n") {
@@ -90,69 +98,51 @@ func ParsePlan(reply string, max int) []SubQuestion {
 		}
 		add(q, strings.TrimRight(why, ")"))
 	}
-	return out
+	if len(out) > 0 {
+		return out, nil
+	}
+	if err == nil {
+		err = errors.New(`the JSON object has no "sub_questions" list of {"question", "why"} objects`)
+	}
+	return nil, err
 }
 
-// jsonCandidates are the JSON texts a reply may hold: fenced blocks, then
-// the span from the first { or [ to the last } or ].
-func jsonCandidates(reply string) []string {
-	var out []string
-	for _, m := range fence.FindAllStringSubmatch(reply, -1) {
-		out = append(out, strings.TrimSpace(m[1]))
-	}
-	if i := strings.IndexAny(reply, "{["); i >= 0 {
-		if j := strings.LastIndexAny(reply, "}]"); j > i {
-			out = append(out, reply[i:j+1])
-		}
-	}
-	return out
-}
+// planKeys are the names a plan's list goes by.
+var planKeys = []string{"sub_questions", "subquestions", "sub_question_list", "questions", "plan", "tasks", "items",
+	"steps", "research_questions", "подвопросы", "вопросы"}
 
-func planItems(text string) []SubQuestion {
-	var obj map[string]json.RawMessage
-	if json.Unmarshal([]byte(text), &obj) == nil {
-		for _, k := range []string{"sub_questions", "subquestions", "questions", "subQuestions"} {
-			if raw, ok := obj[k]; ok {
-				return planArray(raw)
+// planItems are the sub-questions of one JSON value of a plan reply.
+func planItems(v any) []SubQuestion {
+	var items []any
+	switch t := v.(type) {
+	case []any:
+		items = t
+	case map[string]any:
+		x, ok := field(t, planKeys...)
+		if !ok {
+			for _, x := range t {
+				if len(t) == 1 {
+					return planItems(x) // a one-key wrapper
+				}
 			}
+			return nil
 		}
-		return nil
-	}
-	return planArray(json.RawMessage(text))
-}
-
-func planArray(raw json.RawMessage) []SubQuestion {
-	var items []json.RawMessage
-	if json.Unmarshal(raw, &items) != nil {
-		return nil
+		if inner, ok := x.(map[string]any); ok {
+			return planItems(inner) // {"plan": {"items": [...]}}
+		}
+		items = list(x)
 	}
 	var out []SubQuestion
 	for _, it := range items {
-		var s string
-		if json.Unmarshal(it, &s) == nil {
-			out = append(out, SubQuestion{Question: s})
-			continue
-		}
-		var o struct {
-			Question    string `json:"question"`
-			SubQuestion string `json:"sub_question"`
-			Why         string `json:"why"`
-			Rationale   string `json:"rationale"`
-		}
-		if json.Unmarshal(it, &o) == nil {
-			out = append(out, SubQuestion{Question: firstOf(o.Question, o.SubQuestion), Why: firstOf(o.Why, o.Rationale)})
+		switch t := it.(type) {
+		case string:
+			out = append(out, SubQuestion{Question: t})
+		case map[string]any:
+			out = append(out, SubQuestion{Question: text(t, "question", "sub_question", "subquestion", "q", "text", "title", "вопрос", "подвопрос"),
+				Why: text(t, "why", "rationale", "reason", "reasoning", "because", "purpose", "зачем", "почему")})
 		}
 	}
 	return out
-}
-
-func firstOf(xs ...string) string {
-	for _, x := range xs {
-		if strings.TrimSpace(x) != "" {
-			return x
-		}
-	}
-	return ""
 }
 
 // PlanSchema is the JSON schema of the plan's reply, sent as

@@ -29,6 +29,8 @@ var reportTexts = map[string]map[string]string{
 		"lead_nothing":    "The research found nothing in the notes that answers this question.",
 		"why_no_provider": "no language model provider is configured",
 		"why_no_llm":      "evidence only was asked for (--no-llm)",
+		"why_unreadable":  "the language model's replies were not the JSON asked for, also when asked again",
+		"why_no_facts":    "the language model kept no verified fact from the documents read",
 		"mode":            "Mode",
 	},
 	"ru": {
@@ -46,6 +48,8 @@ var reportTexts = map[string]map[string]string{
 		"lead_nothing":    "Исследование не нашло в заметках ничего, что отвечало бы на этот вопрос.",
 		"why_no_provider": "не настроен ни один поставщик языковой модели",
 		"why_no_llm":      "запрошены только фрагменты заметок (--no-llm)",
+		"why_unreadable":  "ответы языковой модели были не в нужном формате JSON, и повторные запросы не помогли",
+		"why_no_facts":    "языковая модель не нашла в прочитанных документах ни одного проверенного факта",
 		"mode":            "Режим",
 	},
 }
@@ -71,6 +75,12 @@ func noSynthesisWhy(lang string, noProvider bool) string {
 func lead(rep *schemas.ResearchReport) string {
 	for _, r := range rep.Reasons {
 		switch {
+		case rep.Mode == schemas.ResearchEvidenceOnly && strings.HasPrefix(r, "synthesis_failed: "):
+			why := reportText(rep.Lang, "why_no_facts")
+			if strings.Contains(r, "could not be read") {
+				why = reportText(rep.Lang, "why_unreadable")
+			}
+			return fmt.Sprintf(reportText(rep.Lang, "lead_evidence"), why)
 		case rep.Mode == schemas.ResearchEvidenceOnly && strings.HasPrefix(r, "no_llm_provider: "):
 			return fmt.Sprintf(reportText(rep.Lang, "lead_evidence"), noSynthesisWhy(rep.Lang, !strings.Contains(r, "--no-llm")))
 		case strings.HasPrefix(r, "report_fallback: the model's report failed"):

@@ -36,6 +36,10 @@ type ReportConfig struct {
 	// EvidencePerTheme bounds the passages per theme of an evidence_only
 	// report (default 3) and EvidenceThemes its themes (default 8).
 	EvidencePerTheme, EvidenceThemes int
+	// ReplyRetries is how many more times a report that cannot be read is
+	// asked for, with the parse error (DefaultReplyRetries, 2; negative:
+	// none).
+	ReplyRetries int
 }
 
 func (c ReportConfig) withDefaults() ReportConfig {
@@ -215,6 +219,9 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 		facts = cutFacts(facts, r.d.Config.MaxFacts, b.conflicts)
 	}
 	if len(facts) == 0 {
+		if r.evidenceFallback(b, d) {
+			return b.finish(r.d.Now()), nil
+		}
 		rep.Reasons = append(rep.Reasons, "no_facts: the research found no verified facts in the notes")
 		rep.Title = fmt.Sprintf(reportText(lang, "title"), oneLine(d.Question))
 		return b.finish(r.d.Now()), nil
@@ -231,22 +238,36 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 	if promptTokens(msgs) >= r.d.Config.LongPrompt {
 		role = llm.RoleLongContext
 	}
-	request := func(role string) llm.Request {
+	request := func(role string, msgs []llm.Message) llm.Request {
 		req := llm.Request{Role: role, Messages: msgs, MaxTokens: r.d.Config.MaxTokens}
 		if r.d.Router.Structured(role) {
 			req.JSONSchema = ReportSchema()
 		}
 		return req
 	}
-	cctx, cancel := context.WithTimeout(ctx, r.d.Config.Timeout)
 	t := time.Now()
-	res, err := r.d.Router.Stream(cctx, request(role), nil)
-	if errors.Is(err, llm.ErrNoProvider) && role != llm.RoleStrategic {
-		res, err = r.d.Router.Stream(cctx, request(llm.RoleStrategic), nil)
-	}
-	cancel()
-	rep.LLMCalls++
-	if err != nil {
+	var reply reportReply
+	res, calls, err := AskStructured(ctx, Ask{What: "report", Messages: msgs, Retries: r.d.Config.ReplyRetries,
+		Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
+			cctx, cancel := context.WithTimeout(ctx, r.d.Config.Timeout)
+			defer cancel()
+			res, err := r.d.Router.Stream(cctx, request(role, msgs), nil)
+			if errors.Is(err, llm.ErrNoProvider) && role != llm.RoleStrategic {
+				res, err = r.d.Router.Stream(cctx, request(llm.RoleStrategic, msgs), nil)
+			}
+			return res, err
+		},
+		Parse: func(text string) error {
+			var err error
+			reply, err = parseReport(text)
+			return err
+		},
+		Allow: func(calls int) bool {
+			return d.Findings == nil || callsLeft(d, rep.LLMCalls+calls) > 0
+		},
+	})
+	rep.LLMCalls += calls
+	if err != nil && !IsReplyError(err) {
 		if !lastTry {
 			return nil, fmt.Errorf("report %s: from the provider: %w", d.ResearchID, err)
 		}
@@ -255,14 +276,14 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 		b.factsReport(d, facts)
 		return b.finish(r.d.Now()), nil
 	}
-	log.Info().Str("research_id", d.ResearchID).Str("provider", res.Provider).Dur("took", time.Since(t)).
+	log.Info().Str("research_id", d.ResearchID).Str("provider", res.Provider).Dur("took", time.Since(t)).Int("calls", calls).
 		Int("chars", len(res.Text)).Msg("report written by the model")
-	reply, ok := parseReportReply(res.Text)
+	ok := err == nil
 	if ok {
 		b.synthesis(reply, facts)
 	}
 	if !ok || b.kept == 0 {
-		why := "it is not the JSON report asked for"
+		why := fmt.Sprintf("it is not the JSON report asked for (%v)", err)
 		if ok {
 			why = "none of its sentences is supported by the facts' blocks"
 		}
@@ -414,18 +435,11 @@ func (s *replySentence) UnmarshalJSON(b []byte) error {
 	return nil
 }
 
-// parseReportReply reads the model's JSON, also in code fences or with
-// text around it.
+// parseReportReply reads the model's JSON, also in code fences, with text
+// around it or otherwise repaired (parseReport).
 func parseReportReply(text string) (reportReply, bool) {
-	var rep reportReply
-	start, end := strings.Index(text, "{"), strings.LastIndex(text, "}")
-	if start < 0 || end <= start {
-		return rep, false
-	}
-	if err := json.Unmarshal([]byte(text[start:end+1]), &rep); err != nil {
-		return rep, false
-	}
-	return rep, rep.Title != "" || len(rep.Summary) > 0 || len(rep.Sections) > 0
+	rep, err := parseReport(text)
+	return rep, err == nil
 }
 
 // factMarker matches fact ids written into a sentence: [F1], [F1, F3], (F2).

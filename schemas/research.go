@@ -103,6 +103,18 @@ type ResearchTask struct {
 	Original string `json:"original"`
 	// IncludeReports is the request's (ResearchRequested.IncludeReports).
 	IncludeReports bool `json:"include_reports,omitempty"`
+	// PlanCalls are the provider calls the plan made (retries of an
+	// unreadable reply included); they count in Budget.LLMCalls.
+	PlanCalls int `json:"plan_calls,omitempty"`
+	// PlanReason says why the plan is not the model's (plan_fallback,
+	// plan_failed); the task's finding keeps it among its reasons.
+	PlanReason string `json:"plan_reason,omitempty"`
+	// Gap marks a follow-up task the draft stage asked for (a sub-question
+	// the first findings left unanswered).
+	Gap bool `json:"gap,omitempty"`
+	// Calls, when set, is this task's own share of the provider calls (a
+	// follow-up task's share of what is left); 0: an even share of Budget.
+	Calls int `json:"calls,omitempty"`
 }
 
 // MsgID is "research-task:<research_id>:<task_id>".
@@ -162,6 +174,16 @@ type ResearchFinding struct {
 	Dropped  int      `json:"dropped,omitempty"`
 	LLMCalls int      `json:"llm_calls,omitempty"`
 	Reasons  []string `json:"reasons,omitempty"`
+	// Evidence is the best passage of each document read, kept without a
+	// model (its own block quoted): what an evidence-only report shows when
+	// the model's facts or report cannot be used.
+	Evidence []Fact `json:"evidence,omitempty"`
+	// PlanCalls, Gap, Budget and Deadline are copied from the task (the
+	// draft stage counts the plan's calls and plans follow-up tasks).
+	PlanCalls int            `json:"plan_calls,omitempty"`
+	Gap       bool           `json:"gap,omitempty"`
+	Budget    ResearchBudget `json:"budget,omitzero"`
+	Deadline  time.Time      `json:"deadline,omitzero"`
 }
 
 // MsgID is "research-finding:<research_id>:<task_id>".

@@ -15,6 +15,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/research/export"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/siyuan"
@@ -26,7 +27,31 @@ const EnvReportNotebook = "EXOCORTEX_SIYUAN_REPORT_NOTEBOOK"
 // researchFolder is the title path under which --save siyuan creates reports.
 const researchFolder = "/Research/"
 
+// exitFallback is research's exit status when the report is printed but is
+// not the synthesis the research was to write: the model's replies could
+// not be used, and the report is the evidence-only one (mode
+// evidence_only, reason synthesis_failed) or lists the verified facts
+// (reason report_fallback). 0 is a report that is what was asked (a
+// synthesis; evidence_only without a provider or with --no-llm).
+const exitFallback = 3
+
+// fallbackError is a research whose report fell back (printed already).
+type fallbackError struct{ reason string }
+
+func (e *fallbackError) Error() string { return "the report is a fallback: " + e.reason }
+
 func cmdResearch(ctx context.Context, args []string) error {
+	err := runResearch(ctx, args)
+	var fb *fallbackError
+	if errors.As(err, &fb) {
+		// Everything is closed by now; only the exit status differs from 0.
+		fmt.Fprintf(os.Stderr, "exocortex research: %v\n", err)
+		os.Exit(exitFallback)
+	}
+	return err
+}
+
+func runResearch(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
 		case "status":
@@ -153,6 +178,11 @@ func cmdResearch(ctx context.Context, args []string) error {
 	if saver != nil {
 		if err := saver(r); err != nil {
 			errs = append(errs, fmt.Errorf("--save %s: %w (the report is stored: 'exocortex research status %s')", *save, err, r.ResearchID))
+		}
+	}
+	if len(errs) == 0 {
+		if why := research.Fallback(r); why != "" {
+			return &fallbackError{reason: why}
 		}
 	}
 	return errors.Join(errs...)

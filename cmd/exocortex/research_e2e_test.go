@@ -193,3 +193,43 @@ func TestResearchWithoutAProviderPrintsAnEvidenceOnlyReport(t *testing.T) {
 		}
 	}
 }
+
+// A model that never answers in the JSON asked for (plan, fact steps,
+// outline, report alike) still gives a report: the plan is built from the
+// question and the best documents' headings, the documents' best passages
+// are kept, and the report is the evidence-only one with the reason, never
+// "found nothing"; the exit status is 3 (a fallback).
+func TestResearchWithAModelThatNeverAnswersInJSONGivesTheEvidenceWithTheReason(t *testing.T) {
+	skipWithoutGuide(t)
+	data := t.TempDir()
+	if _, errOut, err := exo(t, "ingest", "../../../shared/eval/siyuan-guide", "--data", data); err != nil {
+		t.Fatalf("ingest: %v\n%s", err, errOut)
+	}
+	p := llmtest.New(t)
+	p.SetAnswer("Sure! Databases in SiYuan are great, and they have several views.")
+	env := []string{"EXOCORTEX_LLM_BASE_URL=" + p.URL(), "EXOCORTEX_LLM_MODEL=m"}
+	out, errOut, code := exoResearch(t, env, "research", dbQuestion, "--data", data, "--json", "--sub-questions", "3", "--docs", "3")
+	var rep schemas.ResearchReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("research --json (exit %d): %v\n%s\n%s", code, err, out, errOut)
+	}
+	if code != 3 || !strings.Contains(errOut, "the report is a fallback: synthesis_failed: ") {
+		t.Errorf("exit %d; want 3 with the reason on stderr:\n%s", code, errOut)
+	}
+	if rep.Mode != schemas.ResearchEvidenceOnly || len(rep.Reasons) == 0 || !strings.HasPrefix(rep.Reasons[0], "synthesis_failed: ") ||
+		len(rep.Sources) == 0 || strings.Contains(rep.Markdown, "found nothing") {
+		t.Fatalf("mode %s, %d sources, reasons %q; want evidence_only with sources, synthesis_failed first\n%s", rep.Mode, len(rep.Sources), rep.Reasons, rep.Markdown)
+	}
+	if !strings.Contains(rep.Markdown, "No synthesis was written: the language model's replies were not the JSON asked for") ||
+		!strings.Contains(rep.Markdown, "siyuan://blocks/") {
+		t.Errorf("the Markdown does not say why or cite:\n%s", rep.Markdown)
+	}
+	if !strings.Contains(strings.Join(rep.Reasons, "\n"), "plan_fallback: the plan reply is not the JSON asked for after 3 attempts") ||
+		!strings.Contains(errOut, "plan_fallback: ") {
+		t.Errorf("nothing says the plan was built without the model: reasons %q\n%s", rep.Reasons, errOut)
+	}
+	if n := len(p.Requests()); rep.LLMCalls != n {
+		t.Errorf("llm_calls %d, provider requests %d; want every call counted", rep.LLMCalls, n)
+	}
+	t.Logf("%d tasks, %d calls, %d sources; the report:\n%s", rep.Tasks, rep.LLMCalls, len(rep.Sources), rep.Markdown)
+}

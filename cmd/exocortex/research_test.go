@@ -133,6 +133,15 @@ func (f *fakeResearch) report(req *schemas.ResearchRequested) *schemas.ResearchR
 		fmt.Fprintf(&md, "%s %v\n", s.Text, s.Sources)
 	}
 	r.Markdown = md.String()
+	switch {
+	case strings.Contains(req.Question, "EVIDENCE"):
+		// The model's replies could not be used: the evidence-only report.
+		r.Mode, r.Summary, r.Conclusion = schemas.ResearchEvidenceOnly, nil, nil
+		r.Reasons = []string{"synthesis_failed: the model's fact replies could not be read (4 documents skipped, also when asked again); " +
+			"the report shows the best passages of the 4 documents read"}
+	case strings.Contains(req.Question, "FACTSLIST"):
+		r.Reasons = append(r.Reasons, "report_fallback: the model's report was unusable: it is not the JSON report asked for; the report lists the verified facts")
+	}
 	if strings.Contains(req.Question, "HUGE") {
 		// More than one NATS message holds: the event travels as a stub,
 		// the stored report is whole.
@@ -329,6 +338,37 @@ func TestCLIResearchExitCodes(t *testing.T) {
 	}
 	if n := len(f.requests()); n != 2 {
 		t.Errorf("%d requests published, want 2 (usage errors publish nothing)", n)
+	}
+}
+
+func TestCLIResearchExitsThreeWithTheReportWhenItFellBackFromTheSynthesis(t *testing.T) {
+	b := bustest.New(t)
+	startFakeResearch(t, b)
+	url := b.Server.ClientURL()
+	for _, tc := range []struct {
+		name, question string
+		code           int
+		mode, says     string
+	}{
+		{"a synthesis exits 0", "How do views work?", 0, schemas.ResearchSynthesis, ""},
+		{"an evidence-only report after unreadable replies exits 3 and says why", "EVIDENCE: how do views work?", 3, schemas.ResearchEvidenceOnly,
+			"exocortex research: the report is a fallback: synthesis_failed: the model's fact replies could not be read"},
+		{"a list of the verified facts after an unusable report exits 3 and says why", "FACTSLIST: how do views work?", 3, schemas.ResearchSynthesis,
+			"exocortex research: the report is a fallback: report_fallback: the model's report was unusable"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := exoResearch(t, nil, "research", tc.question, "--nats", url, "--json")
+			var rep schemas.ResearchReport
+			if err := json.Unmarshal([]byte(out), &rep); err != nil {
+				t.Fatalf("the report is printed whatever the exit status: %v\n%s", err, out)
+			}
+			if code != tc.code || rep.Mode != tc.mode || !strings.Contains(errOut, tc.says) {
+				t.Errorf("exit %d, mode %s; want %d, %s; stderr lacks %q:\n%s", code, rep.Mode, tc.code, tc.mode, tc.says, errOut)
+			}
+			if tc.code == 0 && strings.Contains(errOut, "fallback") {
+				t.Errorf("a synthesis is called a fallback:\n%s", errOut)
+			}
+		})
 	}
 }
 

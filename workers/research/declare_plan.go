@@ -10,7 +10,8 @@ import (
 
 // PlanStage declares the plan stage: kb.research.requested -> one
 // kb.research.task per sub-question (strategic role; without a provider,
-// the question itself, evidence_only).
+// the question itself, evidence_only; a reply that cannot be read, also
+// when asked again, gives a plan built from the best documents' headings).
 func PlanStage() stage.Declaration {
 	return stage.Declaration{
 		Name:       StagePlan,
@@ -19,11 +20,13 @@ func PlanStage() stage.Declaration {
 		Outputs:    []string{schemas.SubjectResearchTask, schemas.SubjectResearchProgressPrefix + "*"},
 		AckWait:    PlanAckWait,
 		MaxDeliver: PlanMaxDeliver,
-		Needs:      stage.NeedRouter,
+		// The store and retriever build a plan without the model from the
+		// best documents' headings when the model's plan cannot be read.
+		Needs: stage.NeedRouter | stage.NeedStore | stage.NeedEmbedder | stage.NeedVectors | stage.NeedReranker | stage.NeedRetriever,
 		New: func(ctx context.Context, d *stage.Deps) (bus.Handler, error) {
 			cfg := stage.ConfigOf(d, PlanConfig{})
 			cfg.MaxDeliver = PlanMaxDeliver
-			return NewPlan(PlanDeps{Router: d.Router, Progress: progress(d), Config: cfg}), nil
+			return NewPlan(PlanDeps{Router: d.Router, Retriever: d.Retriever, Progress: progress(d), Config: cfg}), nil
 		},
 	}
 }

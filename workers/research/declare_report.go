@@ -19,13 +19,14 @@ func progress(d *stage.Deps) func(*schemas.ResearchProgress) {
 }
 
 // DraftStage declares the draft stage (the supervisor): kb.research.finding
-// -> kb.research.draft once every task of a research has reported.
+// -> kb.research.draft once every task of a research has reported (and
+// kb.research.task for the follow-up tasks of the outline's gaps).
 func DraftStage() stage.Declaration {
 	return stage.Declaration{
 		Name:       StageDraft,
 		Stream:     stage.StreamResearch,
 		Inputs:     []string{schemas.SubjectResearchFinding},
-		Outputs:    []string{schemas.SubjectResearchDraft, schemas.SubjectResearchProgressPrefix + "*"},
+		Outputs:    []string{schemas.SubjectResearchDraft, schemas.SubjectResearchTask, schemas.SubjectResearchProgressPrefix + "*"},
 		AckWait:    draftAckWait,
 		MaxDeliver: draftMaxDeliver,
 		Needs:      stage.NeedRouter,

@@ -36,7 +36,9 @@ func DraftReportSpecs() []bus.StageSpec {
 }
 
 // NewDraft returns the draft stage's handler (kb.research.finding ->
-// kb.research.draft, once every finding of a research is in).
+// kb.research.draft, once every finding of a research is in; or, when the
+// outline names gaps, kb.research.task for each follow-up task, whose
+// findings then complete the research again).
 func NewDraft(d research.DraftDeps) (bus.Handler, error) {
 	if d.Config.MaxDeliver == 0 {
 		d.Config.MaxDeliver = draftMaxDeliver
@@ -51,11 +53,18 @@ func NewDraft(d research.DraftDeps) (bus.Handler, error) {
 		if err != nil {
 			return nil, err
 		}
-		draft, err := dr.Record(ctx, f, m.Delivered >= max)
-		if err != nil || draft == nil {
+		evs, err := dr.Next(ctx, f, m.Delivered >= max)
+		if err != nil {
 			return nil, err
 		}
-		draft.TraceID = m.TraceID
-		return []schemas.Event{draft}, nil
+		for _, ev := range evs {
+			switch e := ev.(type) {
+			case *schemas.ResearchDraft:
+				e.TraceID = m.TraceID
+			case *schemas.ResearchTask:
+				e.TraceID = m.TraceID
+			}
+		}
+		return evs, nil
 	}), nil
 }

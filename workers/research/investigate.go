@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -37,6 +38,19 @@ type InvestigateConfig struct {
 	// MaxDeliver is the investigate stage's max deliveries: on the last one
 	// a failing task ends with a failed finding and the facts so far.
 	MaxDeliver int
+	// ReplyRetries is how many more times a fact step reply that cannot be
+	// read is asked for within one delivery, with the parse error
+	// (research.DefaultReplyRetries, 2; negative: none).
+	ReplyRetries int
+	// FactDeliveries is how many deliveries of the task a document's fact
+	// step gets when its replies cannot be read (2): after the first the
+	// task is redelivered through the bus and resumes at that document;
+	// after the last the document is skipped, with the reason.
+	FactDeliveries int
+	// AbandonAfter is how many documents in a row may be skipped for
+	// unreadable replies (2) before the task stops asking the model and
+	// keeps the remaining documents' best passages only.
+	AbandonAfter int
 }
 
 func (c InvestigateConfig) withDefaults() InvestigateConfig {
@@ -54,6 +68,12 @@ func (c InvestigateConfig) withDefaults() InvestigateConfig {
 	}
 	if c.MaxDeliver <= 0 {
 		c.MaxDeliver = InvestigateMaxDeliver
+	}
+	if c.FactDeliveries <= 0 {
+		c.FactDeliveries = 2
+	}
+	if c.AbandonAfter <= 0 {
+		c.AbandonAfter = 2
 	}
 	return c
 }
@@ -110,7 +130,17 @@ const (
 	ReasonTaskFailed  = "task_failed"
 	ReasonUnparsable  = "unparsable_reply"
 	ReasonNoDocuments = "no_documents"
+	// ReasonFactStepSkipped: a document whose fact step replies could not
+	// be read, also when asked again and redelivered, is skipped.
+	ReasonFactStepSkipped = "fact_step_skipped"
+	// ReasonFactStepAbandoned: after AbandonAfter skipped documents in a
+	// row the task asks the model no more.
+	ReasonFactStepAbandoned = "fact_step_abandoned"
 )
+
+// errUnreadable is a fact step whose replies could not be read in this
+// delivery: the task is redelivered and resumes at that document.
+var errUnreadable = errors.New("fact step reply unreadable; redelivered to try the document again")
 
 // checkpoint is a task's state in KB_RESEARCH_STATE, written after every
 // document: a redelivered task resumes at Docs[DocsDone].
@@ -122,6 +152,16 @@ type checkpoint struct {
 	LLMCalls int                      `json:"llm_calls"`
 	Reasons  []string                 `json:"reasons,omitempty"`
 	Finding  *schemas.ResearchFinding `json:"finding,omitempty"`
+	// DocTries counts the deliveries whose fact step on Docs[DocsDone]
+	// gave no readable reply.
+	DocTries int `json:"doc_tries,omitempty"`
+	// Unreadable counts the documents skipped in a row for unreadable
+	// replies; NoModel says the task stopped asking the model.
+	Unreadable int  `json:"unreadable,omitempty"`
+	NoModel    bool `json:"no_model,omitempty"`
+	// Evidence holds the best passage of each document done (synthesis
+	// tasks): the finding's Evidence.
+	Evidence []schemas.Fact `json:"evidence,omitempty"`
 }
 
 var keyUnsafe = regexp.MustCompile(`[^A-Za-z0-9_=-]`)
@@ -200,7 +240,7 @@ func (iv *investigator) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event
 		// Finished before; its finding was not acknowledged as published.
 		return []schemas.Event{cp.Finding}, nil
 	}
-	status, err := iv.run(ctx, task, cp, key)
+	status, err := iv.run(ctx, task, cp, key, m.Delivered >= uint64(iv.cfg.MaxDeliver))
 	if err != nil {
 		if bus.IsPermanent(err) || m.Delivered < uint64(iv.cfg.MaxDeliver) {
 			return nil, err
@@ -224,7 +264,7 @@ func (iv *investigator) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event
 
 // run reads the task's documents from the checkpoint's place on; it returns
 // the task's status, or an error to retry.
-func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, key string) (string, error) {
+func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, key string, lastDelivery bool) (string, error) {
 	evidence := task.Mode == schemas.ResearchEvidenceOnly || iv.d.Router == nil
 	if evidence && len(cp.Reasons) == 0 {
 		if iv.d.Router == nil {
@@ -234,6 +274,9 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 		}
 	}
 	if !cp.Planned {
+		if task.PlanReason != "" {
+			cp.Reasons = append(cp.Reasons, task.PlanReason)
+		}
 		docs, reasons, err := iv.retrieve(ctx, task)
 		if err != nil {
 			return "", err
@@ -247,10 +290,7 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 			return "", err
 		}
 	}
-	calls := 0
-	if task.Budget.LLMCalls > 0 {
-		calls = max(1, (task.Budget.LLMCalls-iv.cfg.ReservedCalls)/task.Of)
-	}
+	calls := iv.callShare(task)
 	for cp.DocsDone < len(cp.Docs) {
 		if !task.Deadline.IsZero() && iv.now().After(task.Deadline) {
 			cp.Reasons = append(cp.Reasons, fmt.Sprintf("%s: the research's time ran out after %d of %d documents", ReasonWallBudget, cp.DocsDone, len(cp.Docs)))
@@ -262,10 +302,25 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 			return schemas.TaskBudget, nil
 		}
 		doc := cp.Docs[cp.DocsDone]
-		if evidence {
+		switch {
+		case evidence:
 			iv.passageFact(ctx, task, cp, doc)
-		} else if err := iv.readDocument(ctx, task, cp, doc); err != nil {
-			return "", err
+		case cp.NoModel:
+		default:
+			err := iv.readDocument(ctx, task, cp, doc, calls, lastDelivery)
+			if errors.Is(err, errUnreadable) {
+				if serr := iv.save(ctx, key, cp); serr != nil {
+					return "", serr
+				}
+			}
+			if err != nil {
+				return "", err
+			}
+		}
+		if !evidence {
+			if f, ok := iv.bestPassage(ctx, task, cp, doc, fmt.Sprintf("e%d", len(cp.Evidence)+1)); ok {
+				cp.Evidence = append(cp.Evidence, f)
+			}
 		}
 		cp.DocsDone++
 		if err := iv.save(ctx, key, cp); err != nil {
@@ -283,22 +338,69 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 	return schemas.TaskDone, nil
 }
 
+// callShare is the task's share of the research's provider calls (0: no
+// bound): its own (a follow-up task's), else an even share of the budget
+// less the calls kept for plan, draft and report and the plan's retries.
+func (iv *investigator) callShare(task *schemas.ResearchTask) int {
+	switch {
+	case task.Calls > 0:
+		return task.Calls
+	case task.Budget.LLMCalls > 0:
+		return max(1, (task.Budget.LLMCalls-iv.cfg.ReservedCalls-max(0, task.PlanCalls-1))/task.Of)
+	}
+	return 0
+}
+
 // readDocument makes the fact step's call for doc and applies its reply.
-func (iv *investigator) readDocument(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document) error {
+// A reply that cannot be read is repaired, else asked for again with the
+// parse error (each try a call of the task's share); when none can be
+// read, the task is redelivered (errUnreadable, the checkpoint to be
+// saved) until the document has had FactDeliveries deliveries or this is
+// the task's last, and then the document is skipped with the reason.
+func (iv *investigator) readDocument(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document, share int, lastDelivery bool) error {
 	log := zerolog.Ctx(ctx)
-	res, err := iv.d.Router.Stream(ctx, llm.Request{Role: llm.RoleFast,
-		Messages: research.FactMessages(task.Original, task.Question, task.Lang, cp.Facts.List, doc), JSONSchema: research.FactStepSchema()}, nil)
-	if err != nil {
+	var step research.FactStep
+	_, calls, err := research.AskStructured(ctx, research.Ask{What: "fact step",
+		Messages: research.FactMessages(task.Original, task.Question, task.Lang, cp.Facts.List, doc),
+		Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
+			return iv.d.Router.Stream(ctx, llm.Request{Role: llm.RoleFast, Messages: msgs, JSONSchema: research.FactStepSchema()}, nil)
+		},
+		Parse: func(text string) error {
+			var err error
+			step, err = research.ParseFactStep(text)
+			return err
+		},
+		Retries: iv.cfg.ReplyRetries,
+		Allow:   func(n int) bool { return share <= 0 || cp.LLMCalls+n < share },
+	})
+	if err != nil && !research.IsReplyError(err) {
+		// The failed call is not counted: the provider gave nothing (the
+		// retries of unreadable replies before it are).
+		cp.LLMCalls += calls - 1
 		return fmt.Errorf("investigate %s/%s: fact step on document %s (%d of %d): %w",
 			task.ResearchID, task.TaskID, doc.DocID, cp.DocsDone+1, len(cp.Docs), err)
 	}
-	cp.LLMCalls++
-	step, err := research.ParseFactStep(res.Text)
+	cp.LLMCalls += calls
 	if err != nil {
-		cp.Reasons = append(cp.Reasons, fmt.Sprintf("%s: the fact step on document %s gave no JSON; nothing taken from it", ReasonUnparsable, doc.DocID))
-		log.Warn().Str("doc_id", doc.DocID).Msg("fact step reply unparsable; document skipped")
+		cp.DocTries++
+		if cp.DocTries < iv.cfg.FactDeliveries && !lastDelivery && (share <= 0 || cp.LLMCalls < share) {
+			log.Warn().Str("doc_id", doc.DocID).Int("doc_tries", cp.DocTries).Err(err).Msg("fact step unreadable; the task is redelivered to try the document again")
+			return fmt.Errorf("investigate %s/%s: document %s: %w: %v", task.ResearchID, task.TaskID, doc.DocID, errUnreadable, err)
+		}
+		cp.Reasons = append(cp.Reasons, fmt.Sprintf("%s: document %s (%s) skipped: %s (%d deliveries)",
+			ReasonFactStepSkipped, doc.DocID, doc.Title, oneLine(err.Error()), cp.DocTries))
+		log.Warn().Str("doc_id", doc.DocID).Int("doc_tries", cp.DocTries).Err(err).Msg("fact step unreadable for good; document skipped")
+		cp.DocTries = 0
+		cp.Unreadable++
+		if cp.Unreadable >= iv.cfg.AbandonAfter && cp.DocsDone+1 < len(cp.Docs) {
+			cp.NoModel = true
+			cp.Reasons = append(cp.Reasons, fmt.Sprintf("%s: the model's fact steps could not be read for %d documents in a row; "+
+				"the other %d documents were not sent to it (their best passages are kept as evidence)",
+				ReasonFactStepAbandoned, cp.Unreadable, len(cp.Docs)-cp.DocsDone-1))
+		}
 		return nil
 	}
+	cp.DocTries, cp.Unreadable = 0, 0
 	ap := cp.Facts.Apply(iv.d.Analyzer, step, doc)
 	// What was dropped and why, and what was re-cited, merged or found
 	// contradicted, goes to the log; the finding counts the drops
@@ -310,6 +412,8 @@ func (iv *investigator) readDocument(ctx context.Context, task *schemas.Research
 	return nil
 }
 
+func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
+
 // passageFact keeps, without a language model, the passages of doc that
 // answer the sub-question best (research.PassageFinder: sentences of its
 // blocks, never a heading), each as a fact citing its block and carrying
@@ -317,7 +421,10 @@ func (iv *investigator) readDocument(ctx context.Context, task *schemas.Research
 func (iv *investigator) passageFact(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document) {
 	questions := append([]string{task.Question, task.Original}, research.TranslatedQuestions(cp.Reasons)...)
 	pf := research.NewPassageFinder(iv.d.Analyzer, cp.Docs, questions...)
-	updated := iv.docTime(ctx, doc.DocID)
+	updated := doc.Updated
+	if updated == "" {
+		updated = iv.docTime(ctx, doc.DocID)
+	}
 	for _, p := range pf.Passages(doc, passagesPerDoc) {
 		if cp.Facts.Next == 0 {
 			cp.Facts.Next = 1
@@ -327,6 +434,23 @@ func (iv *investigator) passageFact(ctx context.Context, task *schemas.ResearchT
 		cp.Facts.Next++
 		cp.Facts.List = append(cp.Facts.List, f)
 	}
+}
+
+// bestPassage is the passage of doc that answers the sub-question best
+// (a sentence, never a heading), as a fact with its citation and the
+// note's time: the evidence a synthesis task keeps in case the synthesis
+// fails.
+func (iv *investigator) bestPassage(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document, id string) (schemas.Fact, bool) {
+	questions := append([]string{task.Question, task.Original}, research.TranslatedQuestions(cp.Reasons)...)
+	ps := research.NewPassageFinder(iv.d.Analyzer, cp.Docs, questions...).Passages(doc, 1)
+	if len(ps) == 0 {
+		return schemas.Fact{}, false
+	}
+	f := ps[0].Fact(id)
+	if f.Updated = doc.Updated; f.Updated == "" {
+		f.Updated = iv.docTime(ctx, doc.DocID)
+	}
+	return f, true
 }
 
 // passagesPerDoc is how many passages an evidence_only task keeps of a document.
@@ -440,7 +564,8 @@ func (iv *investigator) whole(ctx context.Context, doc *research.Document) error
 func (iv *investigator) finding(task *schemas.ResearchTask, cp *checkpoint, status string) *schemas.ResearchFinding {
 	f := &schemas.ResearchFinding{ResearchID: task.ResearchID, TaskID: task.TaskID, Index: task.Index, Of: task.Of,
 		Question: task.Question, Status: status, Facts: append([]schemas.Fact{}, cp.Facts.List...), Dropped: cp.Facts.Dropped,
-		LLMCalls: cp.LLMCalls, Reasons: cp.Reasons, Original: task.Original, Lang: task.Lang, Mode: task.Mode}
+		LLMCalls: cp.LLMCalls, Reasons: cp.Reasons, Original: task.Original, Lang: task.Lang, Mode: task.Mode,
+		Evidence: cp.Evidence, PlanCalls: task.PlanCalls, Gap: task.Gap, Budget: task.Budget, Deadline: task.Deadline}
 	f.Envelope.TraceID = task.TraceID
 	for _, d := range cp.Docs[:cp.DocsDone] {
 		f.DocsRead = append(f.DocsRead, d.DocID)

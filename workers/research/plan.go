@@ -60,8 +60,12 @@ type PlanConfig struct {
 	// default, 256, is too short for seven sub-questions with reasons).
 	MaxTokens int
 	// MaxDeliver is the plan stage's max deliveries: on the last one a
-	// failing provider no longer retries, the question itself is planned.
+	// failing provider no longer retries, the plan is built without it.
 	MaxDeliver int
+	// ReplyRetries is how many more times a plan reply that cannot be read
+	// is asked for, with the parse error (research.DefaultReplyRetries, 2;
+	// negative: none).
+	ReplyRetries int
 }
 
 // Defaults of PlanConfig and of the research budget.
@@ -107,10 +111,13 @@ func (c PlanConfig) Validate() error {
 // PlanDeps are what the plan stage uses. Router nil: no provider, every
 // research is evidence_only.
 type PlanDeps struct {
-	Router   *llm.Router
-	Progress func(*schemas.ResearchProgress)
-	Config   PlanConfig
-	Now      func() time.Time
+	Router *llm.Router
+	// Retriever finds the best documents for a plan built without the
+	// model (nil: such a plan is the question itself).
+	Retriever *retrieval.Retriever
+	Progress  func(*schemas.ResearchProgress)
+	Config    PlanConfig
+	Now       func() time.Time
 }
 
 // Reasons a plan gives.
@@ -118,15 +125,22 @@ const (
 	ReasonNoLLMProvider = "no_llm_provider"
 	ReasonNoLLMAsked    = "no_llm_asked"
 	ReasonPlanFailed    = "plan_failed"
+	// ReasonPlanFallback: the plan reply could not be read, also when asked
+	// again; the plan was built without the model.
+	ReasonPlanFallback = "plan_fallback"
 )
 
 // NewPlan returns the plan stage's handler: a request becomes one task per
 // sub-question (the strategic role plans 3-7 in the question's language,
 // at most the budget's number), each with the research's deadline. Without
 // a provider, or when the request asks for no language model, the question
-// itself is the one task, mode evidence_only. A reply with no usable
-// sub-question plans the question itself; a provider failure is retried
-// through the bus, and on the last delivery the question itself is planned.
+// itself is the one task, mode evidence_only. A reply that cannot be read
+// is repaired (research.ParsePlanReply), else asked for again with the
+// parse error (ReplyRetries more times, each counted in the tasks'
+// PlanCalls); when it still cannot be read the plan is built without the
+// model (the question and the headings of the best documents, reason
+// plan_fallback). A provider failure is retried through the bus, and on
+// the last delivery the plan is built without the model too (plan_failed).
 func NewPlan(d PlanDeps) bus.Handler {
 	cfg := d.Config.withDefaults()
 	now := d.Now
@@ -175,31 +189,49 @@ func NewPlan(d PlanDeps) bus.Handler {
 		mode := schemas.ResearchSynthesis
 		var reason string
 		var subs []research.SubQuestion
+		calls := 0
 		switch {
 		case d.Router == nil:
 			mode, reason = schemas.ResearchEvidenceOnly, ReasonNoLLMProvider+": no language-model provider is configured"
 		case req.NoLLM:
 			mode, reason = schemas.ResearchEvidenceOnly, ReasonNoLLMAsked+": the request asked for no language model"
 		default:
-			res, err := d.Router.Stream(ctx, llm.Request{Role: llm.RoleStrategic, MaxTokens: cfg.MaxTokens,
-				Messages: research.PlanMessages(req.Question, lang, min(MinSubQuestions, n), n), JSONSchema: research.PlanSchema()}, nil)
+			var err error
+			_, calls, err = research.AskStructured(ctx, research.Ask{What: "plan",
+				Messages: research.PlanMessages(req.Question, lang, min(MinSubQuestions, n), n),
+				Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
+					return d.Router.Stream(ctx, llm.Request{Role: llm.RoleStrategic, MaxTokens: cfg.MaxTokens,
+						Messages: msgs, JSONSchema: research.PlanSchema()}, nil)
+				},
+				Parse: func(text string) error {
+					var err error
+					subs, err = research.ParsePlanReply(text, n)
+					return err
+				},
+				Retries: cfg.ReplyRetries,
+				// Keep a call each for the draft and the report.
+				Allow: func(calls int) bool { return budget.LLMCalls <= 0 || calls < budget.LLMCalls-2 },
+			})
 			switch {
-			case err != nil && m.Delivered < uint64(cfg.MaxDeliver):
+			case err != nil && !research.IsReplyError(err) && m.Delivered < uint64(cfg.MaxDeliver):
 				return nil, fmt.Errorf("plan research %s: %w", req.ResearchID, err)
+			case err != nil && research.IsReplyError(err):
+				reason = ReasonPlanFallback + ": " + err.Error()
 			case err != nil:
 				reason = ReasonPlanFailed + ": " + err.Error()
-			default:
-				subs = research.ParsePlan(res.Text, n)
-				if len(subs) == 0 {
-					reason = ReasonPlanFailed + ": the plan reply held no sub-question"
-				}
+			}
+		}
+		if len(subs) == 0 && mode == schemas.ResearchSynthesis {
+			subs = fallbackPlan(ctx, d.Retriever, req.Question, lang, n)
+			if reason != "" {
+				reason += fmt.Sprintf("; planned without the model: the question and %d headings of the best documents", len(subs)-1)
 			}
 		}
 		if len(subs) == 0 {
 			subs = []research.SubQuestion{{Question: req.Question}}
-			if reason != "" {
-				log.Warn().Str("reason", reason).Msg("research planned as the question itself")
-			}
+		}
+		if reason != "" && mode == schemas.ResearchSynthesis {
+			log.Warn().Str("reason", reason).Int("calls", calls).Msg("research planned without the model's plan")
 		}
 		deadline := started.Add(wall)
 		out := make([]schemas.Event, 0, len(subs))
@@ -207,7 +239,10 @@ func NewPlan(d PlanDeps) bus.Handler {
 		for i, s := range subs {
 			t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(subs),
 				Question: s.Question, Why: s.Why, Lang: lang, Mode: mode, Budget: budget, Deadline: deadline, Original: req.Question,
-				IncludeReports: req.IncludeReports}
+				IncludeReports: req.IncludeReports, PlanCalls: calls}
+			if mode == schemas.ResearchSynthesis {
+				t.PlanReason = reason
+			}
 			t.Envelope.TraceID = m.TraceID
 			out = append(out, t)
 			lines = append(lines, fmt.Sprintf("%d. %s", i+1, s.Question))
@@ -224,4 +259,57 @@ func NewPlan(d PlanDeps) bus.Handler {
 		log.Info().Str("mode", mode).Int("tasks", len(subs)).Msg("research planned")
 		return out, nil
 	})
+}
+
+// fallbackPlan is a plan built without the model: the question itself,
+// then one sub-question per distinct heading of the best documents for it
+// ("<heading>: <question>", in order of their best passage), n in all.
+// Without a retriever, or when retrieval fails, it is the question alone.
+func fallbackPlan(ctx context.Context, r *retrieval.Retriever, question, lang string, n int) []research.SubQuestion {
+	out := []research.SubQuestion{{Question: question, Why: fallbackWhy(lang, "")}}
+	if r == nil || n <= 1 {
+		return out
+	}
+	q := &schemas.QuerySubmitted{QueryID: "plan-fallback", Question: question, Lang: lang, Options: schemas.QueryOptions{K: 4 * n}}
+	rq, err := r.Retrieve(ctx, q)
+	var rr *schemas.QueryReranked
+	if err == nil {
+		rr, err = r.Rerank(ctx, rq)
+	}
+	if err != nil {
+		zerolog.Ctx(ctx).Warn().Err(err).Msg("plan without the model: retrieval failed; the question itself is the plan")
+		return out
+	}
+	seen := map[string]bool{strings.ToLower(strings.TrimRight(question, "?.! ")): true}
+	for _, doc := range research.GroupDocuments(rr.Contexts, 4*n) {
+		for _, c := range doc.Contexts {
+			h := strings.TrimSpace(c.Title)
+			if k := len(c.SectionPath); k > 0 && strings.TrimSpace(c.SectionPath[k-1]) != "" {
+				h = strings.TrimSpace(c.SectionPath[k-1])
+			}
+			h = strings.Trim(h, "#*_ ")
+			key := strings.ToLower(h)
+			if len([]rune(h)) < 3 || seen[key] {
+				continue
+			}
+			seen[key] = true
+			out = append(out, research.SubQuestion{Question: h + ": " + question, Why: fallbackWhy(lang, doc.Title)})
+			if len(out) >= n {
+				return out
+			}
+		}
+	}
+	return out
+}
+
+func fallbackWhy(lang, title string) string {
+	switch {
+	case lang == "ru" && title == "":
+		return "Сам вопрос (план составлен без модели)."
+	case lang == "ru":
+		return "Подтема заметки «" + title + "», одной из лучших по вопросу (план составлен без модели)."
+	case title == "":
+		return "The question itself (planned without the model)."
+	}
+	return "A sub-topic of \"" + title + "\", one of the best notes for the question (planned without the model)."
 }

@@ -545,15 +545,29 @@ func TestAFailingProviderGivesTheReportOfTheFactsAfterItsRetries(t *testing.T) {
 	}
 }
 
-func TestAReportThatIsNotJSONGivesTheReportOfTheFacts(t *testing.T) {
+func TestAReportThatIsNotJSONIsAskedAgainTwiceThenGivesTheReportOfTheFacts(t *testing.T) {
 	rig := rpStart(t, llmtest.DraftReportOptions{Prose: true}, true, 1)
 	hooks := rig.ix.fact(t, "f1", "New Caledonian crows shape hooked tools from twigs.", "hooked tools", schemas.CertaintyHigh)
 	rep := rig.research(t, &schemas.ResearchFinding{ResearchID: "r-prose", TaskID: "t1", Index: 0, Of: 1, Question: "Tools?",
 		Original: "What tools do crows use?", Lang: "en", Mode: schemas.ResearchSynthesis, Status: schemas.TaskDone, Facts: []schemas.Fact{hooks}})
 	checkCitations(t, rig.ix, rep)
-	if strings.Contains(rep.Markdown, "all is well") || rig.calls(research.ReportMarker) != 1 ||
+	if strings.Contains(rep.Markdown, "all is well") || rig.calls(research.ReportMarker) != 3 ||
 		!slices.ContainsFunc(rep.Reasons, func(r string) bool { return strings.HasPrefix(r, "report_fallback: the model's report was unusable") }) {
-		t.Fatalf("want the facts report after one call and why: %q\n%s", rep.Reasons, rep.Markdown)
+		t.Fatalf("want the facts report after three calls (two asked again) and why: %q\n%s", rep.Reasons, rep.Markdown)
+	}
+	var retries int
+	for _, r := range rig.provider.Requests() {
+		msgs := r.Body.Messages
+		if last := msgs[len(msgs)-1]; last.Role == "user" && strings.HasPrefix(last.Content, "Your reply was not valid JSON: ") &&
+			strings.HasSuffix(last.Content, "Reply with the JSON object only.") && msgs[len(msgs)-2].Role == "assistant" {
+			retries++
+		}
+	}
+	if retries != 2 || rep.LLMCalls != 1+3 {
+		t.Errorf("%d requests asked again with the parse error, report llm_calls %d; want 2, and 4 (the outline, three report calls)", retries, rep.LLMCalls)
+	}
+	if research.Fallback(rep) == "" {
+		t.Errorf("Fallback(rep) is empty; want the report_fallback reason")
 	}
 }
 
