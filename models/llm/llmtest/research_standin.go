@@ -404,19 +404,17 @@ func (r *Research) badReply(step string, call int, user string) (badReply, bool)
 // cutShort is a reply of the step's shape that stops in the middle, as a
 // model cut off by a dropped connection or a token limit writes.
 func cutShort(step, user string) string {
+	// Cut inside the first key, as a reply that hit its token limit at
+	// once: no member is whole, so no repair can read anything from it.
 	switch step {
 	case "plan":
-		return `{"sub_questions": [{"question": "What do the notes say about`
+		return `{"sub_qu`
 	case "facts":
-		id := "b1"
-		if m := blockFence.FindStringSubmatch(user); m != nil {
-			id = m[1]
-		}
-		return `{"new": [{"text": "The note says", "certainty": "high", "block_ids": ["` + id + `"`
+		return "```json\n{\"ne"
 	case "draft":
-		return `{"themes": [{"title": "What the notes say", "facts": ["F1",`
+		return `{"the`
 	}
-	return `{"title": "Report", "summary": [{"text": "The notes say`
+	return `{"tit`
 }
 
 // proseReply answers in words, not the JSON asked.
