@@ -75,8 +75,9 @@ func (e *Evidence) swappedAt(claim []token, i int) bool {
 	if next < 0 {
 		return false
 	}
+	nextLemma := e.lemma(claim[next].low)
 	for k, t := range e.toks {
-		if t.kind != tWord || t.low != claim[next].low {
+		if t.kind != tWord || (t.low != claim[next].low && (nextLemma == "" || e.lemma(t.low) != nextLemma)) {
 			continue
 		}
 		p := prevWord(e.toks, k)
@@ -88,6 +89,16 @@ func (e *Evidence) swappedAt(claim []token, i int) bool {
 		}
 	}
 	return false
+}
+
+// lemma is a word's dictionary form ("утвердила", "утвердил": one verb),
+// so a swapped name is seen across a verb's gender or number; "" without
+// an analyzer.
+func (e *Evidence) lemma(word string) string {
+	if e.a == nil {
+		return ""
+	}
+	return e.a.Lemmas(word)
 }
 
 func nextWord(toks []token, i int) int {
