@@ -209,21 +209,26 @@ func TestTheEvidenceReportShowsDisagreeingNotesSideBySideWithTheirDates(t *testi
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := evReport(t, tc.question, tc.lang, nil, tc.facts)
+			// One sentence a pair (as the synthesis' disagreements), the line
+			// saying what they disagree on leading the older side; each side
+			// its passage with its own citation, its note's time, the newer
+			// marked.
 			ds := rep.Disagreements
-			if len(ds) != 3 {
-				t.Fatalf("disagreements %+v, want a line and both sides\n%s", ds, rep.Markdown)
+			if len(ds) != 1 || len(ds[0].Sides) != 2 {
+				t.Fatalf("disagreements %+v, want one with both sides\n%s", ds, rep.Markdown)
 			}
-			if ds[0].Text != tc.lead || len(ds[0].Sources) != 0 {
-				t.Errorf("first line %+v, want %q", ds[0], tc.lead)
+			sides := ds[0].Sides
+			if !strings.HasPrefix(sides[0].Lead, tc.lead+" ") {
+				t.Errorf("first side's lead %q, want it to start with %q", sides[0].Lead, tc.lead)
 			}
 			for i, want := range tc.sides {
-				s := ds[i+1]
-				if s.Text != want || len(s.Sources) != 1 {
-					t.Errorf("side %d: %+v, want %q with its citation", i+1, s, want)
+				got := strings.TrimSpace(strings.TrimPrefix(sides[i].Lead, tc.lead) + " " + sides[i].Text)
+				if got != want || len(sides[i].Sources) != 1 || sides[i].Updated != tc.facts[i].Updated || sides[i].Newer != (i == 1) {
+					t.Errorf("side %d: %+v, want %q with its citation, dated %s, newer %v", i+1, sides[i], want, tc.facts[i].Updated, i == 1)
 				}
 			}
-			if ds[1].Sources[0] == ds[2].Sources[0] {
-				t.Errorf("both sides cite [%d]; want each its own block", ds[1].Sources[0])
+			if sides[0].Sources[0] == sides[1].Sources[0] || len(ds[0].Sources) != 2 {
+				t.Errorf("sides cite %v and %v (the sentence %v); want each its own block", sides[0].Sources, sides[1].Sources, ds[0].Sources)
 			}
 			for _, sec := range rep.Sections {
 				for _, s := range sec.Sentences {
@@ -233,7 +238,7 @@ func TestTheEvidenceReportShowsDisagreeingNotesSideBySideWithTheirDates(t *testi
 				}
 			}
 			heading := map[string]string{"en": "## Where the notes disagree", "ru": "## Где заметки расходятся"}[tc.lang]
-			if !strings.Contains(rep.Markdown, heading+"\n\n"+tc.lead+"\n\n- "+strings.TrimRight(tc.sides[0], ".")+" [1].\n- ") {
+			if !strings.Contains(rep.Markdown, heading+"\n\n- "+tc.lead+" "+strings.TrimRight(tc.sides[0], ".")+" [1]. "+strings.TrimRight(tc.sides[1], ".")+" [2].\n") {
 				t.Errorf("the Markdown does not show the sides together under %q:\n%s", heading, rep.Markdown)
 			}
 		})
@@ -272,8 +277,8 @@ func TestFactsTheModelMarkedContradictedAreShownSideBySide(t *testing.T) {
 	a.ContradictedBy = []string{"f2"}
 	b := evFact("f2", "b2", "Backup update", "Backups now run every six hours.", "2024-06-01T00:00:00Z")
 	rep := evReport(t, "How often do backups run?", "en", nil, []schemas.Fact{a, b})
-	if len(rep.Disagreements) != 3 || rep.Disagreements[0].Text != "These notes disagree:" ||
-		!strings.HasSuffix(rep.Disagreements[2].Text, "2024-06-01, newer: Backups now run every six hours.") {
+	if ds := rep.Disagreements; len(ds) != 1 || len(ds[0].Sides) != 2 || !strings.HasPrefix(ds[0].Text, "These notes disagree: ") ||
+		!strings.HasSuffix(ds[0].Text, "2024-06-01, newer: Backups now run every six hours.") || !ds[0].Sides[1].Newer {
 		t.Errorf("disagreements %+v; want the contradicted pair, the newer said", rep.Disagreements)
 	}
 }
