@@ -294,6 +294,29 @@ func TestAModelThatNeverReturnsValidJSONGivesAnEvidenceOnlyReportWithCitationsAn
 	}
 }
 
+// The same through 'exocortex up': the running system's research stages,
+// with the never-JSON model as its provider, give the evidence-only report
+// with the passages, both Aurora disagreements side by side and the reason,
+// and the CLI attached to it exits 3.
+func TestAModelThatNeverReturnsValidJSONGivesTheEvidenceThroughUp(t *testing.T) {
+	rig := newDisagreeRig(t)
+	srv, stand := llmtest.NewResearchServer(t, llmtest.ResearchOptions{Kind: llmtest.ResearchNeverJSON, Translations: rig.set.Translations()})
+	startUp(t, rig.data, []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG="}, "--no-models")
+	r := rig.research(t, srv, stand, rig.question(t, "rd-en-03"))
+	if !strings.Contains(r.stderr, "plan ready") || r.score.Calls == 0 {
+		t.Fatalf("the research did not run in up with the stand-in (%d calls):\n%s", r.score.Calls, r.stderr)
+	}
+	if r.rep.Mode != schemas.ResearchEvidenceOnly || r.code != 3 || !strings.HasPrefix(strings.Join(r.rep.Reasons, "\n"), "synthesis_failed: ") {
+		t.Errorf("mode %s, exit %d, reasons %q; want evidence_only, exit 3, synthesis_failed first", r.rep.Mode, r.code, r.rep.Reasons)
+	}
+	if strings.Contains(r.rep.Markdown, "found nothing") || r.score.CitedSentences == 0 || r.score.StatedSentences != r.score.CitedSentences {
+		t.Errorf("%d of %d cited passages stated by their blocks:\n%s", r.score.StatedSentences, r.score.CitedSentences, r.rep.Markdown)
+	}
+	if r.score.Planted == 0 || r.score.Reported != r.score.Planted {
+		t.Errorf("%d of %d planted disagreements reported with both sides cited; missing %q", r.score.Reported, r.score.Planted, r.score.Missing)
+	}
+}
+
 // eval --research --scripted KIND runs the six questions of the research
 // set through the research pipeline and prints the figures of the issue
 // under their JSON names; a bad kind is refused before any work.
