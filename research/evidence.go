@@ -552,18 +552,33 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 			}
 		}
 	}
-	// Values that differ on one subject.
-	vals := make([][]claimcheck.Value, len(kept))
-	for i, c := range kept {
-		vals[i] = claimcheck.Values(c.text)
+	// Values that differ on one subject: a passage kept, and another kept
+	// or one that matches the question less but states the same subject
+	// otherwise (the older note's launch date is the other side of the
+	// newer note's, whichever of the two holds more of the question's
+	// words).
+	vals := map[*candidate][]claimcheck.Value{}
+	valuesOf := func(c *candidate) []claimcheck.Value {
+		v, ok := vals[c]
+		if !ok {
+			v = claimcheck.Values(c.text)
+			vals[c] = v
+		}
+		return v
 	}
-	for i := range kept {
-		for j := i + 1; j < len(kept); j++ {
-			if slices.Equal(kept[i].blocks, kept[j].blocks) {
+	others := slices.Clone(kept)
+	for _, c := range all {
+		if c.score > 0 && !slices.Contains(others, c) {
+			others = append(others, c)
+		}
+	}
+	for i, x := range kept {
+		for _, y := range others[i+1:] {
+			if slices.Equal(x.blocks, y.blocks) {
 				continue
 			}
-			if s, vx, vy, ok := b.conflict(kept[i].text, vals[i], kept[j].text, vals[j]); ok {
-				add(kept[i], kept[j], s, vx, vy)
+			if s, vx, vy, ok := b.conflict(x.text, valuesOf(x), y.text, valuesOf(y)); ok {
+				add(x, y, s, vx, vy)
 			}
 		}
 	}
