@@ -419,8 +419,8 @@ func TestSubQuestionsPlannedWithoutTheModelAreNoSubTopics(t *testing.T) {
 	reasons := []string{"plan_fallback: the plan reply is not the JSON asked for after 3 attempts; planned without the model: the question and 1 headings of the best documents"}
 	for _, tc := range []struct {
 		name, lang, question, heading string
-		launch, budget             schemas.Fact
-		parts                      []string
+		launch, budget                schemas.Fact
+		parts                         []string
 	}{
 		{name: "English", lang: "en", question: "When does the Aurora app launch and what is the project budget?", heading: "Backup setup",
 			launch: evFact("f1", "b1", "Kickoff", "The Aurora app launch is planned for 15 March 2025.", ""),
