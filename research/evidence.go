@@ -332,7 +332,7 @@ func (b *builder) groups(d *schemas.ResearchDraft, kept []*candidate) []evidence
 			tasks = append(tasks, c.nf.Task)
 		}
 	}
-	if len(d.Findings) > 1 {
+	if len(d.Findings) > 1 && !plannedWithoutModel(d) {
 		at := map[int]int{}
 		for i, f := range d.Findings {
 			at[i] = len(out)
@@ -385,6 +385,22 @@ func (b *builder) groups(d *schemas.ResearchDraft, kept []*candidate) []evidence
 		c.group = i
 	}
 	return out
+}
+
+// plannedWithoutModel tells a research whose sub-questions are not the
+// model's: every finding says its plan was built without the model
+// (plan_fallback, plan_failed: the question and "<heading>: <question>"
+// of the best documents). Such sub-questions are no sub-topics of the
+// question; the report groups by the question's parts or by note instead.
+func plannedWithoutModel(d *schemas.ResearchDraft) bool {
+	for _, f := range d.Findings {
+		if !slices.ContainsFunc(f.Reasons, func(r string) bool {
+			return strings.HasPrefix(r, "plan_fallback: ") || strings.HasPrefix(r, "plan_failed: ")
+		}) {
+			return false
+		}
+	}
+	return len(d.Findings) > 0
 }
 
 // partSplit cuts a question before a conjunction or a comma that starts
@@ -536,18 +552,33 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 			}
 		}
 	}
-	// Values that differ on one subject.
-	vals := make([][]claimcheck.Value, len(kept))
-	for i, c := range kept {
-		vals[i] = claimcheck.Values(c.text)
+	// Values that differ on one subject: a passage kept, and another kept
+	// or one that matches the question less but states the same subject
+	// otherwise (the older note's launch date is the other side of the
+	// newer note's, whichever of the two holds more of the question's
+	// words).
+	vals := map[*candidate][]claimcheck.Value{}
+	valuesOf := func(c *candidate) []claimcheck.Value {
+		v, ok := vals[c]
+		if !ok {
+			v = claimcheck.Values(c.text)
+			vals[c] = v
+		}
+		return v
 	}
-	for i := range kept {
-		for j := i + 1; j < len(kept); j++ {
-			if slices.Equal(kept[i].blocks, kept[j].blocks) {
+	others := slices.Clone(kept)
+	for _, c := range all {
+		if c.score > 0 && !slices.Contains(others, c) {
+			others = append(others, c)
+		}
+	}
+	for i, x := range kept {
+		for _, y := range others[i+1:] {
+			if slices.Equal(x.blocks, y.blocks) {
 				continue
 			}
-			if s, vx, vy, ok := b.conflict(kept[i].text, vals[i], kept[j].text, vals[j]); ok {
-				add(kept[i], kept[j], s, vx, vy)
+			if s, vx, vy, ok := b.conflict(x.text, valuesOf(x), y.text, valuesOf(y)); ok {
+				add(x, y, s, vx, vy)
 			}
 		}
 	}
@@ -562,16 +593,30 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 		if p.subject != "" {
 			line = fmt.Sprintf(evidenceText(b.lang, "disagree"), p.subject, p.vx, p.vy)
 		}
-		out = append(out, pendingSentence{text: line})
-		for _, side := range []struct {
+		// One sentence a pair, each side its own passage with its own
+		// citation, its note's time and whether it is the newer (as the
+		// synthesis' disagreements): every client of the report sees the
+		// pair in its disagreements; the line saying what they disagree on
+		// leads the first side.
+		var ps pendingSentence
+		for i, side := range []struct {
 			c     *candidate
 			t, ot time.Time
 		}{{p.x, tx, ty}, {p.y, ty, tx}} {
-			label := b.sideLabel(side.c, side.t, !side.t.IsZero() && !side.ot.IsZero() && side.t.After(side.ot))
-			s := show(side.c)
-			s.text = fmt.Sprintf(evidenceText(b.lang, "side"), label, s.text)
-			out = append(out, s)
+			newer := !side.t.IsZero() && !side.ot.IsZero() && side.t.After(side.ot)
+			label := fmt.Sprintf(evidenceText(b.lang, "side"), b.sideLabel(side.c, side.t, newer), "")
+			if i == 0 {
+				label = line + " " + label
+			}
+			shown := show(side.c)
+			sd := pendingSide{lead: strings.TrimSpace(label), text: shown.text, blocks: shown.blocks, newer: newer,
+				updated: side.c.nf.Fact.Updated, fact: side.c.nf.Fact.ID}
+			if sd.updated == "" && !side.t.IsZero() {
+				sd.updated = side.t.UTC().Format(time.RFC3339)
+			}
+			ps.sides = append(ps.sides, sd)
 		}
+		out = append(out, ps)
 	}
 	return out
 }

@@ -209,21 +209,26 @@ func TestTheEvidenceReportShowsDisagreeingNotesSideBySideWithTheirDates(t *testi
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			rep := evReport(t, tc.question, tc.lang, nil, tc.facts)
+			// One sentence a pair (as the synthesis' disagreements), the line
+			// saying what they disagree on leading the older side; each side
+			// its passage with its own citation, its note's time, the newer
+			// marked.
 			ds := rep.Disagreements
-			if len(ds) != 3 {
-				t.Fatalf("disagreements %+v, want a line and both sides\n%s", ds, rep.Markdown)
+			if len(ds) != 1 || len(ds[0].Sides) != 2 {
+				t.Fatalf("disagreements %+v, want one with both sides\n%s", ds, rep.Markdown)
 			}
-			if ds[0].Text != tc.lead || len(ds[0].Sources) != 0 {
-				t.Errorf("first line %+v, want %q", ds[0], tc.lead)
+			sides := ds[0].Sides
+			if !strings.HasPrefix(sides[0].Lead, tc.lead+" ") {
+				t.Errorf("first side's lead %q, want it to start with %q", sides[0].Lead, tc.lead)
 			}
 			for i, want := range tc.sides {
-				s := ds[i+1]
-				if s.Text != want || len(s.Sources) != 1 {
-					t.Errorf("side %d: %+v, want %q with its citation", i+1, s, want)
+				got := strings.TrimSpace(strings.TrimPrefix(sides[i].Lead, tc.lead) + " " + sides[i].Text)
+				if got != want || len(sides[i].Sources) != 1 || sides[i].Updated != tc.facts[i].Updated || sides[i].Newer != (i == 1) {
+					t.Errorf("side %d: %+v, want %q with its citation, dated %s, newer %v", i+1, sides[i], want, tc.facts[i].Updated, i == 1)
 				}
 			}
-			if ds[1].Sources[0] == ds[2].Sources[0] {
-				t.Errorf("both sides cite [%d]; want each its own block", ds[1].Sources[0])
+			if sides[0].Sources[0] == sides[1].Sources[0] || len(ds[0].Sources) != 2 {
+				t.Errorf("sides cite %v and %v (the sentence %v); want each its own block", sides[0].Sources, sides[1].Sources, ds[0].Sources)
 			}
 			for _, sec := range rep.Sections {
 				for _, s := range sec.Sentences {
@@ -233,7 +238,7 @@ func TestTheEvidenceReportShowsDisagreeingNotesSideBySideWithTheirDates(t *testi
 				}
 			}
 			heading := map[string]string{"en": "## Where the notes disagree", "ru": "## Где заметки расходятся"}[tc.lang]
-			if !strings.Contains(rep.Markdown, heading+"\n\n"+tc.lead+"\n\n- "+strings.TrimRight(tc.sides[0], ".")+" [1].\n- ") {
+			if !strings.Contains(rep.Markdown, heading+"\n\n- "+tc.lead+" "+strings.TrimRight(tc.sides[0], ".")+" [1]. "+strings.TrimRight(tc.sides[1], ".")+" [2].\n") {
 				t.Errorf("the Markdown does not show the sides together under %q:\n%s", heading, rep.Markdown)
 			}
 		})
@@ -272,8 +277,8 @@ func TestFactsTheModelMarkedContradictedAreShownSideBySide(t *testing.T) {
 	a.ContradictedBy = []string{"f2"}
 	b := evFact("f2", "b2", "Backup update", "Backups now run every six hours.", "2024-06-01T00:00:00Z")
 	rep := evReport(t, "How often do backups run?", "en", nil, []schemas.Fact{a, b})
-	if len(rep.Disagreements) != 3 || rep.Disagreements[0].Text != "These notes disagree:" ||
-		!strings.HasSuffix(rep.Disagreements[2].Text, "2024-06-01, newer: Backups now run every six hours.") {
+	if ds := rep.Disagreements; len(ds) != 1 || len(ds[0].Sides) != 2 || !strings.HasPrefix(ds[0].Text, "These notes disagree: ") ||
+		!strings.HasSuffix(ds[0].Text, "2024-06-01, newer: Backups now run every six hours.") || !ds[0].Sides[1].Newer {
 		t.Errorf("disagreements %+v; want the contradicted pair, the newer said", rep.Disagreements)
 	}
 }
@@ -358,5 +363,90 @@ func TestTranslatedQuestionsAreReadFromRetrievalsReasons(t *testing.T) {
 		"translated: ru: Где снимки?", "retrieval: translated: en: Where are snapshots saved?"})
 	if !slices.Equal(got, []string{"Where are snapshots saved?", "Где снимки?"}) {
 		t.Errorf("TranslatedQuestions = %q", got)
+	}
+}
+
+// The other side of a disagreement is shown even when it holds fewer of
+// the question's words than the passages kept: the older note's launch
+// date is paired with the newer note's, not left out.
+func TestAPassageThatDisagreesWithAKeptOneIsShownBesideItThoughItMatchesTheQuestionLess(t *testing.T) {
+	for _, tc := range []struct {
+		name, lang, question string
+		facts                []schemas.Fact
+		pairs                [][2]string // the values of each side
+	}{
+		{name: "two English meeting notes, a launch date and a budget each", lang: "en",
+			question: "Where do my notes disagree about Project Aurora's launch date and budget?",
+			facts: []schemas.Fact{
+				evFact("f1", "b-st-launch", "Steering meeting", "The Aurora mobile app launch is planned for 2 June 2025, after the payment provider review.", "2025-02-20T15:00:00Z"),
+				evFact("f2", "b-st-budget", "Steering meeting", "The project budget for Aurora is 18,500 EUR, because the payment integration was added.", "2025-02-20T15:00:00Z"),
+				evFact("f3", "b-ki-budget", "Kickoff meeting", "The project budget for Aurora is 12,000 EUR, including the design work.", "2025-01-14T10:00:00Z"),
+				evFact("f4", "b-ki-launch", "Kickoff meeting", "The Aurora mobile app launch is planned for 15 March 2025.", "2025-01-14T10:00:00Z"),
+			},
+			pairs: [][2]string{{"12,000 EUR", "18,500 EUR"}, {"15 March 2025", "2 June 2025"}}},
+		{name: "two Russian meeting notes, a launch date and a budget each", lang: "ru",
+			question: "Где мои заметки расходятся насчёт даты запуска и бюджета проекта Аврора?",
+			facts: []schemas.Fact{
+				evFact("f1", "b-st-launch", "Совещание в феврале", "Запуск мобильного приложения Аврора запланирован на 2 июня 2025 года, после проверки платёжного провайдера.", "2025-02-20T15:00:00Z"),
+				evFact("f2", "b-st-budget", "Совещание в феврале", "Бюджет проекта Аврора составляет 18 500 евро, потому что добавили платёжную интеграцию.", "2025-02-20T15:00:00Z"),
+				evFact("f3", "b-ki-budget", "Совещание в январе", "Бюджет проекта Аврора составляет 12 000 евро, включая дизайн.", "2025-01-14T10:00:00Z"),
+				evFact("f4", "b-ki-launch", "Совещание в январе", "Запуск мобильного приложения Аврора запланирован на 15 марта 2025 года.", "2025-01-14T10:00:00Z"),
+			},
+			pairs: [][2]string{{"12 000 евро", "18 500 евро"}, {"15 марта 2025 года", "2 июня 2025 года"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rep := evReport(t, tc.question, tc.lang, nil, tc.facts)
+			for _, want := range tc.pairs {
+				found := false
+				for _, d := range rep.Disagreements {
+					if len(d.Sides) == 2 && strings.Contains(d.Sides[0].Text, want[0]) && strings.Contains(d.Sides[1].Text, want[1]) &&
+						len(d.Sides[0].Sources) == 1 && len(d.Sides[1].Sources) == 1 && d.Sides[1].Newer && !d.Sides[0].Newer {
+						found = true
+					}
+				}
+				if !found {
+					t.Errorf("no disagreement %s (older, cited) beside %s (newer, cited):\n%s", want[0], want[1], rep.Markdown)
+				}
+			}
+		})
+	}
+}
+
+// A plan built without the model ("<heading>: <question>" sub-questions)
+// gives no sub-topics: the passages are grouped by the question's parts,
+// never under sub-questions that say the notes have no passage on them.
+func TestSubQuestionsPlannedWithoutTheModelAreNoSubTopics(t *testing.T) {
+	reasons := []string{"plan_fallback: the plan reply is not the JSON asked for after 3 attempts; planned without the model: the question and 1 headings of the best documents"}
+	for _, tc := range []struct {
+		name, lang, question, heading string
+		launch, budget                schemas.Fact
+		parts                         []string
+	}{
+		{name: "English", lang: "en", question: "When does the Aurora app launch and what is the project budget?", heading: "Backup setup",
+			launch: evFact("f1", "b1", "Kickoff", "The Aurora app launch is planned for 15 March 2025.", ""),
+			budget: evFact("f2", "b2", "Kickoff", "The project budget for Aurora is 12,000 EUR.", ""),
+			parts:  []string{"When does the Aurora app launch", "What is the project budget"}},
+		{name: "Russian", lang: "ru", question: "Когда запуск приложения Аврора и какой бюджет проекта?", heading: "Резервное копирование",
+			launch: evFact("f1", "b1", "Встреча", "Запуск приложения Аврора назначен на 15 марта 2025 года.", ""),
+			budget: evFact("f2", "b2", "Встреча", "Бюджет проекта Аврора составляет 12 000 евро.", ""),
+			parts:  []string{"Когда запуск приложения Аврора", "Какой бюджет проекта"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			first := []schemas.Fact{tc.launch, tc.budget}
+			first[0].Reasoning = tc.question
+			other := tc.budget
+			other.ID, other.Reasoning = "f3", tc.heading+": "+tc.question
+			rep := evReport(t, tc.question, tc.lang, reasons, first, []schemas.Fact{other})
+			var titles []string
+			for _, sec := range rep.Sections {
+				titles = append(titles, sec.Title)
+			}
+			if !slices.Equal(titles, tc.parts) {
+				t.Errorf("sections %q; want the question's parts %q:\n%s", titles, tc.parts, rep.Markdown)
+			}
+			if strings.Contains(rep.Markdown, tc.heading+":") {
+				t.Errorf("a sub-question planned without the model is a section:\n%s", rep.Markdown)
+			}
+		})
 	}
 }

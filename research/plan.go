@@ -118,19 +118,36 @@ func planItems(v any) []SubQuestion {
 	case []any:
 		items = t
 	case map[string]any:
-		x, ok := field(t, planKeys...)
-		if !ok {
+		// A plan's sub-questions are a list (or an object that holds one):
+		// a key of the plan's names holding a string or a number, as in
+		// {"plan": "look at the notes", "steps": 3}, is the model talking
+		// about a plan, not giving one; read as a sub-question it would
+		// send the research off to search for "look at the notes".
+		for _, k := range planKeys {
+			x, ok := field(t, k)
+			if !ok {
+				continue
+			}
+			switch x := x.(type) {
+			case map[string]any:
+				if out := planItems(x); len(out) > 0 {
+					return out // {"plan": {"items": [...]}}
+				}
+			case []any:
+				items = x
+			}
+			if items != nil {
+				break
+			}
+		}
+		if items == nil && len(t) == 1 {
 			for _, x := range t {
-				if len(t) == 1 {
+				switch x.(type) {
+				case map[string]any, []any:
 					return planItems(x) // a one-key wrapper
 				}
 			}
-			return nil
 		}
-		if inner, ok := x.(map[string]any); ok {
-			return planItems(inner) // {"plan": {"items": [...]}}
-		}
-		items = list(x)
 	}
 	var out []SubQuestion
 	for _, it := range items {

@@ -72,6 +72,7 @@ func TestParsePlanReplyReadsPlansInEveryShapeModelsGive(t *testing.T) {
 			`{'subQuestions': [{'Question': 'What do crows eat?', 'Why': 'food'}, {'Question': 'Where do crows sleep?'}]}`, two},
 		{"trailing commas", `{"sub_questions": [{"question": "What do crows eat?",}, {"question": "Where do crows sleep?",},],}`, two},
 		{"a one-key wrapper", `{"plan": {"items": ["What do crows eat?", "Where do crows sleep?"]}}`, two},
+		{"a remark under one plan key and the list under another", `{"plan": "two steps", "steps": ["What do crows eat?", "Where do crows sleep?"]}`, two},
 		{"a bare array of strings after a citation marker", `See [1]. ["What do crows eat?", "Where do crows sleep?"]`, two},
 		{"Russian keys and questions", `{"подвопросы": [{"вопрос": "Что едят вороны?", "зачем": "еда"}, {"вопрос": "Где спят вороны?"}]}`,
 			[]string{"Что едят вороны?", "Где спят вороны?"}},
@@ -94,6 +95,11 @@ func TestParsePlanReplySaysWhatIsWrongWithAnUnusableReply(t *testing.T) {
 	for _, tc := range []struct{ name, reply, want string }{
 		{"prose without JSON", "I am sorry, I cannot plan this.", "no JSON object"},
 		{"JSON without sub-questions", `{"answer": "crows are clever", "confidence": 0.8}`, `"sub_questions"`},
+		// A plan key holding words or a number talks about a plan: read as
+		// a sub-question, "look at the notes" would be searched for.
+		{"a plan key holding a remark and a count", `{"plan": "look at the notes", "steps": 3}`, `"sub_questions"`},
+		{"a Russian remark under a plan key", `{"вопросы": "сначала посмотреть заметки"}`, `"sub_questions"`},
+		{"a one-key wrapper around a remark", `{"answer": {"plan": "compare the notes"}}`, `"sub_questions"`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			subs, err := ParsePlanReply(tc.reply, 0)

@@ -47,6 +47,20 @@ func newDisagreeRig(t *testing.T) *disagreeRig {
 	return &disagreeRig{data: data, set: set, blocks: blocks}
 }
 
+// holdsNoteSentence tells a text that holds a sentence of the notes (20
+// characters or more).
+func (rig *disagreeRig) holdsNoteSentence(text string) bool {
+	text = strings.ToLower(text)
+	for _, b := range rig.blocks {
+		for _, s := range strings.FieldsFunc(strings.ToLower(b), func(r rune) bool { return r == '.' || r == '!' || r == '?' || r == '\n' }) {
+			if s = strings.TrimSpace(s); len([]rune(s)) >= 20 && strings.Contains(text, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 func (rig *disagreeRig) question(t *testing.T, id string) eval.ResearchQuestion {
 	t.Helper()
 	for _, q := range rig.set.Questions {
@@ -223,21 +237,45 @@ func TestAPlanAndAFactReplyMalformedOnceGiveTheSameReportAsACleanRun(t *testing.
 // citations and the reason, never "found nothing" over notes that answer.
 func TestAModelThatNeverReturnsValidJSONGivesAnEvidenceOnlyReportWithCitationsAndAReason(t *testing.T) {
 	rig := newDisagreeRig(t)
-	for _, id := range []string{"rd-en-03", "rd-ru-01"} {
+	for _, tc := range []struct {
+		id string
+		// disagreements: the planted disagreements are passages with other
+		// numbers or dates on one subject, shown side by side without a
+		// model (the backup note's 02:00 and its update's 6 hours are not
+		// values of one kind: only a model tells that change).
+		disagreements bool
+	}{{"rd-en-03", true}, {"rd-ru-01", false}} {
+		id := tc.id
 		t.Run(id, func(t *testing.T) {
 			srv, stand := llmtest.NewResearchServer(t, llmtest.ResearchOptions{Kind: llmtest.ResearchNeverJSON, Translations: rig.set.Translations()})
 			r := rig.research(t, srv, stand, rig.question(t, id))
-			if r.rep.Mode != schemas.ResearchEvidenceOnly {
-				t.Errorf("mode %s, want evidence_only", r.rep.Mode)
+			if r.rep.Mode != schemas.ResearchEvidenceOnly || r.code != 3 {
+				t.Errorf("mode %s, exit %d; want evidence_only, exit 3", r.rep.Mode, r.code)
 			}
 			if strings.Contains(r.rep.Markdown, "found nothing") || len(r.rep.Sources) == 0 || r.score.CitedSentences == 0 {
 				t.Fatalf("want cited passages, got %d sources, %d cited sentences:\n%s", len(r.rep.Sources), r.score.CitedSentences, r.rep.Markdown)
 			}
+			// A line that cites nothing frames the passages (how the notes
+			// were searched, what a group answers); the notes' own words
+			// never go uncited.
 			for _, sec := range r.rep.Sections {
 				for _, s := range sec.Sentences {
-					if len(s.Sources) == 0 {
-						t.Errorf("section %q: a passage without a citation: %q", sec.Title, s.Text)
+					if len(s.Sources) == 0 && rig.holdsNoteSentence(s.Text) {
+						t.Errorf("section %q: a passage of the notes without a citation: %q", sec.Title, s.Text)
 					}
+				}
+			}
+			if !strings.HasPrefix(strings.Join(r.rep.Reasons, "\n"), "synthesis_failed: ") {
+				t.Errorf("reasons %q: want synthesis_failed first", r.rep.Reasons)
+			}
+			if tc.disagreements && (r.score.Planted == 0 || r.score.Reported != r.score.Planted) {
+				t.Errorf("%d of %d planted disagreements in the report's disagreements with both sides cited; missing %q",
+					r.score.Reported, r.score.Planted, r.score.Missing)
+			}
+			for _, s := range r.rep.Disagreements {
+				if len(s.Sides) != 2 || len(s.Sides[0].Sources) == 0 || len(s.Sides[1].Sources) == 0 || s.Sides[0].Updated == "" ||
+					!s.Sides[1].Newer || s.Sides[0].Newer {
+					t.Errorf("disagreement %q: want two sides, each cited and dated, the second the newer: %+v", s.Text, s.Sides)
 				}
 			}
 			if r.score.StatedSentences != r.score.CitedSentences {
@@ -253,6 +291,29 @@ func TestAModelThatNeverReturnsValidJSONGivesAnEvidenceOnlyReportWithCitationsAn
 				}
 			}
 		})
+	}
+}
+
+// The same through 'exocortex up': the running system's research stages,
+// with the never-JSON model as its provider, give the evidence-only report
+// with the passages, both Aurora disagreements side by side and the reason,
+// and the CLI attached to it exits 3.
+func TestAModelThatNeverReturnsValidJSONGivesTheEvidenceThroughUp(t *testing.T) {
+	rig := newDisagreeRig(t)
+	srv, stand := llmtest.NewResearchServer(t, llmtest.ResearchOptions{Kind: llmtest.ResearchNeverJSON, Translations: rig.set.Translations()})
+	startUp(t, rig.data, []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG="}, "--no-models")
+	r := rig.research(t, srv, stand, rig.question(t, "rd-en-03"))
+	if !strings.Contains(r.stderr, "plan ready") || r.score.Calls == 0 {
+		t.Fatalf("the research did not run in up with the stand-in (%d calls):\n%s", r.score.Calls, r.stderr)
+	}
+	if r.rep.Mode != schemas.ResearchEvidenceOnly || r.code != 3 || !strings.HasPrefix(strings.Join(r.rep.Reasons, "\n"), "synthesis_failed: ") {
+		t.Errorf("mode %s, exit %d, reasons %q; want evidence_only, exit 3, synthesis_failed first", r.rep.Mode, r.code, r.rep.Reasons)
+	}
+	if strings.Contains(r.rep.Markdown, "found nothing") || r.score.CitedSentences == 0 || r.score.StatedSentences != r.score.CitedSentences {
+		t.Errorf("%d of %d cited passages stated by their blocks:\n%s", r.score.StatedSentences, r.score.CitedSentences, r.rep.Markdown)
+	}
+	if r.score.Planted == 0 || r.score.Reported != r.score.Planted {
+		t.Errorf("%d of %d planted disagreements reported with both sides cited; missing %q", r.score.Reported, r.score.Planted, r.score.Missing)
 	}
 }
 

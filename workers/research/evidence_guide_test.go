@@ -230,16 +230,20 @@ func TestWithoutAProviderDisagreeingNotesAreShownSideBySide(t *testing.T) {
 	} {
 		t.Run(tc.lang, func(t *testing.T) {
 			rep := evidenceResearch(t, st, "aurora-"+tc.lang, tc.question)
+			// One disagreement: the line saying what they disagree on leads
+			// the older side; each side its passage, citation and date.
 			ds := rep.Disagreements
-			if len(ds) != 3 || ds[0].Text != tc.lead {
-				t.Fatalf("disagreements %+v; want %q and both sides\n%s", ds, tc.lead, rep.Markdown)
+			if len(ds) != 1 || len(ds[0].Sides) != 2 || !strings.HasPrefix(ds[0].Sides[0].Lead, tc.lead+" ") {
+				t.Fatalf("disagreements %+v; want one led by %q with both sides\n%s", ds, tc.lead, rep.Markdown)
 			}
+			sides := ds[0].Sides
 			for i, want := range tc.sides {
-				if ds[i+1].Text != want || len(ds[i+1].Sources) != 1 {
-					t.Errorf("side %d: %+v, want %q citing its block", i+1, ds[i+1], want)
+				got := strings.TrimSpace(strings.TrimPrefix(sides[i].Lead, tc.lead) + " " + sides[i].Text)
+				if got != want || len(sides[i].Sources) != 1 || sides[i].Updated == "" || sides[i].Newer != (i == 1) {
+					t.Errorf("side %d: %+v, want %q citing its block, dated, newer %v", i+1, sides[i], want, i == 1)
 				}
 			}
-			if a, b := rep.Sources[ds[1].Sources[0]-1], rep.Sources[ds[2].Sources[0]-1]; a.Title != "Aurora kickoff" || b.Title != "Aurora review" {
+			if a, b := rep.Sources[sides[0].Sources[0]-1], rep.Sources[sides[1].Sources[0]-1]; a.Title != "Aurora kickoff" || b.Title != "Aurora review" {
 				t.Errorf("the sides cite %q and %q; want each its own note", a.Title, b.Title)
 			}
 			if strings.Contains(rep.Markdown, "tomatoes") {

@@ -318,9 +318,7 @@ func (iv *investigator) run(ctx context.Context, task *schemas.ResearchTask, cp 
 			}
 		}
 		if !evidence {
-			if f, ok := iv.bestPassage(ctx, task, cp, doc, fmt.Sprintf("e%d", len(cp.Evidence)+1)); ok {
-				cp.Evidence = append(cp.Evidence, f)
-			}
+			cp.Evidence = append(cp.Evidence, iv.bestPassages(ctx, task, cp, doc, len(cp.Evidence))...)
 		}
 		cp.DocsDone++
 		if err := iv.save(ctx, key, cp); err != nil {
@@ -436,21 +434,30 @@ func (iv *investigator) passageFact(ctx context.Context, task *schemas.ResearchT
 	}
 }
 
-// bestPassage is the passage of doc that answers the sub-question best
-// (a sentence, never a heading), as a fact with its citation and the
-// note's time: the evidence a synthesis task keeps in case the synthesis
-// fails.
-func (iv *investigator) bestPassage(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document, id string) (schemas.Fact, bool) {
+// bestPassages are the passages of doc that answer the sub-question best
+// (sentences, never a heading; at most passagesPerDoc, as an evidence_only
+// task keeps), as facts with their citations and the note's time: the
+// evidence a synthesis task keeps in case the synthesis fails. Their ids
+// go on from e<have+1>. More than one: a note often answers a question
+// that asks two things (a launch date and a budget) in two blocks, and a
+// disagreement with another note is found only when both are kept.
+func (iv *investigator) bestPassages(ctx context.Context, task *schemas.ResearchTask, cp *checkpoint, doc research.Document, have int) []schemas.Fact {
 	questions := append([]string{task.Question, task.Original}, research.TranslatedQuestions(cp.Reasons)...)
-	ps := research.NewPassageFinder(iv.d.Analyzer, cp.Docs, questions...).Passages(doc, 1)
+	ps := research.NewPassageFinder(iv.d.Analyzer, cp.Docs, questions...).Passages(doc, passagesPerDoc)
 	if len(ps) == 0 {
-		return schemas.Fact{}, false
+		return nil
 	}
-	f := ps[0].Fact(id)
-	if f.Updated = doc.Updated; f.Updated == "" {
-		f.Updated = iv.docTime(ctx, doc.DocID)
+	updated := doc.Updated
+	if updated == "" {
+		updated = iv.docTime(ctx, doc.DocID)
 	}
-	return f, true
+	out := make([]schemas.Fact, 0, len(ps))
+	for i, p := range ps {
+		f := p.Fact(fmt.Sprintf("e%d", have+i+1))
+		f.Updated = updated
+		out = append(out, f)
+	}
+	return out
 }
 
 // passagesPerDoc is how many passages an evidence_only task keeps of a document.

@@ -446,8 +446,14 @@ func TestAFactStepThatNeverParsesIsRedeliveredThenItsDocumentSkippedWithTheReaso
 			t.Errorf("a fact from the skipped document: %+v", fact)
 		}
 	}
-	if len(f.Evidence) != 3 {
-		t.Errorf("%d evidence passages; want one per document read", len(f.Evidence))
+	// Evidence in case the synthesis fails: the best passages of every
+	// document read (at most two each, as an evidence_only task keeps).
+	perDoc := map[string]int{}
+	for _, e := range f.Evidence {
+		perDoc[e.DocID]++
+	}
+	if len(perDoc) != 3 || len(f.Evidence) > 2*3 {
+		t.Errorf("%d evidence passages from %d documents; want one or two of each of the 3 documents read", len(f.Evidence), len(perDoc))
 	}
 }
 
