@@ -12,6 +12,7 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models"
@@ -299,27 +300,12 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, temp bool, mo
 	}
 	b := sys.Bus
 	trace := newTraceID("eval")
+	var docs []*schemas.DocChanged
 	for _, s := range loaded {
-		for _, d := range s.Docs {
-			if _, err := b.Publish(ctx, d, trace); err != nil {
-				return nil, err
-			}
-		}
+		docs = append(docs, s.Docs...)
 	}
-	if len(extra) > 0 {
-		state, err := b.KV(ctx, stage.BucketSources)
-		if err != nil {
-			return nil, err
-		}
-		if _, _, err := files.Sync(ctx, extra, state, func(ctx context.Context, ev *schemas.DocChanged) error {
-			_, err := b.Publish(ctx, ev, trace)
-			return err
-		}, files.SyncOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
-		return nil, fmt.Errorf("waiting for indexing: %w", err)
+	if err := indexForEval(ctx, b, docs, extra, trace); err != nil {
+		return nil, err
 	}
 	indexSecs := time.Since(start).Seconds()
 	st := sys.Store
@@ -429,4 +415,30 @@ func dropEvalCollection(sys *pipeline.System, cfg pipeline.Config) {
 	if err := d.DropCollection(context.Background()); err != nil {
 		fmt.Fprintf(os.Stderr, "note: %v (eval's throwaway collection: delete it by hand)\n", err)
 	}
+}
+
+// indexForEval publishes the sets' documents and the folders' notes onto
+// the bus and waits until every stage is idle: the index an eval reads.
+func indexForEval(ctx context.Context, b *bus.Bus, docs []*schemas.DocChanged, folders []string, trace string) error {
+	for _, d := range docs {
+		if _, err := b.Publish(ctx, d, trace); err != nil {
+			return err
+		}
+	}
+	if len(folders) > 0 {
+		state, err := b.KV(ctx, stage.BucketSources)
+		if err != nil {
+			return err
+		}
+		if _, _, err := files.Sync(ctx, folders, state, func(ctx context.Context, ev *schemas.DocChanged) error {
+			_, err := b.Publish(ctx, ev, trace)
+			return err
+		}, files.SyncOptions{}); err != nil {
+			return err
+		}
+	}
+	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
+		return fmt.Errorf("waiting for indexing: %w", err)
+	}
+	return nil
 }

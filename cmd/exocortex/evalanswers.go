@@ -16,8 +16,6 @@ import (
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
-	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // answersOptions are the flags of eval --answers.
@@ -137,27 +135,12 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	}
 	b := sys.Bus
 	trace := newTraceID("eval")
+	var docs []*schemas.DocChanged
 	for _, s := range loaded {
-		for _, d := range s.Docs {
-			if _, err := b.Publish(ctx, d, trace); err != nil {
-				return nil, err
-			}
-		}
+		docs = append(docs, s.Docs...)
 	}
-	if len(folders) > 0 {
-		state, err := b.KV(ctx, stage.BucketSources)
-		if err != nil {
-			return nil, err
-		}
-		if _, _, err := files.Sync(ctx, folders, state, func(ctx context.Context, ev *schemas.DocChanged) error {
-			_, err := b.Publish(ctx, ev, trace)
-			return err
-		}, files.SyncOptions{}); err != nil {
-			return nil, err
-		}
-	}
-	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
-		return nil, fmt.Errorf("waiting for indexing: %w", err)
+	if err := indexForEval(ctx, b, docs, folders, trace); err != nil {
+		return nil, err
 	}
 	rep.IndexSeconds = round4(time.Since(start).Seconds())
 	rep.Documents, rep.Chunks, _ = sys.Store.Counts(ctx)

@@ -13,8 +13,6 @@ import (
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
-	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // researchOptions are the flags of eval --research.
@@ -103,18 +101,8 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 	rep.Notes = append(rep.Notes, sys.ModelNotes...)
 	b := sys.Bus
 	trace := newTraceID("eval")
-	state, err := b.KV(ctx, stage.BucketSources)
-	if err != nil {
+	if err := indexForEval(ctx, b, nil, folders, trace); err != nil {
 		return nil, err
-	}
-	if _, _, err := files.Sync(ctx, folders, state, func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := b.Publish(ctx, ev, trace)
-		return err
-	}, files.SyncOptions{}); err != nil {
-		return nil, err
-	}
-	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
-		return nil, fmt.Errorf("waiting for indexing: %w", err)
 	}
 	rep.IndexSeconds = round4(time.Since(start).Seconds())
 	rep.Documents, rep.Chunks, _ = sys.Store.Counts(ctx)
