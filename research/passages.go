@@ -240,6 +240,11 @@ func (p *PassageFinder) Passages(doc Document, n int) []ScoredPassage {
 	return out
 }
 
+// sectionOnlyScore is the score of a sentence that holds none of the
+// question's words in a block whose section path holds them all (the
+// section's credit, 0.5, for every word).
+const sectionOnlyScore = 0.5
+
 // best picks the block's sentence that matches best, with its context.
 func (p *PassageFinder) best(b schemas.Context, plain string) (ScoredPassage, bool) {
 	sents := Sentences(plain)
@@ -263,7 +268,10 @@ func (p *PassageFinder) best(b schemas.Context, plain string) (ScoredPassage, bo
 		}
 	}
 	scores[bestAt] = prose(sents[bestAt], scores[bestAt])
-	if own[bestAt] <= 0 {
+	// A sentence must hold a word of the question, unless the block sits
+	// under a title or heading that holds every one of them (the note
+	// "Birds" answers "What do birds do?" in sentences about crows).
+	if own[bestAt] <= 0 && scores[bestAt] < sectionOnlyScore {
 		return ScoredPassage{}, false
 	}
 	lo, hi := bestAt, bestAt+1
