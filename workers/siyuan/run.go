@@ -32,6 +32,15 @@ const (
 // puts two spaces where the code goes (0x2020 = 8224).
 const unauthenticated websocket.StatusCode = 0x2020
 
+// closedUnauthenticated says whether err is /ws closed by a kernel that
+// wants the access code (the client library refuses the close code 8224
+// as invalid, so the code is found in its message too).
+func closedUnauthenticated(err error) bool {
+	msg := err.Error()
+	return websocket.CloseStatus(err) == unauthenticated || strings.Contains(msg, "StatusCode(8224)") ||
+		strings.Contains(msg, "unauthenticated")
+}
+
 // wsEnd is how a /ws session ended.
 type wsEnd struct {
 	conn *websocket.Conn
@@ -217,7 +226,7 @@ func (s *Source) Run(ctx context.Context) error {
 			}
 			short++
 			switch {
-			case websocket.CloseStatus(end.err) == unauthenticated || strings.Contains(end.err.Error(), "unauthenticated"):
+			case closedUnauthenticated(end.err):
 				polling("access code", s.accessNotice())
 				link.Reset(s.cfg.Poll)
 			case short >= shortSessions:

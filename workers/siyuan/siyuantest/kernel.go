@@ -7,7 +7,9 @@ package siyuantest
 
 import (
 	"context"
+	"crypto/sha1"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -520,14 +522,12 @@ func (k *Kernel) serveWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, http.StatusText(refused), refused)
 		return
 	}
-	c, err := websocket.Accept(w, r, nil)
-	if err != nil {
+	if code != "" && !authed {
+		closeUnauthenticated(w, r)
 		return
 	}
-	if code != "" && !authed {
-		// melody's CloseWithMsg([]byte("  unauthenticated")): the first
-		// two bytes, two spaces, read as the close code 8224.
-		_ = c.Close(websocket.StatusCode(0x2020), "unauthenticated")
+	c, err := websocket.Accept(w, r, nil)
+	if err != nil {
 		return
 	}
 	k.wmu.Lock()
@@ -541,6 +541,27 @@ func (k *Kernel) serveWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// closeUnauthenticated does what the real kernel (melody) does with a /ws
+// that has no session while an access code is set: it completes the
+// upgrade, then sends a close frame whose payload is "  unauthenticated"
+// (two spaces where the close code goes, so clients read code 8224) and
+// drops the connection.
+func closeUnauthenticated(w http.ResponseWriter, r *http.Request) {
+	sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+		base64.StdEncoding.EncodeToString(sum[:]))
+	payload := []byte("  unauthenticated")
+	buf.Write([]byte{0x88, byte(len(payload))}) // FIN + close, unmasked
+	buf.Write(payload)
+	_ = buf.Flush()
+	time.Sleep(50 * time.Millisecond)
 }
 
 // writeDoc rewrites a document's rows, deriving parent_id as the kernel
