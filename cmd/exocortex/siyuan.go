@@ -5,6 +5,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/exocortex/exocortex/internal/pipeline"
@@ -18,11 +19,13 @@ type bridge struct {
 
 func (b *bridge) register(fs *flag.FlagSet) {
 	fs.StringVar(&b.url, "siyuan", os.Getenv("EXOCORTEX_SIYUAN_URL"),
-		"SiYuan kernel to keep the index in step with, such as http://127.0.0.1:6806 (env EXOCORTEX_SIYUAN_URL; the API token from EXOCORTEX_SIYUAN_TOKEN)")
+		"SiYuan kernel to keep the index in step with, such as http://127.0.0.1:6806 (env EXOCORTEX_SIYUAN_URL; the API token from EXOCORTEX_SIYUAN_TOKEN, "+
+			"a kernel's access code from EXOCORTEX_SIYUAN_ACCESS_CODE, the reconciliation without /ws every EXOCORTEX_SIYUAN_POLL, default 30s)")
 	fs.StringVar(&b.config, "siyuan-config", os.Getenv("EXOCORTEX_SIYUAN_CONFIG"),
-		"SiYuan bridge settings, a JSON file (env EXOCORTEX_SIYUAN_CONFIG): url, token_env, include, exclude, plugin_secret_env, plugin_listen, reconcile")
+		"SiYuan bridge settings, a JSON file (env EXOCORTEX_SIYUAN_CONFIG): url, token_env, include, exclude, plugin_secret_env, plugin_listen, plugin_origins, access_code_env, reconcile, poll")
 	fs.StringVar(&b.plugin, "siyuan-plugin-listen", os.Getenv("EXOCORTEX_SIYUAN_PLUGIN_LISTEN"),
-		"address of the endpoint the SiYuan plugin forwards events to, such as 127.0.0.1:6808 (needs EXOCORTEX_SIYUAN_PLUGIN_SECRET)")
+		"address of the endpoint the SiYuan plugin forwards events to, such as 127.0.0.1:6808 (needs EXOCORTEX_SIYUAN_PLUGIN_SECRET; "+
+			"browser origins allowed to post, comma-separated, from EXOCORTEX_SIYUAN_PLUGIN_ORIGINS, default the kernel URL's)")
 }
 
 // bridgeFile is the JSON settings file; secrets come from the environment
@@ -37,7 +40,10 @@ type bridgeFile struct {
 	PluginSecret    string   `json:"plugin_secret"`
 	PluginSecretEnv string   `json:"plugin_secret_env"`
 	PluginListen    string   `json:"plugin_listen"`
+	PluginOrigins   []string `json:"plugin_origins"`
+	AccessCodeEnv   string   `json:"access_code_env"`
 	Reconcile       string   `json:"reconcile"`
+	Poll            string   `json:"poll"`
 }
 
 // apply sets cfg.SiYuan when a kernel is configured.
@@ -78,6 +84,26 @@ func (b *bridge) apply(cfg *pipeline.Config) error {
 	if sc.PluginSecret == "" {
 		sc.PluginSecret = os.Getenv("EXOCORTEX_SIYUAN_PLUGIN_SECRET")
 	}
+	if f.AccessCodeEnv != "" {
+		sc.AccessCode = os.Getenv(f.AccessCodeEnv)
+	}
+	if sc.AccessCode == "" {
+		sc.AccessCode = os.Getenv("EXOCORTEX_SIYUAN_ACCESS_CODE")
+	}
+	sc.PluginOrigins = f.PluginOrigins
+	if env := os.Getenv("EXOCORTEX_SIYUAN_PLUGIN_ORIGINS"); env != "" {
+		sc.PluginOrigins = strings.Split(env, ",")
+	}
+	if f.Poll == "" {
+		f.Poll = os.Getenv("EXOCORTEX_SIYUAN_POLL")
+	}
+	if f.Poll != "" {
+		d, err := time.ParseDuration(f.Poll)
+		if err != nil || d <= 0 {
+			return fmt.Errorf("SiYuan poll interval %q (poll in the settings file or EXOCORTEX_SIYUAN_POLL) is not a duration such as 30s", f.Poll)
+		}
+		sc.Poll = d
+	}
 	if sc.PluginListen != "" && sc.PluginSecret == "" {
 		return fmt.Errorf("the SiYuan plugin endpoint needs a shared secret: set EXOCORTEX_SIYUAN_PLUGIN_SECRET (or plugin_secret_env in the settings file)")
 	}
@@ -99,10 +125,15 @@ func printBridge(st *siyuan.Status) {
 	switch {
 	case st.Stopped:
 		state = "stopped"
+	case st.Polling:
+		state = "following over the HTTP API every " + st.PollEvery + ", no /ws"
 	case !st.Connected:
 		state = "disconnected"
 	}
-	if !st.Connected && st.Error != "" {
+	switch {
+	case !st.Connected && !st.Stopped && st.Polling && st.Notice != "":
+		state += " (" + st.Notice + ")"
+	case !st.Connected && st.Error != "":
 		state += " (" + st.Error + ")"
 	}
 	ago := func(t time.Time) string {

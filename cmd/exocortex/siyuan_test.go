@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -173,5 +175,71 @@ func TestUpWithARefusedSiYuanTokenSaysSoInTheLogAndStatusAndExits(t *testing.T) 
 	out := mustExo(t, "status", "--data", data)
 	if !strings.Contains(out, "siyuan "+k.URL()+": stopped") || !strings.Contains(out, "refused the API token") {
 		t.Errorf("status after up stopped:\n%s", out)
+	}
+}
+
+// TestUpWithAnAccessCodeKernelPollsSaysWhatToDoAndTakesThePlugin runs up
+// against a kernel with an access code (none given to the bridge): the
+// notes sync over the HTTP API, status says /ws needs the code and the
+// plugin works instead (never "StatusCode(8224)"), and the plugin endpoint
+// answers a browser's preflight from the configured origin.
+func TestUpWithAnAccessCodeKernelPollsSaysWhatToDoAndTakesThePlugin(t *testing.T) {
+	k := siyuantest.New(t, "kernel-token-123")
+	k.SetAccessCode("4321")
+	k.AddNotebook("20261121100831-kt25p1g", "Заметки")
+	if err := k.PutDoc("20261121100831-kt25p1g", "20261121100831-xs0m89b", "", "/Вороны",
+		siyuantest.Block{ID: "20261121100831-para001", Type: "p", Content: "Вороны используют орудия.", Markdown: "Вороны используют орудия."},
+	); err != nil {
+		t.Fatal(err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	plugin := ln.Addr().String()
+	ln.Close()
+	data := t.TempDir()
+	up := exec.Command(binary, "up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "info", "--no-models",
+		"--siyuan", k.URL(), "--siyuan-plugin-listen", plugin)
+	up.Env = append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_SIYUAN_TOKEN=kernel-token-123",
+		"EXOCORTEX_SIYUAN_PLUGIN_SECRET=shh", "EXOCORTEX_SIYUAN_PLUGIN_ORIGINS=https://notes.example.com", "EXOCORTEX_SIYUAN_ACCESS_CODE=")
+	var upErr bytes.Buffer
+	up.Stderr = &upErr
+	if err := up.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer up.Process.Kill()
+	var out string
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(data, "nats.url")); err == nil {
+			out, _, _ = exo(t, "status", "--data", data)
+			if strings.Contains(out, "1 document synced") && strings.Contains(out, "access authorization code") {
+				break
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("status never said the bridge polls for want of the access code:\n%s\n%s", out, upErr.String())
+		}
+	}
+	if !strings.Contains(out, "following over the HTTP API every 30s") || !strings.Contains(out, "EXOCORTEX_SIYUAN_ACCESS_CODE") ||
+		!strings.Contains(out, "plugin") || strings.Contains(out, "8224") {
+		t.Errorf("status:\n%s", out)
+	}
+	if strings.Contains(upErr.String(), "StatusCode(8224)") || !strings.Contains(upErr.String(), "access authorization code") {
+		t.Errorf("log:\n%s", upErr.String())
+	}
+	req, _ := http.NewRequest(http.MethodOptions, "http://"+plugin+"/siyuan/events", nil)
+	req.Header.Set("Origin", "https://notes.example.com")
+	req.Header.Set("Access-Control-Request-Method", "POST")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusNoContent || resp.Header.Get("Access-Control-Allow-Origin") != "https://notes.example.com" {
+		t.Errorf("preflight: %d %v", resp.StatusCode, resp.Header)
+	}
+	if n := k.Calls("/ws"); n > 2 {
+		t.Errorf("/ws tried %d times", n)
 	}
 }

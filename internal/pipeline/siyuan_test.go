@@ -233,3 +233,53 @@ func TestASiYuanDocumentsTagsAndAliasesFindIt(t *testing.T) {
 	searchable(t, sys, "corvids", "")
 	searchable(t, sys, "ravenkind", "")
 }
+
+// TestCheckKeepsAClosedNotebookAndNoticesTheNotebooksOwnDocument: a
+// closed notebook's documents are neither gone nor changed for check (the
+// bridge kept them); notes written into a notebook's own document (SiYuan
+// 3.7's boxDocEnabled) are noticed by check and indexed by the bridge.
+func TestCheckKeepsAClosedNotebookAndNoticesTheNotebooksOwnDocument(t *testing.T) {
+	ctx := context.Background()
+	k := siyuanKernel(t)
+	dir := t.TempDir()
+	sy := siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}
+	bridge, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: testLog(t),
+		SiYuan: &pipeline.SiYuanConfig{Config: sy}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	searchable(t, bridge, "tools", "20261121100831-para001")
+	searchable(t, bridge, "owls", "20261121100832-para001")
+	if err := k.CloseNotebook(syBox); err != nil {
+		t.Fatal(err)
+	}
+	waitIdle(t, bridge.Bus)
+	if err := bridge.Stop(); err != nil {
+		t.Fatal(err)
+	}
+
+	sys := start(t, dir)
+	rep, err := sys.Check(ctx, pipeline.CheckOptions{SiYuan: &sy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Clean() || rep.Documents != 2 {
+		t.Errorf("check with the notebook closed: %+v", rep)
+	}
+	// Opened, with a note in the notebook's own document.
+	if err := k.OpenNotebook(syBox); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.EditDoc(syBox, func(bs []siyuantest.Block) []siyuantest.Block {
+		return append(bs, siyuantest.Block{ID: "20261121100900-boxnote", Type: "p", Content: "Галки живут стаями.", Markdown: "Галки живут стаями."})
+	}); err != nil {
+		t.Fatal(err)
+	}
+	rep, err = sys.Check(ctx, pipeline.CheckOptions{SiYuan: &sy})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Differences) != 1 || rep.Differences[0].DocID != syBox || rep.Differences[0].Kind != pipeline.DiffNotIndexed {
+		t.Errorf("check with a note in the notebook's document: %+v", rep.Differences)
+	}
+}

@@ -23,6 +23,8 @@ type Remembered struct {
 	Hash     string `json:"hash"`
 	Version  int64  `json:"version"`
 	Updated  string `json:"updated"`
+	// Closed: its notebook is closed in SiYuan (kept in the index).
+	Closed bool `json:"closed,omitempty"`
 }
 
 // RememberedDocs lists the SiYuan documents in the source state
@@ -46,7 +48,7 @@ func RememberedDocs(ctx context.Context, state bus.KV) (map[string]Remembered, e
 		if st == nil {
 			continue
 		}
-		out[id] = Remembered{DocID: id, Box: st.Box, HPath: st.HPath, Notebook: st.Notebook, Hash: st.Hash, Version: st.Version, Updated: st.Updated}
+		out[id] = Remembered{DocID: id, Box: st.Box, HPath: st.HPath, Notebook: st.Notebook, Hash: st.Hash, Version: st.Version, Updated: st.Updated, Closed: st.Closed}
 	}
 	return out, nil
 }
@@ -60,6 +62,9 @@ type KernelDoc struct {
 	HPath    string
 	Updated  string
 	Drift    string
+	// Closed is a document of a closed notebook: the kernel's SQL does not
+	// hold it, the index keeps it as it was sent (never "gone").
+	Closed bool
 }
 
 // Compare lists the kernel's documents in the synced notebooks as the
@@ -77,15 +82,28 @@ func (s *Source) Compare(ctx context.Context) ([]KernelDoc, error) {
 	s.mu.Lock()
 	names := s.names
 	s.mu.Unlock()
-	docs, err := s.client.Docs(ctx, s.keep)
-	if err != nil {
-		return nil, err
-	}
-	counts, err := s.client.BlockCounts(ctx)
+	docs, counts, err := s.listDocs(ctx)
 	if err != nil {
 		return nil, err
 	}
 	out := make([]KernelDoc, 0, len(docs))
+	listed := make(map[string]bool, len(docs))
+	for _, d := range docs {
+		listed[d.ID] = true
+	}
+	// The documents of closed notebooks, as they were sent.
+	err = s.eachDoc(ctx, func(id string, st *docState) error {
+		s.mu.Lock()
+		closed := s.closed[st.Box]
+		s.mu.Unlock()
+		if !listed[id] && closed && s.keep(st.Box) {
+			out = append(out, KernelDoc{DocID: id, Box: st.Box, Notebook: names[st.Box], HPath: st.HPath, Updated: st.Updated, Closed: true})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	for _, d := range docs {
 		prev, err := s.load(ctx, d.ID)
 		if err != nil {

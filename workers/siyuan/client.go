@@ -122,13 +122,64 @@ type Notebook struct {
 	Closed bool   `json:"closed"`
 }
 
-// Notebooks lists the kernel's notebooks.
+// Notebooks lists the kernel's notebooks (closed ones too, Closed set).
 func (c *Client) Notebooks(ctx context.Context) ([]Notebook, error) {
-	var out struct {
-		Notebooks []Notebook `json:"notebooks"`
-	}
+	l, err := c.ListNotebooks(ctx)
+	return l.Notebooks, err
+}
+
+// NotebookList is lsNotebooks' answer: the notebooks, and whether the
+// notebooks' own documents are shown (fileTree.boxDocEnabled, on by default
+// in 3.7: a notebook's top-level document can hold notes).
+type NotebookList struct {
+	Notebooks     []Notebook `json:"notebooks"`
+	BoxDocEnabled bool       `json:"boxDocEnabled"`
+}
+
+// ListNotebooks lists the kernel's notebooks with its boxDocEnabled setting.
+func (c *Client) ListNotebooks(ctx context.Context) (NotebookList, error) {
+	var out NotebookList
 	err := c.Call(ctx, "/api/notebook/lsNotebooks", nil, &out)
-	return out.Notebooks, err
+	return out, err
+}
+
+// ErrAccessCode is a kernel refusing the access authorization code.
+var ErrAccessCode = errors.New("siyuan: the kernel refused the access authorization code (EXOCORTEX_SIYUAN_ACCESS_CODE)")
+
+// LoginAuth logs in with the kernel's access authorization code (POST
+// /api/system/loginAuth {"authCode"}) and returns the "siyuan" session
+// cookie that /ws then accepts. The API token opens /api/* with or without
+// an access code; /ws needs this cookie when the kernel has one.
+func (c *Client) LoginAuth(ctx context.Context, code string) (*http.Cookie, error) {
+	body, _ := json.Marshal(map[string]string{"authCode": code})
+	hr, err := http.NewRequestWithContext(ctx, http.MethodPost, c.BaseURL+"/api/system/loginAuth", bytes.NewReader(body))
+	if err != nil {
+		return nil, fmt.Errorf("siyuan /api/system/loginAuth: %w", err)
+	}
+	hr.Header.Set("Content-Type", "application/json")
+	hc := c.HTTP
+	if hc == nil {
+		hc = http.DefaultClient
+	}
+	resp, err := hc.Do(hr)
+	if err != nil {
+		return nil, fmt.Errorf("siyuan /api/system/loginAuth: %w", err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+	var r reply
+	if err := json.Unmarshal(raw, &r); err != nil || resp.StatusCode != http.StatusOK {
+		return nil, fmt.Errorf("siyuan /api/system/loginAuth: HTTP %d: %s", resp.StatusCode, snippet(raw))
+	}
+	if r.Code != 0 {
+		return nil, fmt.Errorf("siyuan /api/system/loginAuth at %s (%s): %w", c.BaseURL, r.Msg, ErrAccessCode)
+	}
+	for _, ck := range resp.Cookies() {
+		if ck.Name == "siyuan" {
+			return ck, nil
+		}
+	}
+	return nil, fmt.Errorf("siyuan /api/system/loginAuth at %s: accepted, but no \"siyuan\" session cookie came back", c.BaseURL)
 }
 
 // Row is one row of a SQL reply.
@@ -248,7 +299,18 @@ const notHidden = `id != box AND ial NOT LIKE '%custom-hidden="true"%'`
 // Docs lists every document of the kernel (paged; duplicates once), in the
 // notebooks keep allows (nil: all), without the notebooks' hidden documents.
 func (c *Client) Docs(ctx context.Context, keep func(box string) bool) ([]DocInfo, error) {
-	rows, err := c.SelectAll(ctx, "id, box, updated, hpath, tag, alias, ial", "blocks", "type = 'd' AND "+notHidden, "id", 1000)
+	return c.docs(ctx, keep, "type = 'd' AND "+notHidden)
+}
+
+// NotebookDocs lists the notebooks' own documents (hidden, with the
+// notebook's id; shown and written to when fileTree.boxDocEnabled, on by
+// default in 3.7), in the notebooks keep allows (nil: all).
+func (c *Client) NotebookDocs(ctx context.Context, keep func(box string) bool) ([]DocInfo, error) {
+	return c.docs(ctx, keep, "type = 'd' AND id = box")
+}
+
+func (c *Client) docs(ctx context.Context, keep func(box string) bool, where string) ([]DocInfo, error) {
+	rows, err := c.SelectAll(ctx, "id, box, updated, hpath, tag, alias, ial", "blocks", where, "id", 1000)
 	if err != nil {
 		return nil, fmt.Errorf("listing documents: %w", err)
 	}

@@ -20,9 +20,13 @@ import (
 // ErrGone is a document the kernel no longer has.
 var ErrGone = errors.New("siyuan: document not found")
 
-// ErrHidden is a notebook's hidden document (custom-hidden="true", the
-// notebook's own id): not a note, never synced.
+// ErrHidden is a hidden document (custom-hidden="true"): not a note, never
+// synced. A notebook's own document (its id is the notebook's, shown when
+// fileTree.boxDocEnabled, on by default in 3.7) is hidden only while empty.
 var ErrHidden = errors.New("siyuan: a notebook's hidden document")
+
+// NotebookDocMeta marks (Meta, "true") a notebook's own document.
+const NotebookDocMeta = "notebook_document"
 
 // blockCols are the blocks columns a document is built from.
 const blockCols = "id, parent_id, root_id, box, path, hpath, type, subtype, content, markdown, updated, ial, tag, alias"
@@ -79,7 +83,8 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 		return nil, fmt.Errorf("document %s: its rows have no document block", rootID)
 	}
 	box, hpath := root.Str("box"), root.Str("hpath")
-	if rootID == box || strings.Contains(root.Str("ial"), `custom-hidden="true"`) {
+	boxDoc := rootID == box
+	if boxDoc && len(byID) < 2 || !boxDoc && strings.Contains(root.Str("ial"), `custom-hidden="true"`) {
 		return nil, fmt.Errorf("document %s: %w", rootID, ErrHidden)
 	}
 	doc := &schemas.DocChanged{DocID: rootID, Source: schemas.SourceSiYuan, Notebook: box, Title: root.Str("content"),
@@ -93,6 +98,11 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 		if t != "" {
 			titles = append(titles, t)
 		}
+	}
+	if boxDoc {
+		// The notebook's own document: its title path is the notebook.
+		titles = titles[:min(len(titles), 1)]
+		doc.Meta[NotebookDocMeta] = "true"
 	}
 	if len(titles) == 0 || titles[len(titles)-1] != doc.Title {
 		titles = append(titles, doc.Title)

@@ -102,6 +102,48 @@ func (s *Source) Handle(ctx context.Context, ev Event) error {
 		return s.removeBox(ctx, d.Box)
 	case "createnotebook":
 		return s.loadNotebooks(ctx)
+	case "unmount":
+		// A notebook closed (/api/notebook/closeNotebook): its documents
+		// leave the kernel's SQL but not the disk; the index keeps them,
+		// marked closed. (Kernels before 3.x said "unmount" for a removed
+		// notebook too: one no longer listed is removed.)
+		var d struct {
+			Box string `json:"box"`
+		}
+		if json.Unmarshal(ev.Data, &d) != nil || d.Box == "" {
+			return nil
+		}
+		if err := s.loadNotebooks(ctx); err != nil {
+			return err
+		}
+		s.mu.Lock()
+		_, listed := s.names[d.Box]
+		s.mu.Unlock()
+		if !listed {
+			return s.removeBox(ctx, d.Box)
+		}
+		n := 0
+		err := s.eachDoc(ctx, func(id string, st *docState) error {
+			if st.Box != d.Box {
+				return nil
+			}
+			s.undirty(id)
+			kept, err := s.keepClosed(ctx, id)
+			if kept {
+				n++
+			}
+			return err
+		})
+		s.log.Info().Str("box", d.Box).Int("docs", n).Msg("siyuan: notebook closed; its documents stay indexed, marked closed")
+		return err
+	case "mount":
+		// A notebook opened: its documents are back in SQL (unchanged ones
+		// are not sent again; the reconciliation clears their closed mark).
+		if err := s.loadNotebooks(ctx); err != nil {
+			return err
+		}
+		_, err := s.Reconcile(ctx, nil)
+		return err
 	case "renamenotebook":
 		var d struct {
 			Box string `json:"box"`

@@ -8,6 +8,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -81,9 +82,53 @@ func (s *Source) refuse(w http.ResponseWriter, r *http.Request, status int, kind
 	http.Error(w, msg, status)
 }
 
+// PluginOrigins are the browser origins the plugin endpoint answers (see
+// Config.PluginOrigins): the configured ones, or the kernel URL's origin
+// and its loopback twin (127.0.0.1 and localhost), where the desktop app's
+// window and a local browser load SiYuan from.
+func (s *Source) PluginOrigins() []string {
+	if len(s.cfg.PluginOrigins) > 0 {
+		out := make([]string, 0, len(s.cfg.PluginOrigins))
+		for _, o := range s.cfg.PluginOrigins {
+			if o = strings.TrimRight(strings.TrimSpace(o), "/"); o != "" {
+				out = append(out, o)
+			}
+		}
+		return out
+	}
+	u, err := url.Parse(s.cfg.URL)
+	if err != nil || u.Host == "" {
+		return nil
+	}
+	out := []string{u.Scheme + "://" + u.Host}
+	host, port := u.Hostname(), u.Port()
+	if port != "" {
+		port = ":" + port
+	}
+	switch host {
+	case "127.0.0.1":
+		out = append(out, u.Scheme+"://localhost"+port)
+	case "localhost":
+		out = append(out, u.Scheme+"://127.0.0.1"+port)
+	}
+	return out
+}
+
+// originAllowed says whether origin is in allowed ("*": any).
+func originAllowed(allowed []string, origin string) bool {
+	for _, a := range allowed {
+		if a == "*" || strings.EqualFold(a, origin) {
+			return true
+		}
+	}
+	return false
+}
+
 // PluginHandler accepts events a SiYuan front-end plugin forwards (POST, a
 // /ws message or a list of them, with the shared secret in PluginHeader or
-// as a Bearer token). They are applied like /ws events. A body over
+// as a Bearer token). They are applied like /ws events. A request from a
+// browser page (an Origin header) is answered only for PluginOrigins,
+// preflights (OPTIONS) included; the secret is required all the same. A body over
 // Config.PluginMaxBody is refused with 413, one that does not arrive within
 // PluginBodyTimeout with 408, and one that would take the bodies being
 // read past PluginMaxInFlight with 503.
@@ -99,10 +144,30 @@ func (s *Source) PluginHandler() http.Handler {
 	if timeout <= 0 {
 		timeout = DefaultPluginBodyTimeout
 	}
+	origins := s.PluginOrigins()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if s.cfg.PluginSecret == "" {
 			http.Error(w, "the SiYuan bridge has no plugin secret configured", http.StatusForbidden)
 			return
+		}
+		// A plugin in a browser-served SiYuan posts from that page's
+		// origin: the browser asks first (a preflight) and reads the answer
+		// only with these headers.
+		if origin := r.Header.Get("Origin"); origin != "" {
+			if !originAllowed(origins, origin) {
+				s.refuse(w, r, http.StatusForbidden, "origin not allowed",
+					fmt.Sprintf("origin %s may not post here: add it to EXOCORTEX_SIYUAN_PLUGIN_ORIGINS (plugin_origins in the settings file)", origin))
+				return
+			}
+			w.Header().Set("Access-Control-Allow-Origin", origin)
+			w.Header().Add("Vary", "Origin")
+			if r.Method == http.MethodOptions {
+				w.Header().Set("Access-Control-Allow-Methods", "POST, OPTIONS")
+				w.Header().Set("Access-Control-Allow-Headers", "Content-Type, Authorization, "+PluginHeader)
+				w.Header().Set("Access-Control-Max-Age", "600")
+				w.WriteHeader(http.StatusNoContent)
+				return
+			}
 		}
 		if r.Method != http.MethodPost {
 			http.Error(w, "POST events here", http.StatusMethodNotAllowed)

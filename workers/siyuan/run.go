@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/url"
 	"strings"
 	"time"
@@ -14,135 +15,345 @@ import (
 	"github.com/coder/websocket"
 )
 
+// Retry timings: a kernel that went away is tried again after firstRetry,
+// doubling up to maxRetry (so one that returns is noticed within 5 s); a
+// /ws session shorter than settled does not reset the backoff nor count as
+// a session (a kernel behind an access code accepts /ws and closes it).
+const (
+	firstRetry = 500 * time.Millisecond
+	maxRetry   = 5 * time.Second
+	settled    = time.Second
+	// shortSessions in a row end /ws attempts until the next poll.
+	shortSessions = 3
+)
+
+// unauthenticated is the close code of a kernel with an access code
+// closing /ws without a session: melody's CloseWithMsg("  unauthenticated")
+// puts two spaces where the code goes (0x2020 = 8224).
+const unauthenticated websocket.StatusCode = 0x2020
+
+// closedUnauthenticated says whether err is /ws closed by a kernel that
+// wants the access code (the client library refuses the close code 8224
+// as invalid, so the code is found in its message too).
+func closedUnauthenticated(err error) bool {
+	msg := err.Error()
+	return websocket.CloseStatus(err) == unauthenticated || strings.Contains(msg, "StatusCode(8224)") ||
+		strings.Contains(msg, "unauthenticated")
+}
+
+// wsEnd is how a /ws session ended.
+type wsEnd struct {
+	conn *websocket.Conn
+	err  error
+	took time.Duration
+}
+
 // Run keeps the index in step with the kernel until ctx ends. It checks
-// the token (a refused token ends Run with ErrAuth: retrying cannot help),
-// connects to /ws, reconciles after every (re)connect and every
-// Config.Reconcile, applies the events, and reconnects with backoff.
+// the token (a refused token ends Run with ErrAuth: retrying cannot help)
+// and syncs over the HTTP API whether or not /ws opens: it reconciles at
+// start, after every reconnect, every Config.Reconcile while /ws is open
+// and every Config.Poll while it is not (refused by a proxy, closed for
+// want of the access code), and applies /ws and plugin events as they
+// come. A kernel that went away is tried again with a backoff capped at
+// 5 s.
 func (s *Source) Run(ctx context.Context) error {
-	backoff := 500 * time.Millisecond
-	wait := func() bool {
-		select {
-		case <-ctx.Done():
-			return false
-		case <-time.After(backoff):
-			backoff = min(2*backoff, 30*time.Second)
-			return true
-		}
-	}
 	s.setStatus(func(x *Status) { x.Stopped = false })
 	// What an earlier run indexed counts until the first reconciliation.
 	if n, err := s.remembered(ctx); err == nil {
 		s.setStatus(func(x *Status) { x.DocsSynced = n })
 	}
-	for ctx.Err() == nil {
-		// /api/system/version is not checked against the token: lsNotebooks is.
-		if err := s.client.Check(ctx); err != nil {
-			if errors.Is(err, ErrAuth) {
-				return s.refused(err)
-			}
-			s.disconnected(err, backoff)
-			if !wait() {
-				break
-			}
-			continue
+	var (
+		conn    *websocket.Conn
+		ends    = make(chan wsEnd, 1)
+		backoff = firstRetry
+		up      bool   // the kernel answered the last call
+		due     = true // reconcile as soon as the kernel answers (start, or it came back)
+		short   int    // /ws sessions in a row that ended before settled
+		why     string // why /ws is not open, for the log on change
+		reconAt time.Time
+	)
+	link := time.NewTimer(0) // the next try of the kernel and /ws
+	recon := time.NewTimer(time.Hour)
+	recon.Stop()
+	settle := time.NewTimer(time.Hour)
+	settle.Stop()
+	defer func() {
+		link.Stop()
+		recon.Stop()
+		settle.Stop()
+		if conn != nil {
+			_ = conn.CloseNow()
 		}
-		conn, err := s.dial(ctx)
-		if err != nil {
-			s.disconnected(err, backoff)
-			if !wait() {
-				break
-			}
-			continue
-		}
-		backoff = 500 * time.Millisecond
-		s.setStatus(func(x *Status) { x.Connected, x.Error = true, "" })
-		s.log.Info().Msg("siyuan: connected to /ws")
-		err = s.session(ctx, conn)
-		_ = conn.CloseNow()
-		if errors.Is(err, ErrAuth) {
-			return s.refused(err) // the token changed while connected
-		}
-		if ctx.Err() != nil {
-			break
-		}
-		s.disconnected(err, backoff)
-		if !wait() {
-			break
+		s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Stopped = false, false, true })
+	}()
+	// schedule sets the next reconciliation d from now (force) or, when
+	// one is set already, only earlier than it.
+	schedule := func(d time.Duration, force bool) {
+		at := time.Now().Add(d)
+		if force || reconAt.IsZero() || at.Before(reconAt) {
+			recon.Reset(d)
+			reconAt = at
 		}
 	}
-	s.setStatus(func(x *Status) { x.Connected, x.Stopped = false, true })
-	return nil
-}
-
-// refused records a refused token in the status and the log; the bridge
-// then stops with err.
-func (s *Source) refused(err error) error {
-	s.setStatus(func(x *Status) { x.Connected, x.Error, x.Stopped = false, err.Error(), true })
-	s.log.Error().Err(err).Msg("siyuan: the kernel refused the API token; the bridge stops")
-	return err
-}
-
-func (s *Source) disconnected(err error, retry time.Duration) {
-	s.setStatus(func(x *Status) { x.Connected, x.Error = false, err.Error() })
-	s.log.Warn().Err(err).Dur("retry_in", retry).Msg("siyuan: kernel unreachable; reconnecting")
-}
-
-// session reads one /ws connection's events until it fails.
-func (s *Source) session(ctx context.Context, conn *websocket.Conn) error {
-	readErr := make(chan error, 1)
-	go func() {
-		for {
-			_, raw, err := conn.Read(ctx)
-			if err != nil {
-				readErr <- fmt.Errorf("siyuan /ws: %w", err)
-				return
-			}
-			var ev Event
-			if json.Unmarshal(raw, &ev) != nil || ev.Cmd == "" {
-				continue
-			}
-			select {
-			case s.inbox <- ev:
-			case <-ctx.Done():
-				return
-			}
+	drop := func() {
+		if conn != nil {
+			_ = conn.CloseNow()
+			conn = nil
 		}
-	}()
-	// Whatever changed while disconnected is found by a reconciliation.
-	if _, err := s.Reconcile(ctx, nil); err != nil {
-		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
+		settle.Stop()
+	}
+	again := func() {
+		link.Reset(backoff)
+		backoff = min(2*backoff, maxRetry)
+	}
+	retry := func(err error) {
+		up, due = false, true
+		drop()
+		s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Error = false, false, err.Error() })
+		s.log.Warn().Err(err).Dur("retry_in", backoff).Msg("siyuan: kernel unreachable; trying again")
+		again()
+	}
+	// polling records that /ws is not open (notice says why and what to
+	// do) and the kernel is followed over HTTP instead.
+	polling := func(reason, notice string) {
+		s.setStatus(func(x *Status) {
+			x.Connected, x.Polling, x.PollEvery, x.Error, x.Notice = false, true, s.cfg.Poll.String(), "", notice
+		})
+		if reason != why {
+			why = reason
+			s.log.Warn().Str("reason", reason).Dur("poll_every", s.cfg.Poll).Msg("siyuan: " + notice)
+		}
+		schedule(s.cfg.Poll, false)
+	}
+	reconcile := func() error {
+		_, err := s.Reconcile(ctx, nil)
+		switch {
+		case err == nil:
+			due = false
+		case errors.Is(err, ErrAuth):
+			return s.refused(err)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case isUnreachable(err):
+			retry(err)
+		default:
+			s.log.Warn().Err(err).Msg("siyuan: reconciliation failed; the next one tries again")
+		}
+		every := s.cfg.Poll
+		if conn != nil {
+			every = s.cfg.Reconcile
+		}
+		schedule(every, true)
+		return nil
+	}
+	// stop ends Run: nil on shutdown, the error of a refused token.
+	stop := func(err error) error {
+		if errors.Is(err, ErrAuth) {
 			return err
 		}
-		s.log.Warn().Err(err).Msg("siyuan: reconciliation failed")
+		return nil
 	}
-	tick := time.NewTicker(s.cfg.Reconcile)
-	defer tick.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return ctx.Err()
-		case err := <-readErr:
-			return err
+			return nil
+		case <-link.C:
+			// The kernel over HTTP (lsNotebooks checks the token).
+			if err := s.client.Check(ctx); err != nil {
+				if errors.Is(err, ErrAuth) {
+					return s.refused(err)
+				}
+				if ctx.Err() != nil {
+					return nil
+				}
+				retry(err)
+				continue
+			}
+			up = true
+			if conn != nil {
+				continue
+			}
+			c, err := s.dial(ctx)
+			if err == nil {
+				// Reconciled once it has lived a moment (settle): a kernel
+				// behind an access code accepts and closes at once.
+				conn = c
+				s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Error, x.Notice = true, false, "", "" })
+				go s.read(ctx, c, ends)
+				settle.Reset(settled)
+				continue
+			}
+			if ctx.Err() != nil {
+				return nil
+			}
+			reason, notice, next := s.noWS(err)
+			if next == 0 { // the kernel went away between the calls
+				retry(err)
+				continue
+			}
+			polling(reason, notice)
+			link.Reset(next)
+			if due {
+				if err := reconcile(); err != nil {
+					return stop(err)
+				}
+			}
+		case <-settle.C:
+			if conn == nil {
+				continue
+			}
+			short, backoff, why = 0, firstRetry, ""
+			s.log.Info().Msg("siyuan: connected to /ws")
+			// Whatever changed while /ws was not open.
+			if err := reconcile(); err != nil {
+				return stop(err)
+			}
+		case end := <-ends:
+			if end.conn != conn {
+				continue
+			}
+			drop()
+			if ctx.Err() != nil {
+				return nil
+			}
+			if end.took >= settled {
+				short = 0
+				s.setStatus(func(x *Status) { x.Connected, x.Error = false, end.err.Error() })
+				s.log.Warn().Err(end.err).Dur("retry_in", backoff).Msg("siyuan: /ws closed; reconnecting")
+				again()
+				schedule(s.cfg.Poll, false)
+				continue
+			}
+			short++
+			switch {
+			case closedUnauthenticated(end.err):
+				polling("access code", s.accessNotice())
+				link.Reset(s.cfg.Poll)
+			case short >= shortSessions:
+				polling("short sessions", fmt.Sprintf("/ws closes right after it opens (%v): edits are read over the HTTP API every %s; "+
+					"install the Exocortex plugin in SiYuan for live edits", end.err, s.cfg.Poll))
+				link.Reset(s.cfg.Poll)
+			default:
+				s.setStatus(func(x *Status) { x.Connected = false })
+				again()
+			}
+			if due {
+				if err := reconcile(); err != nil {
+					return stop(err)
+				}
+			}
 		case ev := <-s.inbox:
 			if err := s.Handle(ctx, ev); err != nil {
+				if errors.Is(err, ErrAuth) {
+					return s.refused(err)
+				}
 				s.log.Warn().Err(err).Str("cmd", ev.Cmd).Msg("siyuan: event not applied; the next reconciliation catches up")
 			}
 		case <-s.kick:
 			if _, err := s.Flush(ctx); err != nil {
+				if errors.Is(err, ErrAuth) {
+					return s.refused(err)
+				}
 				s.log.Warn().Err(err).Msg("siyuan: changed documents not read yet")
 			}
-		case <-tick.C:
-			if _, err := s.Reconcile(ctx, nil); err != nil {
-				if errors.Is(err, ErrAuth) {
-					return err
-				}
-				s.log.Warn().Err(err).Msg("siyuan: reconciliation failed")
+		case <-recon.C:
+			reconAt = time.Time{}
+			if !up {
+				continue // the link's retries reconcile when the kernel answers
+			}
+			if err := reconcile(); err != nil {
+				return stop(err)
 			}
 		}
 	}
 }
 
-// dial opens the kernel's /ws as a main window would.
+// accessNotice says that /ws needs the access code and what works instead.
+func (s *Source) accessNotice() string {
+	if s.cfg.AccessCode != "" {
+		return fmt.Sprintf("the kernel closed /ws though its access code was given (is EXOCORTEX_SIYUAN_ACCESS_CODE current?): "+
+			"edits are read over the HTTP API every %s; the Exocortex plugin in SiYuan keeps them live", s.cfg.Poll)
+	}
+	return fmt.Sprintf("/ws needs the kernel's access authorization code: set EXOCORTEX_SIYUAN_ACCESS_CODE "+
+		"(or access_code_env in the settings file), or install the Exocortex plugin in SiYuan; meanwhile edits are read "+
+		"over the HTTP API every %s", s.cfg.Poll)
+}
+
+// noWS explains a /ws that did not open: reason (for the log), notice
+// (for status and the log), and when to try /ws again (0: the kernel did
+// not answer at all; a 5xx, such as a proxy whose kernel is restarting,
+// within maxRetry; a refusal, at the next poll).
+func (s *Source) noWS(err error) (reason, notice string, next time.Duration) {
+	var refused *wsRefused
+	switch {
+	case errors.Is(err, ErrAccessCode):
+		return "access code refused", fmt.Sprintf("%v: /ws cannot open; edits are read over the HTTP API every %s, "+
+			"and the Exocortex plugin in SiYuan keeps them live", err, s.cfg.Poll), s.cfg.Poll
+	case errors.As(err, &refused):
+		next = s.cfg.Poll
+		if refused.status >= 500 {
+			next = min(next, maxRetry)
+		}
+		return fmt.Sprintf("HTTP %d", refused.status), fmt.Sprintf("/ws refused (HTTP %d: a reverse proxy that does not pass "+
+			"WebSockets on?): edits are read over the HTTP API every %s; let /ws through, or install the Exocortex plugin "+
+			"in SiYuan for live edits", refused.status, s.cfg.Poll), next
+	}
+	return "", "", 0
+}
+
+// isUnreachable says whether err is the kernel not answering (a network
+// error) rather than an answer.
+func isUnreachable(err error) bool {
+	var ue *url.Error
+	return errors.As(err, &ue)
+}
+
+// wsRefused is a /ws upgrade answered with an HTTP status.
+type wsRefused struct {
+	status int
+	err    error
+}
+
+func (e *wsRefused) Error() string {
+	return fmt.Sprintf("siyuan /ws: refused with HTTP %d: %v", e.status, e.err)
+}
+func (e *wsRefused) Unwrap() error { return e.err }
+
+// refused records a refused token in the status and the log; the bridge
+// then stops with err.
+func (s *Source) refused(err error) error {
+	s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Error, x.Stopped = false, false, err.Error(), true })
+	s.log.Error().Err(err).Msg("siyuan: the kernel refused the API token; the bridge stops")
+	return err
+}
+
+// read reads one /ws connection's events into the inbox until it fails,
+// then says how it ended on ends.
+func (s *Source) read(ctx context.Context, conn *websocket.Conn, ends chan<- wsEnd) {
+	start := time.Now()
+	for {
+		_, raw, err := conn.Read(ctx)
+		if err != nil {
+			select {
+			case ends <- wsEnd{conn: conn, err: fmt.Errorf("siyuan /ws: %w", err), took: time.Since(start)}:
+			case <-ctx.Done():
+			}
+			return
+		}
+		var ev Event
+		if json.Unmarshal(raw, &ev) != nil || ev.Cmd == "" {
+			continue
+		}
+		select {
+		case s.inbox <- ev:
+		case <-ctx.Done():
+			return
+		}
+	}
+}
+
+// dial opens the kernel's /ws as a main window would, logged in with the
+// access code first when one is configured.
 func (s *Source) dial(ctx context.Context) (*websocket.Conn, error) {
 	u, err := url.Parse(s.cfg.URL)
 	if err != nil {
@@ -155,8 +366,19 @@ func (s *Source) dial(ctx context.Context) (*websocket.Conn, error) {
 	u.RawQuery = url.Values{"app": {"exocortex"}, "id": {"exocortex-" + hex.EncodeToString(id[:])}, "type": {"main"}}.Encode()
 	dctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	conn, _, err := websocket.Dial(dctx, u.String(), nil)
+	opts := &websocket.DialOptions{HTTPHeader: http.Header{}}
+	if s.cfg.AccessCode != "" {
+		ck, err := s.client.LoginAuth(dctx, s.cfg.AccessCode)
+		if err != nil {
+			return nil, err
+		}
+		opts.HTTPHeader.Set("Cookie", ck.Name+"="+ck.Value)
+	}
+	conn, resp, err := websocket.Dial(dctx, u.String(), opts)
 	if err != nil {
+		if resp != nil && resp.StatusCode != http.StatusSwitchingProtocols {
+			return nil, &wsRefused{status: resp.StatusCode, err: err}
+		}
 		return nil, fmt.Errorf("siyuan /ws: %w", err)
 	}
 	conn.SetReadLimit(64 << 20) // a document create carries its whole tree

@@ -27,8 +27,24 @@ type Config struct {
 	Include []string `json:"include,omitempty"`
 	Exclude []string `json:"exclude,omitempty"`
 	// Reconcile is how often the whole kernel is compared with what was
-	// sent (default 3 minutes; also after every reconnect).
+	// sent while /ws is connected (default 3 minutes; also after every
+	// reconnect), Poll how often without /ws (refused by a proxy, closed
+	// for want of the access code: default 30 s). Plugin events are applied
+	// as they come either way.
 	Reconcile time.Duration `json:"-"`
+	Poll      time.Duration `json:"-"`
+	// AccessCode is the kernel's access authorization code, when it has
+	// one: /ws then needs the session of /api/system/loginAuth (the API
+	// token opens only /api/*). Without it such a kernel's /ws closes at
+	// once; the bridge then polls (and the plugin keeps edits live).
+	AccessCode string `json:"-"`
+	// PluginOrigins are the browser origins (scheme://host:port) allowed
+	// to post to the plugin endpoint: a SiYuan served to a browser (an
+	// access code, Docker, a proxy) runs the plugin at its own origin.
+	// Empty: the kernel URL's origin (the desktop app's window loads
+	// http://127.0.0.1:<port>) and its loopback twin (localhost /
+	// 127.0.0.1); "*" allows any. The secret is required either way.
+	PluginOrigins []string `json:"-"`
 	// Coalesce is how long changes of one document are gathered before it
 	// is read and sent (default 300 ms).
 	Coalesce time.Duration `json:"-"`
@@ -45,12 +61,18 @@ type Config struct {
 	PluginBodyTimeout time.Duration `json:"-"`
 }
 
+// DefaultPoll is how often the kernel is reconciled without /ws.
+const DefaultPoll = 30 * time.Second
+
 func (c Config) withDefaults() Config {
 	if c.URL == "" {
 		c.URL = "http://127.0.0.1:6806"
 	}
 	if c.Reconcile == 0 {
 		c.Reconcile = 3 * time.Minute
+	}
+	if c.Poll == 0 {
+		c.Poll = DefaultPoll
 	}
 	if c.Coalesce == 0 {
 		c.Coalesce = 300 * time.Millisecond
@@ -63,8 +85,14 @@ type Publish func(ctx context.Context, ev *schemas.DocChanged) error
 
 // Status is the source's state, for exocortex status.
 type Status struct {
-	URL           string    `json:"url"`
+	URL string `json:"url"`
+	// Connected is /ws open; Polling is the kernel answering over HTTP
+	// without /ws, followed by a reconciliation every Config.Poll (and the
+	// plugin's events); Notice says why there is no /ws and what to do.
 	Connected     bool      `json:"connected"`
+	Polling       bool      `json:"polling,omitempty"`
+	PollEvery     string    `json:"poll_every,omitempty"`
+	Notice        string    `json:"notice,omitempty"`
 	LastEvent     time.Time `json:"last_event,omitzero"`
 	LastReconcile time.Time `json:"last_reconcile,omitzero"`
 	// DocsSynced is the number of the kernel's documents indexed now (sent
@@ -96,6 +124,9 @@ type docState struct {
 	Labels string `json:"labels,omitempty"`
 	// Format is the sendFormat the document was sent under.
 	Format int `json:"format,omitempty"`
+	// Closed is set while its notebook is closed: the kernel's SQL no
+	// longer holds it, the index keeps it.
+	Closed bool `json:"closed,omitempty"`
 }
 
 // sendFormat goes up when the stages after the source need every document
@@ -115,6 +146,8 @@ type Source struct {
 	mu     sync.Mutex
 	status Status
 	names  map[string]string // notebook id -> name
+	closed map[string]bool   // notebooks closed in the kernel
+	boxDoc bool              // fileTree.boxDocEnabled
 	dirty  map[string]bool   // documents to read again
 	timer  *time.Timer
 	kick   chan struct{}
@@ -168,6 +201,9 @@ type ReconcileStats struct {
 	Unchanged int `json:"unchanged"`
 	Deleted   int `json:"deleted"`
 	Failed    int `json:"failed"`
+	// Closed counts the documents kept (not deleted) because their
+	// notebook is closed.
+	Closed int `json:"closed,omitempty"`
 }
 
 // Reconcile compares the kernel with what was sent: a document whose
@@ -192,11 +228,7 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 	s.mu.Lock()
 	names := s.names
 	s.mu.Unlock()
-	docs, err := s.client.Docs(ctx, s.keep)
-	if err != nil {
-		return st, err
-	}
-	counts, err := s.client.BlockCounts(ctx)
+	docs, counts, err := s.listDocs(ctx)
 	if err != nil {
 		return st, err
 	}
@@ -213,6 +245,12 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 		}
 		if prev != nil && prev.Updated == d.Updated && prev.Blocks == counts[d.ID] && prev.HPath == d.HPath &&
 			prev.Notebook == names[d.Box] && prev.Labels == d.Labels && prev.Format >= sendFormat {
+			if prev.Closed { // its notebook opened again, nothing changed
+				prev.Closed = false
+				if err := s.save(ctx, d.ID, *prev); err != nil {
+					return st, err
+				}
+			}
 			st.Unchanged++
 			continue
 		}
@@ -246,6 +284,15 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 			synced++
 			continue
 		}
+		kept, err := s.keepClosed(ctx, id)
+		if err != nil {
+			return st, err
+		}
+		if kept {
+			synced++
+			st.Closed++
+			continue
+		}
 		if err := s.remove(ctx, id); err != nil {
 			return st, err
 		}
@@ -255,21 +302,77 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 		x.LastReconcile, x.DocsSynced = time.Now(), synced
 	})
 	s.log.Info().Int("docs", st.Docs).Int("sent", st.Sent).Int("unchanged", st.Unchanged).Int("deleted", st.Deleted).
-		Int("failed", st.Failed).Msg("siyuan: reconciled")
+		Int("closed", st.Closed).Int("failed", st.Failed).Msg("siyuan: reconciled")
 	return st, nil
 }
 
+// listDocs lists the kernel's documents in the synced notebooks with their
+// block counts; a notebook's own document is listed when it holds content
+// and the kernel shows it (boxDocEnabled).
+func (s *Source) listDocs(ctx context.Context) ([]DocInfo, map[string]int, error) {
+	docs, err := s.client.Docs(ctx, s.keep)
+	if err != nil {
+		return nil, nil, err
+	}
+	counts, err := s.client.BlockCounts(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	s.mu.Lock()
+	boxDoc := s.boxDoc
+	s.mu.Unlock()
+	if !boxDoc {
+		return docs, counts, nil
+	}
+	nbDocs, err := s.client.NotebookDocs(ctx, s.keep)
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, d := range nbDocs {
+		if counts[d.ID] > 0 {
+			docs = append(docs, d)
+		}
+	}
+	return docs, counts, nil
+}
+
+// keepClosed marks document id closed (and keeps it) when its notebook is
+// closed in the kernel; it says whether it did.
+func (s *Source) keepClosed(ctx context.Context, id string) (bool, error) {
+	prev, err := s.load(ctx, id)
+	if err != nil || prev == nil {
+		return false, err
+	}
+	s.mu.Lock()
+	closed := s.closed[prev.Box]
+	s.mu.Unlock()
+	if !closed || !s.keep(prev.Box) {
+		return false, nil
+	}
+	if !prev.Closed {
+		prev.Closed = true
+		if err := s.save(ctx, id, *prev); err != nil {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
 func (s *Source) loadNotebooks(ctx context.Context) error {
-	nbs, err := s.client.Notebooks(ctx)
+	l, err := s.client.ListNotebooks(ctx)
 	if err != nil {
 		return err
 	}
-	names := make(map[string]string, len(nbs))
-	for _, nb := range nbs {
+	names := make(map[string]string, len(l.Notebooks))
+	closed := map[string]bool{}
+	for _, nb := range l.Notebooks {
 		names[nb.ID] = nb.Name
+		if nb.Closed {
+			closed[nb.ID] = true
+		}
 	}
 	s.mu.Lock()
-	s.names = names
+	s.names, s.closed, s.boxDoc = names, closed, l.BoxDocEnabled
 	s.mu.Unlock()
 	return nil
 }
@@ -290,6 +393,20 @@ func (s *Source) sync(ctx context.Context, id string, prev *docState) (bool, err
 		names = s.names
 		s.mu.Unlock()
 		doc, err = s.client.FetchDoc(ctx, id, names)
+	}
+	if err == nil && doc.Meta[NotebookDocMeta] != "" {
+		s.mu.Lock()
+		shown := s.boxDoc
+		s.mu.Unlock()
+		if !shown {
+			err = fmt.Errorf("document %s: the notebook's own document with boxDocEnabled off: %w", id, ErrHidden)
+		}
+	}
+	if errors.Is(err, ErrGone) && prev != nil {
+		// Gone from SQL because its notebook was closed: kept.
+		if kept, kerr := s.keepClosed(ctx, id); kerr != nil || kept {
+			return false, kerr
+		}
 	}
 	if errors.Is(err, ErrGone) || errors.Is(err, ErrHidden) {
 		if prev != nil {

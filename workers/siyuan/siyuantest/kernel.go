@@ -7,7 +7,9 @@ package siyuantest
 
 import (
 	"context"
+	"crypto/sha1"
 	"database/sql"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"html"
@@ -63,6 +65,10 @@ type Kernel struct {
 	notebooks map[string]string
 	calls     map[string]int
 	clock     time.Time
+	closed    map[string]bool // notebooks closed (unmounted)
+	// boxDocOff is fileTree.boxDocEnabled turned off (it is on by default
+	// in 3.7: lsNotebooks says "boxDocEnabled": true).
+	boxDocOff bool
 
 	// /ws: the connected clients; offline refuses them and drops events
 	// (what a client misses while disconnected).
@@ -70,6 +76,16 @@ type Kernel struct {
 	conns   map[*websocket.Conn]bool
 	offline bool
 	muted   bool
+	// wsRefused answers /ws with this HTTP status instead of upgrading (a
+	// reverse proxy that does not pass WebSockets on); 0: upgrade.
+	wsRefused int
+	// accessCode, when set, is the kernel's access authorization code:
+	// /ws without the session cookie that /api/system/loginAuth sets is
+	// accepted and closed at once with "  unauthenticated" (close code
+	// 8224), as the real kernel's HandleConnect does; sessions are the
+	// cookies handed out.
+	accessCode string
+	sessions   map[string]bool
 	// delay holds SQL writes until /api/sqlite/flushTransaction or this
 	// long after the first held one, as the real kernel does (0: at once);
 	// pending are the held writes.
@@ -98,7 +114,7 @@ CREATE TABLE refs (id TEXT, def_block_id TEXT, def_block_parent_id TEXT, def_blo
 		tb.Fatal(err)
 	}
 	k := &Kernel{Token: token, db: db, docs: map[string]*doc{}, notebooks: map[string]string{}, calls: map[string]int{},
-		conns: map[*websocket.Conn]bool{}, delay: DefaultSQLDelay,
+		conns: map[*websocket.Conn]bool{}, delay: DefaultSQLDelay, closed: map[string]bool{}, sessions: map[string]bool{},
 		clock: time.Date(2026, 11, 21, 10, 0, 0, 0, time.Local)}
 	k.srv = httptest.NewServer(http.HandlerFunc(k.handle))
 	tb.Cleanup(func() { k.Disconnect(); k.srv.Close(); db.Close() })
@@ -492,10 +508,22 @@ func (k *Kernel) broadcast(cmd string, data any) {
 
 func (k *Kernel) serveWS(w http.ResponseWriter, r *http.Request) {
 	k.wmu.Lock()
-	off := k.offline
+	off, refused, code := k.offline, k.wsRefused, k.accessCode
+	authed := false
+	if ck, err := r.Cookie("siyuan"); err == nil {
+		authed = k.sessions[ck.Value]
+	}
 	k.wmu.Unlock()
 	if off {
 		http.Error(w, "kernel offline", http.StatusServiceUnavailable)
+		return
+	}
+	if refused != 0 {
+		http.Error(w, http.StatusText(refused), refused)
+		return
+	}
+	if code != "" && !authed {
+		closeUnauthenticated(w, r)
 		return
 	}
 	c, err := websocket.Accept(w, r, nil)
@@ -513,6 +541,27 @@ func (k *Kernel) serveWS(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+}
+
+// closeUnauthenticated does what the real kernel (melody) does with a /ws
+// that has no session while an access code is set: it completes the
+// upgrade, then sends a close frame whose payload is "  unauthenticated"
+// (two spaces where the close code goes, so clients read code 8224) and
+// drops the connection.
+func closeUnauthenticated(w http.ResponseWriter, r *http.Request) {
+	sum := sha1.Sum([]byte(r.Header.Get("Sec-WebSocket-Key") + "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"))
+	conn, buf, err := http.NewResponseController(w).Hijack()
+	if err != nil {
+		return
+	}
+	defer conn.Close()
+	fmt.Fprintf(buf, "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Accept: %s\r\n\r\n",
+		base64.StdEncoding.EncodeToString(sum[:]))
+	payload := []byte("  unauthenticated")
+	buf.Write([]byte{0x88, byte(len(payload))}) // FIN + close, unmasked
+	buf.Write(payload)
+	_ = buf.Flush()
+	time.Sleep(50 * time.Millisecond)
 }
 
 // writeDoc rewrites a document's rows, deriving parent_id as the kernel
@@ -628,6 +677,10 @@ func (k *Kernel) handle(w http.ResponseWriter, r *http.Request) {
 		k.serveWS(w, r) // the API token does not apply to /ws
 		return
 	}
+	if r.URL.Path == "/api/system/loginAuth" {
+		k.loginAuth(w, r)
+		return
+	}
 	auth := r.Header.Get("Authorization")
 	// The real kernel answers /api/system/version without checking the token.
 	if r.URL.Path != "/api/system/version" && auth != "Token "+k.Token && auth != "Bearer "+k.Token {
@@ -652,10 +705,16 @@ func (k *Kernel) handle(w http.ResponseWriter, r *http.Request) {
 		reply("3.7.3", nil)
 	case "/api/notebook/lsNotebooks":
 		nbs := []map[string]any{}
-		for id, name := range k.notebooks {
-			nbs = append(nbs, map[string]any{"id": id, "name": name, "closed": false})
+		for id := range k.notebooks {
+			nbs = append(nbs, k.boxJSON(id))
 		}
-		reply(map[string]any{"boxDocEnabled": true, "notebooks": nbs}, nil)
+		reply(map[string]any{"boxDocEnabled": !k.boxDocOff, "notebooks": nbs}, nil)
+	case "/api/notebook/closeNotebook":
+		id, _ := req["notebook"].(string)
+		reply(nil, k.closeNotebook(id))
+	case "/api/notebook/openNotebook":
+		id, _ := req["notebook"].(string)
+		reply(nil, k.openNotebook(id))
 	case "/api/query/sql":
 		stmt, _ := req["stmt"].(string)
 		if !limitRe.MatchString(stmt) {
@@ -822,5 +881,107 @@ func (k *Kernel) MoveDoc(id, to string) error {
 	}
 	k.broadcast("moveDoc", map[string]string{"fromNotebook": d.box, "fromPath": oldPath, "toNotebook": d.box,
 		"toPath": strings.TrimSuffix(newDir, "/") + ".sy", "newPath": newPath})
+	return nil
+}
+
+// SetWSRefused makes /ws answer with HTTP status instead of upgrading (a
+// reverse proxy that does not pass WebSockets on, say 403 or 502); 0 lets
+// it upgrade again.
+func (k *Kernel) SetWSRefused(status int) { k.wmu.Lock(); k.wsRefused = status; k.wmu.Unlock() }
+
+// SetAccessCode gives the kernel an access authorization code (Settings >
+// About > Access authorization code, or SIYUAN_ACCESS_AUTH_CODE in Docker):
+// the API token still opens /api/*, but /ws needs the "siyuan" session
+// cookie that POST /api/system/loginAuth {"authCode"} sets; without it the
+// upgrade is accepted and the connection closed at once with
+// "  unauthenticated" (close code 8224). "" removes it.
+func (k *Kernel) SetAccessCode(code string) {
+	k.wmu.Lock()
+	k.accessCode = code
+	k.wmu.Unlock()
+	if code != "" {
+		k.Disconnect()
+	}
+}
+
+// loginAuth checks an access authorization code and hands out the session
+// cookie /ws then accepts. (The real kernel's refusal message is not in the
+// recordings; this one says what failed.)
+func (k *Kernel) loginAuth(w http.ResponseWriter, r *http.Request) {
+	var req struct {
+		AuthCode string `json:"authCode"`
+	}
+	_ = json.NewDecoder(r.Body).Decode(&req)
+	k.wmu.Lock()
+	defer k.wmu.Unlock()
+	if k.accessCode == "" || req.AuthCode != k.accessCode {
+		_ = json.NewEncoder(w).Encode(map[string]any{"code": -1, "msg": "Authentication failed: wrong access authorization code", "data": nil})
+		return
+	}
+	sess := fmt.Sprintf("session-%d", len(k.sessions)+1)
+	k.sessions[sess] = true
+	http.SetCookie(w, &http.Cookie{Name: "siyuan", Value: sess, Path: "/", HttpOnly: true})
+	_ = json.NewEncoder(w).Encode(map[string]any{"code": 0, "msg": "", "data": nil})
+}
+
+// SetBoxDocEnabled sets fileTree.boxDocEnabled (on by default in 3.7: a
+// notebook's own document, its hidden document, is shown and written to).
+func (k *Kernel) SetBoxDocEnabled(on bool) { k.mu.Lock(); k.boxDocOff = !on; k.mu.Unlock() }
+
+// boxJSON is a notebook as lsNotebooks and the mount event carry it.
+func (k *Kernel) boxJSON(id string) map[string]any {
+	return map[string]any{"id": id, "name": k.notebooks[id], "icon": "", "sort": 0, "sortMode": 15, "closed": k.closed[id],
+		"subFileCount": 0, "newFlashcardCount": 0, "dueFlashcardCount": 0, "flashcardCount": 0, "encrypted": false, "unlocked": false}
+}
+
+// CloseNotebook closes a notebook as /api/notebook/closeNotebook does: its
+// documents leave the SQL index (box.Unindex) but stay on disk, lsNotebooks
+// lists it with "closed": true, and /ws says "unmount" {box}.
+func (k *Kernel) CloseNotebook(box string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.closeNotebook(box)
+}
+
+func (k *Kernel) closeNotebook(box string) error {
+	if _, ok := k.notebooks[box]; !ok {
+		return fmt.Errorf("notebook [%s] not found", box)
+	}
+	k.closed[box] = true
+	for _, o := range k.order {
+		if d := k.docs[o]; d != nil && d.box == box {
+			id := o
+			if err := k.sqlWrite(func() error { return k.dropRowsNow(id) }); err != nil {
+				return err
+			}
+		}
+	}
+	k.broadcast("unmount", map[string]any{"box": box})
+	return nil
+}
+
+// OpenNotebook opens a closed notebook as /api/notebook/openNotebook does:
+// its documents are indexed again (their updated unchanged) and /ws says
+// "mount" {box: the notebook, existed}.
+func (k *Kernel) OpenNotebook(box string) error {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.openNotebook(box)
+}
+
+func (k *Kernel) openNotebook(box string) error {
+	if _, ok := k.notebooks[box]; !ok {
+		return fmt.Errorf("notebook [%s] not found", box)
+	}
+	existed := !k.closed[box]
+	delete(k.closed, box)
+	for _, o := range k.order {
+		if d := k.docs[o]; d != nil && d.box == box {
+			if err := k.write(d); err != nil {
+				return err
+			}
+		}
+	}
+	k.broadcast("mount", map[string]any{"box": k.boxJSON(box), "existed": existed})
 	return nil
 }
