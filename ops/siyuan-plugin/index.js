@@ -94,6 +94,10 @@ const STYLE = `
 .exo-text{line-height:1.55;overflow-wrap:anywhere}
 .exo-text p{margin:0 0 6px}
 .exo-text p:last-child{margin-bottom:0}
+.exo-text pre{margin:0 0 6px;padding:6px 8px;overflow:auto;border-radius:4px;background:var(--b3-theme-background,#fff)}
+.exo-text pre code{padding:0;background:none}
+.exo-link{text-decoration:underline dotted}
+.exo-text code{font-family:var(--b3-font-family-code,monospace);font-size:.9em;padding:0 3px;border-radius:3px;background:var(--b3-theme-background,#fff)}
 .exo-panel [data-type="block-ref"]{color:var(--b3-protyle-inline-blockref-color,#3575f0);border-bottom:1px dashed currentColor;cursor:pointer;overflow-wrap:anywhere}
 .exo-panel .exo-cite{font-size:.8em;vertical-align:super;margin:0 1px;padding:0 2px;border:none;border-radius:3px;background:var(--b3-theme-primary-lightest,#e3ecfd)}
 .exo-sources,.exo-results{margin:0;padding:0;list-style:none;display:flex;flex-direction:column;gap:6px}
@@ -409,11 +413,19 @@ module.exports = class ExocortexPlugin extends Plugin {
     text.textContent = "";
     for (const para of String(done.answer || "").split(/\n{2,}/)) {
       if (!para.trim()) continue;
+      const fence = para.match(/^```[^\n]*\n([\s\S]*?)\n?```\s*$/);
+      if (fence) {
+        text.append($("pre", {}, $("code", { text: fence[1] })));
+        continue;
+      }
       const p = $("p");
       // [n] markers become block references to the cited blocks.
-      para.split(/\[(\d+)\]/).forEach((part, i) => {
+      const parts = para.split(/\[(\d+)\]/);
+      parts.forEach((part, i) => {
         if (i % 2 === 0) {
-          if (part) p.append(document.createTextNode(part));
+          // The space before a marker goes: the number sits on the word.
+          if (i + 1 < parts.length && byNumber.has(Number(parts[i + 1]))) part = part.replace(/[ \t]+$/, "");
+          if (part) p.append(inline(part, $));
           return;
         }
         const c = byNumber.get(Number(part));
@@ -523,6 +535,27 @@ function isSiYuan(link, id) {
 function citeLabel(c) {
   const parts = [c.title].concat((c.section_path || []).filter((p) => p !== c.title)).filter(Boolean);
   return parts.join(" › ") || c.block_id || "?";
+}
+
+// inline renders the little Markdown an answer line carries, **strong**,
+// *emphasis*, `code` and [links](url), as elements around text nodes
+// (never as HTML): a link into SiYuan becomes a block reference, any other
+// link its text, its address in the tooltip.
+function inline(text, $) {
+  const frag = document.createDocumentFragment();
+  text.split(/(\*\*[^*\n]+?\*\*|`[^`\n]+`|\[[^\]\n]+\]\([^)\s]+\)|\*[^*\s][^*\n]*\*)/).forEach((part) => {
+    if (!part) return;
+    let m;
+    if (part.length > 4 && part.startsWith("**") && part.endsWith("**")) frag.append($("strong", { text: part.slice(2, -2) }));
+    else if (part.length > 2 && part.startsWith("`") && part.endsWith("`")) frag.append($("code", { text: part.slice(1, -1) }));
+    else if ((m = part.match(/^\[([^\]]+)\]\(([^)\s]+)\)$/))) {
+      const id = m[2].startsWith(SIYUAN_LINK) ? m[2].slice(SIYUAN_LINK.length) : "";
+      frag.append(id ? $("span", { "data-type": "block-ref", "data-subtype": "s", "data-id": id, role: "link", tabindex: "0", text: m[1] })
+        : $("span", { class: "exo-link", title: m[2], text: m[1] }));
+    } else if (part.length > 2 && part.startsWith("*") && part.endsWith("*")) frag.append($("em", { text: part.slice(1, -1) }));
+    else frag.append(document.createTextNode(part));
+  });
+  return frag;
 }
 
 // anchor is a block reference's fixed anchor text: one line, no double
