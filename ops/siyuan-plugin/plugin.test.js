@@ -11,6 +11,7 @@ Module._load = function (req, ...rest) {
         constructor() { this.eventBus = { on: (_, f) => { handler = f; }, off() {} }; }
         async loadData() { return { endpoint: process.env.EXOCORTEX_ENDPOINT, secret: process.env.EXOCORTEX_SECRET }; }
         async saveData() {}
+        addDock() {} // the panel is tested in Chromium (gateway/web/siyuanpanel_browser_test.go)
       },
       Setting: class { addItem() {} },
       showMessage: (m) => console.error("message:", m),
