@@ -127,6 +127,8 @@ type Source struct {
 	known  map[string]files.Remembered // by canonical path: the documents sent
 	// synced hears every batch flushed (tests, the benchmark).
 	synced func(paths []string)
+	// addWatch puts an inotify watch on a folder (a test makes it run out).
+	addWatch func(w *fsnotify.Watcher, dir string) error
 }
 
 // root is one watched folder.
@@ -247,12 +249,11 @@ func (s *Source) Run(ctx context.Context) error {
 	pending := map[string]*due{}
 	tick := time.NewTicker(s.cfg.Debounce / 4)
 	defer tick.Stop()
-	var pollC <-chan time.Time
-	if s.anyPolling() {
-		pt := time.NewTicker(s.cfg.PollEvery)
-		defer pt.Stop()
-		pollC = pt.C
-	}
+	// Always ticking: a folder can fall back to polling later (a new
+	// folder over the inotify limit).
+	pt := time.NewTicker(s.cfg.PollEvery)
+	defer pt.Stop()
+	pollC := pt.C
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w != nil {
@@ -293,15 +294,6 @@ func (s *Source) Run(ctx context.Context) error {
 // due is a path waiting for its debounce to pass.
 type due struct {
 	first, last time.Time
-}
-
-func (s *Source) anyPolling() bool {
-	for _, r := range s.roots {
-		if r.poll {
-			return true
-		}
-	}
-	return false
 }
 
 // loadKnown reads what the files source remembers under the watched folders.
@@ -406,7 +398,11 @@ func (s *Source) addTree(w *fsnotify.Watcher, r *root, dir string) error {
 		if r.dirs[p] {
 			return nil
 		}
-		if err := w.Add(p); err != nil {
+		add := s.addWatch
+		if add == nil {
+			add = (*fsnotify.Watcher).Add
+		}
+		if err := add(w, p); err != nil {
 			if errors.Is(err, syscall.ENOSPC) {
 				return fmt.Errorf("the inotify watch limit is reached at %d folders (raise fs.inotify.max_user_watches to watch it live)", len(r.dirs))
 			}
