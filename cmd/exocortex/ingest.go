@@ -18,6 +18,7 @@ import (
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/watch"
 )
 
 func newTraceID(prefix string) string {
@@ -65,6 +66,7 @@ func ingest(ctx context.Context, args []string) error {
 	force := fs.Bool("force", false, "republish every document and every one of its chunks, even unchanged ones (brings back chunks lost from the index)")
 	asJSON := fs.Bool("json", false, "print a JSON report")
 	quiet := fs.Bool("quiet", false, "no progress lines")
+	once := fs.Bool("once", false, "ingest the folders this once: do not add them to the watch list that exocortex up follows live")
 	maxMB := fs.Int("max-file-mb", files.DefaultMaxFileBytes>>20, "skip (and report) files larger than this many MiB")
 	var n neural
 	n.register(fs)
@@ -139,6 +141,17 @@ func ingest(ctx context.Context, args []string) error {
 	// What was ingested, so that 'exocortex check' knows what to compare.
 	if err := files.RecordRoots(ctx, state, paths); err != nil {
 		log.Warn().Err(err).Str("trace_id", rep.TraceID).Msg("could not record the ingested paths for exocortex check")
+	}
+	if !*once {
+		added, err := watch.AddToList(c.data, paths)
+		if err != nil {
+			log.Warn().Err(err).Str("trace_id", rep.TraceID).Msg("could not add the folders to the watch list")
+		}
+		for _, p := range added {
+			if !*quiet && !*asJSON {
+				pr.println(fmt.Sprintf("watch list: added %s (exocortex up follows it live from its next start; --once leaves it out)", p))
+			}
+		}
 	}
 	stages := pipeline.StageSpecs()
 	err = patience.retry(ctx, "wait for the pipeline", func(ctx context.Context) error {

@@ -175,7 +175,7 @@ func newFlags(name string) *flag.FlagSet {
 var placeholders = map[string]string{
 	"data": "DIR", "models": "DIR", "ingest": "DIR", "nats": "URL", "siyuan": "URL",
 	"llm-config": "FILE", "siyuan-config": "FILE", "set": "FILE", "history": "FILE",
-	"listen": "HOST:PORT", "nats-creds": "FILE", "tls-ca": "FILE", "tls-cert": "FILE", "tls-key": "FILE", "http": "HOST:PORT|off", "siyuan-plugin-listen": "HOST:PORT", "qdrant": "HOST:PORT",
+	"listen": "HOST:PORT", "nats-creds": "FILE", "tls-ca": "FILE", "tls-cert": "FILE", "tls-key": "FILE", "http": "HOST:PORT|off", "siyuan-plugin-listen": "HOST:PORT", "watch": "DIR", "qdrant": "HOST:PORT",
 	"log-level": "LEVEL", "stage": "NAME", "k": "N", "fetch": "N", "workers": "N",
 	"lang": "LANG", "mode": "MODE", "analyzer": "NAMES", "vectors": "KIND", "role": "ROLES",
 	"split": "PART", "timeout": "DURATION", "calibration": "FILE", "calibration-method": "METHOD",

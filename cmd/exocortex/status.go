@@ -16,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/siyuan"
+	"github.com/exocortex/exocortex/workers/watch"
 )
 
 type stageStatus struct {
@@ -47,6 +48,8 @@ type statusReport struct {
 	Cache *answer.CacheStats `json:"answer_cache,omitempty"`
 	// SiYuan is the SiYuan bridge's state as it last reported it.
 	SiYuan *siyuan.Status `json:"siyuan,omitempty"`
+	// Watch is the folder watcher's state as it last reported it.
+	Watch *watch.Status `json:"watch,omitempty"`
 	// Disk is the embedded JetStream store's disk as the running system's
 	// guard sees it (absent with an external NATS server).
 	Disk *bus.DiskState `json:"disk,omitempty"`
@@ -125,6 +128,9 @@ func cmdStatus(ctx context.Context, args []string) error {
 	if rep.SiYuan != nil {
 		printBridge(rep.SiYuan)
 	}
+	if rep.Watch != nil {
+		printWatch(rep.Watch)
+	}
 	if cs := rep.Cache; cs != nil {
 		fmt.Printf("answer cache: %s, hit rate %.1f%% (%s, %s)\n", plural(cs.Entries, "answer", "answers"), 100*cs.HitRate,
 			plural(int(cs.Hits), "hit", "hits"), plural(int(cs.Misses), "miss", "misses"))
@@ -172,6 +178,7 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	// The bridge's last state stays after it stopped (a refused token
 	// stops it, and up with it): shown as stopped then.
 	rep.SiYuan, _ = pipeline.SiYuanStatus(ctx, b)
+	rep.Watch, _ = pipeline.WatchStatus(ctx, b)
 	if cs, err := answer.ReadCacheStats(ctx, pipeline.CachePath(dataDir)); err == nil {
 		rep.Cache = &cs
 	}

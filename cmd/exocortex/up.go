@@ -37,6 +37,8 @@ func cmdUp(ctx context.Context, args []string) error {
 	af.register(fs)
 	var br bridge
 	br.register(fs)
+	var wf watchFlags
+	wf.register(fs)
 	var hf httpFlags
 	hf.register(fs)
 	var sf storageFlags
@@ -79,6 +81,9 @@ func cmdUp(ctx context.Context, args []string) error {
 	if err := br.apply(&cfg); err != nil {
 		return err
 	}
+	if err := wf.apply(&cfg); err != nil {
+		return err
+	}
 	if err := sf.apply(&cfg); err != nil {
 		return err
 	}
@@ -107,6 +112,9 @@ func cmdUp(ctx context.Context, args []string) error {
 	}
 	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("nats_creds", pipeline.NKeyFile(c.data)).Str("http", httpAddr).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
 	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s%s (Ctrl-C stops)\n", c.data, sys.Bus.URL(), httpNote)
+	if cfg.Watch != nil {
+		fmt.Fprintf(os.Stderr, "watching %s live\n", plural(len(cfg.Watch.Folders), "folder", "folders"))
+	}
 	var gwDone <-chan error
 	if gw != nil {
 		gwDone = gw.done

@@ -30,6 +30,7 @@ import (
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/stage"
 	"github.com/exocortex/exocortex/workers/stages"
+	"github.com/exocortex/exocortex/workers/watch"
 )
 
 // Config locates the data and the bus.
@@ -122,7 +123,10 @@ type Config struct {
 	// SiYuan, when set, runs the SiYuan bridge with the stages (or alone
 	// with Stages ["siyuan"]).
 	SiYuan *SiYuanConfig
-	Log    zerolog.Logger
+	// Watch, when set, follows Markdown folders live (exocortex up --watch
+	// and the data directory's watch list) with the stages.
+	Watch *watch.Config
+	Log   zerolog.Logger
 }
 
 // Validate joins every problem with the configuration.
@@ -208,6 +212,8 @@ type System struct {
 	SiYuan     *siyuan.Source
 	PluginAddr string
 	siyuanErr  chan error
+	// Watch follows Markdown folders when it runs here.
+	Watch *watch.Source
 	// ModelNotes say which models are missing and what that changes.
 	ModelNotes []string
 	embedSpec  models.Spec
@@ -322,6 +328,12 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	if runSiYuan {
 		if err := s.startSiYuan(runCtx); err != nil {
+			s.Stop()
+			return nil, err
+		}
+	}
+	if cfg.Watch != nil && !cfg.NoStages {
+		if err := s.startWatch(runCtx); err != nil {
 			s.Stop()
 			return nil, err
 		}

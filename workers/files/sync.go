@@ -111,33 +111,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		if doc.Source == schemas.SourceMarkdown {
 			seenHash[doc.Hash] = true
 		}
-		key := stateKey(doc.DocID)
-		prev, err := loadState(ctx, state, key)
-		if err != nil {
-			return err
-		}
-		if prev != nil && prev.Hash == doc.Hash && prev.Format >= sendFormat && !opts.Force {
-			st.Unchanged++
-			progress()
-			return nil
-		}
-		if prev != nil && doc.Version <= prev.Version {
-			// Keep versions increasing even when a file's mtime went backwards.
-			doc.Version = prev.Version + 1
-		}
-		doc.Force = opts.Force
-		if err := publish(ctx, doc); err != nil {
-			return fmt.Errorf("publish %s: %w", doc.Path, err)
-		}
-		if err := saveState(ctx, state, key, docState{Hash: doc.Hash, Version: doc.Version, Path: doc.Path, Source: doc.Source, Format: sendFormat}); err != nil {
-			return err
-		}
-		st.Sent++
-		if opts.OnSent != nil {
-			opts.OnSent(doc)
-		}
-		progress()
-		return nil
+		return send(ctx, state, publish, doc, opts, &st)
 	}, func(path string, err error) {
 		st.Failed++
 		failed[canonical(path)] = true
@@ -154,6 +128,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 	}
 
 	roots := folderRoots(paths)
+	igs := map[string]*Ignore{}
 	keys, err := state.Keys(ctx)
 	if err != nil {
 		return st, ferrs, err
@@ -175,6 +150,9 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		gone := statErr != nil
 		markdown := prev.Source == schemas.SourceMarkdown
 		switch {
+		case !gone && ignoredUnder(path, roots, igs):
+			// Left out of a folder walked now (a .gitignore, say): it goes
+			// from the index as the walk left it out.
 		case markdown && !gone && MarkdownDocID(path) != docID && seen[MarkdownDocID(path)]:
 			// An id from before ids were per file (relative to the folder
 			// ingested): the file was just sent under its own id.
@@ -201,6 +179,43 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		progress()
 	}
 	return st, ferrs, nil
+}
+
+// send publishes doc unless the state remembers it with the same content
+// (and opts.Force is off), and remembers it as sent.
+func send(ctx context.Context, state bus.KV, publish Publish, doc *schemas.DocChanged, opts SyncOptions, st *SyncStats) error {
+	progress := func() {
+		if opts.Progress != nil {
+			opts.Progress(*st)
+		}
+	}
+	key := stateKey(doc.DocID)
+	prev, err := loadState(ctx, state, key)
+	if err != nil {
+		return err
+	}
+	if prev != nil && prev.Hash == doc.Hash && prev.Format >= sendFormat && !opts.Force {
+		st.Unchanged++
+		progress()
+		return nil
+	}
+	if prev != nil && doc.Version <= prev.Version {
+		// Keep versions increasing even when a file's mtime went backwards.
+		doc.Version = prev.Version + 1
+	}
+	doc.Force = opts.Force
+	if err := publish(ctx, doc); err != nil {
+		return fmt.Errorf("publish %s: %w", doc.Path, err)
+	}
+	if err := saveState(ctx, state, key, docState{Hash: doc.Hash, Version: doc.Version, Path: doc.Path, Source: doc.Source, Format: sendFormat}); err != nil {
+		return err
+	}
+	st.Sent++
+	if opts.OnSent != nil {
+		opts.OnSent(doc)
+	}
+	progress()
+	return nil
 }
 
 func loadState(ctx context.Context, kv bus.KV, key string) (*docState, error) {
@@ -252,6 +267,25 @@ func folderRoots(paths []string) []string {
 		out = append(out, canonical(p))
 	}
 	return out
+}
+
+// ignoredUnder reports whether path, under one of roots, is left out by
+// that folder's rules (see Ignore).
+func ignoredUnder(path string, roots []string, igs map[string]*Ignore) bool {
+	for _, r := range roots {
+		if !strings.HasPrefix(path, r+string(filepath.Separator)) {
+			continue
+		}
+		ig := igs[r]
+		if ig == nil {
+			ig = NewIgnore(r)
+			igs[r] = ig
+		}
+		if ig.Skip(path, false) {
+			return true
+		}
+	}
+	return false
 }
 
 func underAny(path string, roots []string) bool {

@@ -31,8 +31,9 @@ import (
 // document, path by path in the order given and, inside a folder, in sorted
 // path order (a SiYuan parent document before its children). A file that
 // cannot be read or parsed is reported to onErr (which may be nil) and
-// skipped. Hidden files and folders (.git, .obsidian, .siyuan, ...) and other
-// files are skipped. Walk returns an error when a given path does not exist,
+// skipped. Hidden files and folders (.git, .obsidian, .siyuan, ...), editor
+// temporary files, Logseq's logseq/ folder, gitignored paths (see Ignore)
+// and other files are skipped. Walk returns an error when a given path does not exist,
 // before visiting anything, or the first error fn returns, which stops it.
 //
 // Markdown files under a folder use that folder as their root (wikilinks
@@ -93,6 +94,9 @@ type walker struct {
 	notebooks map[string]*Notebook // by folder
 	maxBytes  int64
 	onWarn    func(path, note string) // may be nil
+	// ignore, when set, is the rules of the folder walked (a watcher's own,
+	// kept across walks); else each folder's are read afresh.
+	ignore *Ignore
 }
 
 // read reads a file within the size limit.
@@ -137,6 +141,10 @@ func (w *walker) file(p string) error {
 // and parses them one by one.
 func (w *walker) folder(root string) error {
 	var mds, all []string
+	ig := w.ignore
+	if ig == nil || ig.Root() != root {
+		ig = NewIgnore(root)
+	}
 	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			w.onErr(p, err)
@@ -145,7 +153,7 @@ func (w *walker) folder(root string) error {
 		if p == root {
 			return nil
 		}
-		if isHidden(d.Name()) {
+		if ig.Skip(p, d.IsDir()) {
 			if d.IsDir() {
 				return filepath.SkipDir
 			}

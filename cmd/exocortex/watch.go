@@ -1,0 +1,68 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"time"
+
+	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/workers/watch"
+)
+
+// watchFlags are up's live-folder flags.
+type watchFlags struct {
+	dirs stringList
+	poll bool
+}
+
+func (w *watchFlags) register(fs *flag.FlagSet) {
+	fs.Var(&w.dirs, "watch", "a Markdown folder (Obsidian or Logseq vault, plain notes) to keep in step live; repeat it for more (the folders ingest added to <data>/watch are watched too)")
+	fs.BoolVar(&w.poll, "watch-poll", false, "follow the watched folders by scanning them every second instead of inotify (network drives, containers)")
+}
+
+// apply sets cfg.Watch when --watch or the data directory's watch list names
+// a folder.
+func (w *watchFlags) apply(cfg *pipeline.Config) error {
+	listed, err := watch.ReadList(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	folders := watch.Union(w.dirs, listed)
+	if len(folders) == 0 {
+		if w.poll {
+			return &usageError{cmd: "up", msg: "--watch-poll needs a folder to watch: give --watch DIR (or ingest a folder without --once)"}
+		}
+		return nil
+	}
+	wc := watch.Config{Folders: folders, Poll: w.poll}
+	if err := wc.Validate(); err != nil {
+		return err
+	}
+	cfg.Watch = &wc
+	return nil
+}
+
+// printWatch prints the folder watcher's state for status.
+func printWatch(st *watch.Status) {
+	ago := func(t time.Time) string {
+		if t.IsZero() {
+			return "never"
+		}
+		return time.Since(t).Round(time.Second).String() + " ago"
+	}
+	state := "running"
+	if st.Stopped {
+		state = "stopped"
+	}
+	if st.Error != "" {
+		state += " (" + st.Error + ")"
+	}
+	fmt.Printf("watch: %s; last reconciliation %s; %d sent, %d deleted, %d failed\n", state, ago(st.LastReconcile), st.Sent, st.Deleted, st.Failed)
+	for _, f := range st.Folders {
+		mode := f.Mode
+		if f.Why != "" {
+			mode += " (" + f.Why + ")"
+		}
+		fmt.Printf("  %s: %s, %s, last event %s\n", f.Path, mode, plural(f.Documents, "document", "documents"), ago(f.LastEvent))
+	}
+}
