@@ -57,6 +57,9 @@ type DiskState struct {
 	Episodes int `json:"episodes"`
 	// Restarts counts JetStream restarts after space returned.
 	Restarts int `json:"restarts"`
+	// MaxStore is the store's size limit in bytes (up --max-store, or the
+	// server's own share of the volume); 0 when unknown.
+	MaxStore int64 `json:"max_store,omitempty"`
 }
 
 // Message is the state in words, naming the store and its free space.
@@ -140,6 +143,7 @@ func startDiskGuard(b *Bus, dir string, opts DiskGuardOptions) *diskGuard {
 		abs = dir
 	}
 	g.state.Path = abs
+	g.state.MaxStore = max(g.jsCfg.MaxStore, 0)
 	g.state.FreeBytes, _, _ = volumeSpace(dir)
 	b.Server.SetLogger(serverLog{g: g}, false, false)
 	_, _ = b.NC.Subscribe(SubjectDiskState, func(m *nats.Msg) {

@@ -161,6 +161,9 @@ type StageState struct {
 	AckPending  int    `json:"ack_pending"` // delivered, not yet acknowledged
 	Redelivered int    `json:"redelivered"`
 	Delivered   uint64 `json:"delivered"` // last delivered stream sequence
+	// Waiting is the pull requests waiting on the consumer: above 0 while
+	// a worker of the stage runs (each keeps one open), wherever it runs.
+	Waiting int `json:"waiting"`
 }
 
 // StageStates reads the consumer info of every stage. The server tells a
@@ -183,7 +186,7 @@ func (b *Bus) StageStates(ctx context.Context, stages []StageSpec) ([]StageState
 		}
 		state := StageState{
 			Stage: s.Name, Pending: info.NumPending, AckPending: info.NumAckPending,
-			Redelivered: info.NumRedelivered, Delivered: info.Delivered.Stream,
+			Redelivered: info.NumRedelivered, Delivered: info.Delivered.Stream, Waiting: info.NumWaiting,
 		}
 		if state.Pending == 0 {
 			st, ok := streams[s.Stream]

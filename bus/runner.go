@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -277,7 +278,7 @@ func (r *stageRunner) fatal(ctx context.Context, err error) bool {
 		}
 	}
 	if errors.Is(err, nats.ErrConnectionClosed) || errors.Is(err, jetstream.ErrConsumerDeleted) || errors.Is(err, jetstream.ErrConsumerNotFound) {
-		r.bus.Log.Warn().Err(err).Str("stage", r.spec.Name).Msg("stage stops fetching")
+		r.bus.Log.Warn().Str("error", boundReason(err.Error())).Str("stage", r.spec.Name).Msg("stage stops fetching")
 		return true
 	}
 	return false
@@ -525,7 +526,10 @@ func (r *stageRunner) settle(ctx context.Context, res result, episodes int) (hel
 	var outcome Settlement
 	if err == nil && len(out) > 0 {
 		pctx, pcancel := r.bus.untilFull(ctx, r.spec.AckWait)
-		if perr := PublishAll(pctx, r.bus.JS, out, m.TraceID); perr != nil {
+		if perr := PublishAll(pctx, r.bus.JS, out, m.TraceID); Unpublishable(perr) {
+			// No redelivery makes it fit: dead-lettered now, with why.
+			err = Permanent(fmt.Errorf("output cannot be published: %w", perr))
+		} else if perr != nil {
 			err = fmt.Errorf("publish output: %w", perr)
 		} else {
 			r.counters.published.Add(int64(len(out)))
@@ -592,6 +596,65 @@ func (r *stageRunner) settle(ctx context.Context, res result, episodes int) (hel
 	return nil
 }
 
+// Unpublishable reports a publish error no retry can clear: a message
+// over the server's max payload even after its body went to the payload
+// store (its headers, its id), or one the server refuses by its form.
+func Unpublishable(err error) bool {
+	if err == nil {
+		return false
+	}
+	if errors.Is(err, nats.ErrMaxPayload) || errors.Is(err, nats.ErrBadSubject) || errors.Is(err, nats.ErrBadHeaderMsg) {
+		return true
+	}
+	var apiErr *jetstream.APIError
+	if errors.As(err, &apiErr) {
+		switch apiErr.ErrorCode {
+		case errCodeHeaderTooLarge, errCodeMessageTooLarge:
+			return true
+		}
+	}
+	msg := err.Error()
+	return strings.Contains(msg, "maximum payload exceeded") || strings.Contains(msg, "exceeds maximum allowed")
+}
+
+// JetStream's error codes (nats-server's JSStreamHeaderExceedsMaximumErr,
+// JSStreamMessageExceedsMaximumErr) for a message it can never take.
+const (
+	errCodeHeaderTooLarge  jetstream.ErrorCode = 10097
+	errCodeMessageTooLarge jetstream.ErrorCode = 10054
+)
+
+// maxReasonBytes bounds a dead letter's reason.
+const maxReasonBytes = 2048
+
+// boundReason cuts a reason to about maxReasonBytes, on character
+// boundaries, keeping its start (what failed) and its end (the cause) and
+// eliding the middle (a quoted id or title).
+func boundReason(s string) string {
+	if len(s) <= maxReasonBytes {
+		return s
+	}
+	head, tail := maxReasonBytes/4, len(s)-maxReasonBytes*3/4
+	for head > 0 && !utf8.RuneStart(s[head]) {
+		head--
+	}
+	for tail < len(s) && !utf8.RuneStart(s[tail]) {
+		tail++
+	}
+	return s[:head] + fmt.Sprintf(" …(%d bytes elided)… ", tail-head) + s[tail:]
+}
+
+// headerBytes is about what h takes on the wire.
+func headerBytes(h nats.Header) int {
+	n := 0
+	for k, vs := range h {
+		for _, v := range vs {
+			n += len(k) + len(v) + 4
+		}
+	}
+	return n
+}
+
 func truncate(s string, n int) string {
 	if len(s) <= n {
 		return s
@@ -615,6 +678,9 @@ func (b *Bus) deadLetter(ctx context.Context, stage string, m *Msg, reason strin
 			out.Header.Add(k, v)
 		}
 	}
+	// A reason quotes what failed (a message id, a title) and must not
+	// make the dead letter itself too large to publish.
+	reason = boundReason(reason)
 	out.Header.Set(HeaderDLQReason, reason)
 	out.Header.Set(HeaderDLQStage, stage)
 	out.Header.Set(HeaderDLQSubject, m.Subject)
@@ -630,7 +696,22 @@ func (b *Bus) deadLetter(ctx context.Context, stage string, m *Msg, reason strin
 		out.Header.Set(HeaderDLQBody, kept)
 	}
 	id := fmt.Sprintf("dlq:%s:%s:%d", stage, m.Stream, m.StreamSeq)
-	if _, err := b.JS.PublishMsg(ctx, out, jetstream.WithMsgID(id)); err != nil {
+	_, err = b.JS.PublishMsg(ctx, out, jetstream.WithMsgID(id))
+	if Unpublishable(err) {
+		// The message itself cannot be copied (headers over the max
+		// payload): the dead letter keeps its story without it, rather
+		// than leave the message to be redelivered for ever.
+		slim := nats.NewMsg(out.Subject)
+		for _, k := range []string{HeaderDLQStage, HeaderDLQSubject, HeaderDLQDelivered, HeaderDLQStream, HeaderDLQSeq, HeaderDLQTime, HeaderDLQBody, HeaderTraceID} {
+			if v := out.Header.Get(k); v != "" && len(v) < 4096 {
+				slim.Header.Set(k, v)
+			}
+		}
+		reason += fmt.Sprintf(" (the message's body and headers, %d bytes, were too large to keep in the dead letter: %v)", len(out.Data)+headerBytes(out.Header), err)
+		slim.Header.Set(HeaderDLQReason, boundReason(reason))
+		_, err = b.JS.PublishMsg(ctx, slim, jetstream.WithMsgID(id))
+	}
+	if err != nil {
 		return fmt.Errorf("dead-letter %s seq %d to %s: %w", m.Subject, m.StreamSeq, out.Subject, err)
 	}
 	b.Log.Warn().Str("stage", stage).Str("subject", m.Subject).Uint64("stream_seq", m.StreamSeq).

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/nats-io/nats.go/jetstream"
@@ -118,7 +119,7 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology) err
 			continue
 		}
 		cfg.Replicas = r
-		if _, err := js.CreateOrUpdateStream(ctx, cfg); err != nil {
+		if _, err := declare(ctx, func(ctx context.Context) (jetstream.Stream, error) { return js.CreateOrUpdateStream(ctx, cfg) }); err != nil {
 			errs = append(errs, fmt.Errorf("stream %s (%d replicas): %w", cfg.Name, r, explainReplicas(err, r)))
 		}
 	}
@@ -126,7 +127,9 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology) err
 		return errors.Join(errs...)
 	}
 	for _, st := range t.Stages {
-		if _, err := js.CreateOrUpdateConsumer(ctx, st.Stream, st.consumerConfig()); err != nil {
+		if _, err := declare(ctx, func(ctx context.Context) (jetstream.Consumer, error) {
+			return js.CreateOrUpdateConsumer(ctx, st.Stream, st.consumerConfig())
+		}); err != nil {
 			errs = append(errs, fmt.Errorf("consumer %s on %s: %w", st.Name, st.Stream, err))
 		}
 	}
@@ -138,7 +141,7 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology) err
 			continue
 		}
 		cfg.Replicas = r
-		if _, err := js.CreateOrUpdateKeyValue(ctx, cfg); err != nil {
+		if _, err := declare(ctx, func(ctx context.Context) (jetstream.KeyValue, error) { return js.CreateOrUpdateKeyValue(ctx, cfg) }); err != nil {
 			errs = append(errs, fmt.Errorf("kv bucket %s (%d replicas): %w", cfg.Bucket, r, explainReplicas(err, r)))
 		}
 	}
@@ -156,7 +159,9 @@ func EnsureTopology(ctx context.Context, js jetstream.JetStream, t Topology) err
 			continue
 		}
 		cfg.Replicas = r
-		if _, err := js.CreateOrUpdateObjectStore(ctx, cfg); err != nil {
+		if _, err := declare(ctx, func(ctx context.Context) (jetstream.ObjectStore, error) {
+			return js.CreateOrUpdateObjectStore(ctx, cfg)
+		}); err != nil {
 			errs = append(errs, fmt.Errorf("object store %s (%d replicas): %w", cfg.Bucket, r, explainReplicas(err, r)))
 		}
 	}
@@ -207,4 +212,77 @@ func explainReplicas(err error, replicas int) error {
 		}
 	}
 	return err
+}
+
+// TopologyPresent reports whether every stream, stage consumer, KV bucket
+// and object store of t (and the bus's own) exists, reading only: a client
+// that finds them all leaves them as the running system declared them
+// rather than update them at the moment it declares them.
+func TopologyPresent(ctx context.Context, js jetstream.JetStream, t Topology) (bool, error) {
+	names := []string{StreamDLQ, kvStreamPrefix + BucketStats,
+		objStreamPrefix + BucketPayloads, objStreamPrefix + BucketValues, objStreamPrefix + BucketDLQBodies}
+	for _, s := range t.Streams {
+		names = append(names, s.Name)
+	}
+	for _, b := range t.Buckets {
+		names = append(names, kvStreamPrefix+b.Bucket)
+	}
+	for _, n := range names {
+		_, err := js.Stream(ctx, n)
+		if errors.Is(err, jetstream.ErrStreamNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read stream %s: %w", n, err)
+		}
+	}
+	for _, st := range t.Stages {
+		_, err := js.Consumer(ctx, st.Stream, st.Name)
+		if errors.Is(err, jetstream.ErrConsumerNotFound) || errors.Is(err, jetstream.ErrStreamNotFound) {
+			return false, nil
+		}
+		if err != nil {
+			return false, fmt.Errorf("read consumer %s on %s: %w", st.Name, st.Stream, err)
+		}
+	}
+	return true, nil
+}
+
+// declareAttempts is how often EnsureTopology tries one declaration that
+// fails for a transient reason before it gives up.
+const declareAttempts = 5
+
+// transientDeclare reports errors that a second try of the same
+// declaration clears: JetStream writing a consumer's or stream's state
+// file while another declaration of it writes it too ("rename
+// .../o.dat.tmp: no such file or directory"), or a cluster between leaders.
+func transientDeclare(err error) bool {
+	if err == nil {
+		return false
+	}
+	msg := err.Error()
+	for _, s := range []string{".tmp", "no such file or directory", "leader", "timeout", "deadline exceeded", "no responders"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// declare runs one declaration, again after a pause while it fails for a
+// transient reason.
+func declare[T any](ctx context.Context, fn func(context.Context) (T, error)) (T, error) {
+	var v T
+	var err error
+	for i := range declareAttempts {
+		if v, err = fn(ctx); err == nil || !transientDeclare(err) || ctx.Err() != nil {
+			return v, err
+		}
+		select {
+		case <-ctx.Done():
+			return v, err
+		case <-time.After(time.Duration(50<<i) * time.Millisecond):
+		}
+	}
+	return v, err
 }

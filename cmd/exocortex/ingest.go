@@ -50,6 +50,11 @@ func (e *partialError) Error() string { return e.msg }
 
 func cmdIngest(ctx context.Context, args []string) error {
 	err := ingest(ctx, args)
+	var lost *lostError
+	if errors.As(err, &lost) {
+		fmt.Fprintf(os.Stderr, "exocortex ingest: %v\n", err)
+		os.Exit(exitLost)
+	}
 	var partial *partialError
 	if errors.As(err, &partial) {
 		// Everything is closed by now; only the exit code differs from 1.
@@ -59,7 +64,7 @@ func cmdIngest(ctx context.Context, args []string) error {
 	return err
 }
 
-func ingest(ctx context.Context, args []string) error {
+func ingest(ctx context.Context, args []string) (rerr error) {
 	fs := newFlags("ingest")
 	var c common
 	c.register(fs, "warn")
@@ -91,8 +96,21 @@ func ingest(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeFn()
-	if !local && !*quiet {
-		fmt.Fprintf(os.Stderr, "ingest: feeding the running system at %s\n", b.URL())
+	if !local {
+		if !*quiet {
+			fmt.Fprintf(os.Stderr, "ingest: feeding the running system at %s\n", b.URL())
+		}
+		// A system that goes away is said so within seconds, not after a
+		// publish's or a KV write's timeout.
+		var stopWatch func()
+		ctx, stopWatch = watchSystem(ctx, b)
+		defer stopWatch()
+		url := b.URL()
+		defer func() {
+			if rerr != nil && errors.Is(context.Cause(ctx), errSystemGone) {
+				rerr = &lostError{url: url}
+			}
+		}()
 	}
 	state, err := b.KV(ctx, stage.BucketSources)
 	if err != nil {
@@ -104,7 +122,14 @@ func ingest(ctx context.Context, args []string) error {
 	// space returns.
 	patience := newDiskPatience(ctx, b, pr)
 	state = patience.kv(state)
+	limit, err := pipeline.StoreLimit(ctx, b)
+	if err != nil {
+		return err
+	}
 	publish := func(ctx context.Context, ev *schemas.DocChanged) error {
+		if err := fitsStore(ev, limit); err != nil {
+			return err
+		}
 		// files.Sync names the file.
 		return patience.retry(ctx, "", func(ctx context.Context) error {
 			_, err := b.Publish(ctx, ev, rep.TraceID)
@@ -198,6 +223,28 @@ func ingest(ctx context.Context, args []string) error {
 		}
 	}
 	return ingestOutcome(stats, len(rep.DeadLettered))
+}
+
+// storeShare is how much of the JetStream store one note may take: its
+// event and its chunks' events are both held until the stages take them,
+// so a note needs about twice its size.
+const storeShare = 2
+
+// fitsStore refuses (files.ErrRefused) a document whose event the store
+// can never hold: ingest would otherwise wait for room that cannot come.
+func fitsStore(ev *schemas.DocChanged, limit int64) error {
+	if limit <= 0 || ev.Deleted {
+		return nil
+	}
+	raw, err := json.Marshal(ev)
+	if err != nil {
+		return fmt.Errorf("encode %s: %w", ev.Path, err)
+	}
+	if n := int64(len(raw)); n*storeShare > limit {
+		return fmt.Errorf("%w: the note takes %s and its chunks as much again, more than the JetStream store's limit of %s (up --max-store); raise --max-store or split the note",
+			files.ErrRefused, pipeline.HumanBytes(n), pipeline.HumanBytes(limit))
+	}
+	return nil
 }
 
 // ingestOutcome is nil when every file was ingested, a partialError when

@@ -68,6 +68,11 @@ func (b *bridge) apply(cfg *pipeline.Config) error {
 		if b.config != "" {
 			return fmt.Errorf("--siyuan-config %s: no url", b.config)
 		}
+		if b.plugin != "" {
+			// The plugin's endpoint is part of the bridge: without it the
+			// flag would be silently ignored.
+			return fmt.Errorf("--siyuan-plugin-listen %s needs the SiYuan bridge: give --siyuan URL too (the kernel's address, e.g. http://127.0.0.1:6806), or url in --siyuan-config", b.plugin)
+		}
 		return nil
 	}
 	sc := &pipeline.SiYuanConfig{Config: siyuan.Config{URL: f.URL, Token: f.Token, Include: f.Include, Exclude: f.Exclude,

@@ -26,10 +26,16 @@ type stageStatus struct {
 	Acked        int64  `json:"acked"`
 	Retried      int64  `json:"retried"`
 	DeadLettered uint64 `json:"dead_lettered"`
+	// Serving says that a worker of the stage is attached (its consumer
+	// has pull requests waiting), in up or in a worker process.
+	Serving bool `json:"serving"`
 }
 
 type statusReport struct {
-	Running   bool          `json:"running"`
+	Running bool `json:"running"`
+	// Workers counts the stages a worker serves, wherever it runs: a
+	// cluster of 'exocortex worker' processes without up shows here.
+	Workers   int           `json:"workers"`
 	NATS      string        `json:"nats,omitempty"`
 	Stages    []stageStatus `json:"stages"`
 	Documents int           `json:"documents"`
@@ -94,8 +100,11 @@ func cmdStatus(ctx context.Context, args []string) error {
 		return printJSON(rep)
 	}
 	state := "not running"
-	if rep.Running {
+	switch {
+	case rep.Running:
 		state = "running, NATS " + rep.NATS
+	case rep.Workers > 0:
+		state = fmt.Sprintf("workers serve %d of %d stages on NATS %s (no exocortex up on this data directory)", rep.Workers, len(rep.Stages), rep.NATS)
 	}
 	fmt.Printf("exocortex on %s: %s\n", c.data, state)
 	if d := rep.Disk; d != nil {
@@ -105,9 +114,13 @@ func cmdStatus(ctx context.Context, args []string) error {
 	for _, s := range rep.Stages {
 		w = max(w, len(s.Stage))
 	}
-	fmt.Printf("%-*s %10s %12s %10s %10s %14s\n", w, "stage", "pending", "in flight", "acked", "retried", "dead-lettered")
+	fmt.Printf("%-*s %10s %12s %10s %10s %14s %8s\n", w, "stage", "pending", "in flight", "acked", "retried", "dead-lettered", "worker")
 	for _, s := range rep.Stages {
-		fmt.Printf("%-*s %10d %12d %10d %10d %14d\n", w, s.Stage, s.Pending, s.AckPending, s.Acked, s.Retried, s.DeadLettered)
+		serving := "none"
+		if s.Serving {
+			serving = "yes"
+		}
+		fmt.Printf("%-*s %10d %12d %10d %10d %14d %8s\n", w, s.Stage, s.Pending, s.AckPending, s.Acked, s.Retried, s.DeadLettered, serving)
 	}
 	fmt.Printf("indexed: %s, %s, %d with vectors\n", plural(rep.Documents, "document", "documents"), plural(rep.Chunks, "chunk", "chunks"), rep.Embedded)
 	for _, m := range rep.Models {
@@ -168,10 +181,27 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	for _, s := range states {
 		t := totals[s.Stage]
 		rep.Stages = append(rep.Stages, stageStatus{Stage: s.Stage, Pending: s.Pending, AckPending: s.AckPending,
-			Acked: t.Acked, Retried: t.Retried, DeadLettered: dead[s.Stage]})
+			Acked: t.Acked, Retried: t.Retried, DeadLettered: dead[s.Stage], Serving: s.Waiting > 0})
+		if s.Waiting > 0 {
+			rep.Workers++
+		}
 	}
 	rep.Documents, rep.Chunks = countIndexed(ctx, dataDir)
-	rep.Models, rep.Embedded, rep.Search = modelState(ctx, dataDir, modelsFlag)
+	// The running system's own models and search mode, not this command's
+	// flags: up may run with another --models (or --no-models).
+	var sys *pipeline.Settings
+	if remote {
+		sys, _ = pipeline.RunningSettings(ctx, b)
+	}
+	switch {
+	case sys != nil && sys.NoModels:
+		rep.Search = schemas.ModeLexical + " (the running system has no models: --no-models)"
+	case sys != nil:
+		rep.Models, rep.Embedded, _ = modelState(ctx, dataDir, sys.ModelsDir)
+		rep.Search = sys.Search
+	default:
+		rep.Models, rep.Embedded, rep.Search = modelState(ctx, dataDir, modelsFlag)
+	}
 	if remote {
 		rep.Providers, _ = pipeline.ProviderHealth(ctx, b)
 	}

@@ -50,8 +50,16 @@ func cmdUp(ctx context.Context, args []string) error {
 		return fmt.Errorf("--stop-timeout %s: give a positive duration", *stopTimeout)
 	}
 	log := c.logger()
-	if url, ok := pipeline.Running(c.data); ok && c.nats == "" {
-		return fmt.Errorf("a system is already running on %s (NATS %s)", c.data, url)
+	if c.nats == "" {
+		// A command's own short-lived server (status while nothing ran)
+		// is waited out; a running system is not.
+		url, err := pipeline.AlreadyRunning(ctx, c.data)
+		if err != nil {
+			return err
+		}
+		if url != "" {
+			return fmt.Errorf("a system is already running on %s (NATS %s)", c.data, url)
+		}
 	}
 	// The gateway's address is checked and bound first: a missing token or
 	// a taken port fails at once, before the stages start.

@@ -63,6 +63,22 @@ func sizeStorage(ctx context.Context, cfg Config, b *bus.Bus, cat stage.Catalog)
 	return cat.WithBucketMaxBytes(stage.BucketEmbeds, n), nil
 }
 
+// StoreLimit is JetStream's file store limit in bytes as the bus b sees
+// it: the embedded server's, as the running system's disk guard reports it
+// to a command, else the account's (see storeLimit); 0 when unlimited or
+// unknown.
+func StoreLimit(ctx context.Context, b *bus.Bus) (int64, error) {
+	if b.Server == nil {
+		if d, ok := b.DiskState(ctx); ok && d.MaxStore > 0 {
+			return d.MaxStore, nil
+		}
+	}
+	return storeLimit(ctx, b)
+}
+
+// HumanBytes writes n in MiB or GiB.
+func HumanBytes(n int64) string { return humanBytes(n) }
+
 // storeLimit is JetStream's file store limit in bytes: the embedded
 // server's (75% of the free space of its volume unless set), else the
 // account's; 0 when unlimited or unknown.

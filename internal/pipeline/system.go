@@ -38,6 +38,9 @@ type Config struct {
 	// DataDir holds exocortex.db, nats/ (the embedded JetStream store) and
 	// nats.url (the address of a running system).
 	DataDir string
+	// lock is the data directory's lock when the caller took it already
+	// (Attach); Start takes it otherwise, for an embedded server.
+	lock *dirLock
 	// NATSURL connects to an external NATS server instead of the embedded one.
 	NATSURL string
 	// Listen is the embedded server's host:port (default 127.0.0.1:4222;
@@ -238,6 +241,7 @@ type System struct {
 	mu       sync.Mutex
 	errs     []error
 	ownURL   bool
+	lock     *dirLock // the data directory's, held while the embedded server runs
 }
 
 // Start opens the bus (embedded unless cfg.NATSURL is set), creates the
@@ -256,6 +260,22 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	if err := securePrivateDir(cfg.DataDir, cfg.Log); err != nil {
 		return nil, err
 	}
+	lock := cfg.lock
+	if cfg.NATSURL == "" && lock == nil {
+		// A command's embedded server (status with nothing running) holds
+		// the store for a moment: wait for it rather than race it.
+		var err error
+		if lock, err = lockDir(ctx, cfg.DataDir, dataLockWait); err != nil {
+			return nil, err
+		}
+	}
+	cfg.lock = nil
+	started := false
+	defer func() {
+		if !started {
+			lock.release()
+		}
+	}()
 	b, err := openBus(ctx, cfg, "exocortex")
 	if err != nil {
 		return nil, err
@@ -269,7 +289,8 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		b.Close()
 		return nil, err
 	}
-	s := &System{Bus: b, cfg: cfg, siyuanErr: make(chan error, 1)}
+	s := &System{Bus: b, cfg: cfg, siyuanErr: make(chan error, 1), lock: lock}
+	started = true // from here on Stop releases the lock
 	// /metrics shows every stage's consumer (those of other processes too).
 	specs := cat.Specs()
 	metrics.InitStages(cat.Names())
@@ -423,6 +444,7 @@ func (s *System) Stop() error {
 		s.stopping.at("the NATS connection to drain")
 	}
 	s.Bus.Close()
+	s.lock.release()
 	s.stopping.at("nothing (stopped)")
 	s.mu.Lock()
 	errs = append(errs, s.errs...)

@@ -480,7 +480,15 @@ func (s *splitter) render(spans []span) []Piece {
 		}
 		idSum := sha256.Sum256([]byte(key.String()))
 		sum := sha256.Sum256([]byte(text))
+		// A heading in the path is cut like a title (schemas.MaxTitleRunes):
+		// every chunk below it repeats it; its block keeps the full text.
 		heads := s.paths[first.first]
+		if slices.ContainsFunc(heads, func(h string) bool { return schemas.BoundTitle(h) != h }) {
+			heads = slices.Clone(heads)
+			for i, h := range heads {
+				heads[i] = schemas.BoundTitle(h)
+			}
+		}
 		if len(base) > 0 && len(heads) > 0 && sameHeading(heads[0], base[len(base)-1]) {
 			heads = heads[1:] // the title's own heading (a Markdown note's first "# Title")
 		}

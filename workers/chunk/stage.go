@@ -109,6 +109,9 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 	if err != nil {
 		return nil, err
 	}
+	// Every chunk repeats the title: a source that sent a longer one
+	// (SiYuan's, a 1 MB title) must not make every chunk event that large.
+	doc.BoundTitles()
 	key := ManifestKey(doc.DocID)
 	prev, err := h.load(ctx, key)
 	if err != nil {

@@ -539,3 +539,51 @@ func TestManifestKey(t *testing.T) {
 		}
 	})
 }
+
+// TestHandlerCutsLongTitlesInEveryEvent: a note whose title (and first
+// heading) is a megabyte used to send that megabyte in every chunk event,
+// past NATS's limits; every event now carries at most
+// schemas.MaxTitleRunes characters of it, and the chunks' text still holds
+// the whole heading and the rest of the note.
+func TestHandlerCutsLongTitlesInEveryEvent(t *testing.T) {
+	for _, tc := range []struct{ name, word, body string }{
+		{"an English note with a 1 MB title", "Title ", "Cats sleep most of the day and hunt at dusk."},
+		{"a Russian note with a 1 MB title", "Заголовок ", "Кошки спят большую часть дня и охотятся в сумерках."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			title := strings.Repeat(tc.word, (1<<20)/len(tc.word))
+			d := newDoc("huge-title", 1)
+			d.heading(1, title)
+			d.para(tc.body)
+			d.heading(2, strings.Repeat(tc.word, 400)) // a long heading below, too
+			d.para(tc.body)
+			doc := &d.doc
+			doc.Title, doc.TitlePath = title, []string{"notes", title}
+			out := run(t, NewHandler(DefaultConfig(), bus.NewMemKV()), doc, 1)
+			if out.structure == nil || len(out.chunks) == 0 {
+				t.Fatalf("no structure or no chunks")
+			}
+			cut := schemas.BoundTitle(title)
+			if n := len([]rune(out.structure.Title)); n != schemas.MaxTitleRunes || out.structure.Title != cut {
+				t.Errorf("the structure's title has %d characters, want %d", n, schemas.MaxTitleRunes)
+			}
+			var all strings.Builder
+			for i, c := range out.chunks {
+				raw, _ := json.Marshal(c)
+				if len(raw) > 256<<10 {
+					t.Errorf("chunk %d's event is %d bytes", i, len(raw))
+				}
+				for _, p := range c.SectionPath {
+					if len([]rune(p)) > schemas.MaxTitleRunes {
+						t.Errorf("chunk %d's section path holds %d characters", i, len([]rune(p)))
+					}
+				}
+				all.WriteString(c.Text)
+			}
+			w := strings.TrimSpace(tc.word)
+			if strings.Count(all.String(), w) < strings.Count(title, w) || strings.Count(all.String(), tc.body) < 2 {
+				t.Errorf("the chunks lost part of the note: %d characters of text", len(all.String()))
+			}
+		})
+	}
+}

@@ -2,6 +2,7 @@ package files
 
 import (
 	"context"
+	"errors"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -39,7 +40,14 @@ func SyncFiles(ctx context.Context, root string, paths []string, ig *Ignore, sta
 				return err
 			}
 			st.Seen++
-			return send(ctx, state, publish, doc, opts, &st)
+			err := send(ctx, state, publish, doc, opts, &st)
+			if errors.Is(err, ErrRefused) {
+				st.Seen--
+				st.Failed++
+				ferrs = append(ferrs, FileError{Path: doc.Path, Err: err.Error()})
+				return nil
+			}
+			return err
 		},
 		onErr: func(path string, err error) {
 			st.Failed++

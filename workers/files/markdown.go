@@ -233,6 +233,7 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 		doc.TitlePath = strings.Split(dir, "/")
 	}
 	doc.TitlePath = append(doc.TitlePath, doc.Title)
+	doc.BoundTitles() // the heading block keeps the whole text
 	return doc, nil
 }
 

@@ -219,6 +219,7 @@ func ParseSiYuan(path string, content []byte, nb Notebook) (*schemas.DocChanged,
 		}
 	}
 	doc.TitlePath = append(doc.TitlePath, doc.Title)
+	doc.BoundTitles()
 
 	if t, err := time.ParseInLocation("20060102150405", root.Properties["updated"], time.UTC); err == nil {
 		doc.Version = t.UnixNano()

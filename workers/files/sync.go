@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -80,6 +81,11 @@ type SyncOptions struct {
 	MaxFileBytes int64
 }
 
+// ErrRefused is a Publish's refusal of one document before sending it (a
+// note larger than the bus's store can hold): Sync reports that file and
+// goes on with the others.
+var ErrRefused = errors.New("refused")
+
 // Publish sends one document change; bus.Publish fits with a closure.
 type Publish func(ctx context.Context, ev *schemas.DocChanged) error
 
@@ -111,7 +117,18 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		if doc.Source == schemas.SourceMarkdown {
 			seenHash[doc.Hash] = true
 		}
-		return send(ctx, state, publish, doc, opts, &st)
+		err := send(ctx, state, publish, doc, opts, &st)
+		if errors.Is(err, ErrRefused) {
+			// Refused before it was sent (too large for the store): this
+			// file is reported and skipped, the others go on.
+			st.Seen--
+			st.Failed++
+			failed[canonical(doc.Path)] = true
+			ferrs = append(ferrs, FileError{Path: doc.Path, Err: err.Error()})
+			progress()
+			return nil
+		}
+		return err
 	}, func(path string, err error) {
 		st.Failed++
 		failed[canonical(path)] = true
@@ -204,7 +221,9 @@ func send(ctx context.Context, state bus.KV, publish Publish, doc *schemas.DocCh
 		doc.Version = prev.Version + 1
 	}
 	doc.Force = opts.Force
-	if err := publish(ctx, doc); err != nil {
+	if err := publish(ctx, doc); errors.Is(err, ErrRefused) {
+		return err // the caller reports the file and goes on
+	} else if err != nil {
 		return fmt.Errorf("publish %s: %w", doc.Path, err)
 	}
 	if err := saveState(ctx, state, key, docState{Hash: doc.Hash, Version: doc.Version, Path: doc.Path, Source: doc.Source, Format: sendFormat}); err != nil {
