@@ -265,7 +265,12 @@ func bestScore(res []vectors.Result) float32 {
 // translations'; the vector one) by Reciprocal Rank Fusion: each chunk
 // scores the sum of 1/(k+rank) over the lists that hold it. A candidate's
 // Lexical hit is its best among the lexical lists. Ties keep the better
-// single rank first, then the chunk id, so the order is stable.
+// single rank first, then a rank of the question as asked (its lexical or
+// vector list) before one of a translation, then the chunk id, so the order
+// is stable and does not hang on ids (a Markdown note's id is a hash of its
+// path): a note ranked first for the question and one ranked first for its
+// translation, each second in the other list, tie, and the one the question
+// itself found comes first wherever the notes are kept.
 func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vectors.Result, cfg Config) ([]schemas.Candidate, error) {
 	byID := map[string]*schemas.Candidate{}
 	var order []string
@@ -279,7 +284,10 @@ func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vect
 		}
 		return c
 	}
-	for _, lex := range lexLists {
+	// translated: the candidate's best lexical rank is a translation's
+	// (lexLists[1:]), not the question's.
+	translated := map[string]bool{}
+	for l, lex := range lexLists {
 		seen := map[string]bool{}
 		for i, h := range lex {
 			c := get(h.ChunkID)
@@ -290,8 +298,10 @@ func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vect
 			if c.Lexical == nil {
 				c.Passage = passage(h)
 				c.Lexical = &schemas.RetrieverHit{Rank: i + 1, Score: h.Score}
+				translated[h.ChunkID] = l > 0
 			} else if i+1 < c.Lexical.Rank {
 				c.Lexical = &schemas.RetrieverHit{Rank: i + 1, Score: h.Score}
+				translated[h.ChunkID] = l > 0
 			}
 			c.Fused += 1 / (cfg.RRFK + float64(i+1))
 		}
@@ -317,8 +327,12 @@ func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vect
 		if a.Fused != b.Fused {
 			return a.Fused > b.Fused
 		}
-		if ba, bb := bestRank(a), bestRank(b); ba != bb {
+		ba, bb := bestRank(a), bestRank(b)
+		if ba != bb {
 			return ba < bb
+		}
+		if ta, tb := byTranslation(a, ba, translated), byTranslation(b, bb, translated); ta != tb {
+			return tb
 		}
 		return a.ChunkID < b.ChunkID
 	})
@@ -373,6 +387,16 @@ func bestRank(c schemas.Candidate) int {
 		best = c.Vector.Rank
 	}
 	return best
+}
+
+// byTranslation tells whether the candidate's best rank (best) is only a
+// translation's: its lexical rank came from a translated question's list
+// and the vector list, the question's own, does not rank it as well.
+func byTranslation(c schemas.Candidate, best int, translated map[string]bool) bool {
+	if c.Vector != nil && c.Vector.Rank == best {
+		return false
+	}
+	return c.Lexical != nil && c.Lexical.Rank == best && translated[c.ChunkID]
 }
 
 func passage(h store.Hit) schemas.Passage {
