@@ -2,8 +2,6 @@ package metrics_test
 
 import (
 	"context"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,8 +13,6 @@ import (
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
-	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // TestACancelledAskIsCountedAsCancelledNotAsAProviderErrorOrAnAnswerMode:
@@ -37,30 +33,10 @@ func TestACancelledAskIsCountedAsCancelledNotAsAProviderErrorOrAnAnswerMode(t *t
 		t.Fatal(err)
 	}
 	defer sys.Stop()
-	vault := t.TempDir()
-	for name, text := range map[string]string{
+	ingestNotes(ctx, t, sys, map[string]string{
 		"birds.md":  "# Birds\n\nRavens and crows use tools to get food.\n",
 		"вороны.md": "# Вороны\n\nВороны используют орудия, чтобы добыть еду.\n",
-	} {
-		if err := os.WriteFile(filepath.Join(vault, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kv, err := sys.Bus.KV(ctx, stage.BucketSources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := files.Sync(ctx, []string{vault}, kv, func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := sys.Bus.Publish(ctx, ev, "metrics-test")
-		return err
-	}, files.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := pipeline.WaitIdle(wctx, sys.Bus, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
-		t.Fatal(err)
-	}
+	})
 	be := gateway.NewBusBackend(sys.Bus, gateway.BusOptions{})
 	defer be.Close()
 

@@ -135,30 +135,10 @@ func TestMetricsMoveWhenNotesAreIndexedAndAQuestionIsAnswered(t *testing.T) {
 	if _, err := sys.Bus.JS.PublishMsg(ctx, bad); err != nil {
 		t.Fatal(err)
 	}
-	vault := t.TempDir()
-	for name, text := range map[string]string{
+	ingestNotes(ctx, t, sys, map[string]string{
 		"birds.md":  "# Birds\n\nRavens and crows use tools to get food.\n",
 		"garden.md": "# Garden\n\nTomatoes need full sun and deep watering.\n",
-	} {
-		if err := os.WriteFile(filepath.Join(vault, name), []byte(text), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	kv, err := sys.Bus.KV(ctx, stage.BucketSources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := files.Sync(ctx, []string{vault}, kv, func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := sys.Bus.Publish(ctx, ev, "metrics-test")
-		return err
-	}, files.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
-	defer cancel()
-	if err := pipeline.WaitIdle(wctx, sys.Bus, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
-		t.Fatal(err)
-	}
+	})
 
 	up.SetAnswer("Crows «use tools to get food» [1].")
 	done, err := pipeline.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "m1", Question: "What do crows use?"}, 30*time.Second, nil)
@@ -262,4 +242,31 @@ func equal(a, b []string) bool {
 		}
 	}
 	return true
+}
+
+// ingestNotes writes notes (file name to text) into a folder, ingests it
+// through the running system and waits until every stage is idle.
+func ingestNotes(ctx context.Context, t *testing.T, sys *pipeline.System, notes map[string]string) {
+	t.Helper()
+	vault := t.TempDir()
+	for name, text := range notes {
+		if err := os.WriteFile(filepath.Join(vault, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kv, err := sys.Bus.KV(ctx, stage.BucketSources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := files.Sync(ctx, []string{vault}, kv, func(ctx context.Context, ev *schemas.DocChanged) error {
+		_, err := sys.Bus.Publish(ctx, ev, "metrics-test")
+		return err
+	}, files.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	defer cancel()
+	if err := pipeline.WaitIdle(wctx, sys.Bus, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
 }
