@@ -246,19 +246,27 @@ func scriptedStatus(ctx context.Context) (any, error) {
 // scriptedGateway is the real gateway over the scripted backend, serving
 // the page as up does.
 func scriptedGateway(t *testing.T, be gateway.Backend) *httptest.Server {
+	return jsonOnlyGateway(t, be, gateway.Config{})
+}
+
+// jsonOnlyGateway is the real gateway (cfg's token and CORS origins) over
+// be, serving the page. The gateway refuses POSTs that are not JSON (a page
+// on another origin can send text/plain without asking), so a client that
+// sends another type fails the test here, saying which.
+func jsonOnlyGateway(t *testing.T, be gateway.Backend, cfg gateway.Config) *httptest.Server {
 	t.Helper()
-	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0",
-		Mounts: map[string]http.Handler{"/": web.Handler()}, Public: []string{"/", "/index.html", "/static/"},
-		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)}, be, gateway.Deps{Status: scriptedStatus})
+	cfg.Addr = "127.0.0.1:0"
+	cfg.Mounts = map[string]http.Handler{"/": web.Handler()}
+	cfg.Public = []string{"/", "/index.html", "/static/"}
+	cfg.Log = zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)
+	srv, err := gateway.New(cfg, be, gateway.Deps{Status: scriptedStatus})
 	if err != nil {
 		t.Fatal(err)
 	}
-	// The gateway refuses POSTs that are not JSON (a page on another origin
-	// can send text/plain without asking): the page must say application/json.
 	h := srv.Handler()
 	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if ct := r.Header.Get("Content-Type"); r.Method == http.MethodPost && !strings.HasPrefix(ct, "application/json") {
-			t.Errorf("the page sent POST %s as %q, want application/json", r.URL.Path, ct)
+			t.Errorf("the client sent POST %s as %q, want application/json", r.URL.Path, ct)
 		}
 		h.ServeHTTP(w, r)
 	}))

@@ -23,10 +23,8 @@ import (
 	"github.com/chromedp/cdproto/cdp"
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
-	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/gateway/web"
 )
 
 const pluginDir = "../../ops/siyuan-plugin"
@@ -151,22 +149,7 @@ func startHarness(t *testing.T) *httptest.Server {
 // origins given (EXOCORTEX_HTTP_CORS) and checking the token when there is
 // one; it fails the test on a POST that is not application/json.
 func panelGateway(t *testing.T, be gateway.Backend, token string, origins ...string) *httptest.Server {
-	t.Helper()
-	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0", Token: token, CORSOrigins: origins,
-		Mounts: map[string]http.Handler{"/": web.Handler()}, Public: []string{"/", "/index.html", "/static/"},
-		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)}, be, gateway.Deps{Status: scriptedStatus})
-	if err != nil {
-		t.Fatal(err)
-	}
-	h := srv.Handler()
-	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if ct := r.Header.Get("Content-Type"); r.Method == http.MethodPost && !strings.HasPrefix(ct, "application/json") {
-			t.Errorf("the panel sent POST %s as %q, want application/json", r.URL.Path, ct)
-		}
-		h.ServeHTTP(w, r)
-	}))
-	t.Cleanup(hs.Close)
-	return hs
+	return jsonOnlyGateway(t, be, gateway.Config{Token: token, CORSOrigins: origins})
 }
 
 type recordedOpen struct {
