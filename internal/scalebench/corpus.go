@@ -2,7 +2,7 @@
 // English personal notes at 100k and 1M chunks, with XQuAD paragraphs planted
 // so recall can be measured at scale), builds the indexes from it directly,
 // and holds the results' format: JSON and a Markdown table that
-// internal/tools/benchtable writes into the README. The suite itself is
+// internal/tools/benchtable writes into docs/benchmarks.md. The suite itself is
 // BenchmarkScale (scale_bench_test.go; `./task bench:scale`).
 package scalebench
 

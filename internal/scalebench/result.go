@@ -212,7 +212,7 @@ func Markdown(rs []*Result) string {
 	return b.String()
 }
 
-// Markers delimit the generated table in the README.
+// Markers delimit the generated table in docs/benchmarks.md.
 const (
 	BeginMarker = "<!-- scale:begin -->"
 	EndMarker   = "<!-- scale:end -->"

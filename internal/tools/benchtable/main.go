@@ -1,9 +1,10 @@
 // Command benchtable writes the scale benchmark's Markdown table (see
-// internal/scalebench) from its JSON results into a Markdown file, between
-// the lines <!-- scale:begin --> and <!-- scale:end -->, leaving the rest
-// of the file as it was. With -print it only prints the table.
+// internal/scalebench) from its JSON results into a Markdown file
+// (docs/benchmarks.md by default), between the lines <!-- scale:begin -->
+// and <!-- scale:end -->, leaving the rest of the file as it was. With
+// -print it only prints the table.
 //
-//	go run ./internal/tools/benchtable -readme README.md .cache/scale/scale-100k.json .cache/scale/scale-1M.json
+//	go run ./internal/tools/benchtable -doc docs/benchmarks.md .cache/scale/scale-100k.json .cache/scale/scale-1M.json
 //
 // With no result files it reads every scale-*.json in -dir (default
 // .cache/scale, where `./task bench:scale` writes them).
@@ -29,9 +30,9 @@ func main() {
 
 func run(args []string, stdout io.Writer) error {
 	fs := flag.NewFlagSet("benchtable", flag.ContinueOnError)
-	readme := fs.String("readme", "README.md", "the Markdown file whose table to replace")
+	doc := fs.String("doc", filepath.Join("docs", "benchmarks.md"), "the Markdown file whose table to replace")
 	dir := fs.String("dir", filepath.Join(".cache", "scale"), "where to find scale-*.json when no files are given")
-	print := fs.Bool("print", false, "print the table instead of writing it into -readme")
+	print := fs.Bool("print", false, "print the table instead of writing it into -doc")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -58,24 +59,24 @@ func run(args []string, stdout io.Writer) error {
 		_, err := io.WriteString(stdout, table)
 		return err
 	}
-	raw, err := os.ReadFile(*readme)
+	raw, err := os.ReadFile(*doc)
 	if err != nil {
-		return fmt.Errorf("read %s: %w", *readme, err)
+		return fmt.Errorf("read %s: %w", *doc, err)
 	}
 	out, err := scalebench.ReplaceTable(string(raw), table)
 	if err != nil {
 		if errors.Is(err, scalebench.ErrNoMarkers) {
-			return fmt.Errorf("%s: %w", *readme, err)
+			return fmt.Errorf("%s: %w", *doc, err)
 		}
 		return err
 	}
 	if out == string(raw) {
-		fmt.Fprintf(stdout, "%s: the table is up to date (%d results)\n", *readme, len(rs))
+		fmt.Fprintf(stdout, "%s: the table is up to date (%d results)\n", *doc, len(rs))
 		return nil
 	}
-	if err := os.WriteFile(*readme, []byte(out), 0o644); err != nil {
-		return fmt.Errorf("write %s: %w", *readme, err)
+	if err := os.WriteFile(*doc, []byte(out), 0o644); err != nil {
+		return fmt.Errorf("write %s: %w", *doc, err)
 	}
-	fmt.Fprintf(stdout, "%s: table written from %d results\n", *readme, len(rs))
+	fmt.Fprintf(stdout, "%s: table written from %d results\n", *doc, len(rs))
 	return nil
 }

@@ -25,16 +25,16 @@ func TestWritesTheTableBetweenTheMarkersAndKeepsTheRest(t *testing.T) {
 	dir := t.TempDir()
 	writeResult(t, dir, 100_000, 50)
 	writeResult(t, dir, 1_000_000, 412)
-	readme := filepath.Join(dir, "README.md")
+	doc := filepath.Join(dir, "benchmarks.md")
 	before := "# Title\n\nText before.\n\n" + scalebench.BeginMarker + "\nold table\n" + scalebench.EndMarker + "\n\nText after.\n"
-	if err := os.WriteFile(readme, []byte(before), 0o644); err != nil {
+	if err := os.WriteFile(doc, []byte(before), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	var out strings.Builder
-	if err := run([]string{"-readme", readme, "-dir", dir}, &out); err != nil {
+	if err := run([]string{"-doc", doc, "-dir", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
-	raw, _ := os.ReadFile(readme)
+	raw, _ := os.ReadFile(doc)
 	got := string(raw)
 	if strings.Contains(got, "old table") {
 		t.Errorf("the old table is still there:\n%s", got)
@@ -50,10 +50,10 @@ func TestWritesTheTableBetweenTheMarkersAndKeepsTheRest(t *testing.T) {
 	}
 	// A second run with the same results changes nothing.
 	out.Reset()
-	if err := run([]string{"-readme", readme, "-dir", dir}, &out); err != nil {
+	if err := run([]string{"-doc", doc, "-dir", dir}, &out); err != nil {
 		t.Fatal(err)
 	}
-	if again, _ := os.ReadFile(readme); string(again) != got || !strings.Contains(out.String(), "up to date") {
+	if again, _ := os.ReadFile(doc); string(again) != got || !strings.Contains(out.String(), "up to date") {
 		t.Errorf("a second run changed the file or did not say it was up to date: %q", out.String())
 	}
 }
@@ -61,15 +61,15 @@ func TestWritesTheTableBetweenTheMarkersAndKeepsTheRest(t *testing.T) {
 func TestRefusesAFileWithoutMarkersAndLeavesItAlone(t *testing.T) {
 	dir := t.TempDir()
 	res := writeResult(t, dir, 100_000, 50)
-	readme := filepath.Join(dir, "README.md")
-	if err := os.WriteFile(readme, []byte("# No markers\n"), 0o644); err != nil {
+	doc := filepath.Join(dir, "benchmarks.md")
+	if err := os.WriteFile(doc, []byte("# No markers\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	err := run([]string{"-readme", readme, res}, &strings.Builder{})
+	err := run([]string{"-doc", doc, res}, &strings.Builder{})
 	if err == nil || !strings.Contains(err.Error(), "markers not found") {
 		t.Fatalf("err = %v, want one saying the markers are missing", err)
 	}
-	if raw, _ := os.ReadFile(readme); string(raw) != "# No markers\n" {
+	if raw, _ := os.ReadFile(doc); string(raw) != "# No markers\n" {
 		t.Errorf("the file changed: %q", raw)
 	}
 }
