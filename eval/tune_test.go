@@ -12,7 +12,7 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/eval"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/store"
 )
 
@@ -49,7 +49,7 @@ func TestIntegrationTuneWeights(t *testing.T) {
 	if mode == "" {
 		mode = analysis.Full
 	}
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", Analyzer: mode, Log: zerolog.Nop()})
+	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", Analyzer: mode, Log: zerolog.Nop()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,7 +61,7 @@ func TestIntegrationTuneWeights(t *testing.T) {
 			}
 		}
 	}
-	if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
+	if err := system.WaitIdle(ctx, sys.Bus, system.StageSpecs(), 100*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 	score := func(part string, w store.Weights) []eval.Report {

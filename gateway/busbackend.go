@@ -14,7 +14,8 @@ import (
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/client"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 )
@@ -77,7 +78,7 @@ func (bb *BusBackend) Search(ctx context.Context, req SearchRequest) (*SearchRes
 	q := &schemas.QuerySubmitted{QueryID: NewID("q"), Question: req.Query, Lang: req.Lang,
 		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, Lang: req.Lang, Expand: -1, NoAnswer: true,
 			IncludeReports: req.IncludeReports}}
-	res, err := pipeline.Ask(ctx, bb.Bus, q, bb.opts.SearchTimeout)
+	res, err := client.Ask(ctx, bb.Bus, q, bb.opts.SearchTimeout)
 	if err != nil {
 		return nil, err
 	}
@@ -99,7 +100,7 @@ func (bb *BusBackend) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToke
 	if q.QueryID == "" {
 		q.QueryID = NewID("q")
 	}
-	done, err := pipeline.AskAnswer(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
+	done, err := client.AskAnswer(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
 	if err != nil && ctx.Err() != nil {
 		bb.cancel(q.QueryID)
 		return nil, fmt.Errorf("query %s: %w", q.QueryID, ctx.Err())
@@ -122,7 +123,7 @@ func (bb *BusBackend) AskFollowUps(ctx context.Context, q *schemas.QuerySubmitte
 	if q.QueryID == "" {
 		q.QueryID = NewID("q")
 	}
-	done, fu, err := pipeline.AskAnswerFollowUps(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
+	done, fu, err := client.AskAnswerFollowUps(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
 	if err != nil {
 		if ctx.Err() != nil {
 			bb.cancel(q.QueryID)
@@ -142,7 +143,7 @@ func (bb *BusBackend) Research(ctx context.Context, r *schemas.ResearchRequested
 	if w := time.Duration(r.Budget.WallSeconds) * time.Second; w > 0 && w+time.Minute < timeout {
 		timeout = w + time.Minute
 	}
-	return pipeline.Research(ctx, bb.Bus, r, timeout, onProgress)
+	return client.Research(ctx, bb.Bus, r, timeout, onProgress)
 }
 
 // ErrNoIndex is a Block asked of a backend that cannot reach the index.
@@ -197,7 +198,7 @@ func (bb *BusBackend) openStore() (*store.Store, error) {
 	if bb.opts.DataDir == "" {
 		return nil, ErrNoIndex
 	}
-	path := pipeline.DBPath(bb.opts.DataDir)
+	path := system.DBPath(bb.opts.DataDir)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: no index at %s", ErrNoIndex, path)
 	}

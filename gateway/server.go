@@ -19,7 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -167,7 +167,7 @@ func IsLoopback(host string) bool {
 type Deps struct {
 	// Bus serves /v1/dlq, /v1/ingest and the NATS part of /readyz.
 	Bus *bus.Bus
-	// Stages are the consumers /readyz checks (default pipeline.StageSpecs()).
+	// Stages are the consumers /readyz checks (default system.StageSpecs()).
 	Stages []bus.StageSpec
 	// Status returns what `exocortex status --json` prints (GET /v1/status).
 	Status func(ctx context.Context) (any, error)
@@ -200,7 +200,7 @@ func New(cfg Config, be Backend, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if deps.Stages == nil {
-		deps.Stages = pipeline.StageSpecs()
+		deps.Stages = system.StageSpecs()
 	}
 	s := &Server{cfg: cfg, backend: be, deps: deps, mux: http.NewServeMux(), answers: newAnswerCache(1024), ln: cfg.Listener, guard: newGuard(cfg)}
 	s.routesInit()

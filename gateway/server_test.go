@@ -22,7 +22,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/research"
@@ -34,7 +34,7 @@ import (
 // env is a running pipeline (every stage, embedded NATS, the fake
 // provider) with a few notes indexed.
 type env struct {
-	sys     *pipeline.System
+	sys     *system.System
 	llm     *llmtest.Server
 	dataDir string
 	backend *gateway.BusBackend
@@ -65,7 +65,7 @@ func startEnv(t testing.TB) *env {
 	})
 	cfg := &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: fake.URL(), Models: map[string]string{llm.RoleFast: "m", llm.RoleStrategic: "m"}}}}
 	dir := t.TempDir()
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg, Workers: 4,
+	sys, err := system.Start(ctx, system.Config{DataDir: dir, Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg, Workers: 4,
 		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond}, Log: testLog(t)})
 	if err != nil {
 		t.Fatal(err)
@@ -111,7 +111,7 @@ func waitIdle(t testing.TB, b *bus.Bus) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
+	if err := system.WaitIdle(ctx, b, system.StageSpecs(), 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -129,7 +129,7 @@ func (e *env) serve(t testing.TB, cfg gateway.Config, be gateway.Backend) (*gate
 	cfg.Log = testLog(t)
 	srv, err := gateway.New(cfg, be, gateway.Deps{Bus: e.sys.Bus, StoreReady: e.backend.StoreReady,
 		Status: func(ctx context.Context) (any, error) {
-			st, err := e.sys.Bus.StageStates(ctx, pipeline.StageSpecs())
+			st, err := e.sys.Bus.StageStates(ctx, system.StageSpecs())
 			return map[string]any{"running": true, "stages": st}, err
 		}})
 	if err != nil {
@@ -547,7 +547,7 @@ func TestBlocksStatusDeadLettersIngestAndReadiness(t *testing.T) {
 
 	var st map[string]any
 	decodeAs(t, get(t, hs.URL+"/v1/status"), 200, &st)
-	if stages, _ := st["stages"].([]any); len(stages) != len(pipeline.StageSpecs()) {
+	if stages, _ := st["stages"].([]any); len(stages) != len(system.StageSpecs()) {
 		t.Errorf("status stages %v", st["stages"])
 	}
 

@@ -9,7 +9,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
@@ -26,7 +26,7 @@ func TestACancelledAskIsCountedAsCancelledNotAsAProviderErrorOrAnAnswerMode(t *t
 	slow.SetAnswer("Crows «use tools to get food» [1]." + strings.Repeat(" And more", 500) + ".")
 	slow.SetTokenDelay(20 * time.Millisecond)
 	const provider = "slow-cancel-test"
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
+	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
 		LLM: &llm.Config{Providers: []llm.Provider{{Name: provider, BaseURL: slow.URL(), Models: map[string]string{llm.RoleFast: "m"}}}},
 		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)})
 	if err != nil {

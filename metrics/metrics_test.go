@@ -16,7 +16,8 @@ import (
 	"github.com/prometheus/common/model"
 	"github.com/rs/zerolog"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/client"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
@@ -119,7 +120,7 @@ func TestMetricsMoveWhenNotesAreIndexedAndAQuestionIsAnswered(t *testing.T) {
 		{Name: "down", BaseURL: down.URL(), Models: map[string]string{llm.RoleFast: "m"}, Free: true},
 		{Name: "up", BaseURL: up.URL(), Models: map[string]string{llm.RoleFast: "m"}},
 	}}
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg,
+	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg,
 		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
 		Log:        zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel)})
 	if err != nil {
@@ -141,7 +142,7 @@ func TestMetricsMoveWhenNotesAreIndexedAndAQuestionIsAnswered(t *testing.T) {
 	})
 
 	up.SetAnswer("Crows «use tools to get food» [1].")
-	done, err := pipeline.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "m1", Question: "What do crows use?"}, 30*time.Second, nil)
+	done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "m1", Question: "What do crows use?"}, 30*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -227,7 +228,7 @@ func TestMetricsMoveWhenNotesAreIndexedAndAQuestionIsAnswered(t *testing.T) {
 }
 
 func sortedStages() []string {
-	s := append([]string(nil), pipeline.StageNames()...)
+	s := append([]string(nil), system.StageNames()...)
 	sort.Strings(s)
 	return s
 }
@@ -246,7 +247,7 @@ func equal(a, b []string) bool {
 
 // ingestNotes writes notes (file name to text) into a folder, ingests it
 // through the running system and waits until every stage is idle.
-func ingestNotes(ctx context.Context, t *testing.T, sys *pipeline.System, notes map[string]string) {
+func ingestNotes(ctx context.Context, t *testing.T, sys *system.System, notes map[string]string) {
 	t.Helper()
 	vault := t.TempDir()
 	for name, text := range notes {
@@ -266,7 +267,7 @@ func ingestNotes(ctx context.Context, t *testing.T, sys *pipeline.System, notes 
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := pipeline.WaitIdle(wctx, sys.Bus, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
+	if err := system.WaitIdle(wctx, sys.Bus, system.StageSpecs(), 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -7,7 +7,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
 )
@@ -22,9 +22,9 @@ func TestTheSiYuanBridgesStateShowsInTheMetrics(t *testing.T) {
 		}
 	}
 	k.SetAsync(true)
-	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1",
+	sys, err := system.Start(context.Background(), system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1",
 		Log:    zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		SiYuan: &pipeline.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}})
+		SiYuan: &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ import (
 //     the extractive rung (XLM-R base QA over the top 4 contexts).
 //
 // The NATS hops between the stages are not in it (BenchmarkAskOverTheBus
-// in internal/pipeline measures those).
+// in internal/system measures those).
 func BenchmarkAnswer100k(b *testing.B) {
 	if os.Getenv("EXOCORTEX_BENCH_100K") != "1" {
 		b.Skip("set EXOCORTEX_BENCH_100K=1 to build and search a 100k-chunk corpus")

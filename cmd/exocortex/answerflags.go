@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/answer"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 // EnvAnswerDeadline sets --answer-deadline's default.
@@ -93,7 +93,7 @@ func (a *answerFlags) register(fs *flag.FlagSet) {
 		"reads the passages it has time for, one at a time, and the passages answer when it read none in time")
 }
 
-func (a answerFlags) apply(cfg *pipeline.Config) error {
+func (a answerFlags) apply(cfg *system.Config) error {
 	for _, d := range []deadlineFlag{a.deadline, a.local} {
 		if err := d.check(); err != nil {
 			return err

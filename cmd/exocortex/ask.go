@@ -10,7 +10,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/client"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/vectors"
@@ -55,7 +56,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
@@ -67,7 +68,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 	}
 	// The data directory's calibrated answer thresholds, for an answer
 	// given in this process (a running system's answer stage has its own).
-	if err := pipeline.LoadCalibration(cfg.Calibration, c.data, &cfg.Answer, c.logger()); err != nil {
+	if err := system.LoadCalibration(cfg.Calibration, c.data, &cfg.Answer, c.logger()); err != nil {
 		return err
 	}
 	var mu sync.Mutex
@@ -86,47 +87,47 @@ func cmdAsk(ctx context.Context, args []string) error {
 	}
 	var notes []string
 	var done *schemas.AnswerDone
-	var fu *pipeline.FollowUps
-	var l *pipeline.Local
+	var fu *client.FollowUps
+	var l *system.Local
 	if standalone(c) {
 		// Nothing runs on the data directory: answer here with what the
 		// answer's rungs need, without NATS or stages.
-		if _, err := os.Stat(pipeline.DBPath(c.data)); err != nil {
+		if _, err := os.Stat(system.DBPath(c.data)); err != nil {
 			if n.store != vectors.KindQdrant {
-				return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
+				return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", system.DBPath(c.data), c.data)
 			}
 			// The notes are on Qdrant alone: their lexical vectors serve
 			// the lexical search, as for exocortex search.
 			cfg.NoIndexFile = true
 		}
-		if l, err = openLocal(ctx, cfg, pipeline.LocalOptions{Mode: q.Options.Mode, Answer: true}); err != nil {
+		if l, err = openLocal(ctx, cfg, system.LocalOptions{Mode: q.Options.Mode, Answer: true}); err != nil {
 			return err
 		}
 	}
 	if l != nil {
 		defer l.Close()
-		if done, fu, err = l.Ask(ctx, q, *timeout, onToken); err != nil {
+		if done, fu, err = client.AskLocal(ctx, l, q, *timeout, onToken); err != nil {
 			return err
 		}
 	} else {
-		b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
+		b, local, closeFn, err := system.Attach(ctx, cfg, true)
 		if err != nil {
 			return err
 		}
 		defer closeFn()
 		if local {
-			done, fu, err = pipeline.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
+			done, fu, err = client.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
 		} else {
 			// A running system answers: its settings, not this client's,
 			// unless the client brought its own language-model providers,
 			// which answer here over the contexts the running system finds.
-			st, _ := pipeline.RunningSettings(ctx, b)
+			st, _ := system.RunningSettings(ctx, b)
 			who := runningWho(c, b, st)
 			mine, src := clientProviders(n)
 			here := providersDiffer(mine, st)
 			if here {
 				notes = append(notes, fmt.Sprintf("%s: answered in this process with your language-model providers (%s, from %s) over the notes %s retrieved",
-					reasonClientProviders, strings.Join(pipeline.ProviderSummary(mine), ", "), src, who))
+					reasonClientProviders, strings.Join(system.ProviderSummary(mine), ", "), src, who))
 			}
 			notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
 			if src, ok := af.given(); ok && !here && (st == nil || st.AnswerDeadline != af.deadline.value.String()) {
@@ -150,9 +151,9 @@ func cmdAsk(ctx context.Context, args []string) error {
 			}
 			if here {
 				log := c.logger()
-				done, fu, err = pipeline.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, cfg.Answer, *timeout, onToken)
+				done, fu, err = client.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, cfg.Answer, *timeout, onToken)
 			} else {
-				done, fu, err = pipeline.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
+				done, fu, err = client.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
 			}
 		}
 		if err != nil {

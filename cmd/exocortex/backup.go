@@ -7,7 +7,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/maintenance"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 // stepPrinter prints a command's progress lines on stderr ("backup: ...").
@@ -36,13 +37,13 @@ func cmdBackup(ctx context.Context, args []string) error {
 		return err
 	}
 	log := c.logger()
-	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: log}, false)
+	b, _, closeFn, err := system.Attach(ctx, system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: log}, false)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	_, running := pipeline.Running(c.data)
-	m, err := pipeline.Backup(ctx, b, pipeline.BackupOptions{
+	_, running := system.Running(c.data)
+	m, err := maintenance.Backup(ctx, b, maintenance.BackupOptions{
 		DataDir: c.data, Dir: pos[0], Wait: *wait, Progress: stepPrinter("backup", *quiet),
 		NothingRuns: !running && c.nats == "", Log: log,
 	})
@@ -77,10 +78,10 @@ func cmdRestore(ctx context.Context, args []string) error {
 	if c.nats != "" {
 		return &usageError{cmd: "restore", msg: "--nats: restore loads the KV buckets into the embedded server of the new data directory; leave --nats out"}
 	}
-	if _, running := pipeline.Running(c.data); running {
+	if _, running := system.Running(c.data); running {
 		return fmt.Errorf("a system runs on %s: stop it, and restore into a new or empty data directory", c.data)
 	}
-	m, err := pipeline.Restore(ctx, pipeline.RestoreOptions{Dir: pos[0], DataDir: c.data, Progress: stepPrinter("restore", *quiet), Log: c.logger()})
+	m, err := maintenance.Restore(ctx, maintenance.RestoreOptions{Dir: pos[0], DataDir: c.data, Progress: stepPrinter("restore", *quiet), Log: c.logger()})
 	if err != nil {
 		return err
 	}
@@ -92,7 +93,7 @@ func cmdRestore(ctx context.Context, args []string) error {
 	return nil
 }
 
-func bucketCounts(m pipeline.BackupManifest) string {
+func bucketCounts(m maintenance.BackupManifest) string {
 	var parts []string
 	for _, n := range m.BucketNames() {
 		parts = append(parts, fmt.Sprintf("%s %d", n, m.Buckets[n]))

@@ -9,7 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/maintenance"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 // exitDifferences is check's exit code when the index differs from its
@@ -50,23 +51,23 @@ func check(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	if _, err := os.Stat(pipeline.DBPath(c.data)); err != nil {
-		return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
+	if _, err := os.Stat(system.DBPath(c.data)); err != nil {
+		return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", system.DBPath(c.data), c.data)
 	}
 	for _, p := range paths {
 		if _, err := os.Stat(p); err != nil {
 			return fmt.Errorf("check %s: %w", p, err)
 		}
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	var sy pipeline.Config
+	var sy system.Config
 	if err := br.apply(&sy); err != nil {
 		return err
 	}
-	opts := pipeline.CheckOptions{Paths: paths, Forget: forget, Settle: *settle}
+	opts := maintenance.CheckOptions{Paths: paths, Forget: forget, Settle: *settle}
 	if sy.SiYuan != nil {
 		opts.SiYuan = &sy.SiYuan.Config
 	}
@@ -74,7 +75,7 @@ func check(ctx context.Context, args []string) error {
 	pr := &checkProgress{quiet: *quiet, last: time.Now().Add(500 * time.Millisecond)}
 	opts.Progress = pr.update
 	if !*repair {
-		rep, err := pipeline.Check(ctx, cfg, opts)
+		rep, err := maintenance.Check(ctx, cfg, opts)
 		pr.done()
 		if err != nil {
 			return err
@@ -91,7 +92,7 @@ func check(ctx context.Context, args []string) error {
 		}
 		return nil
 	}
-	res, err := pipeline.Repair(ctx, cfg, opts)
+	res, err := maintenance.Repair(ctx, cfg, opts)
 	pr.done()
 	if err != nil {
 		if res != nil && res.Before != nil && !*asJSON {
@@ -126,7 +127,7 @@ func check(ctx context.Context, args []string) error {
 }
 
 // printCheck prints a report: one line per difference, notes, a summary.
-func printCheck(rep *pipeline.CheckReport) {
+func printCheck(rep *maintenance.CheckReport) {
 	for _, d := range rep.Differences {
 		fmt.Println(d.String())
 	}
@@ -169,7 +170,7 @@ type checkProgress struct {
 	tty   *bool
 }
 
-func (p *checkProgress) update(cp pipeline.CheckProgress) {
+func (p *checkProgress) update(cp maintenance.CheckProgress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.quiet || time.Since(p.last) < 500*time.Millisecond {

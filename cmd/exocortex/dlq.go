@@ -9,7 +9,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 // deadLetterView is a dead letter as dlq list --json prints it (and GET
@@ -22,7 +22,7 @@ func cmdDLQ(ctx context.Context, args []string) error {
 	fs := newFlags("dlq")
 	var c common
 	c.register(fs, "warn")
-	stage := fs.String("stage", "", "only this stage's dead letters (stages: "+strings.Join(pipeline.StageNames(), ", ")+")")
+	stage := fs.String("stage", "", "only this stage's dead letters (stages: "+strings.Join(system.StageNames(), ", ")+")")
 	asJSON := fs.Bool("json", false, "print JSON")
 	pos, err := parse(fs, args)
 	if err != nil {
@@ -34,7 +34,7 @@ func cmdDLQ(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}, false)
+	b, _, closeFn, err := system.Attach(ctx, system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}, false)
 	if err != nil {
 		return err
 	}

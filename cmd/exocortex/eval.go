@@ -14,7 +14,7 @@ import (
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/eval"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/retrieval"
@@ -280,16 +280,16 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, temp bool, mo
 			return nil, fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", m)
 		}
 	}
-	if _, running := pipeline.Running(c.data); running || c.nats != "" {
+	if _, running := system.Running(c.data); running || c.nats != "" {
 		return nil, fmt.Errorf("eval builds and reads its own index: stop the system running on %s, or leave out --data", c.data)
 	}
 	start := time.Now()
-	cfg := pipeline.Config{DataDir: c.data, Listen: "127.0.0.1:-1", Analyzer: mode, Log: c.logger()}
+	cfg := system.Config{DataDir: c.data, Listen: "127.0.0.1:-1", Analyzer: mode, Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return nil, err
 	}
 	evalCollection(&cfg, temp)
-	sys, err := pipeline.Start(ctx, cfg)
+	sys, err := system.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -392,7 +392,7 @@ func printEval(out evalReport) {
 // never go into the notes' one: a throwaway collection for a temporary
 // index (dropped when done, see dropEvalCollection), and
 // evalCollectionName beside an index eval keeps (--data).
-func evalCollection(cfg *pipeline.Config, temp bool) {
+func evalCollection(cfg *system.Config, temp bool) {
 	if cfg.Vectors.Kind != vectors.KindQdrant {
 		return
 	}
@@ -407,7 +407,7 @@ const evalCollectionName = "exocortex_eval"
 
 // dropEvalCollection deletes a temporary index's throwaway collection
 // (and no other: its name must be evalCollection's).
-func dropEvalCollection(sys *pipeline.System, cfg pipeline.Config) {
+func dropEvalCollection(sys *system.System, cfg system.Config) {
 	d, ok := sys.Vectors.(interface{ DropCollection(context.Context) error })
 	if !ok || !strings.HasPrefix(cfg.Vectors.Qdrant.Collection, evalCollectionName+"_") {
 		return
@@ -437,7 +437,7 @@ func indexForEval(ctx context.Context, b *bus.Bus, docs []*schemas.DocChanged, f
 			return err
 		}
 	}
-	if err := pipeline.WaitIdle(ctx, b, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
+	if err := system.WaitIdle(ctx, b, system.StageSpecs(), 100*time.Millisecond, nil); err != nil {
 		return fmt.Errorf("waiting for indexing: %w", err)
 	}
 	return nil

@@ -11,8 +11,9 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/eval"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
@@ -64,7 +65,7 @@ type answersReport struct {
 // with the configured providers) and scores the answers; with calibrate it
 // fits the answer thresholds and writes them to the calibration file.
 func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*eval.Set, extra []string, o answersOptions) (*answersReport, error) {
-	if _, running := pipeline.Running(dir); running || c.nats != "" {
+	if _, running := system.Running(dir); running || c.nats != "" {
 		return nil, fmt.Errorf("eval builds and reads its own index: stop the system running on %s, or leave out --data", dir)
 	}
 	folders := append([]string(nil), extra...)
@@ -77,11 +78,11 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		}
 	}
 	rep := &answersReport{Part: o.part}
-	cfg := pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: c.logger(), Calibration: o.calibration, Analyzer: o.analyzer}
+	cfg := system.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: c.logger(), Calibration: o.calibration, Analyzer: o.analyzer}
 	if o.calibrate {
 		// Fit on what the verifier lets through at all: no calibration, and
 		// thresholds low enough that the raw scores are seen.
-		cfg.Calibration = pipeline.CalibrationOff
+		cfg.Calibration = system.CalibrationOff
 		cfg.Answer.MinCoverage, cfg.Answer.MinConfidence, cfg.Answer.QAThreshold = 1e-9, 1e-9, 1e-9
 	} else {
 		cal, err := answer.LoadCalibrations(o.calibration)
@@ -123,7 +124,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	temp := dir != c.data
 	evalCollection(&cfg, temp)
 	start := time.Now()
-	sys, err := pipeline.Start(ctx, cfg)
+	sys, err := system.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -149,7 +150,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		if n.noModels {
 			qs.Options.Mode = schemas.ModeLexical
 		}
-		return pipeline.AskAnswer(ctx, b, qs, o.timeout, nil)
+		return client.AskAnswer(ctx, b, qs, o.timeout, nil)
 	}
 	var reps []eval.AnswerReport
 	for _, s := range loaded {

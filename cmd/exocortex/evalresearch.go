@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/eval"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
@@ -41,7 +42,7 @@ type researchEvalReport struct {
 // blocks: report sentence precision, planted disagreements reported,
 // changed facts reaching the report, calls per research.
 func evalResearch(ctx context.Context, c common, n neural, dir string, paths []string, o researchOptions) (*researchEvalReport, error) {
-	if _, running := pipeline.Running(dir); running || c.nats != "" {
+	if _, running := system.Running(dir); running || c.nats != "" {
 		return nil, fmt.Errorf("eval builds and reads its own index: stop the system running on %s, or leave out --data", dir)
 	}
 	var sets []*eval.ResearchSet
@@ -60,7 +61,7 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 		sets = append(sets, s)
 	}
 	rep := &researchEvalReport{}
-	cfg := pipeline.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: c.logger()}
+	cfg := system.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return nil, err
 	}
@@ -92,7 +93,7 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 	}
 	evalCollection(&cfg, o.temp)
 	start := time.Now()
-	sys, err := pipeline.Start(ctx, cfg)
+	sys, err := system.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -116,7 +117,7 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 				reqsBefore, labelsBefore = len(srv.Requests()), len(stand.Labels())
 			}
 			req := &schemas.ResearchRequested{ResearchID: newTraceID("eval-research"), Question: q.Question, Lang: q.Lang}
-			r, err := pipeline.Research(ctx, b, req, o.timeout, nil)
+			r, err := client.Research(ctx, b, req, o.timeout, nil)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()

@@ -17,7 +17,7 @@ import (
 	"github.com/exocortex/exocortex/gateway/mcpserver"
 	"github.com/exocortex/exocortex/gateway/openai"
 	"github.com/exocortex/exocortex/gateway/web"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/metrics"
 )
 
@@ -112,10 +112,10 @@ func startGateway(ctx context.Context, cfg gateway.Config, ln net.Listener, b *b
 	cfg.Listener = ln
 	cfg.Mounts, cfg.Public = gatewayMounts(be, cfg.Log), gatewayPublic
 	storeReady := be.StoreReady
-	if _, err := os.Stat(pipeline.DBPath(dataDir)); err != nil && !local {
+	if _, err := os.Stat(system.DBPath(dataDir)); err != nil && !local {
 		// A gateway on a machine without the index: /v1/blocks answers
 		// 503, and readiness does not wait for an index that is elsewhere.
-		cfg.Log.Warn().Str("index", pipeline.DBPath(dataDir)).Msg("no index here: GET /v1/blocks/{id} is unavailable (run the gateway where the index stage writes, or give --data)")
+		cfg.Log.Warn().Str("index", system.DBPath(dataDir)).Msg("no index here: GET /v1/blocks/{id} is unavailable (run the gateway where the index stage writes, or give --data)")
 		storeReady = nil
 	}
 	srv, err := gateway.New(cfg, be, gateway.Deps{
@@ -161,7 +161,7 @@ func runGatewayWorker(ctx context.Context, c common, h httpFlags, modelsFlag str
 	if err != nil {
 		return err
 	}
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), NoStages: true, Log: log})
+	sys, err := system.Start(ctx, system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), NoStages: true, Log: log})
 	if err != nil {
 		_ = ln.Close()
 		return err

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/files"
@@ -87,11 +87,11 @@ func ingest(ctx context.Context, args []string) (rerr error) {
 	}
 	log := c.logger()
 	start := time.Now()
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: log}
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: log}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
+	b, local, closeFn, err := system.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}
@@ -122,7 +122,7 @@ func ingest(ctx context.Context, args []string) (rerr error) {
 	// space returns.
 	patience := newDiskPatience(ctx, b, pr)
 	state = patience.kv(state)
-	limit, err := pipeline.StoreLimit(ctx, b)
+	limit, err := system.StoreLimit(ctx, b)
 	if err != nil {
 		return err
 	}
@@ -178,9 +178,9 @@ func ingest(ctx context.Context, args []string) (rerr error) {
 			}
 		}
 	}
-	stages := pipeline.StageSpecs()
+	stages := system.StageSpecs()
 	err = patience.retry(ctx, "wait for the pipeline", func(ctx context.Context) error {
-		return pipeline.WaitIdle(ctx, b, stages, 250*time.Millisecond, func(states []bus.StageState) {
+		return system.WaitIdle(ctx, b, stages, 250*time.Millisecond, func(states []bus.StageState) {
 			var parts []string
 			for _, s := range states {
 				parts = append(parts, fmt.Sprintf("%s %d pending", s.Stage, s.Pending+uint64(s.AckPending)))
@@ -242,7 +242,7 @@ func fitsStore(ev *schemas.DocChanged, limit int64) error {
 	}
 	if n := int64(len(raw)); n*storeShare > limit {
 		return fmt.Errorf("%w: the note takes %s and its chunks as much again, more than the JetStream store's limit of %s (up --max-store); raise --max-store or split the note",
-			files.ErrRefused, pipeline.HumanBytes(n), pipeline.HumanBytes(limit))
+			files.ErrRefused, system.HumanBytes(n), system.HumanBytes(limit))
 	}
 	return nil
 }
@@ -267,7 +267,7 @@ func ingestOutcome(st files.SyncStats, deadLettered int) error {
 // countIndexed reads the document and chunk counts (read-only, so it works
 // while another process writes).
 func countIndexed(ctx context.Context, dataDir string) (docs, chunks int) {
-	st, err := store.OpenReadOnly(pipeline.DBPath(dataDir))
+	st, err := store.OpenReadOnly(system.DBPath(dataDir))
 	if err != nil {
 		return 0, 0
 	}

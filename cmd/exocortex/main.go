@@ -236,7 +236,7 @@ func (c *common) register(fs *flag.FlagSet, defaultLevel string) {
 }
 
 // natsCreds are the NATS credentials given with --nats-creds (zero: see
-// pipeline.ClientCredentials).
+// bus.ClientCredentials).
 func (c *common) natsCreds() bus.Credentials {
 	if c.credsFile == "" {
 		return bus.Credentials{}

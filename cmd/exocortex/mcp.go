@@ -8,7 +8,7 @@ import (
 
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/gateway/mcpserver"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -32,17 +32,17 @@ func cmdMCP(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
 	if err := af.apply(&cfg); err != nil {
 		return err
 	}
-	if err := pipeline.LoadCalibration(cfg.Calibration, c.data, &cfg.Answer, c.logger()); err != nil {
+	if err := system.LoadCalibration(cfg.Calibration, c.data, &cfg.Answer, c.logger()); err != nil {
 		return err
 	}
-	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
+	b, local, closeFn, err := system.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}

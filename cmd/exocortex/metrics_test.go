@@ -16,7 +16,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 )
 
@@ -72,7 +72,7 @@ func TestTheMetricsAreThereAtZeroFromTheStartAndEveryPanelShowsZero(t *testing.T
 		}
 		t.Errorf("%s%v is not exported at the start", name, labels)
 	}
-	for _, st := range pipeline.StageNames() {
+	for _, st := range system.StageNames() {
 		for _, n := range []string{"handled", "failed", "retried", "dead_lettered"} {
 			zero("exocortex_stage_messages_"+n+"_total", map[string]string{"stage": st})
 		}

@@ -7,7 +7,7 @@ import (
 	"os"
 	"strconv"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/retrieval"
@@ -53,7 +53,7 @@ func (n *neural) register(fs *flag.FlagSet) {
 		"cut a long passage to the part around the question's words (false: keep its beginning)")
 }
 
-func (n *neural) apply(cfg *pipeline.Config) error {
+func (n *neural) apply(cfg *system.Config) error {
 	cfg.Retrieval.RerankCandidates = n.rerankCandidates
 	cfg.Rerank = models.RerankOptions()
 	cfg.Rerank.MaxLength, cfg.Rerank.QueryWindow = n.rerankTokens, n.rerankWindow

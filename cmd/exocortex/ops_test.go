@@ -24,7 +24,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 var opsCluster = filepath.Join("..", "..", "ops", "cluster")
@@ -93,7 +93,7 @@ func (c *cliChecker) check(where string, args []string) {
 			t.Errorf("%s: exocortex %s has no flag --%s", where, name, flag)
 		}
 		if flag == "stage" && i+2 < len(args) {
-			stages := append(pipeline.StageNames(), "siyuan", "gateway")
+			stages := append(system.StageNames(), "siyuan", "gateway")
 			if v := args[i+2]; !slices.Contains(stages, v) && v != "%i" {
 				t.Errorf("%s: --stage %s is not a stage (%v)", where, v, stages)
 			}

@@ -14,7 +14,8 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/client"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/research/export"
 	"github.com/exocortex/exocortex/schemas"
@@ -135,16 +136,16 @@ func runResearch(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
+	b, local, closeFn, err := system.Attach(ctx, cfg, true)
 	if err != nil {
 		return err
 	}
 	defer closeFn()
-	if local && !pipeline.HasResearchStages(ctx, b) {
+	if local && !client.HasResearchStages(ctx, b) {
 		return errors.New("this build runs no research stages in-process (no plan consumer on KB_RESEARCH); start 'exocortex up' with them, or give --nats")
 	}
 	req := &schemas.ResearchRequested{ResearchID: newTraceID("research"), Question: question, Lang: *lang, NoLLM: *noLLM,
@@ -153,7 +154,7 @@ func runResearch(ctx context.Context, args []string) error {
 			WallSeconds: int(math.Ceil(maxTime.Seconds()))}}
 	fmt.Fprintf(os.Stderr, "research %s: %s\n", req.ResearchID, question)
 	pp := &progressPrinter{w: os.Stderr, seen: map[string]int{}}
-	r, err := pipeline.Research(ctx, b, req, *timeout, pp.print)
+	r, err := client.Research(ctx, b, req, *timeout, pp.print)
 	if err != nil {
 		return err
 	}
@@ -277,7 +278,7 @@ func (pp *progressPrinter) print(p *schemas.ResearchProgress) {
 // ingesting the folder it lands in indexes it as a report, which retrieval
 // leaves out unless asked (--include-reports).
 func reportFrontMatter(r *schemas.ResearchReport) string {
-	t := pipeline.ReportTime(r)
+	t := client.ReportTime(r)
 	if t.IsZero() {
 		t = time.Now()
 	}
@@ -312,7 +313,7 @@ func saveToDir(dir string, r *schemas.ResearchReport) (string, error) {
 // the bridge is configured: --siyuan, --siyuan-config, the environment; the
 // notebook) and returns what saves a report there.
 func siyuanSaver(ctx context.Context, br bridge, notebook string) (func(*schemas.ResearchReport) error, error) {
-	var sc pipeline.Config
+	var sc system.Config
 	if err := br.apply(&sc); err != nil {
 		return nil, err
 	}
@@ -386,12 +387,12 @@ func cmdResearchStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeFn()
-	r, err := pipeline.LoadReport(ctx, b, id)
+	r, err := client.LoadReport(ctx, b, id)
 	if err != nil {
 		return err
 	}
 	if r == nil {
-		keys, err := pipeline.ResearchStateKeys(ctx, b, id)
+		keys, err := client.ResearchStateKeys(ctx, b, id)
 		if err != nil {
 			return err
 		}
@@ -414,7 +415,7 @@ func cmdResearchStatus(ctx context.Context, args []string) error {
 	fmt.Printf("research %s: %s\n", r.ResearchID, r.Title)
 	fmt.Printf("question: %s\n", oneLine(r.Question))
 	fmt.Printf("mode: %s\n", r.Mode)
-	if t := pipeline.ReportTime(r); !t.IsZero() {
+	if t := client.ReportTime(r); !t.IsZero() {
 		line := "finished: " + t.Local().Format("2006-01-02 15:04:05")
 		if !r.Started.IsZero() && !r.Finished.IsZero() {
 			line += fmt.Sprintf(" (took %s)", r.Finished.Sub(r.Started).Round(time.Second))
@@ -456,13 +457,13 @@ func cmdResearchList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeFn()
-	reports, lerr := pipeline.ListReports(ctx, b)
+	reports, lerr := client.ListReports(ctx, b)
 	if lerr != nil {
 		fmt.Fprintf(os.Stderr, "warning: %v\n", lerr)
 	}
 	entries := make([]reportEntry, 0, len(reports))
 	for _, r := range reports {
-		entries = append(entries, reportEntry{ResearchID: r.ResearchID, Time: pipeline.ReportTime(r), Mode: r.Mode, Title: r.Title, Question: r.Question})
+		entries = append(entries, reportEntry{ResearchID: r.ResearchID, Time: client.ReportTime(r), Mode: r.Mode, Title: r.Title, Question: r.Question})
 	}
 	if *asJSON {
 		return printJSON(entries)
@@ -483,6 +484,6 @@ func attachRead(ctx context.Context, c common) (*bus.Bus, func() error, error) {
 	if err := c.requireData(); err != nil {
 		return nil, nil, err
 	}
-	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}, false)
+	b, _, closeFn, err := system.Attach(ctx, system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}, false)
 	return b, closeFn, err
 }

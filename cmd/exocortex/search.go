@@ -8,8 +8,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -54,22 +55,22 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if !schemas.ValidMode(*mode) {
 		return fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", *mode)
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	if _, err := os.Stat(pipeline.DBPath(c.data)); err != nil && c.nats == "" {
-		if _, running := pipeline.Running(c.data); running || n.store != vectors.KindQdrant {
-			return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", pipeline.DBPath(c.data), c.data)
+	if _, err := os.Stat(system.DBPath(c.data)); err != nil && c.nats == "" {
+		if _, running := system.Running(c.data); running || n.store != vectors.KindQdrant {
+			return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", system.DBPath(c.data), c.data)
 		}
 		// The notes are on Qdrant (indexed from another machine): search
 		// them as a retrieve worker without the SQLite file does, lexically
 		// on the collection's lexical vectors.
 		if *expand {
-			return fmt.Errorf("--expand adds graph neighbours, which need the index at %s; with --vectors qdrant and no index file, leave it out", pipeline.DBPath(c.data))
+			return fmt.Errorf("--expand adds graph neighbours, which need the index at %s; with --vectors qdrant and no index file, leave it out", system.DBPath(c.data))
 		}
 		cfg.Stages, cfg.NoIndexFile = []string{retrieve.Stage().Name, rerank.Stage().Name}, true
-		fmt.Fprintf(os.Stderr, "note: no index at %s: searching the Qdrant collection alone (lexically on its lexical vectors, no graph neighbours)\n", pipeline.DBPath(c.data))
+		fmt.Fprintf(os.Stderr, "note: no index at %s: searching the Qdrant collection alone (lexically on its lexical vectors, no graph neighbours)\n", system.DBPath(c.data))
 	}
 	ex := -1
 	if *expand {
@@ -80,11 +81,11 @@ func cmdSearch(ctx context.Context, args []string) error {
 			IncludeReports: *includeReports}}
 	var notes []string
 	var res *schemas.QueryReranked
-	var l *pipeline.Local
+	var l *system.Local
 	if standalone(c) {
 		// Nothing runs on the data directory: read it here, writing
 		// nothing, without NATS or stages.
-		if l, err = openLocal(ctx, cfg, pipeline.LocalOptions{Mode: *mode}); err != nil {
+		if l, err = openLocal(ctx, cfg, system.LocalOptions{Mode: *mode}); err != nil {
 			return err
 		}
 	}
@@ -94,19 +95,19 @@ func cmdSearch(ctx context.Context, args []string) error {
 			return err
 		}
 	} else {
-		b, local, closeFn, err := pipeline.Attach(ctx, cfg, true)
+		b, local, closeFn, err := system.Attach(ctx, cfg, true)
 		if err != nil {
 			return err
 		}
 		defer closeFn()
 		if !local {
-			st, _ := pipeline.RunningSettings(ctx, b)
+			st, _ := system.RunningSettings(ctx, b)
 			notes = runningSettingsNotes(c, n, runningWho(c, b, st), st, false)
 			for _, note := range notes {
 				fmt.Fprintf(os.Stderr, "note: %s\n", note)
 			}
 		}
-		if res, err = pipeline.Ask(ctx, b, q, *timeout); err != nil {
+		if res, err = client.Ask(ctx, b, q, *timeout); err != nil {
 			return err
 		}
 	}
@@ -177,12 +178,12 @@ const includeReportsUsage = "also search saved research reports (documents writt
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
 
-// openLocal is pipeline.OpenLocal, or nil without an error when the index
+// openLocal is system.OpenLocal, or nil without an error when the index
 // must first be brought up to date (another schema version or analyzer):
 // the in-process pipeline's index stage does that, so the caller goes on
-// with pipeline.Attach.
-func openLocal(ctx context.Context, cfg pipeline.Config, o pipeline.LocalOptions) (*pipeline.Local, error) {
-	l, err := pipeline.OpenLocal(ctx, cfg, o)
+// with system.Attach.
+func openLocal(ctx context.Context, cfg system.Config, o system.LocalOptions) (*system.Local, error) {
+	l, err := system.OpenLocal(ctx, cfg, o)
 	if errors.Is(err, store.ErrSchema) {
 		fmt.Fprintf(os.Stderr, "note: %v: the in-process pipeline brings the index up to date first\n", err)
 		return nil, nil
@@ -191,13 +192,13 @@ func openLocal(ctx context.Context, cfg pipeline.Config, o pipeline.LocalOptions
 }
 
 // standalone reports whether a query is answered in this process straight
-// from the data directory (pipeline.OpenLocal): no NATS server is named and
+// from the data directory (system.OpenLocal): no NATS server is named and
 // no system runs on the data directory, unless $EXOCORTEX_LOCAL_PIPELINE=1
 // asks for the in-process pipeline instead.
 func standalone(c common) bool {
-	if c.nats != "" || os.Getenv(pipeline.EnvLocalPipeline) == "1" {
+	if c.nats != "" || os.Getenv(system.EnvLocalPipeline) == "1" {
 		return false
 	}
-	_, running := pipeline.Running(c.data)
+	_, running := system.Running(c.data)
 	return !running
 }

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/modeltest"
 
 	_ "modernc.org/sqlite"
@@ -320,7 +320,7 @@ func TestCLISearchWithNothingRunningReadsTheDataDirectoryAndWritesNothing(t *tes
 	// NATS store and the answer cache) give the same results.
 	for i, tc := range cases {
 		a, _ := json.Marshal(here[i])
-		b, _ := json.Marshal(search(t, []string{pipeline.EnvLocalPipeline + "=1"}, tc.args))
+		b, _ := json.Marshal(search(t, []string{system.EnvLocalPipeline + "=1"}, tc.args))
 		if string(a) != string(b) {
 			t.Errorf("search %v read here and through the in-process pipeline differ:\nhere:     %s\npipeline: %s", tc.args, a, b)
 		}

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 )
 
@@ -21,7 +21,7 @@ const (
 )
 
 // runningWho names the running system that answers a client's query.
-func runningWho(c common, b *bus.Bus, st *pipeline.Settings) string {
+func runningWho(c common, b *bus.Bus, st *system.Settings) string {
 	if st != nil && c.nats == "" {
 		return "exocortex up on " + st.DataDir
 	}
@@ -50,15 +50,15 @@ func clientProviders(n neural) (*llm.Config, string) {
 
 // providersDiffer says whether the client's providers are not the running
 // system's (or the running system did not say which it has).
-func providersDiffer(mine *llm.Config, st *pipeline.Settings) bool {
-	return mine != nil && (st == nil || !slices.Equal(pipeline.ProviderSummary(mine), st.Providers))
+func providersDiffer(mine *llm.Config, st *system.Settings) bool {
+	return mine != nil && (st == nil || !slices.Equal(system.ProviderSummary(mine), st.Providers))
 }
 
 // runningSettingsNotes compares the models directory a client gave with the
 // running system's, which does the retrieval, and says plainly which is used.
 // With qaNote (ask --no-models answered by the running system) it says that
 // only retrieval follows --no-models.
-func runningSettingsNotes(c common, n neural, who string, st *pipeline.Settings, qaNote bool) []string {
+func runningSettingsNotes(c common, n neural, who string, st *system.Settings, qaNote bool) []string {
 	restart := "restart 'exocortex up' with it to use it"
 	if c.nats != "" {
 		restart = "restart its workers with it to use it"
@@ -80,7 +80,7 @@ func runningSettingsNotes(c common, n neural, who string, st *pipeline.Settings,
 	return notes
 }
 
-func providerList(st *pipeline.Settings) string {
+func providerList(st *system.Settings) string {
 	switch {
 	case st == nil:
 		return "unknown: it did not record its settings"
@@ -90,7 +90,7 @@ func providerList(st *pipeline.Settings) string {
 	return strings.Join(st.Providers, ", ")
 }
 
-func modelsOf(st *pipeline.Settings) string {
+func modelsOf(st *system.Settings) string {
 	switch {
 	case st == nil:
 		return "unknown: it did not record its settings"

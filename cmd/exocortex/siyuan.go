@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/workers/siyuan"
 )
 
@@ -47,7 +47,7 @@ type bridgeFile struct {
 }
 
 // apply sets cfg.SiYuan when a kernel is configured.
-func (b *bridge) apply(cfg *pipeline.Config) error {
+func (b *bridge) apply(cfg *system.Config) error {
 	var f bridgeFile
 	if b.config != "" {
 		raw, err := os.ReadFile(b.config)
@@ -75,7 +75,7 @@ func (b *bridge) apply(cfg *pipeline.Config) error {
 		}
 		return nil
 	}
-	sc := &pipeline.SiYuanConfig{Config: siyuan.Config{URL: f.URL, Token: f.Token, Include: f.Include, Exclude: f.Exclude,
+	sc := &system.SiYuanConfig{Config: siyuan.Config{URL: f.URL, Token: f.Token, Include: f.Include, Exclude: f.Exclude,
 		PluginSecret: f.PluginSecret}, PluginListen: f.PluginListen}
 	if f.TokenEnv != "" {
 		sc.Token = os.Getenv(f.TokenEnv)

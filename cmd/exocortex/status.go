@@ -9,7 +9,7 @@ import (
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/ort"
@@ -83,8 +83,8 @@ func cmdStatus(ctx context.Context, args []string) error {
 	if err := c.requireData(); err != nil {
 		return err
 	}
-	_, running := pipeline.Running(c.data)
-	b, _, closeFn, err := pipeline.Attach(ctx, pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}, false)
+	_, running := system.Running(c.data)
+	b, _, closeFn, err := system.Attach(ctx, system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}, false)
 	if err != nil {
 		return err
 	}
@@ -162,7 +162,7 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	if d, ok := b.DiskState(ctx); ok {
 		rep.Disk = &d
 	}
-	states, err := b.StageStates(ctx, pipeline.StageSpecs())
+	states, err := b.StageStates(ctx, system.StageSpecs())
 	if err != nil {
 		return rep, err
 	}
@@ -189,9 +189,9 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	rep.Documents, rep.Chunks = countIndexed(ctx, dataDir)
 	// The running system's own models and search mode, not this command's
 	// flags: up may run with another --models (or --no-models).
-	var sys *pipeline.Settings
+	var sys *system.Settings
 	if remote {
-		sys, _ = pipeline.RunningSettings(ctx, b)
+		sys, _ = system.RunningSettings(ctx, b)
 	}
 	switch {
 	case sys != nil && sys.NoModels:
@@ -203,13 +203,13 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 		rep.Models, rep.Embedded, rep.Search = modelState(ctx, dataDir, modelsFlag)
 	}
 	if remote {
-		rep.Providers, _ = pipeline.ProviderHealth(ctx, b)
+		rep.Providers, _ = system.ProviderHealth(ctx, b)
 	}
 	// The bridge's last state stays after it stopped (a refused token
 	// stops it, and up with it): shown as stopped then.
-	rep.SiYuan, _ = pipeline.SiYuanStatus(ctx, b)
-	rep.Watch, _ = pipeline.WatchStatus(ctx, b)
-	if cs, err := answer.ReadCacheStats(ctx, pipeline.CachePath(dataDir)); err == nil {
+	rep.SiYuan, _ = system.SiYuanStatus(ctx, b)
+	rep.Watch, _ = system.WatchStatus(ctx, b)
+	if cs, err := answer.ReadCacheStats(ctx, system.CachePath(dataDir)); err == nil {
 		rep.Cache = &cs
 	}
 	return rep, nil
@@ -232,7 +232,7 @@ func modelState(ctx context.Context, dataDir, modelsFlag string) ([]modelStatus,
 			ms.Installed, ms.ID = true, models.ID(dir, s)
 			have[s.Role] = true
 			if s.Role == models.RoleEmbed {
-				if st, err := store.OpenReadOnly(pipeline.DBPath(dataDir)); err == nil {
+				if st, err := store.OpenReadOnly(system.DBPath(dataDir)); err == nil {
 					embedded, _, _ = st.EmbedCounts(ctx, ms.ID)
 					st.Close()
 				}

@@ -8,7 +8,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 // Environment variables of the storage limits.
@@ -41,7 +41,7 @@ func (s *storageFlags) register(fs *flag.FlagSet, withStore bool) {
 }
 
 // apply sets cfg's storage limits.
-func (s *storageFlags) apply(cfg *pipeline.Config) error {
+func (s *storageFlags) apply(cfg *system.Config) error {
 	if v := os.Getenv(EnvEmbedsCacheMiB); v != "" {
 		if n, err := strconv.Atoi(v); err != nil || n < 0 {
 			return fmt.Errorf("%s=%q: want a number of MiB, 0 or more", EnvEmbedsCacheMiB, v)
@@ -61,9 +61,9 @@ func (s *storageFlags) apply(cfg *pipeline.Config) error {
 	return nil
 }
 
-// explain adds the flags to a limit error of pipeline.Start.
+// explain adds the flags to a limit error of system.Start.
 func (s *storageFlags) explain(err error) error {
-	if errors.Is(err, pipeline.ErrEmbedsCacheTooLarge) {
+	if errors.Is(err, system.ErrEmbedsCacheTooLarge) {
 		hint := "lower --embeds-cache-mb"
 		if s.withStore {
 			hint += " or raise --max-store"

@@ -17,7 +17,7 @@ import (
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 func cmdUp(ctx context.Context, args []string) error {
@@ -53,7 +53,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	if c.nats == "" {
 		// A command's own short-lived server (status while nothing ran)
 		// is waited out; a running system is not.
-		url, err := pipeline.AlreadyRunning(ctx, c.data)
+		url, err := system.AlreadyRunning(ctx, c.data)
 		if err != nil {
 			return err
 		}
@@ -77,7 +77,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	if (*tlsCert == "") != (*tlsKey == "") {
 		return &usageError{cmd: "up", msg: "give both --tls-cert and --tls-key (or neither)"}
 	}
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Listen: *listen, Workers: *workers, Replicas: *replicas,
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Listen: *listen, Workers: *workers, Replicas: *replicas,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	cfg.TLS.Cert, cfg.TLS.Key = *tlsCert, *tlsKey
 	if err := n.apply(&cfg); err != nil {
@@ -95,7 +95,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	if err := sf.apply(&cfg); err != nil {
 		return err
 	}
-	sys, err := pipeline.Start(ctx, cfg)
+	sys, err := system.Start(ctx, cfg)
 	err = sf.explain(err)
 	if err != nil && gwLn != nil {
 		_ = gwLn.Close()
@@ -118,7 +118,7 @@ func cmdUp(ctx context.Context, args []string) error {
 		}
 		httpNote, httpAddr = ", HTTP http://"+gw.addr, gw.addr
 	}
-	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("nats_creds", pipeline.NKeyFile(c.data)).Str("http", httpAddr).Strs("stages", pipeline.StageNames()).Msg("exocortex is up")
+	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("nats_creds", bus.NKeyFile(c.data)).Str("http", httpAddr).Strs("stages", system.StageNames()).Msg("exocortex is up")
 	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s%s (Ctrl-C stops)\n", c.data, sys.Bus.URL(), httpNote)
 	if cfg.Watch != nil {
 		fmt.Fprintf(os.Stderr, "watching %s live\n", plural(len(cfg.Watch.Folders), "folder", "folders"))
@@ -150,7 +150,7 @@ const defaultStopTimeout = 15 * time.Second
 // up after d, or at a second SIGTERM or Ctrl-C, with an error naming what
 // it was still waiting for: a stuck JetStream (drains that never end,
 // publishes waiting for acks) must not keep up from exiting.
-func stopWithin(gw *runningGateway, sys *pipeline.System, d time.Duration, log zerolog.Logger) error {
+func stopWithin(gw *runningGateway, sys *system.System, d time.Duration, log zerolog.Logger) error {
 	again := make(chan os.Signal, 1)
 	signal.Notify(again, os.Interrupt, syscall.SIGTERM)
 	defer signal.Stop(again)
@@ -185,7 +185,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 	fs := newFlags("worker")
 	var c common
 	c.register(fs, "info")
-	stage := fs.String("stage", "", "stage to run: "+strings.Join(pipeline.StageNames(), ", ")+", siyuan (the SiYuan bridge) or gateway (the HTTP gateway, --http)")
+	stage := fs.String("stage", "", "stage to run: "+strings.Join(system.StageNames(), ", ")+", siyuan (the SiYuan bridge) or gateway (the HTTP gateway, --http)")
 	workers := fs.Int("workers", 1, "workers in this stage's pool")
 	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
@@ -203,10 +203,10 @@ func cmdWorker(ctx context.Context, args []string) error {
 		return err
 	}
 	if *stage == "" {
-		return fmt.Errorf("--stage is required (one of %s, siyuan or gateway)", strings.Join(pipeline.StageNames(), ", "))
+		return fmt.Errorf("--stage is required (one of %s, siyuan or gateway)", strings.Join(system.StageNames(), ", "))
 	}
 	if c.nats == "" {
-		url, ok := pipeline.Running(c.data)
+		url, ok := system.Running(c.data)
 		if !ok {
 			return fmt.Errorf("no NATS server: give --nats URL, or start 'exocortex up' on %s", c.data)
 		}
@@ -216,7 +216,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 		return runGatewayWorker(ctx, c, hf, n.models)
 	}
 	log := c.logger()
-	cfg := pipeline.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Stages: []string{*stage}, Workers: *workers, Replicas: *replicas,
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Stages: []string{*stage}, Workers: *workers, Replicas: *replicas,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	if err := n.apply(&cfg); err != nil {
 		return err
@@ -230,7 +230,7 @@ func cmdWorker(ctx context.Context, args []string) error {
 	if err := sf.apply(&cfg); err != nil {
 		return err
 	}
-	sys, err := pipeline.Start(ctx, cfg)
+	sys, err := system.Start(ctx, cfg)
 	if err != nil {
 		return sf.explain(err)
 	}

@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/workers/watch"
 )
 
@@ -22,7 +22,7 @@ func (w *watchFlags) register(fs *flag.FlagSet) {
 
 // apply sets cfg.Watch when --watch or the data directory's watch list names
 // a folder.
-func (w *watchFlags) apply(cfg *pipeline.Config) error {
+func (w *watchFlags) apply(cfg *system.Config) error {
 	listed, err := watch.ReadList(cfg.DataDir)
 	if err != nil {
 		return err

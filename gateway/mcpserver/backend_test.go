@@ -17,8 +17,9 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
@@ -27,7 +28,7 @@ import (
 )
 
 type pipelineBackend struct {
-	sys *pipeline.System
+	sys *system.System
 	n   int
 	// askTimeout bounds an answer (default 60 s).
 	askTimeout time.Duration
@@ -41,7 +42,7 @@ func (p *pipelineBackend) Search(ctx context.Context, req gateway.SearchRequest)
 	}
 	q := &schemas.QuerySubmitted{QueryID: fmt.Sprintf("s%d-%d", p.n, time.Now().UnixNano()), Question: req.Query, Lang: req.Lang,
 		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true}}
-	res, err := pipeline.Ask(ctx, p.sys.Bus, q, 30*time.Second)
+	res, err := client.Ask(ctx, p.sys.Bus, q, 30*time.Second)
 	if err != nil {
 		return nil, err
 	}
@@ -70,11 +71,11 @@ func (p *pipelineBackend) Ask(ctx context.Context, q *schemas.QuerySubmitted, on
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	return pipeline.AskAnswer(ctx, p.sys.Bus, q, timeout, onToken)
+	return client.AskAnswer(ctx, p.sys.Bus, q, timeout, onToken)
 }
 
 func (p *pipelineBackend) Research(ctx context.Context, r *schemas.ResearchRequested, onProgress func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {
-	return pipeline.Research(ctx, p.sys.Bus, r, 2*time.Minute, onProgress)
+	return client.Research(ctx, p.sys.Bus, r, 2*time.Minute, onProgress)
 }
 
 func (p *pipelineBackend) Block(ctx context.Context, id string) (*gateway.Block, error) {
@@ -122,7 +123,7 @@ func startPipeline(t testing.TB, notes map[string]string) (*pipelineBackend, pro
 		{Name: "fast", BaseURL: pv.fast.URL(), Models: map[string]string{llm.RoleFast: "f"}},
 		{Name: "strategic", BaseURL: pv.strategic.URL(), Models: map[string]string{llm.RoleStrategic: "s"}},
 	}}
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg,
+	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg,
 		// A short deadline: a test whose provider never finishes ends soon.
 		Answer:     answer.Config{Deadline: 5 * time.Second},
 		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
@@ -149,7 +150,7 @@ func startPipeline(t testing.TB, notes map[string]string) (*pipelineBackend, pro
 	}
 	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
 	defer cancel()
-	if err := pipeline.WaitIdle(wctx, sys.Bus, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
+	if err := system.WaitIdle(wctx, sys.Bus, system.StageSpecs(), 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 	return &pipelineBackend{sys: sys}, pv

@@ -18,7 +18,7 @@ import (
 
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/gateway/web"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/store"
@@ -67,7 +67,7 @@ const crowsAnswer = "Crows «use tools to get food» [1]. They «bend wire into 
 
 // startSystem runs the whole pipeline over a fake SiYuan kernel with two
 // notes and a fake language model that streams a cited answer slowly.
-func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server, string) {
+func startSystem(t *testing.T) (*system.System, *llmtest.Server, string) {
 	t.Helper()
 	k := siyuantest.New(t, "tok")
 	k.AddNotebook(noteBox, "Notes")
@@ -92,10 +92,10 @@ func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server, string) {
 	// Slow enough that a person (and the test) sees the answer grow.
 	provider.SetTokenDelay(120 * time.Millisecond)
 	dataDir := t.TempDir()
-	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: dataDir, Listen: "127.0.0.1:-1", NoModels: true,
+	sys, err := system.Start(context.Background(), system.Config{DataDir: dataDir, Listen: "127.0.0.1:-1", NoModels: true,
 		LLM:        &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: provider.URL(), Models: map[string]string{llm.RoleFast: "m", llm.RoleStrategic: "m"}}}},
 		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
-		SiYuan:     &pipeline.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}},
+		SiYuan:     &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}},
 		Log:        zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 	if err != nil {
 		t.Fatal(err)
@@ -115,7 +115,7 @@ func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server, string) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
-	if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 50*time.Millisecond, nil); err != nil {
+	if err := system.WaitIdle(ctx, sys.Bus, system.StageSpecs(), 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 	return sys, provider, dataDir
@@ -123,7 +123,7 @@ func startSystem(t *testing.T) (*pipeline.System, *llmtest.Server, string) {
 
 // gatewayFor is the real gateway over the system's bus, serving the page
 // as up does (its files public, the API behind the token when one is set).
-func gatewayFor(t *testing.T, sys *pipeline.System, dataDir, token string) *httptest.Server {
+func gatewayFor(t *testing.T, sys *system.System, dataDir, token string) *httptest.Server {
 	t.Helper()
 	be := gateway.NewBusBackend(sys.Bus, gateway.BusOptions{DataDir: dataDir, AskTimeout: time.Minute})
 	t.Cleanup(func() { _ = be.Close() })

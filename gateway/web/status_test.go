@@ -8,12 +8,12 @@ import (
 	"context"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
-func statusOf(ctx context.Context, sys *pipeline.System) (map[string]any, error) {
+func statusOf(ctx context.Context, sys *system.System) (map[string]any, error) {
 	b := sys.Bus
-	states, err := b.StageStates(ctx, pipeline.StageSpecs())
+	states, err := b.StageStates(ctx, system.StageSpecs())
 	if err != nil {
 		return nil, err
 	}
@@ -48,10 +48,10 @@ func statusOf(ctx context.Context, sys *pipeline.System) (map[string]any, error)
 	if docs, chunks, err := sys.Store.Counts(ctx); err == nil {
 		out["documents"], out["chunks"] = docs, chunks
 	}
-	if hs, err := pipeline.ProviderHealth(ctx, b); err == nil {
+	if hs, err := system.ProviderHealth(ctx, b); err == nil {
 		out["providers"] = hs
 	}
-	if sy, err := pipeline.SiYuanStatus(ctx, b); err == nil && sy != nil {
+	if sy, err := system.SiYuanStatus(ctx, b); err == nil && sy != nil {
 		out["siyuan"] = sy
 	}
 	return out, nil

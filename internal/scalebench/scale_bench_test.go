@@ -18,8 +18,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/eval"
-	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/internal/synth"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/modeltest"
 	"github.com/exocortex/exocortex/retrieval"
@@ -489,7 +489,7 @@ func measureRetrieval(b *testing.B, measure string, e RetrievalEngine, env *Env,
 // until every chunk is indexed.
 func pipelineSample(b *testing.B, c *Corpus, docs int) *Ingest {
 	ctx := context.Background()
-	sys, err := pipeline.Start(ctx, pipeline.Config{DataDir: b.TempDir(), Listen: "127.0.0.1:-1", Log: zerolog.Nop()})
+	sys, err := system.Start(ctx, system.Config{DataDir: b.TempDir(), Listen: "127.0.0.1:-1", Log: zerolog.Nop()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -504,7 +504,7 @@ func pipelineSample(b *testing.B, c *Corpus, docs int) *Ingest {
 			b.Fatal(err)
 		}
 	}
-	if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 10*time.Millisecond, nil); err != nil {
+	if err := system.WaitIdle(ctx, sys.Bus, system.StageSpecs(), 10*time.Millisecond, nil); err != nil {
 		b.Fatal(err)
 	}
 	el := time.Since(start)

@@ -13,7 +13,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 // BenchmarkStandaloneSearch times exocortex search with nothing running on
@@ -25,7 +25,7 @@ import (
 //
 //   - old: EXOCORTEX_LOCAL_PIPELINE=1, the in-process pipeline (an embedded
 //     NATS server, every stage, the answer cache), as search ran before;
-//   - new: the data directory read in place (pipeline.OpenLocal).
+//   - new: the data directory read in place (system.OpenLocal).
 //
 // No model is installed: the search is lexical, the case measured in issue
 // 24. Before the timed runs, one search of each path: the old path builds
@@ -85,8 +85,8 @@ func BenchmarkStandaloneSearch(b *testing.B) {
 	}
 	env := append(os.Environ(), "EXOCORTEX_DATA=", "EXOCORTEX_NATS=", "EXOCORTEX_MODELS="+filepath.Join(tmp, "no-models"),
 		"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG=", "EXOCORTEX_LEXICAL=", "EXOCORTEX_HTTP=127.0.0.1:0")
-	oldEnv := append(slices.Clone(env), pipeline.EnvLocalPipeline+"=1")
-	newEnv := append(slices.Clone(env), pipeline.EnvLocalPipeline+"=")
+	oldEnv := append(slices.Clone(env), system.EnvLocalPipeline+"=1")
+	newEnv := append(slices.Clone(env), system.EnvLocalPipeline+"=")
 	search := func(env []string, q string) (string, time.Duration) {
 		cmd := exec.Command(bin, "search", q, "--data", data)
 		var out, errOut bytes.Buffer

@@ -70,7 +70,7 @@ func Streams() []jetstream.StreamConfig {
 
 // DefaultEmbedsCache is the largest the embedding cache (BucketEmbeds) is
 // sized by itself; the system makes it smaller when JetStream's store is
-// small (see internal/pipeline).
+// small (see internal/system).
 const DefaultEmbedsCache = 1 << 30
 
 // Buckets returns the configuration of the application's KV buckets, the

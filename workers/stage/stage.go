@@ -2,7 +2,7 @@
 // stream and subjects it consumes, the subjects it produces, its consumer
 // settings, the parts of the system it needs and a constructor from the
 // system's dependencies. The bus builds streams and consumers from the
-// declarations it is given (Catalog.Topology); the system (internal/pipeline)
+// declarations it is given (Catalog.Topology); the system (internal/system)
 // opens the parts the running stages need and calls their constructors; the
 // CLI (up, worker --stage, status, dlq, ingest's and eval's waits) reads the
 // same list. The registry of this build's stages is workers/stages.

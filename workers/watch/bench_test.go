@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 )
 
 // vaultNote is generated note i: Russian and English prose, headings,
@@ -61,7 +61,7 @@ func BenchmarkEditToSearchable(b *testing.B) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	if err := pipeline.WaitIdle(ctx, sys.Bus, pipeline.StageSpecs(), 100*time.Millisecond, nil); err != nil {
+	if err := system.WaitIdle(ctx, sys.Bus, system.StageSpecs(), 100*time.Millisecond, nil); err != nil {
 		b.Fatal(err)
 	}
 	b.Logf("%d notes indexed by the start's reconciliation in %s", n, time.Since(t0).Round(time.Millisecond))

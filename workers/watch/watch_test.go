@@ -11,7 +11,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/exocortex/exocortex/internal/pipeline"
+	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/watch"
@@ -22,9 +22,9 @@ func testLog(t testing.TB) zerolog.Logger {
 }
 
 // startWatching runs the whole pipeline (lexical) with a watcher on vault.
-func startWatching(t testing.TB, data, vault string, poll bool) *pipeline.System {
+func startWatching(t testing.TB, data, vault string, poll bool) *system.System {
 	t.Helper()
-	sys, err := pipeline.Start(context.Background(), pipeline.Config{DataDir: data, Listen: "127.0.0.1:-1", NoModels: true, Log: testLog(t),
+	sys, err := system.Start(context.Background(), system.Config{DataDir: data, Listen: "127.0.0.1:-1", NoModels: true, Log: testLog(t),
 		Watch: &watch.Config{Folders: []string{vault}, Poll: poll, PollEvery: 300 * time.Millisecond}})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +44,7 @@ func write(t testing.TB, path, text string) {
 }
 
 // paths is where query is found (the documents' paths, sorted).
-func paths(t testing.TB, sys *pipeline.System, query string) []string {
+func paths(t testing.TB, sys *system.System, query string) []string {
 	t.Helper()
 	hits, err := sys.Store.Search(context.Background(), query, store.SearchOptions{})
 	if err != nil {
@@ -62,7 +62,7 @@ func paths(t testing.TB, sys *pipeline.System, query string) []string {
 
 // foundAt waits until query is found at exactly the files want (none: not
 // found), and returns how long that took.
-func foundAt(t testing.TB, sys *pipeline.System, query string, want ...string) time.Duration {
+func foundAt(t testing.TB, sys *system.System, query string, want ...string) time.Duration {
 	t.Helper()
 	for i := range want {
 		want[i] = files.Canonical(want[i])
@@ -174,7 +174,7 @@ func TestAWatchedFolderFollowsEditsCreatesDeletesAndRenames(t *testing.T) {
 			}
 			var onBus *watch.Status
 			for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-				if onBus, _ = pipeline.WatchStatus(context.Background(), sys.Bus); onBus != nil && onBus.Folders[0].Documents == 4 {
+				if onBus, _ = system.WatchStatus(context.Background(), sys.Bus); onBus != nil && onBus.Folders[0].Documents == 4 {
 					break
 				}
 			}

@@ -1,0 +1,243 @@
+package client
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"sync"
+	"time"
+
+	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/models/llm"
+	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// Ask publishes a query and waits for its contexts on kb.query.reranked: the
+// whole query path through the retrieve and rerank stages. A query without
+// a reply within timeout ends with an error that wraps
+// context.DeadlineExceeded and says what held it up (a stage without a
+// worker, a queue ahead of it, replies this process dropped).
+func Ask(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
+	detectLang(q)
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	ev, err := b.AwaitReply(ctx, schemas.SubjectReranked, q.QueryID, q, pathOf("retrieve", "rerank"))
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+	}
+	r, ok := ev.(*schemas.QueryReranked)
+	if !ok {
+		return nil, fmt.Errorf("query %s: got %s on %s", q.QueryID, ev.Env().Type, schemas.SubjectReranked)
+	}
+	return r, nil
+}
+
+// pathOf is the consumer specs of the named stages, in the order given:
+// the stages a request passes through, which a timeout looks at.
+func pathOf(names ...string) []bus.StageSpec {
+	all := system.StageSpecs()
+	var out []bus.StageSpec
+	for _, n := range names {
+		for _, s := range all {
+			if s.Name == n {
+				out = append(out, s)
+			}
+		}
+	}
+	return out
+}
+
+// detectLang gives a query without a language its question's (the answer,
+// its messages and follow-ups are in it), before it leaves the client, so a
+// running system from before language detection answers in it too. The
+// chunk filter (Options.Lang) is left alone.
+func detectLang(q *schemas.QuerySubmitted) {
+	if q.Lang == "" {
+		q.Lang = retrieval.QuestionLang(q.Question)
+	}
+}
+
+// AskAnswer publishes a question and streams its answer: onToken gets every
+// token of kb.answer.tokens.<query_id> as it comes (restart markers
+// included), and the finished kb.answer.done is returned.
+func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	done, fu, err := AskAnswerFollowUps(ctx, b, q, timeout, onToken)
+	if fu != nil {
+		fu.Close()
+	}
+	return done, err
+}
+
+// FollowUps waits for the follow-up questions of an answer, which come
+// after it (kb.answer.followups). Close it when done with it.
+type FollowUps struct {
+	ch    chan []string
+	close func()
+	once  sync.Once
+}
+
+func newFollowUps(close func()) *FollowUps {
+	return &FollowUps{ch: make(chan []string, 1), close: close}
+}
+
+func (f *FollowUps) deliver(qs []string) {
+	select {
+	case f.ch <- qs:
+	default: // a duplicate
+	}
+}
+
+// Wait returns the follow-up questions if they come within d (ok false
+// when they did not; an empty list when the answer has none).
+func (f *FollowUps) Wait(ctx context.Context, d time.Duration) (qs []string, ok bool) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case qs := <-f.ch:
+		return qs, true
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	return nil, false
+}
+
+// Close stops waiting for them.
+func (f *FollowUps) Close() { f.once.Do(f.close) }
+
+// AskAnswerFollowUps is AskAnswer that also listens for the answer's
+// follow-up questions, published after it: wait for them with the returned
+// FollowUps (nil on error).
+func AskAnswerFollowUps(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
+	detectLang(q)
+	// Registered before the question leaves: the follow-ups may come
+	// right after the answer.
+	w, err := b.Expect(schemas.SubjectAnswerFollowUps, q.QueryID)
+	if err != nil {
+		return nil, nil, err
+	}
+	wctx, stop := context.WithCancel(context.Background())
+	fu := newFollowUps(func() {
+		stop()
+		w.Close()
+	})
+	go func() {
+		for {
+			ev, err := w.Next(wctx)
+			if err != nil {
+				return
+			}
+			if f, ok := ev.(*schemas.AnswerFollowUps); ok {
+				fu.deliver(f.FollowUps)
+				return
+			}
+		}
+	}()
+	done, err := askAnswer(ctx, b, q, timeout, onToken)
+	if err != nil {
+		fu.Close()
+		return nil, nil, err
+	}
+	return done, fu, nil
+}
+
+// askAnswer streams a question's tokens, each query on a subject of its own
+// (kb.answer.tokens.<query_id>, subscribed to before the question leaves),
+// and waits for its kb.answer.done.
+func askAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	final := make(chan struct{})
+	var once sync.Once
+	stop, err := b.Subscribe(schemas.SubjectAnswerTokensPrefix+q.QueryID, func(ev schemas.Event) {
+		t, ok := ev.(*schemas.AnswerToken)
+		if !ok {
+			return
+		}
+		if onToken != nil {
+			onToken(t)
+		}
+		if t.Final {
+			once.Do(func() { close(final) })
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	defer stop()
+	ev, err := b.AwaitReply(ctx, schemas.SubjectAnswerDone, q.QueryID, q, pathOf("retrieve", "rerank", "answer"))
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+	}
+	done, ok := ev.(*schemas.AnswerDone)
+	if !ok {
+		return nil, fmt.Errorf("query %s: got %s on %s", q.QueryID, ev.Env().Type, schemas.SubjectAnswerDone)
+	}
+	// The tokens went out before the answer, but they are dispatched on
+	// their own subscription: let the last of them arrive before leaving.
+	select {
+	case <-final:
+	case <-time.After(2 * time.Second):
+	case <-ctx.Done():
+	}
+	return done, nil
+}
+
+// AnswerHere answers a query in this process with the client's own
+// language-model providers over the contexts the running system retrieves
+// (its retrieve and rerank stages; its answer stage is told to leave the
+// query alone). onToken gets the streamed tokens. The extractive rung is
+// the running system's only, so it is not tried here. The answer is
+// returned as soon as it is final; its follow-up questions are generated
+// after it, for the returned FollowUps (until it is closed). cfg tunes the
+// answer (its calibrated thresholds: LoadCalibration).
+func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, providers llm.Config, opts llm.RouterOptions,
+	cfg answer.Config, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
+	q.Options.NoAnswer = true
+	rq, err := Ask(ctx, b, q, timeout)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rq.Lang == "" {
+		rq.Lang = q.Lang // a running system from before language detection
+	}
+	an, err := analysis.New(analysis.Full)
+	if err != nil {
+		return nil, nil, err
+	}
+	router, err := llm.NewRouter(providers, opts)
+	if err != nil {
+		return nil, nil, fmt.Errorf("language-model providers: %w", err)
+	}
+	a := &answer.Answerer{Analyzer: an, Router: router, Config: cfg, Emit: func(ctx context.Context, t *schemas.AnswerToken) error {
+		if onToken != nil {
+			onToken(t)
+		}
+		return nil
+	}}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	done := a.Respond(ctx, rq)
+	fu := newFollowUps(cancel)
+	later := *done // FollowUp writes to it while the caller reads done
+	later.TimingsMS = maps.Clone(done.TimingsMS)
+	go func() {
+		ev := a.FollowUp(ctx, rq, &later)
+		fu.deliver(ev.FollowUps)
+	}()
+	return done, fu, nil
+}
+
+// AskLocal is l.Ask with its follow-up questions for the returned
+// FollowUps: an answer given here, without a running system.
+func AskLocal(ctx context.Context, l *system.Local, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
+	fu := newFollowUps(func() {})
+	done, stop, err := l.Ask(ctx, q, timeout, onToken, fu.deliver)
+	if err != nil {
+		return nil, nil, err
+	}
+	fu.close = stop
+	return done, fu, nil
+}

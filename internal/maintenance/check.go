@@ -1,0 +1,979 @@
+package maintenance
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/vectors"
+	"github.com/exocortex/exocortex/workers/chunk"
+	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/siyuan"
+	"github.com/exocortex/exocortex/workers/stage"
+)
+
+// Kinds of difference Check reports.
+const (
+	DiffNotIndexed    = "not-indexed"    // in a source, never ingested (or forgotten by the source state)
+	DiffChanged       = "changed"        // the source changed since it was ingested
+	DiffSourceGone    = "source-gone"    // the source is gone; the index still holds the document
+	DiffNoDocument    = "no-document"    // ingested, but the index has no document row
+	DiffStale         = "stale"          // the index or the chunk manifest holds another version
+	DiffNoManifest    = "no-manifest"    // the chunk stage has no manifest of the document
+	DiffMissingChunks = "missing-chunks" // chunks the manifest lists are not in the index
+	DiffExtraChunks   = "extra-chunks"   // the index holds chunks the manifest does not list
+	DiffNoFTS         = "missing-fts"    // chunks without a full-text row
+	DiffNoVectors     = "missing-vectors"
+	DiffOrphanVectors = "orphan-vectors" // vectors of chunks the index does not hold
+	DiffRootMissing   = "root-missing"   // a folder or file ingest recorded is gone
+	// Points on Qdrant without the lexical vector and passage the retrieve
+	// stage searches there, or with those of an older format.
+	DiffNoLexical    = "missing-lexical"
+	DiffStaleLexical = "stale-lexical"
+)
+
+// Repairs a Difference calls for.
+const (
+	RepairIngest  = "ingest"          // send it through the source's normal path
+	RepairResend  = "resend"          // send it again, forced (DocChanged.Force)
+	RepairDelete  = "delete"          // the normal deletion path
+	RepairDrop    = "drop"            // remove vectors (or a manifest) nothing else owns
+	RepairLexical = "rewrite-lexical" // rewrite the points' lexical vectors and passages in place
+	RepairNone    = "none"            // needs a person
+)
+
+// Difference is one way the index differs from its sources.
+type Difference struct {
+	Kind   string `json:"kind"`
+	DocID  string `json:"doc_id,omitempty"`
+	Source string `json:"source,omitempty"`
+	// Where names the document: its path, or "siyuan <id> <notebook/hpath>".
+	Where  string `json:"where"`
+	Detail string `json:"detail"`
+	Repair string `json:"repair"`
+}
+
+// String is the difference as one line: where, then what differs.
+func (d Difference) String() string { return d.Where + ": " + d.Detail }
+
+// CheckReport is what Check found.
+type CheckReport struct {
+	// Roots are the folders and files compared; SiYuan the kernel ("" when none).
+	Roots  []string `json:"roots"`
+	SiYuan string   `json:"siyuan,omitempty"`
+	// SourceDocs are the documents the sources hold; Documents, Chunks and
+	// Vectors what the index holds (Vectors -1 when not counted).
+	SourceDocs int `json:"source_docs"`
+	Documents  int `json:"documents"`
+	Chunks     int `json:"chunks"`
+	Vectors    int `json:"vectors"`
+	// VectorCheck says how vectors were checked: "store" (listed from the
+	// vector store), "index" (the index's record of each chunk's vector;
+	// the store is held by the running system), or "off" (no embedding model).
+	VectorCheck string       `json:"vector_check"`
+	Differences []Difference `json:"differences"`
+	// Notes are things not checked, and why.
+	Notes []string `json:"notes,omitempty"`
+}
+
+// Clean reports whether nothing differs.
+func (r *CheckReport) Clean() bool { return len(r.Differences) == 0 }
+
+// CheckProgress is how far a check or a repair is.
+type CheckProgress struct {
+	Phase string // "sources", "index", "manifests", "vectors", "repair", "settling"
+	Done  int
+	Total int // 0 when unknown
+	// States are the stages' consumers while settling.
+	States []bus.StageState
+}
+
+// CheckOptions say what the index is compared with.
+type CheckOptions struct {
+	// Paths are folders and files (Markdown, SiYuan .sy) to compare; empty
+	// means those ingest recorded, and every document the source state
+	// remembers. With Paths (or SiYuan), only those sources are checked.
+	Paths []string
+	// SiYuan is the kernel to compare; nil means the one the system's
+	// bridge last reported (its token from EXOCORTEX_SIYUAN_TOKEN), if any.
+	SiYuan *siyuan.Config
+	// Progress, when set, sees the check go.
+	Progress func(CheckProgress)
+	// Forget are ingested folders removed for good: their documents are
+	// taken as gone (a missing folder is otherwise left alone: it may be
+	// unmounted), and a repair forgets the folder.
+	Forget []string
+	// Settle bounds the wait for the pipeline to settle, before the check
+	// and after a repair (default 10 minutes).
+	Settle time.Duration
+}
+
+// RepairResult is what Repair did, and the checks before and after.
+type RepairResult struct {
+	Before     *CheckReport `json:"before"`
+	After      *CheckReport `json:"after"`
+	Ingested   int          `json:"ingested"`   // sent through the normal ingest path
+	Resent     int          `json:"resent"`     // sent again, forced
+	Deleted    int          `json:"deleted"`    // deletions published
+	Dropped    int          `json:"dropped"`    // orphan vectors and manifests removed
+	Rewritten  int          `json:"rewritten"`  // points whose lexical vector and passage were rewritten
+	Unrepaired int          `json:"unrepaired"` // differences left for a person
+}
+
+// checkTarget is what a check reads: the bus, the index, and the vector
+// store when this process holds it.
+type checkTarget struct {
+	bus   *bus.Bus
+	store *store.Store
+	vec   vectors.Store // nil: vectors are checked from the index's records
+	model string        // embedding model; "" with no model
+	noVec bool          // no embedding model: vectors not checked
+	log   zerolog.Logger
+	// stored are the vector store's point ids (when vec is set).
+	stored map[string]bool
+	// lexical are the stored points whose lexical vector and passage are
+	// missing or of an older format (when vec keeps them).
+	lexical map[string]vectors.PointRef
+	// trace is the trace id of what a repair sends, and of the log lines.
+	trace string
+}
+
+// Check compares what the sources hold with what the index holds, on the
+// system running on cfg.DataDir (or at cfg.NATSURL), or on one started
+// here as ingest does, and reports every difference.
+func Check(ctx context.Context, cfg system.Config, opts CheckOptions) (*CheckReport, error) {
+	t, done, err := attachCheck(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return t.settledReport(ctx, opts)
+}
+
+// settledReport waits until the pipeline has settled, then checks.
+func (t *checkTarget) settledReport(ctx context.Context, opts CheckOptions) (*CheckReport, error) {
+	if err := t.settle(ctx, opts); err != nil {
+		return nil, err
+	}
+	c, err := t.check(ctx, opts)
+	if err != nil {
+		return nil, err
+	}
+	return c.report, nil
+}
+
+// Repair checks, then resends what is missing or stale and removes what
+// should be gone, waits until the pipeline has settled, and checks again.
+func Repair(ctx context.Context, cfg system.Config, opts CheckOptions) (*RepairResult, error) {
+	t, done, err := attachCheck(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return t.repairAll(ctx, opts)
+}
+
+// CheckSystem is Check on a system in hand (a test's, or a command's).
+func CheckSystem(ctx context.Context, s *system.System, opts CheckOptions) (*CheckReport, error) {
+	t, done, err := targetOf(s)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return t.settledReport(ctx, opts)
+}
+
+// RepairSystem is Repair on a system in hand.
+func RepairSystem(ctx context.Context, s *system.System, opts CheckOptions) (*RepairResult, error) {
+	t, done, err := targetOf(s)
+	if err != nil {
+		return nil, err
+	}
+	defer done()
+	return t.repairAll(ctx, opts)
+}
+
+// targetOf is what a check of s reads: its bus, and its index and vector
+// store (the index opened read-only when s does not hold it).
+func targetOf(s *system.System) (*checkTarget, func(), error) {
+	cfg := s.Config()
+	t := &checkTarget{bus: s.Bus, store: s.Store, log: cfg.Log, noVec: s.Embedder == nil, trace: checkTrace()}
+	if s.Embedder != nil {
+		t.model, t.vec = s.Embedder.Name(), s.Vectors
+	}
+	if t.store != nil {
+		return t, func() {}, nil
+	}
+	st, err := store.OpenReadOnly(system.DBPath(cfg.DataDir))
+	if err != nil {
+		return nil, nil, fmt.Errorf("check: open the index: %w", err)
+	}
+	t.store = st
+	return t, func() { st.Close() }, nil
+}
+
+// attachCheck attaches to the running system (reading its index
+// read-only), or starts one here with every stage.
+func attachCheck(ctx context.Context, cfg system.Config) (*checkTarget, func(), error) {
+	if cfg.NATSURL == "" {
+		if url, ok := system.Running(cfg.DataDir); ok {
+			cfg.NATSURL = url
+		}
+	}
+	if cfg.NATSURL != "" {
+		b, _, closeBus, err := system.Attach(ctx, cfg, false)
+		if err != nil {
+			return nil, nil, err
+		}
+		st, err := store.OpenReadOnly(system.DBPath(cfg.DataDir))
+		if err != nil {
+			closeBus()
+			return nil, nil, fmt.Errorf("check reads the index in the data directory (run it where %s is): %w", system.DBPath(cfg.DataDir), err)
+		}
+		t := &checkTarget{bus: b, store: st, log: cfg.Log, trace: checkTrace()}
+		if set, err := system.RunningSettings(ctx, b); err == nil && set != nil && (set.NoModels || set.Search == "lexical") {
+			t.noVec = true
+		}
+		// A Qdrant collection is not the running system's alone: list its
+		// points (and their lexical vectors) as when nothing runs.
+		if !t.noVec && cfg.Vectors.Kind == vectors.KindQdrant {
+			q, err := openQdrantToCheck(ctx, cfg.Vectors.Qdrant)
+			if err != nil {
+				st.Close()
+				closeBus()
+				return nil, nil, fmt.Errorf("check: %w", err)
+			}
+			if q != nil {
+				t.vec = q
+				return t, func() { q.Close(); st.Close(); closeBus() }, nil
+			}
+		}
+		return t, func() { st.Close(); closeBus() }, nil
+	}
+	if cfg.Listen == "" {
+		cfg.Listen = "127.0.0.1:-1"
+	}
+	cfg.SiYuan = nil // check reads the kernel itself; no bridge here
+	sys, err := system.Start(ctx, cfg)
+	if err != nil {
+		return nil, nil, err
+	}
+	t, done, err := targetOf(sys)
+	if err != nil {
+		sys.Stop()
+		return nil, nil, err
+	}
+	return t, func() { done(); sys.Stop() }, nil
+}
+
+// openQdrantToCheck opens the collection with the dense size it has; nil
+// when it does not exist (the index's records are checked then).
+func openQdrantToCheck(ctx context.Context, qc vectors.QdrantConfig) (*vectors.Qdrant, error) {
+	dim, err := vectors.QdrantCollectionDim(ctx, qc)
+	if err != nil || dim == 0 {
+		return nil, err
+	}
+	return vectors.OpenQdrant(ctx, dim, qc)
+}
+
+func (t *checkTarget) progress(opts CheckOptions, p CheckProgress) {
+	if opts.Progress != nil {
+		opts.Progress(p)
+	}
+}
+
+// settle waits until no stage has anything pending, so that work in flight
+// is not taken for a difference.
+func (t *checkTarget) settle(ctx context.Context, opts CheckOptions) error {
+	d := opts.Settle
+	if d <= 0 {
+		d = 10 * time.Minute
+	}
+	wctx, cancel := context.WithTimeout(ctx, d)
+	defer cancel()
+	err := system.WaitIdle(wctx, t.bus, system.StageSpecs(), 250*time.Millisecond, func(states []bus.StageState) {
+		pending := 0
+		for _, s := range states {
+			pending += int(s.Pending) + s.AckPending
+		}
+		t.progress(opts, CheckProgress{Phase: "settling", Done: pending, States: states})
+	})
+	if err != nil && ctx.Err() == nil && errors.Is(err, context.DeadlineExceeded) {
+		return fmt.Errorf("the pipeline did not settle within %s (see 'exocortex status')", d)
+	}
+	return err
+}
+
+// docFacts is everything known of one document.
+type docFacts struct {
+	id string
+	// The source: exists says it holds the document now (known: it was
+	// looked at); hash its content's hash, where its name.
+	known, exists bool
+	srcHash       string
+	where         string
+	bridge        bool   // a SiYuan kernel document (not a file)
+	drift         string // the bridge's comparison ("" when unchanged)
+	root          string // the walked root it lies under ("" when none)
+	// What the system holds.
+	fileState   *files.Remembered
+	bridgeState *siyuan.Remembered
+	row         *store.DocRow
+	chunks      []store.ChunkRow
+	manifest    *chunk.Manifest
+	mfKey       string
+	vectors     []string // vector ids of this doc whose chunk the index lacks
+	// protected: its source could not be read this time (unparsable file,
+	// missing root): never taken for gone.
+	protected bool
+	// relex are its chunks whose points need their lexical vector and
+	// passage rewritten (set by compareIndex).
+	relex []string
+}
+
+func (f *docFacts) source() string {
+	switch {
+	case f.bridge || f.bridgeState != nil:
+		return schemas.SourceSiYuan
+	case f.fileState != nil:
+		return f.fileState.Source
+	case f.row != nil:
+		return f.row.Source
+	}
+	return ""
+}
+
+// newest is the highest version any part of the system holds of it.
+func (f *docFacts) newest() int64 {
+	var v int64
+	if f.fileState != nil {
+		v = max(v, f.fileState.Version)
+	}
+	if f.bridgeState != nil {
+		v = max(v, f.bridgeState.Version)
+	}
+	if f.row != nil {
+		v = max(v, f.row.Version)
+	}
+	if f.manifest != nil {
+		v = max(v, f.manifest.Version)
+	}
+	for _, c := range f.chunks {
+		v = max(v, c.Version)
+	}
+	return v
+}
+
+func (f *docFacts) name() string {
+	if f.where != "" {
+		return f.where
+	}
+	switch {
+	case f.fileState != nil:
+		return f.fileState.Path
+	case f.bridgeState != nil:
+		return bridgeName(f.id, f.bridgeState.Notebook, f.bridgeState.HPath)
+	case f.row != nil && f.row.Source == schemas.SourceSiYuan && !filepath.IsAbs(f.row.Path):
+		return bridgeName(f.id, "", f.row.Title)
+	case f.row != nil && f.row.Path != "":
+		return f.row.Path
+	}
+	return f.id
+}
+
+func bridgeName(id, notebook, hpath string) string {
+	title := strings.TrimPrefix(hpath, "/")
+	if notebook != "" {
+		title = notebook + "/" + title
+	}
+	if title == "" {
+		return "siyuan " + id
+	}
+	return "siyuan " + id + " " + title
+}
+
+// checked is a check's report with what a repair needs.
+type checked struct {
+	report        *CheckReport
+	docs          map[string]*docFacts
+	roots         []string // walked roots
+	goneRoots     []string // recorded roots gone for good (forgotten by a repair)
+	src           *siyuan.Source
+	orphanVectors []string
+	orphanKeys    []string // manifests of unknown documents
+	relex         []string // points whose lexical vector and passage a repair rewrites
+}
+
+func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, error) {
+	rep := &CheckReport{Vectors: -1, Differences: []Difference{}}
+	c := &checked{report: rep, docs: map[string]*docFacts{}}
+	doc := func(id string) *docFacts {
+		f := c.docs[id]
+		if f == nil {
+			f = &docFacts{id: id}
+			c.docs[id] = f
+		}
+		return f
+	}
+	sources, err := t.bus.KV(ctx, stage.BucketSources)
+	if err != nil {
+		return nil, err
+	}
+	manifests, err := t.bus.KV(ctx, stage.BucketChunks)
+	if err != nil {
+		return nil, err
+	}
+
+	// What the source state remembers.
+	remembered, err := files.RememberedDocs(ctx, sources)
+	if err != nil {
+		return nil, err
+	}
+	for i := range remembered {
+		doc(remembered[i].DocID).fileState = &remembered[i]
+	}
+	bridged, err := siyuan.RememberedDocs(ctx, sources)
+	if err != nil {
+		return nil, err
+	}
+	for id, r := range bridged {
+		doc(id).bridgeState = &r
+	}
+
+	// The scope: explicit paths and kernel, or what was recorded.
+	explicit := len(opts.Paths) > 0 || opts.SiYuan != nil
+	var roots []string
+	dirs := map[string]bool{} // recorded roots that are folders
+	for _, p := range opts.Paths {
+		roots = append(roots, files.Canonical(p))
+	}
+	if !explicit {
+		recorded, err := files.Roots(ctx, sources)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range recorded {
+			roots = append(roots, r.Path)
+			dirs[r.Path] = r.Dir
+		}
+		if len(roots) == 0 && len(remembered) > 0 {
+			rep.Notes = append(rep.Notes, "no ingested folders are recorded (ingest records them from now on): "+
+				"each remembered file is compared, but new files are not looked for; give the folders: exocortex check DIR...")
+		}
+	}
+	forget := map[string]bool{}
+	for _, p := range opts.Forget {
+		forget[files.Canonical(p)] = true
+	}
+	rep.Roots = roots
+	kernel := opts.SiYuan
+	if kernel == nil && !explicit && len(bridged) > 0 {
+		if st, err := system.SiYuanStatus(ctx, t.bus); err == nil && st != nil && st.URL != "" {
+			kernel = &siyuan.Config{URL: st.URL, Token: os.Getenv("EXOCORTEX_SIYUAN_TOKEN")}
+		} else {
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s from SiYuan not compared with the kernel (no bridge has run here): give --siyuan URL",
+				pluralize(len(bridged), "document", "documents")))
+		}
+	}
+	inScope := func(path string) bool {
+		if !explicit {
+			return true
+		}
+		for _, r := range roots {
+			if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
+				return true
+			}
+		}
+		return false
+	}
+
+	// The files.
+	var walk []string
+	for _, r := range roots {
+		if _, err := os.Stat(r); err != nil {
+			if !dirs[r] || forget[r] {
+				// A file ingested alone that is gone, or a folder the user
+				// says is gone for good: its documents are gone.
+				c.goneRoots = append(c.goneRoots, r)
+				continue
+			}
+			rep.Differences = append(rep.Differences, Difference{Kind: DiffRootMissing, Where: r, Repair: RepairNone,
+				Detail: "ingested folder is missing (unmounted, moved or deleted?); its documents are left as they are " +
+					"('exocortex check --repair --forget " + r + "' deletes them from the index)"})
+			for _, rm := range remembered {
+				if rm.Path == r || strings.HasPrefix(rm.Path, r+string(filepath.Separator)) {
+					doc(rm.DocID).protected = true
+				}
+			}
+			continue
+		}
+		walk = append(walk, r)
+	}
+	c.roots = walk
+	walked := 0
+	for _, r := range walk {
+		err := files.Walk([]string{r}, func(d *schemas.DocChanged) error {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			f := doc(d.DocID)
+			f.known, f.exists, f.srcHash, f.where, f.root = true, true, d.Hash, d.Path, r
+			walked++
+			t.progress(opts, CheckProgress{Phase: "sources", Done: walked})
+			return nil
+		}, func(path string, err error) {
+			c := files.Canonical(path)
+			for _, rm := range remembered {
+				if rm.Path == c {
+					doc(rm.DocID).protected = true
+				}
+			}
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not compared: %v", path, err))
+		})
+		if err != nil {
+			return nil, fmt.Errorf("check: read %s: %w", r, err)
+		}
+	}
+	// Remembered files no walk reached: look at each one.
+	for i := range remembered {
+		rm := &remembered[i]
+		f := doc(rm.DocID)
+		if f.known || f.protected || !inScope(rm.Path) {
+			continue
+		}
+		f.known, f.where = true, rm.Path
+		content, err := os.ReadFile(rm.Path)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+		case err != nil:
+			f.protected = true
+			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not compared: %v", rm.Path, err))
+		default:
+			f.exists, f.srcHash = true, files.ContentHash(content)
+		}
+	}
+
+	// The kernel.
+	if kernel != nil {
+		rep.SiYuan = kernel.URL
+		c.src = siyuan.New(*kernel, sources, func(ctx context.Context, ev *schemas.DocChanged) error {
+			_, err := t.bus.Publish(ctx, ev, t.trace)
+			return err
+		}, t.log)
+		kdocs, err := c.src.Compare(ctx)
+		switch {
+		case err != nil && (opts.SiYuan != nil || ctx.Err() != nil):
+			return nil, fmt.Errorf("check: read SiYuan at %s: %w", kernel.URL, err)
+		case err != nil:
+			// The kernel the bridge last used, not one asked for: say so
+			// and check the rest.
+			rep.Notes = append(rep.Notes, fmt.Sprintf("SiYuan at %s could not be read (%v): its %s compared with what was sent only",
+				kernel.URL, err, pluralize(len(bridged), "document", "documents")))
+			rep.SiYuan, c.src, kernel = "", nil, nil
+			kdocs = nil
+		}
+		for _, kd := range kdocs {
+			f := doc(kd.DocID)
+			f.known, f.exists, f.bridge, f.drift = true, true, true, kd.Drift
+			f.where = bridgeName(kd.DocID, kd.Notebook, kd.HPath)
+		}
+		if kernel != nil {
+			for id := range bridged {
+				f := doc(id)
+				if !f.exists {
+					f.known, f.bridge = true, true
+				}
+			}
+		}
+	}
+	for _, f := range c.docs {
+		if f.exists {
+			rep.SourceDocs++
+		}
+	}
+
+	// The index.
+	rows, err := t.store.CheckDocs(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for i := range rows {
+		doc(rows[i].DocID).row = &rows[i]
+	}
+	rep.Documents = len(rows)
+	chunkDoc := map[string]string{}
+	err = t.store.CheckChunks(ctx, func(cr store.ChunkRow) error {
+		f := doc(cr.DocID)
+		f.chunks = append(f.chunks, cr)
+		chunkDoc[cr.ChunkID] = cr.DocID
+		rep.Chunks++
+		if rep.Chunks%2000 == 0 {
+			t.progress(opts, CheckProgress{Phase: "index", Done: rep.Chunks})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	t.progress(opts, CheckProgress{Phase: "index", Done: rep.Chunks, Total: rep.Chunks})
+
+	// The chunk manifests.
+	keys, err := manifests.Keys(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("check: list chunk manifests: %w", err)
+	}
+	byKey := map[string]string{}
+	for id := range c.docs {
+		byKey[chunk.ManifestKey(id)] = id
+	}
+	for i, k := range keys {
+		raw, err := manifests.Get(ctx, k)
+		if err != nil {
+			return nil, fmt.Errorf("check: read chunk manifest %s: %w", k, err)
+		}
+		if raw == nil {
+			continue
+		}
+		mf, err := chunk.DecodeManifest(raw)
+		if err != nil {
+			mf = chunk.Manifest{} // unreadable: the stage chunks the document afresh; compare as empty
+		}
+		id := byKey[k]
+		if id == "" {
+			id = chunk.DocOfManifestKey(k)
+		}
+		if id == "" && len(mf.Chunks) > 0 {
+			id = chunk.DocOfChunk(mf.Chunks[0].ID)
+		}
+		if id == "" {
+			c.orphanKeys = append(c.orphanKeys, k)
+			rep.Differences = append(rep.Differences, Difference{Kind: DiffSourceGone, Where: "chunk manifest " + k, Repair: RepairDrop,
+				Detail: "chunk manifest of a document no source or index knows"})
+			continue
+		}
+		f := doc(id)
+		f.manifest, f.mfKey = &mf, k
+		if (i+1)%500 == 0 {
+			t.progress(opts, CheckProgress{Phase: "manifests", Done: i + 1, Total: len(keys)})
+		}
+	}
+
+	// The vectors. Read from the index's records, a system whose index
+	// records no vector at all has no embedding model anywhere.
+	if t.vec == nil && !t.noVec && rep.Chunks > 0 {
+		any := false
+		for _, f := range c.docs {
+			for _, cr := range f.chunks {
+				any = any || cr.VectorHash != ""
+			}
+		}
+		t.noVec = !any
+	}
+	switch {
+	case t.noVec:
+		rep.VectorCheck = "off"
+		rep.Notes = append(rep.Notes, "vectors not checked: no embedding model")
+	case t.vec != nil:
+		rep.VectorCheck = "store"
+	default:
+		rep.VectorCheck = "index"
+		rep.Notes = append(rep.Notes, "vectors checked from the index's records (the running system holds the vector store)")
+	}
+	inStore := map[string]bool{}
+	if t.vec != nil {
+		lister, ok := t.vec.(vectors.Lister)
+		if !ok {
+			return nil, fmt.Errorf("check: the %s vector store cannot list its points", t.vec.Name())
+		}
+		pts, err := lister.Points(ctx)
+		if err != nil {
+			return nil, fmt.Errorf("check: list vectors: %w", err)
+		}
+		rep.Vectors = len(pts)
+		lexicalOn := false
+		if ls, ok := t.vec.(vectors.LexicalStore); ok {
+			has, why := ls.HasLexical()
+			lexicalOn = has
+			if !has {
+				rep.Notes = append(rep.Notes, "lexical vectors not checked: "+why+
+					" (Qdrant cannot add a sparse vector to an existing collection: its collection update changes only the sparse vectors it has; "+
+					"until then the retrieve stage searches the SQLite file)")
+			}
+		}
+		t.lexical = map[string]vectors.PointRef{}
+		for _, p := range pts {
+			inStore[p.ID] = true
+			if lexicalOn && p.Lexical != vectors.LexicalCurrent {
+				t.lexical[p.ID] = p
+			}
+			if _, ok := chunkDoc[p.ID]; !ok {
+				id := p.DocID
+				if id == "" {
+					id = chunk.DocOfChunk(p.ID)
+				}
+				doc(id).vectors = append(doc(id).vectors, p.ID)
+				c.orphanVectors = append(c.orphanVectors, p.ID)
+			}
+		}
+		t.stored = inStore
+		t.progress(opts, CheckProgress{Phase: "vectors", Done: len(pts), Total: len(pts)})
+	}
+
+	// Compare, document by document.
+	ids := make([]string, 0, len(c.docs))
+	for id := range c.docs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		f := c.docs[id]
+		diffs := t.compare(f, explicit, inScope, kernel != nil)
+		rep.Differences = append(rep.Differences, diffs...)
+		c.relex = append(c.relex, f.relex...)
+	}
+	sort.SliceStable(rep.Differences, func(i, j int) bool { return rep.Differences[i].Where < rep.Differences[j].Where })
+	t.log.Info().Str("trace_id", t.trace).Int("differences", len(rep.Differences)).Int("source_docs", rep.SourceDocs).
+		Int("documents", rep.Documents).Int("chunks", rep.Chunks).Int("vectors", rep.Vectors).Str("vector_check", rep.VectorCheck).
+		Msg("check: compared the index with its sources")
+	return c, nil
+}
+
+// compare lists how one document differs.
+func (t *checkTarget) compare(f *docFacts, explicit bool, inScope func(string) bool, kernel bool) []Difference {
+	src := f.source()
+	d := func(kind, repair, detail string) Difference {
+		return Difference{Kind: kind, DocID: f.id, Source: src, Where: f.name(), Detail: detail, Repair: repair}
+	}
+	var out []Difference
+	if len(f.vectors) > 0 {
+		out = append(out, d(DiffOrphanVectors, RepairDrop, fmt.Sprintf("%s of chunks the index does not hold", pluralize(len(f.vectors), "vector", "vectors"))))
+	}
+	// Is it in the scope of this check at all?
+	isBridge := f.bridge || f.bridgeState != nil || (f.fileState == nil && f.row != nil && !filepath.IsAbs(f.row.Path))
+	if isBridge && !kernel && !f.known {
+		if explicit {
+			return out
+		}
+		// Not compared with a kernel: check the index against what was sent.
+		if f.bridgeState == nil {
+			return out
+		}
+		return append(out, t.compareIndex(f, f.bridgeState.Hash, d)...)
+	}
+	if !isBridge && !f.known {
+		path := f.name()
+		if f.row != nil {
+			path = f.row.Path
+		}
+		if explicit && !inScope(path) {
+			return out
+		}
+		// Only in the index (or a manifest): is its file there?
+		if f.row != nil && filepath.IsAbs(f.row.Path) {
+			if content, err := os.ReadFile(f.row.Path); err == nil {
+				f.known, f.exists, f.srcHash = true, true, files.ContentHash(content)
+			} else if errors.Is(err, os.ErrNotExist) {
+				f.known = true
+			} else {
+				f.protected = true
+			}
+		} else {
+			f.known = true // no path to look at: nothing can bring it back
+		}
+	}
+	if f.protected {
+		return out
+	}
+	held := f.row != nil || len(f.chunks) > 0 || f.manifest != nil || f.fileState != nil || f.bridgeState != nil
+	if !f.exists {
+		if !held {
+			return out
+		}
+		var what []string
+		if f.row != nil {
+			what = append(what, "its document")
+		}
+		if len(f.chunks) > 0 {
+			what = append(what, pluralize(len(f.chunks), "chunk", "chunks"))
+		}
+		if f.manifest != nil {
+			what = append(what, "its chunk manifest")
+		}
+		if f.fileState != nil || f.bridgeState != nil {
+			what = append(what, "its source state")
+		}
+		gone := "file is gone"
+		if isBridge {
+			gone = "document is gone from SiYuan"
+		}
+		return append(out, d(DiffSourceGone, RepairDelete, gone+"; the index still holds "+strings.Join(what, ", ")))
+	}
+	// The source holds it.
+	remembered := ""
+	switch {
+	case f.fileState != nil:
+		remembered = f.fileState.Hash
+	case f.bridgeState != nil:
+		remembered = f.bridgeState.Hash
+	}
+	switch {
+	case remembered == "" && f.row == nil && isBridge:
+		return append(out, d(DiffNotIndexed, RepairIngest, "in SiYuan, not indexed"))
+	case remembered == "" && f.row == nil:
+		return append(out, d(DiffNotIndexed, RepairIngest, "not indexed"))
+	case remembered == "":
+		return append(out, d(DiffNotIndexed, RepairIngest, "indexed, but the source state does not remember it (ingest would not see it change)"))
+	case isBridge && f.drift != "":
+		return append(out, d(DiffChanged, RepairIngest, f.drift))
+	case !isBridge && remembered != f.srcHash:
+		return append(out, d(DiffChanged, RepairIngest, "changed since it was ingested (content hash differs)"))
+	}
+	return append(out, t.compareIndex(f, remembered, d)...)
+}
+
+// compareIndex lists how the index and the chunk manifest differ from the
+// document the source sent (of content hash want).
+func (t *checkTarget) compareIndex(f *docFacts, want string, d func(kind, repair, detail string) Difference) []Difference {
+	var out []Difference
+	if f.row == nil {
+		detail := "no document row in the index"
+		if n := len(f.chunks); n > 0 {
+			detail += fmt.Sprintf(" (its %s held without it, not searchable)", pluralize(n, "chunk is", "chunks are"))
+		}
+		out = append(out, d(DiffNoDocument, RepairResend, detail))
+	} else if f.row.Hash != want {
+		out = append(out, d(DiffStale, RepairResend, "the index holds another version of it (document hash differs)"))
+	}
+	if f.manifest == nil {
+		return append(out, d(DiffNoManifest, RepairResend, "no chunk manifest (the chunk stage would take every chunk for new)"))
+	}
+	if f.manifest.DocHash != want {
+		out = append(out, d(DiffStale, RepairResend, "the chunk manifest is of another version"))
+	}
+	have := make(map[string]store.ChunkRow, len(f.chunks))
+	for _, c := range f.chunks {
+		have[c.ChunkID] = c
+	}
+	listed := make(map[string]bool, len(f.manifest.Chunks))
+	var missing, stale, noFTS, noVec, noLex, oldLex []string
+	oldFormats := map[int]bool{}
+	for _, mc := range f.manifest.Chunks {
+		listed[mc.ID] = true
+		c, ok := have[mc.ID]
+		switch {
+		case !ok:
+			missing = append(missing, mc.ID)
+			continue
+		case c.Hash != mc.Hash:
+			stale = append(stale, mc.ID)
+		}
+		if !c.FTS && f.row != nil {
+			noFTS = append(noFTS, mc.ID)
+		}
+		if !t.noVec && !t.hasVector(c) {
+			noVec = append(noVec, mc.ID)
+		} else if p, ok := t.lexical[mc.ID]; ok && t.vec != nil && f.row != nil && c.Hash == mc.Hash {
+			if p.Lexical == vectors.LexicalMissing {
+				noLex = append(noLex, mc.ID)
+			} else {
+				oldLex = append(oldLex, mc.ID)
+				oldFormats[max(p.LexFormat, 1)] = true
+			}
+		}
+	}
+	var extra []string
+	for _, c := range f.chunks {
+		if !listed[c.ChunkID] {
+			extra = append(extra, c.ChunkID)
+		}
+	}
+	total := len(f.manifest.Chunks)
+	if len(missing) > 0 {
+		out = append(out, d(DiffMissingChunks, RepairResend, fmt.Sprintf("%s missing from the index (%s)", ofChunks(len(missing), total, "is", "are"), firstIDs(missing))))
+	}
+	if len(stale) > 0 {
+		out = append(out, d(DiffStale, RepairResend, fmt.Sprintf("%s other content than the manifest (%s)", ofChunks(len(stale), total, "holds", "hold"), firstIDs(stale))))
+	}
+	if len(extra) > 0 {
+		out = append(out, d(DiffExtraChunks, RepairResend, fmt.Sprintf("%s in the index that the manifest does not list (%s)", pluralize(len(extra), "chunk", "chunks"), firstIDs(extra))))
+	}
+	if f.row != nil && len(f.row.ChunkIDs) != total && len(missing) == 0 && len(extra) == 0 {
+		out = append(out, d(DiffStale, RepairResend, fmt.Sprintf("the document row lists %d chunks, the manifest %d", len(f.row.ChunkIDs), total)))
+	}
+	if len(noFTS) > 0 {
+		out = append(out, d(DiffNoFTS, RepairResend, fmt.Sprintf("%s no full-text row (%s)", ofChunks(len(noFTS), total, "has", "have"), firstIDs(noFTS))))
+	}
+	if len(noVec) > 0 {
+		out = append(out, d(DiffNoVectors, RepairResend, fmt.Sprintf("%s no vector (%s)", ofChunks(len(noVec), total, "has", "have"), firstIDs(noVec))))
+	}
+	if len(noLex) > 0 {
+		out = append(out, d(DiffNoLexical, RepairLexical, fmt.Sprintf("%s no lexical vector and no passage on %s, so the retrieve stage cannot find them there "+
+			"(written before lexical search on Qdrant) (%s)", ofChunks(len(noLex), total, "has", "have"), t.vec.Name(), firstIDs(noLex))))
+	}
+	if len(oldLex) > 0 {
+		var formats []string
+		for _, v := range slices.Sorted(maps.Keys(oldFormats)) {
+			formats = append(formats, fmt.Sprint(v))
+		}
+		out = append(out, d(DiffStaleLexical, RepairLexical, fmt.Sprintf("%s a lexical vector of an older format on %s (format %s, now %d) (%s)",
+			ofChunks(len(oldLex), total, "has", "have"), t.vec.Name(), strings.Join(formats, ", "), vectors.LexicalFormat, firstIDs(oldLex))))
+	}
+	f.relex = append(f.relex, noLex...)
+	f.relex = append(f.relex, oldLex...)
+	return out
+}
+
+// hasVector says whether a chunk has a vector of its content: in the store
+// when this process holds it, else by the index's record.
+func (t *checkTarget) hasVector(c store.ChunkRow) bool {
+	if c.VectorHash != c.Hash || (t.model != "" && c.VectorModel != t.model) {
+		return false
+	}
+	if t.vec != nil {
+		return t.stored[c.ChunkID]
+	}
+	return true
+}
+
+func firstIDs(ids []string) string {
+	if len(ids) <= 2 {
+		return strings.Join(ids, ", ")
+	}
+	return strings.Join(ids[:2], ", ") + fmt.Sprintf(", and %d more", len(ids)-2)
+}
+
+func pluralize(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// ofChunks is "2 of 5 chunks have" (n of total, the verb agreeing with n).
+func ofChunks(n, total int, one, many string) string {
+	noun := "chunks"
+	if total == 1 {
+		noun = "chunk"
+	}
+	verb := many
+	if n == 1 {
+		verb = one
+	}
+	return fmt.Sprintf("%d of %d %s %s", n, total, noun, verb)
+}
+
+// checkTrace is a new trace id for one check or repair.
+func checkTrace() string { return fmt.Sprintf("check-%x", time.Now().UnixNano()) }
