@@ -1,7 +1,7 @@
-// Package research holds the deep-research stages: plan
+// Package researching holds the deep-research stages: plan
 // (kb.research.requested -> kb.research.task per sub-question), investigate
 // (kb.research.task -> kb.research.finding), draft and report.
-package research
+package researching
 
 import (
 	"context"
