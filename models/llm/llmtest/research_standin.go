@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,14 +78,9 @@ func ResearchKindNames() []string { return append([]string(nil), researchKindNam
 // ParseResearchKind reads a kind's name: "change-number", "change_number",
 // "ChangeNumber" alike; "neighbor-block" is "neighbour-block".
 func ParseResearchKind(name string) (ResearchKind, error) {
-	key := func(s string) string {
-		return strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(strings.TrimSpace(s)))
-	}
-	k := strings.ReplaceAll(key(name), "neighbor", "neighbour")
-	for i, n := range researchKindNames {
-		if key(n) == k {
-			return ResearchKind(i), nil
-		}
+	k := strings.ReplaceAll(nameKey(name), "neighbor", "neighbour")
+	if i := indexName(researchKindNames[:], k); i >= 0 {
+		return ResearchKind(i), nil
 	}
 	return 0, fmt.Errorf("research stand-in kind %q: want one of %s", name, strings.Join(researchKindNames[:], ", "))
 }
@@ -119,11 +115,7 @@ const (
 // ChangedLabel tells whether a fact so labelled says something its block
 // does not (a changed number or an added clause).
 func ChangedLabel(label string) bool {
-	switch label {
-	case RLabelChangedRatio, RLabelChangedTime, RLabelChangedYear, RLabelChangedNumber, RLabelAddedClause:
-		return true
-	}
-	return false
+	return slices.Contains([]string{RLabelChangedRatio, RLabelChangedTime, RLabelChangedYear, RLabelChangedNumber, RLabelAddedClause}, label)
 }
 
 // ResearchLabel is what the stand-in did in one fact of a fact step, or in
