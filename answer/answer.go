@@ -591,47 +591,18 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 	bctx, cancel := context.WithDeadline(ctx, t.Add(budget))
 	defer cancel()
 	lengths := a.QA.Tokens(rq.Question, texts)
-	var spans []models.Span
-	var lastPerToken float64  // this answer's last measured cost per token
-	var stopped time.Duration // a passage stopped unfinished after this long
-	for i := range texts {
-		est := a.cost().estimate(lengths[i], lastPerToken)
-		left := budget - time.Since(t)
-		if left <= 0 || i > 0 && est > left {
-			break
-		}
-		// The first passage is read unless it would clearly not finish
-		// (twice the budget): reading it measures the machine as it is now.
-		if i == 0 && est > 2*left {
-			// Relaxed after the reason is written: a machine busy a
-			// while ago is measured again before long.
-			defer a.cost().relax()
-			break
-		}
-		t0 := time.Now()
-		got, err := a.QA.Answer(bctx, rq.Question, texts[i:i+1], 30)
-		took := time.Since(t0)
-		if err != nil && bctx.Err() != nil {
-			// Stopped at the end of the budget: it costs more than this,
-			// and it took this long to stop.
-			a.cost().stoppedAt(took, lengths[i])
-			a.cost().lateBy(max(0, time.Since(t)-budget))
-			stopped = took
-			break
-		}
-		if err != nil {
-			out.Reasons = append(out.Reasons, "qa_failed: "+err.Error())
-			return false
-		}
-		if len(got) != 1 {
-			out.Reasons = append(out.Reasons, fmt.Sprintf("qa_failed: the extractive model gave %d spans for one passage", len(got)))
-			return false
-		}
-		lastPerToken = a.cost().observe(took, lengths[i])
-		spans = append(spans, got[0])
+	read, ok := a.readPassages(bctx, rq.Question, texts, lengths, t, budget, out)
+	if read.relax {
+		// Relaxed after the reason is written: a machine busy a
+		// while ago is measured again before long.
+		defer a.cost().relax()
 	}
+	if !ok {
+		return false
+	}
+	spans := read.spans
 	if len(spans) < len(texts) {
-		out.Reasons = append(out.Reasons, a.budgetReason(len(spans), len(texts), time.Since(t), a.cost().estimate(meanInt(lengths), lastPerToken), stopped, cfg))
+		out.Reasons = append(out.Reasons, a.budgetReason(len(spans), len(texts), time.Since(t), a.cost().estimate(meanInt(lengths), read.lastPerToken), read.stopped, cfg))
 	}
 	if len(spans) == 0 {
 		return false
@@ -656,6 +627,56 @@ func (a *Answerer) extractive(ctx context.Context, rq *schemas.QueryReranked, cf
 	em.restart(ctx)
 	em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
 	return true
+}
+
+// passagesRead is what the extractive model read within its budget.
+type passagesRead struct {
+	spans        []models.Span // one per passage read, in order
+	lastPerToken float64       // this answer's last measured cost per token
+	stopped      time.Duration // a passage stopped unfinished after this long
+	relax        bool          // the first passage was not read: relax the cost model
+}
+
+// readPassages reads the passages one by one while the next is predicted to
+// finish within the budget that began at t. It reports false, with a
+// qa_failed reason in out, when the model failed.
+func (a *Answerer) readPassages(bctx context.Context, question string, texts []string, lengths []int, t time.Time, budget time.Duration, out *schemas.AnswerDone) (passagesRead, bool) {
+	var r passagesRead
+	for i := range texts {
+		est := a.cost().estimate(lengths[i], r.lastPerToken)
+		left := budget - time.Since(t)
+		if left <= 0 || i > 0 && est > left {
+			break
+		}
+		// The first passage is read unless it would clearly not finish
+		// (twice the budget): reading it measures the machine as it is now.
+		if i == 0 && est > 2*left {
+			r.relax = true
+			break
+		}
+		t0 := time.Now()
+		got, err := a.QA.Answer(bctx, question, texts[i:i+1], 30)
+		took := time.Since(t0)
+		if err != nil && bctx.Err() != nil {
+			// Stopped at the end of the budget: it costs more than this,
+			// and it took this long to stop.
+			a.cost().stoppedAt(took, lengths[i])
+			a.cost().lateBy(max(0, time.Since(t)-budget))
+			r.stopped = took
+			break
+		}
+		if err != nil {
+			out.Reasons = append(out.Reasons, "qa_failed: "+err.Error())
+			return r, false
+		}
+		if len(got) != 1 {
+			out.Reasons = append(out.Reasons, fmt.Sprintf("qa_failed: the extractive model gave %d spans for one passage", len(got)))
+			return r, false
+		}
+		r.lastPerToken = a.cost().observe(took, lengths[i])
+		r.spans = append(r.spans, got[0])
+	}
+	return r, true
 }
 
 // searchOnly shows the best passages with highlighted snippets.

@@ -344,26 +344,59 @@ func (v *verifier) resolveBlock(id string) (ctx int, named string) {
 
 // check decides every sentence and builds the verified text and citations.
 func (v *verifier) check(sents []sentence, out *Verified) {
-	type decided struct {
-		keep   bool
-		claim  bool
-		groups [][]int // per marker group: indexes into blocks
-		extra  []int   // supported JSON citations placed by quote
+	var blocks citedBlocks
+	ds, strength, abstains := v.decideAll(sents, &blocks, out)
+	for id, phrase := range v.setAside {
+		out.SetAside = append(out.SetAside, SetAside{BlockID: id, Phrase: phrase})
 	}
-	var blocks []evidence // one per cited block, in order of first use
-	blockNum := map[string]int{}
-	use := func(e evidence) int {
-		if n, ok := blockNum[e.block]; ok {
-			return n
-		}
-		blocks = append(blocks, e)
-		blockNum[e.block] = len(blocks) - 1
-		return len(blocks) - 1
+	sort.Slice(out.SetAside, func(i, j int) bool { return out.SetAside[i].BlockID < out.SetAside[j].BlockID })
+
+	number, count := renumber(ds, len(blocks.list))
+	out.Citations = v.citations(blocks.list, number, count)
+	out.Text = rewrite(sents, ds, number, out.Citations)
+	if out.Claims > 0 {
+		out.Coverage = float64(out.Supported) / float64(out.Claims)
+		out.Confidence = strength / float64(out.Claims)
 	}
+	out.Abstained = out.Claims == 0 && abstains > 0
+}
+
+// decision is what check decided for one sentence.
+type decision struct {
+	keep   bool
+	claim  bool
+	groups [][]int // per marker group: indexes into the cited blocks
+	extra  []int   // supported JSON citations placed by quote
+}
+
+// citedBlocks holds one evidence per cited block, in order of first use.
+type citedBlocks struct {
+	list []evidence
+	num  map[string]int
+}
+
+// use returns e's block's index, adding it on first use.
+func (c *citedBlocks) use(e evidence) int {
+	if n, ok := c.num[e.block]; ok {
+		return n
+	}
+	if c.num == nil {
+		c.num = map[string]int{}
+	}
+	c.list = append(c.list, e)
+	c.num[e.block] = len(c.list) - 1
+	return len(c.list) - 1
+}
+
+// decideAll decides each sentence: no claim (kept as is), said again
+// (collapsed), an abstention, or a claim judged on its citations. It
+// returns the decisions, the summed strength of the supported claims and
+// the number of abstentions.
+func (v *verifier) decideAll(sents []sentence, blocks *citedBlocks, out *Verified) ([]decision, float64, int) {
 	abstains := 0
 	var strength float64
 	seen := map[string]bool{}
-	ds := make([]decided, len(sents))
+	ds := make([]decision, len(sents))
 	for i, s := range sents {
 		d := &ds[i]
 		d.keep = true
@@ -385,52 +418,60 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 		}
 		d.claim = true
 		out.Claims++
-		reason, best := DropUncited, 0.0
-		if v.opts.Lang != "" && !inLanguage(s.claim, v.opts.Lang) {
-			out.WrongLanguage++
-			reason = DropLanguage
-			for _, r := range s.refs {
-				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: DropLanguage})
-			}
-			s.refs = nil
+		if best := v.judge(s, d, blocks, out); best > 0 {
+			out.Supported++
+			strength += best
 		}
+	}
+	return ds, strength, abstains
+}
+
+// judge checks a claim's citations, records the dropped and corrected ones
+// and returns the strength of its best support; a claim with none is
+// dropped and flagged as unsupported.
+func (v *verifier) judge(s sentence, d *decision, blocks *citedBlocks, out *Verified) float64 {
+	reason, best := DropUncited, 0.0
+	if v.opts.Lang != "" && !inLanguage(s.claim, v.opts.Lang) {
+		out.WrongLanguage++
+		reason = DropLanguage
 		for _, r := range s.refs {
-			v.detail = ""
-			e, why := v.support(s.claim, r)
-			if why != "" {
-				out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: why, Detail: v.detail})
-				reason = why
-				continue
-			}
-			if from := r.cited(v.contexts); e.moved || (r.named != "" && r.named != e.block) {
-				out.Corrected = append(out.Corrected, Corrected{From: from, To: e.block, Moved: e.moved})
-			}
-			k := use(e)
-			if r.group >= 0 {
-				if !containsInt(d.groups[r.group], k) {
-					d.groups[r.group] = append(d.groups[r.group], k)
-				}
-			} else if !containsInt(d.extra, k) {
-				d.extra = append(d.extra, k)
-			}
-			best = max(best, e.strength)
+			out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: DropLanguage})
 		}
-		if best == 0 {
-			d.keep = false
-			out.Unsupported = append(out.Unsupported, schemas.Unsupported{Text: s.claim, Reason: reason})
-			out.Flagged = append(out.Flagged, s.claim)
+		s.refs = nil
+	}
+	for _, r := range s.refs {
+		v.detail = ""
+		e, why := v.support(s.claim, r)
+		if why != "" {
+			out.Dropped = append(out.Dropped, Dropped{Marker: r.label, Sentence: s.claim, Reason: why, Detail: v.detail})
+			reason = why
 			continue
 		}
-		out.Supported++
-		strength += best
+		if from := r.cited(v.contexts); e.moved || (r.named != "" && r.named != e.block) {
+			out.Corrected = append(out.Corrected, Corrected{From: from, To: e.block, Moved: e.moved})
+		}
+		k := blocks.use(e)
+		if r.group >= 0 {
+			if !containsInt(d.groups[r.group], k) {
+				d.groups[r.group] = append(d.groups[r.group], k)
+			}
+		} else if !containsInt(d.extra, k) {
+			d.extra = append(d.extra, k)
+		}
+		best = max(best, e.strength)
 	}
-	for id, phrase := range v.setAside {
-		out.SetAside = append(out.SetAside, SetAside{BlockID: id, Phrase: phrase})
+	if best == 0 {
+		d.keep = false
+		out.Unsupported = append(out.Unsupported, schemas.Unsupported{Text: s.claim, Reason: reason})
+		out.Flagged = append(out.Flagged, s.claim)
 	}
-	sort.Slice(out.SetAside, func(i, j int) bool { return out.SetAside[i].BlockID < out.SetAside[j].BlockID })
+	return best
+}
 
-	// Renumber in order of first use in the kept text.
-	number := make([]int, len(blocks))
+// renumber numbers the cited blocks in order of first use in the kept
+// text (0: not used) and returns the numbers and how many were used.
+func renumber(ds []decision, nblocks int) ([]int, int) {
+	number := make([]int, nblocks)
 	next := 0
 	for i := range ds {
 		if !ds[i].keep {
@@ -451,16 +492,26 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 			}
 		}
 	}
-	out.Citations = make([]schemas.Citation, next)
+	return number, next
+}
+
+// citations lists the used blocks in their numbers' order.
+func (v *verifier) citations(blocks []evidence, number []int, count int) []schemas.Citation {
+	cites := make([]schemas.Citation, count)
 	for k, e := range blocks {
 		if number[k] == 0 {
 			continue
 		}
 		c := v.contexts[e.ctx]
-		out.Citations[number[k]-1] = schemas.Citation{BlockID: e.block, ChunkID: c.ChunkID, DocID: c.DocID, Title: c.Title,
+		cites[number[k]-1] = schemas.Citation{BlockID: e.block, ChunkID: c.ChunkID, DocID: c.DocID, Title: c.Title,
 			SectionPath: c.SectionPath, Quote: e.quote, Link: Link(e.block, c.Path), Number: number[k]}
 	}
+	return cites
+}
 
+// rewrite writes the kept sentences with their renumbered markers, and
+// adds each claim's span (in runes) to the citations it carries.
+func rewrite(sents []sentence, ds []decision, number []int, cites []schemas.Citation) string {
 	var b strings.Builder
 	runes := 0
 	for i, s := range sents {
@@ -478,34 +529,7 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 			}
 			continue
 		}
-		var sb strings.Builder
-		last := 0
-		var nums []int
-		for g, loc := range s.groups {
-			before := s.raw[last:loc[0]]
-			last = loc[1]
-			var labels []string
-			for _, k := range d.groups[g] {
-				nums = append(nums, number[k])
-				labels = append(labels, strconv.Itoa(number[k]))
-			}
-			if len(labels) > 0 {
-				sb.WriteString(before + "[" + strings.Join(labels, ", ") + "]")
-			} else {
-				// A removed marker leaves no space before the punctuation.
-				sb.WriteString(strings.TrimRight(before, " "))
-			}
-		}
-		sb.WriteString(s.raw[last:])
-		text := sb.String()
-		if len(d.extra) > 0 {
-			var labels []string
-			for _, k := range d.extra {
-				nums = append(nums, number[k])
-				labels = append(labels, strconv.Itoa(number[k]))
-			}
-			text = insertMarker(text, "["+strings.Join(labels, ", ")+"]")
-		}
+		text, nums := renderSentence(s, d, number)
 		if b.Len() == 0 {
 			text = strings.TrimLeft(text, " \t\n")
 		}
@@ -514,7 +538,7 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 			start := runes + utf8.RuneCountInString(text[:len(text)-len(strings.TrimLeft(text, " \t\n"))])
 			span := schemas.TextSpan{Start: start, End: runes + utf8.RuneCountInString(core)}
 			for _, n := range nums {
-				c := &out.Citations[n-1]
+				c := &cites[n-1]
 				if len(c.Spans) == 0 || c.Spans[len(c.Spans)-1] != span {
 					c.Spans = append(c.Spans, span)
 				}
@@ -523,12 +547,42 @@ func (v *verifier) check(sents []sentence, out *Verified) {
 		b.WriteString(text)
 		runes += utf8.RuneCountInString(text)
 	}
-	out.Text = strings.TrimRight(b.String(), " \t\n")
-	if out.Claims > 0 {
-		out.Coverage = float64(out.Supported) / float64(out.Claims)
-		out.Confidence = strength / float64(out.Claims)
+	return strings.TrimRight(b.String(), " \t\n")
+}
+
+// renderSentence writes one kept sentence with its markers renumbered (a
+// marker with no supported block goes) and the quote-placed citations
+// inserted; it returns the text and the numbers it cites.
+func renderSentence(s sentence, d decision, number []int) (string, []int) {
+	var sb strings.Builder
+	last := 0
+	var nums []int
+	for g, loc := range s.groups {
+		before := s.raw[last:loc[0]]
+		last = loc[1]
+		var labels []string
+		for _, k := range d.groups[g] {
+			nums = append(nums, number[k])
+			labels = append(labels, strconv.Itoa(number[k]))
+		}
+		if len(labels) > 0 {
+			sb.WriteString(before + "[" + strings.Join(labels, ", ") + "]")
+		} else {
+			// A removed marker leaves no space before the punctuation.
+			sb.WriteString(strings.TrimRight(before, " "))
+		}
 	}
-	out.Abstained = out.Claims == 0 && abstains > 0
+	sb.WriteString(s.raw[last:])
+	text := sb.String()
+	if len(d.extra) > 0 {
+		var labels []string
+		for _, k := range d.extra {
+			nums = append(nums, number[k])
+			labels = append(labels, strconv.Itoa(number[k]))
+		}
+		text = insertMarker(text, "["+strings.Join(labels, ", ")+"]")
+	}
+	return text, nums
 }
 
 // support checks one citation of claim; why is the drop reason when it fails.

@@ -15,7 +15,7 @@ import (
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
-	researchstage "github.com/exocortex/exocortex/workers/research"
+	researchstage "github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/stage"
 )
 

@@ -253,65 +253,18 @@ func citedBlocks(rep *schemas.ResearchReport, s schemas.ReportSentence) []string
 func ScoreResearch(rep *schemas.ResearchReport, labels []ResearchLabel, blocks map[string]string, planted []PlantedDisagreement) ResearchScore {
 	sc := ResearchScore{Question: rep.Question, Mode: rep.Mode, Reasons: rep.Reasons, LLMCalls: rep.LLMCalls}
 	all, dis := reportSentences(rep)
-	// Labelled facts by their normalised text, longest first (a sentence
-	// holding two facts side by side is split by them).
-	type lf struct {
-		n string
-		l ResearchLabel
-	}
-	var facts []lf
-	seen := map[string]bool{}
-	for _, l := range labels {
-		n := norm(l.Text)
-		if utf8.RuneCountInString(n) < 12 || seen[n+"|"+l.Label+"|"+l.SourceBlock] {
-			continue
-		}
-		seen[n+"|"+l.Label+"|"+l.SourceBlock] = true
-		facts = append(facts, lf{n, l})
-	}
-	sort.SliceStable(facts, func(i, j int) bool { return len(facts[i].n) > len(facts[j].n) })
-	holds := func(block, sentence string) bool {
-		return block != "" && strings.Contains(norm(blocks[block]), norm(sentence))
-	}
+	rs := researchScorer{rep: rep, blocks: blocks, facts: labelledFacts(labels)}
 	for _, s := range all {
 		cited := citedBlocks(rep, s)
 		if len(cited) == 0 {
 			continue
 		}
 		sc.CitedSentences++
-		text := norm(s.Text)
-		rest := text
-		var parts []ResearchLabel
-		for _, f := range facts {
-			if strings.Contains(rest, f.n) {
-				parts = append(parts, f.l)
-				rest = strings.Replace(rest, f.n, " ", 1)
-			}
-		}
-		ok := false
-		if len(parts) > 0 {
+		byLabel, ok := rs.stated(s, cited)
+		if byLabel {
 			sc.ByLabel++
-			ok = true
-			for _, p := range parts {
-				held := false
-				for _, b := range cited {
-					held = held || b == p.SourceBlock || holds(b, p.SourceSentence)
-				}
-				ok = ok && p.Supported && held
-			}
 		} else {
 			sc.ByBlock++
-			for _, b := range cited {
-				bt := norm(blocks[b])
-				if text != "" && strings.Contains(bt, text) {
-					ok = true
-				}
-				for _, bs := range strings.FieldsFunc(bt, func(r rune) bool { return r == '.' || r == '!' || r == '?' || r == '\n' }) {
-					if bs = strings.TrimSpace(bs); utf8.RuneCountInString(bs) >= 20 && strings.Contains(text, bs) {
-						ok = true
-					}
-				}
-			}
 		}
 		if ok {
 			sc.StatedSentences++
@@ -319,67 +272,16 @@ func ScoreResearch(rep *schemas.ResearchReport, labels []ResearchLabel, blocks m
 			sc.NotStated = append(sc.NotStated, s.Text)
 		}
 	}
-	// Repeated facts: one fact stated by several sentences of the
-	// sections (a summary or conclusion restating one is not a repeat).
-	stated := map[string]int{}
-	for _, sec := range rep.Sections {
-		for _, s := range sec.Sentences {
-			rest := norm(s.Text)
-			for _, f := range facts {
-				if strings.Contains(rest, f.n) {
-					stated[f.n]++
-					rest = strings.Replace(rest, f.n, " ", 1)
-				}
-			}
-		}
-	}
-	for _, n := range stated {
-		if n > 1 {
-			sc.Repeated++
-		}
-	}
-	// Changed facts: the changed fact in a report sentence, or its changed
-	// words (which its note does not have) in a sentence that holds most of
-	// its words.
-	reached := map[string]bool{}
-	for _, l := range labels {
-		if !l.Changed || reached[l.Text] {
-			continue
-		}
-		sc.ChangedFacts++
-		frag := norm(l.Fragment)
-		for _, s := range all {
-			t := norm(s.Text)
-			if strings.Contains(t, norm(l.Text)) || (frag != "" && containsWords(t, frag) && !containsWords(norm(l.SourceSentence), frag) &&
-				wordShare(norm(l.Text), t) >= 0.6) {
-				reached[l.Text] = true
-				sc.ChangedReached = append(sc.ChangedReached, l.Text)
-				break
-			}
-		}
-	}
+	sc.Repeated = rs.repeated()
+	sc.ChangedFacts, sc.ChangedReached = changedReached(labels, all)
 	// Planted disagreements: every side stated with a citation of a block
 	// that says it.
-	sideIn := func(sents []schemas.ReportSentence, side DisagreementSide) bool {
-		says := norm(side.Says)
-		for _, s := range sents {
-			if !strings.Contains(norm(s.Text), says) {
-				continue
-			}
-			for _, b := range citedBlocks(rep, s) {
-				if strings.Contains(norm(blocks[b]), says) {
-					return true
-				}
-			}
-		}
-		return false
-	}
 	for _, d := range planted {
 		sc.Planted++
 		inSection, anywhere := true, true
 		for _, side := range d.Sides {
-			inSection = inSection && sideIn(dis, side)
-			anywhere = anywhere && sideIn(all, side)
+			inSection = inSection && rs.sideIn(dis, side)
+			anywhere = anywhere && rs.sideIn(all, side)
 		}
 		if inSection {
 			sc.Reported++
@@ -391,6 +293,148 @@ func ScoreResearch(rep *schemas.ResearchReport, labels []ResearchLabel, blocks m
 		}
 	}
 	return sc
+}
+
+// labelledFact is a labelled fact with its normalised text.
+type labelledFact struct {
+	n string
+	l ResearchLabel
+}
+
+// labelledFacts are the labelled facts by their normalised text, longest
+// first (a sentence holding two facts side by side is split by them).
+func labelledFacts(labels []ResearchLabel) []labelledFact {
+	var facts []labelledFact
+	seen := map[string]bool{}
+	for _, l := range labels {
+		n := norm(l.Text)
+		if utf8.RuneCountInString(n) < 12 || seen[n+"|"+l.Label+"|"+l.SourceBlock] {
+			continue
+		}
+		seen[n+"|"+l.Label+"|"+l.SourceBlock] = true
+		facts = append(facts, labelledFact{n, l})
+	}
+	sort.SliceStable(facts, func(i, j int) bool { return len(facts[i].n) > len(facts[j].n) })
+	return facts
+}
+
+// researchScorer judges one report's sentences against the labelled facts
+// and the notes' blocks (id -> text).
+type researchScorer struct {
+	rep    *schemas.ResearchReport
+	blocks map[string]string
+	facts  []labelledFact
+}
+
+// holds reports whether block holds sentence.
+func (rs researchScorer) holds(block, sentence string) bool {
+	return block != "" && strings.Contains(norm(rs.blocks[block]), norm(sentence))
+}
+
+// stated judges a cited sentence: by the labels of the facts it holds
+// (each supported and held by a cited block), else by its cited blocks
+// holding it or a sentence of theirs (byLabel false).
+func (rs researchScorer) stated(s schemas.ReportSentence, cited []string) (byLabel, ok bool) {
+	text := norm(s.Text)
+	rest := text
+	var parts []ResearchLabel
+	for _, f := range rs.facts {
+		if strings.Contains(rest, f.n) {
+			parts = append(parts, f.l)
+			rest = strings.Replace(rest, f.n, " ", 1)
+		}
+	}
+	if len(parts) > 0 {
+		ok = true
+		for _, p := range parts {
+			held := false
+			for _, b := range cited {
+				held = held || b == p.SourceBlock || rs.holds(b, p.SourceSentence)
+			}
+			ok = ok && p.Supported && held
+		}
+		return true, ok
+	}
+	for _, b := range cited {
+		bt := norm(rs.blocks[b])
+		if text != "" && strings.Contains(bt, text) {
+			ok = true
+		}
+		for _, bs := range strings.FieldsFunc(bt, func(r rune) bool { return r == '.' || r == '!' || r == '?' || r == '\n' }) {
+			if bs = strings.TrimSpace(bs); utf8.RuneCountInString(bs) >= 20 && strings.Contains(text, bs) {
+				ok = true
+			}
+		}
+	}
+	return false, ok
+}
+
+// repeated counts the facts stated by several sentences of the sections (a
+// summary or conclusion restating one is not a repeat).
+func (rs researchScorer) repeated() int {
+	stated := map[string]int{}
+	for _, sec := range rs.rep.Sections {
+		for _, s := range sec.Sentences {
+			rest := norm(s.Text)
+			for _, f := range rs.facts {
+				if strings.Contains(rest, f.n) {
+					stated[f.n]++
+					rest = strings.Replace(rest, f.n, " ", 1)
+				}
+			}
+		}
+	}
+	repeated := 0
+	for _, n := range stated {
+		if n > 1 {
+			repeated++
+		}
+	}
+	return repeated
+}
+
+// changedReached counts the changed facts and lists those that reached the
+// report: the changed fact in a report sentence, or its changed words
+// (which its note does not have) in a sentence that holds most of its
+// words.
+func changedReached(labels []ResearchLabel, all []schemas.ReportSentence) (int, []string) {
+	count := 0
+	var list []string
+	reached := map[string]bool{}
+	for _, l := range labels {
+		if !l.Changed || reached[l.Text] {
+			continue
+		}
+		count++
+		frag := norm(l.Fragment)
+		for _, s := range all {
+			t := norm(s.Text)
+			if strings.Contains(t, norm(l.Text)) || (frag != "" && containsWords(t, frag) && !containsWords(norm(l.SourceSentence), frag) &&
+				wordShare(norm(l.Text), t) >= 0.6) {
+				reached[l.Text] = true
+				list = append(list, l.Text)
+				break
+			}
+		}
+	}
+	return count, list
+}
+
+// sideIn reports whether a sentence of sents states side with a citation
+// of a block that says it.
+func (rs researchScorer) sideIn(sents []schemas.ReportSentence, side DisagreementSide) bool {
+	says := norm(side.Says)
+	for _, s := range sents {
+		if !strings.Contains(norm(s.Text), says) {
+			continue
+		}
+		for _, b := range citedBlocks(rs.rep, s) {
+			if strings.Contains(norm(rs.blocks[b]), says) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // ResearchSummary sums the scores of a run.

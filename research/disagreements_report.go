@@ -409,18 +409,43 @@ func (b *builder) disagreement(s replySentence, byID map[string]numberedFact) (p
 		b.rep.Reasons = append(b.rep.Reasons, fmt.Sprintf("unsupported_disagreement: too long to check per side: %q", text))
 		return pendingSentence{}, nil, false
 	}
+	parts, why := b.splitBySide(pieces, sides)
+	held := map[int]bool{}
+	for _, p := range parts {
+		if p.side >= 0 {
+			held[p.side] = true
+		}
+	}
+	if parts == nil || len(held) < 2 {
+		if why == "" {
+			why = "one side holds it all"
+		}
+		b.rep.Reasons = append(b.rep.Reasons, fmt.Sprintf("unsupported_disagreement: %s: not each side stated by its own blocks: %q", why, text))
+		return pendingSentence{}, nil, false
+	}
+	out, cited := b.sidesOf(parts, pieces, sides)
+	return out, cited, true
+}
+
+// sidePart is a run of a disagreement's clauses, pieces[from:to], stated
+// by one side's blocks, or framing (side -1).
+type sidePart struct {
+	from, to int
+	side     int // -1: framing
+	blocks   []string
+}
+
+// splitBySide cuts the clauses into the fewest consecutive parts each
+// framing or stated by one side's blocks (nil when no cut does); why is
+// the first reason a part was not stated.
+func (b *builder) splitBySide(pieces []string, sides []numberedFact) ([]sidePart, string) {
 	ctxs := make([][]schemas.Context, len(sides))
 	for k, nf := range sides {
 		ctxs[k] = b.sideContexts(nf.Fact)
 	}
-	type part struct {
-		from, to int
-		side     int // -1: framing
-		blocks   []string
-	}
 	// best[i]: the fewest parts that cover pieces[:i] (nil: none do).
-	best := make([][]part, len(pieces)+1)
-	best[0] = []part{}
+	best := make([][]sidePart, len(pieces)+1)
+	best[0] = []sidePart{}
 	why := ""
 	for i := 1; i <= len(pieces); i++ {
 		for j := 0; j < i; j++ {
@@ -428,7 +453,7 @@ func (b *builder) disagreement(s replySentence, byID map[string]numberedFact) (p
 				continue
 			}
 			seg := strings.Join(pieces[j:i], "")
-			p := part{from: j, to: i, side: -1}
+			p := sidePart{from: j, to: i, side: -1}
 			if !framing(seg) {
 				p.side = -2
 				for k := range sides {
@@ -452,20 +477,13 @@ func (b *builder) disagreement(s replySentence, byID map[string]numberedFact) (p
 			best[i] = append(slices.Clone(best[j]), p)
 		}
 	}
-	parts := best[len(pieces)]
-	held := map[int]bool{}
-	for _, p := range parts {
-		if p.side >= 0 {
-			held[p.side] = true
-		}
-	}
-	if parts == nil || len(held) < 2 {
-		if why == "" {
-			why = "one side holds it all"
-		}
-		b.rep.Reasons = append(b.rep.Reasons, fmt.Sprintf("unsupported_disagreement: %s: not each side stated by its own blocks: %q", why, text))
-		return pendingSentence{}, nil, false
-	}
+	return best[len(pieces)], why
+}
+
+// sidesOf writes the parts as the sentence's sides (framing leads the side
+// after it, or ends the last), marking the newer side of a dated conflict;
+// cited is the facts the sides state.
+func (b *builder) sidesOf(parts []sidePart, pieces []string, sides []numberedFact) (pendingSentence, []string) {
 	var out pendingSentence
 	lead := ""
 	var cited []string
@@ -491,7 +509,7 @@ func (b *builder) disagreement(s replySentence, byID map[string]numberedFact) (p
 			}
 		}
 	}
-	return out, cited, true
+	return out, cited
 }
 
 // covers tells whether the cited facts state both sides of c.

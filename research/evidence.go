@@ -521,25 +521,7 @@ var notesIn = regexp.MustCompile(`notes are in ([a-z]{2}(?:, [a-z]{2})*)`)
 // side: a line that says what they disagree on, then each passage with its
 // note's date.
 func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pendingSentence) []pendingSentence {
-	type pair struct {
-		x, y    *candidate
-		subject string
-		vx, vy  string // the values they give
-	}
-	var pairs []pair
-	seen := map[[2]*candidate]bool{}
-	add := func(x, y *candidate, subject, vx, vy string) {
-		if x == y || x.shown || y.shown || seen[[2]*candidate{x, y}] || seen[[2]*candidate{y, x}] || len(pairs) >= maxDisagreements {
-			return
-		}
-		for _, p := range pairs {
-			if p.x == x || p.y == x || p.x == y || p.y == y {
-				return // a passage is shown once
-			}
-		}
-		seen[[2]*candidate{x, y}] = true
-		pairs = append(pairs, pair{x, y, subject, vx, vy})
-	}
+	var ps evidencePairs
 	// The model's own contradictions, when the facts carry them.
 	byID := map[string]*candidate{}
 	for _, c := range all {
@@ -548,15 +530,54 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 	for _, c := range all {
 		for _, id := range c.nf.Fact.ContradictedBy {
 			if o, ok := byID[fmt.Sprintf("%d|%s", c.nf.Task, id)]; ok {
-				add(c, o, "", "", "")
+				ps.add(c, o, "", "", "")
 			}
 		}
 	}
-	// Values that differ on one subject: a passage kept, and another kept
-	// or one that matches the question less but states the same subject
-	// otherwise (the older note's launch date is the other side of the
-	// newer note's, whichever of the two holds more of the question's
-	// words).
+	b.valueConflicts(all, kept, &ps)
+	var out []pendingSentence
+	for _, p := range ps.list {
+		out = append(out, b.pairSentence(p, show))
+	}
+	return out
+}
+
+// evidencePair is two passages that disagree, on subject where known.
+type evidencePair struct {
+	x, y    *candidate
+	subject string
+	vx, vy  string // the values they give
+}
+
+// evidencePairs collects pairs, at most maxDisagreements, each passage in
+// one pair only.
+type evidencePairs struct {
+	list []evidencePair
+	seen map[[2]*candidate]bool
+}
+
+func (ps *evidencePairs) add(x, y *candidate, subject, vx, vy string) {
+	if x == y || x.shown || y.shown || ps.seen[[2]*candidate{x, y}] || ps.seen[[2]*candidate{y, x}] || len(ps.list) >= maxDisagreements {
+		return
+	}
+	for _, p := range ps.list {
+		if p.x == x || p.y == x || p.x == y || p.y == y {
+			return // a passage is shown once
+		}
+	}
+	if ps.seen == nil {
+		ps.seen = map[[2]*candidate]bool{}
+	}
+	ps.seen[[2]*candidate{x, y}] = true
+	ps.list = append(ps.list, evidencePair{x, y, subject, vx, vy})
+}
+
+// valueConflicts adds the pairs whose values differ on one subject: a
+// passage kept, and another kept or one that matches the question less but
+// states the same subject otherwise (the older note's launch date is the
+// other side of the newer note's, whichever of the two holds more of the
+// question's words).
+func (b *builder) valueConflicts(all, kept []*candidate, ps *evidencePairs) {
 	vals := map[*candidate][]claimcheck.Value{}
 	valuesOf := func(c *candidate) []claimcheck.Value {
 		v, ok := vals[c]
@@ -578,47 +599,46 @@ func (b *builder) disagree(all, kept []*candidate, show func(*candidate) pending
 				continue
 			}
 			if s, vx, vy, ok := b.conflict(x.text, valuesOf(x), y.text, valuesOf(y)); ok {
-				add(x, y, s, vx, vy)
+				ps.add(x, y, s, vx, vy)
 			}
 		}
 	}
-	var out []pendingSentence
-	for _, p := range pairs {
-		tx, ty := candidateTime(p.x), candidateTime(p.y)
-		if !tx.IsZero() && !ty.IsZero() && ty.Before(tx) {
-			// The older note first.
-			p.x, p.y, p.vx, p.vy, tx, ty = p.y, p.x, p.vy, p.vx, ty, tx
-		}
-		line := evidenceText(b.lang, "disagree_any")
-		if p.subject != "" {
-			line = fmt.Sprintf(evidenceText(b.lang, "disagree"), p.subject, p.vx, p.vy)
-		}
-		// One sentence a pair, each side its own passage with its own
-		// citation, its note's time and whether it is the newer (as the
-		// synthesis' disagreements): every client of the report sees the
-		// pair in its disagreements; the line saying what they disagree on
-		// leads the first side.
-		var ps pendingSentence
-		for i, side := range []struct {
-			c     *candidate
-			t, ot time.Time
-		}{{p.x, tx, ty}, {p.y, ty, tx}} {
-			newer := !side.t.IsZero() && !side.ot.IsZero() && side.t.After(side.ot)
-			label := fmt.Sprintf(evidenceText(b.lang, "side"), b.sideLabel(side.c, side.t, newer), "")
-			if i == 0 {
-				label = line + " " + label
-			}
-			shown := show(side.c)
-			sd := pendingSide{lead: strings.TrimSpace(label), text: shown.text, blocks: shown.blocks, newer: newer,
-				updated: side.c.nf.Fact.Updated, fact: side.c.nf.Fact.ID}
-			if sd.updated == "" && !side.t.IsZero() {
-				sd.updated = side.t.UTC().Format(time.RFC3339)
-			}
-			ps.sides = append(ps.sides, sd)
-		}
-		out = append(out, ps)
+}
+
+// pairSentence writes one sentence a pair, each side its own passage with
+// its own citation, its note's time and whether it is the newer (as the
+// synthesis' disagreements): every client of the report sees the pair in
+// its disagreements; the line saying what they disagree on leads the first
+// side, the older note first.
+func (b *builder) pairSentence(p evidencePair, show func(*candidate) pendingSentence) pendingSentence {
+	tx, ty := candidateTime(p.x), candidateTime(p.y)
+	if !tx.IsZero() && !ty.IsZero() && ty.Before(tx) {
+		// The older note first.
+		p.x, p.y, p.vx, p.vy, tx, ty = p.y, p.x, p.vy, p.vx, ty, tx
 	}
-	return out
+	line := evidenceText(b.lang, "disagree_any")
+	if p.subject != "" {
+		line = fmt.Sprintf(evidenceText(b.lang, "disagree"), p.subject, p.vx, p.vy)
+	}
+	var ps pendingSentence
+	for i, side := range []struct {
+		c     *candidate
+		t, ot time.Time
+	}{{p.x, tx, ty}, {p.y, ty, tx}} {
+		newer := !side.t.IsZero() && !side.ot.IsZero() && side.t.After(side.ot)
+		label := fmt.Sprintf(evidenceText(b.lang, "side"), b.sideLabel(side.c, side.t, newer), "")
+		if i == 0 {
+			label = line + " " + label
+		}
+		shown := show(side.c)
+		sd := pendingSide{lead: strings.TrimSpace(label), text: shown.text, blocks: shown.blocks, newer: newer,
+			updated: side.c.nf.Fact.Updated, fact: side.c.nf.Fact.ID}
+		if sd.updated == "" && !side.t.IsZero() {
+			sd.updated = side.t.UTC().Format(time.RFC3339)
+		}
+		ps.sides = append(ps.sides, sd)
+	}
+	return ps
 }
 
 // conflict tells whether two passages give different values for one

@@ -206,160 +206,22 @@ type sideFact struct {
 // wording and all their blocks. Each fact's Updated is the latest time of
 // the documents its blocks are in (doc.Updated).
 func (fs *Facts) Apply(a *analysis.Analyzer, step FactStep, doc Document) Applied {
-	var out Applied
-	if fs.Blocks == nil {
-		fs.Blocks = map[string]schemas.Context{}
-	}
-	if fs.Times == nil {
-		fs.Times = map[string]string{}
-	}
-	if fs.Next == 0 {
-		fs.Next = 1
-	}
-	if doc.Updated != "" {
-		fs.Times[doc.DocID] = doc.Updated
-	}
-	order := doc.Blocks()
-	blocks := map[string]schemas.Context{}
-	for _, b := range order {
-		blocks[b.BlockID] = b
-	}
-	resolve := func(ids []string, old bool) []schemas.Context {
-		var cs []schemas.Context
-		seen := map[string]bool{}
-		for _, id := range ids {
-			id = cleanID(id)
-			if seen[id] {
-				continue
-			}
-			seen[id] = true
-			if b, ok := blocks[id]; ok {
-				cs = append(cs, b)
-			} else if b, ok := fs.Blocks[id]; ok && old {
-				cs = append(cs, b)
-			}
-		}
-		return cs
-	}
-	verify := func(f *schemas.Fact, cs []schemas.Context) string {
-		cites, moves, why := checkFact(a, f.Text, cs, order)
-		if len(cites) == 0 {
-			return why
-		}
-		f.BlockIDs, f.Citations = nil, cites
-		for _, c := range cites {
-			f.BlockIDs = append(f.BlockIDs, c.BlockID)
-			if b, ok := blocks[c.BlockID]; ok {
-				fs.Blocks[c.BlockID] = b
-			} else {
-				for _, b := range cs {
-					if b.BlockID == c.BlockID {
-						fs.Blocks[c.BlockID] = b
-					}
-				}
-			}
-		}
-		for _, m := range moves {
-			m.Fact = f.ID
-			out.Moved = append(out.Moved, m)
-		}
-		return ""
-	}
-	onDoc := func(f schemas.Fact) bool {
-		for _, id := range f.BlockIDs {
-			if _, ok := blocks[id]; ok {
-				return true
-			}
-		}
-		return false
-	}
-
-	// The known facts the model says this document contradicts.
-	var contra []string
-	isContra := map[string]bool{}
-	markContra := func(id string) {
-		if id = strings.TrimSpace(id); !isContra[id] && fs.index(id) >= 0 {
-			isContra[id] = true
-			contra = append(contra, id)
-		}
-	}
+	fs.prepare(doc)
+	ap := fs.newApplying(a, doc)
 	for _, id := range step.Contradicted {
-		markContra(id)
+		ap.markContra(id)
 	}
-
-	var sides []sideFact
 	news := step.New
 	for _, u := range step.Updated {
-		i := fs.index(u.ID)
-		if i < 0 {
-			continue
-		}
-		f := fs.List[i]
-		text := strings.TrimSpace(u.Text)
-		if text != "" && text != f.Text && (isContra[f.ID] || conflicts(a, f.Text, text)) && len(resolve(u.BlockIDs, false)) > 0 {
-			// It says otherwise: the other side, not a rewrite of the fact.
-			markContra(f.ID)
-			news = append(news, StepFact{Text: text, Certainty: u.Certainty, Reasoning: u.Reasoning, BlockIDs: u.BlockIDs,
-				Contradicts: IDs{f.ID}})
-			continue
-		}
-		if text != "" {
-			f.Text = text
-		}
-		if c := certainty(u.Certainty); c != "" {
-			f.Certainty = c
-		}
-		if strings.TrimSpace(u.Reasoning) != "" {
-			f.Reasoning = strings.TrimSpace(u.Reasoning)
-		}
-		ids := append(append([]string(nil), u.BlockIDs...), f.BlockIDs...)
-		if why := verify(&f, resolve(ids, true)); why != "" {
-			out.Unsupported++
-			out.Reasons = append(out.Reasons, fmt.Sprintf("unsupported update of %s (%s): %s", u.ID, why, f.Text))
-			continue
-		}
-		fs.List[i] = f
-		out.Updated++
-		if onDoc(f) && !isContra[f.ID] {
-			sides = append(sides, sideFact{id: f.ID, contradicts: u.Contradicts, reasoning: u.Reasoning})
+		if other, ok := ap.update(u); ok {
+			news = append(news, other)
 		}
 	}
 	for _, n := range news {
-		f := schemas.Fact{ID: "f" + strconv.Itoa(fs.Next), Text: strings.TrimSpace(n.Text), Certainty: certainty(n.Certainty),
-			Reasoning: strings.TrimSpace(n.Reasoning), DocID: doc.DocID}
-		if f.Text == "" {
-			continue
-		}
-		if f.Certainty == "" {
-			f.Certainty = schemas.CertaintyMedium
-		}
-		if why := verify(&f, resolve(n.BlockIDs, false)); why != "" {
-			out.Unsupported++
-			out.Reasons = append(out.Reasons, fmt.Sprintf("unsupported new fact (%s): %s", why, f.Text))
-			continue
-		}
-		fs.Next++
-		fs.List = append(fs.List, f)
-		out.New++
-		sides = append(sides, sideFact{id: f.ID, contradicts: n.Contradicts, reasoning: n.Reasoning})
-		for _, id := range n.Contradicts {
-			markContra(id)
-		}
+		ap.add(n)
 	}
-
-	for _, id := range contra {
-		others := fs.otherSide(a, id, sides, doc, order, &out)
-		i := fs.index(id)
-		f := fs.List[i]
-		for _, o := range others {
-			if o != f.ID && !slices.Contains(f.ContradictedBy, o) {
-				f.ContradictedBy = append(f.ContradictedBy, o)
-			}
-		}
-		fs.List[i] = f
-		out.Contradicted++
-		out.Notes = append(out.Notes, fmt.Sprintf("contradicted %s by %s (%s): %s", id, doc.DocID, strings.Join(others, ", "), f.Text))
-	}
+	ap.linkContradictions()
+	out := ap.out
 	for _, m := range out.Moved {
 		out.Notes = append(out.Notes, fmt.Sprintf("re-cited %s from block %s to its neighbour %s", m.Fact, m.From, m.To))
 	}
@@ -374,6 +236,192 @@ func (fs *Facts) Apply(a *analysis.Analyzer, step FactStep, doc Document) Applie
 	fs.Moved += len(out.Moved)
 	fs.prune()
 	return out
+}
+
+// prepare makes fs's maps and numbering ready and records doc's time.
+func (fs *Facts) prepare(doc Document) {
+	if fs.Blocks == nil {
+		fs.Blocks = map[string]schemas.Context{}
+	}
+	if fs.Times == nil {
+		fs.Times = map[string]string{}
+	}
+	if fs.Next == 0 {
+		fs.Next = 1
+	}
+	if doc.Updated != "" {
+		fs.Times[doc.DocID] = doc.Updated
+	}
+}
+
+// applying is one Apply call's state: the document's blocks, the known
+// facts it contradicts (in order of first mention), the facts of this step
+// that may be their other side, and the result so far.
+type applying struct {
+	fs       *Facts
+	a        *analysis.Analyzer
+	doc      Document
+	order    []schemas.Context
+	blocks   map[string]schemas.Context
+	contra   []string
+	isContra map[string]bool
+	sides    []sideFact
+	out      Applied
+}
+
+func (fs *Facts) newApplying(a *analysis.Analyzer, doc Document) *applying {
+	ap := &applying{fs: fs, a: a, doc: doc, order: doc.Blocks(), blocks: map[string]schemas.Context{}, isContra: map[string]bool{}}
+	for _, b := range ap.order {
+		ap.blocks[b.BlockID] = b
+	}
+	return ap
+}
+
+// resolve finds the cited blocks in this document (and, when old, among
+// the blocks already known), each once.
+func (ap *applying) resolve(ids []string, old bool) []schemas.Context {
+	var cs []schemas.Context
+	seen := map[string]bool{}
+	for _, id := range ids {
+		id = cleanID(id)
+		if seen[id] {
+			continue
+		}
+		seen[id] = true
+		if b, ok := ap.blocks[id]; ok {
+			cs = append(cs, b)
+		} else if b, ok := ap.fs.Blocks[id]; ok && old {
+			cs = append(cs, b)
+		}
+	}
+	return cs
+}
+
+// verify checks f against the blocks cs and sets its citations; it returns
+// why f is not supported, or "".
+func (ap *applying) verify(f *schemas.Fact, cs []schemas.Context) string {
+	cites, moves, why := checkFact(ap.a, f.Text, cs, ap.order)
+	if len(cites) == 0 {
+		return why
+	}
+	f.BlockIDs, f.Citations = nil, cites
+	for _, c := range cites {
+		f.BlockIDs = append(f.BlockIDs, c.BlockID)
+		if b, ok := ap.blocks[c.BlockID]; ok {
+			ap.fs.Blocks[c.BlockID] = b
+		} else {
+			for _, b := range cs {
+				if b.BlockID == c.BlockID {
+					ap.fs.Blocks[c.BlockID] = b
+				}
+			}
+		}
+	}
+	for _, m := range moves {
+		m.Fact = f.ID
+		ap.out.Moved = append(ap.out.Moved, m)
+	}
+	return ""
+}
+
+// onDoc reports whether f cites a block of this document.
+func (ap *applying) onDoc(f schemas.Fact) bool {
+	for _, id := range f.BlockIDs {
+		if _, ok := ap.blocks[id]; ok {
+			return true
+		}
+	}
+	return false
+}
+
+// markContra records a known fact that this document contradicts.
+func (ap *applying) markContra(id string) {
+	if id = strings.TrimSpace(id); !ap.isContra[id] && ap.fs.index(id) >= 0 {
+		ap.isContra[id] = true
+		ap.contra = append(ap.contra, id)
+	}
+}
+
+// update applies an update of a known fact. An update that says otherwise
+// is returned as a new fact contradicting it (ok true) instead.
+func (ap *applying) update(u StepFact) (other StepFact, ok bool) {
+	fs, out := ap.fs, &ap.out
+	i := fs.index(u.ID)
+	if i < 0 {
+		return StepFact{}, false
+	}
+	f := fs.List[i]
+	text := strings.TrimSpace(u.Text)
+	if text != "" && text != f.Text && (ap.isContra[f.ID] || conflicts(ap.a, f.Text, text)) && len(ap.resolve(u.BlockIDs, false)) > 0 {
+		// It says otherwise: the other side, not a rewrite of the fact.
+		ap.markContra(f.ID)
+		return StepFact{Text: text, Certainty: u.Certainty, Reasoning: u.Reasoning, BlockIDs: u.BlockIDs,
+			Contradicts: IDs{f.ID}}, true
+	}
+	if text != "" {
+		f.Text = text
+	}
+	if c := certainty(u.Certainty); c != "" {
+		f.Certainty = c
+	}
+	if strings.TrimSpace(u.Reasoning) != "" {
+		f.Reasoning = strings.TrimSpace(u.Reasoning)
+	}
+	ids := append(append([]string(nil), u.BlockIDs...), f.BlockIDs...)
+	if why := ap.verify(&f, ap.resolve(ids, true)); why != "" {
+		out.Unsupported++
+		out.Reasons = append(out.Reasons, fmt.Sprintf("unsupported update of %s (%s): %s", u.ID, why, f.Text))
+		return StepFact{}, false
+	}
+	fs.List[i] = f
+	out.Updated++
+	if ap.onDoc(f) && !ap.isContra[f.ID] {
+		ap.sides = append(ap.sides, sideFact{id: f.ID, contradicts: u.Contradicts, reasoning: u.Reasoning})
+	}
+	return StepFact{}, false
+}
+
+// add adds a new fact when its blocks support it.
+func (ap *applying) add(n StepFact) {
+	fs, out := ap.fs, &ap.out
+	f := schemas.Fact{ID: "f" + strconv.Itoa(fs.Next), Text: strings.TrimSpace(n.Text), Certainty: certainty(n.Certainty),
+		Reasoning: strings.TrimSpace(n.Reasoning), DocID: ap.doc.DocID}
+	if f.Text == "" {
+		return
+	}
+	if f.Certainty == "" {
+		f.Certainty = schemas.CertaintyMedium
+	}
+	if why := ap.verify(&f, ap.resolve(n.BlockIDs, false)); why != "" {
+		out.Unsupported++
+		out.Reasons = append(out.Reasons, fmt.Sprintf("unsupported new fact (%s): %s", why, f.Text))
+		return
+	}
+	fs.Next++
+	fs.List = append(fs.List, f)
+	out.New++
+	ap.sides = append(ap.sides, sideFact{id: f.ID, contradicts: n.Contradicts, reasoning: n.Reasoning})
+	for _, id := range n.Contradicts {
+		ap.markContra(id)
+	}
+}
+
+// linkContradictions gives each contradicted fact its other side.
+func (ap *applying) linkContradictions() {
+	fs, out := ap.fs, &ap.out
+	for _, id := range ap.contra {
+		others := fs.otherSide(ap.a, id, ap.sides, ap.doc, ap.order, out)
+		i := fs.index(id)
+		f := fs.List[i]
+		for _, o := range others {
+			if o != f.ID && !slices.Contains(f.ContradictedBy, o) {
+				f.ContradictedBy = append(f.ContradictedBy, o)
+			}
+		}
+		fs.List[i] = f
+		out.Contradicted++
+		out.Notes = append(out.Notes, fmt.Sprintf("contradicted %s by %s (%s): %s", id, ap.doc.DocID, strings.Join(others, ", "), f.Text))
+	}
 }
 
 // otherSide finds the facts of this step that contradict fact id: those

@@ -279,79 +279,7 @@ func parseReport(reply string) (reportReply, error) {
 		if !ok {
 			continue
 		}
-		canon := map[string]any{}
-		for k, x := range m {
-			canon[k] = x
-		}
-		if x, ok := field(m, titleKeys...); ok {
-			canon["title"] = text(x, "text")
-		}
-		sentences := func(x any) []any {
-			var out []any
-			for _, it := range list(x) {
-				switch t := it.(type) {
-				case string:
-					out = append(out, t)
-				case map[string]any:
-					s := map[string]any{}
-					for k, y := range t {
-						s[k] = y
-					}
-					s["text"] = text(t, sentTextKeys...)
-					if f, ok := field(t, factsKeys...); ok {
-						s["facts"] = ids(f, "F")
-					} else {
-						delete(s, "facts")
-					}
-					out = append(out, s)
-				}
-			}
-			return out
-		}
-		for name, keys := range map[string][]string{"summary": summaryKeys, "disagreements": disagreeKeys, "conclusion": conclusionKeys} {
-			if x, ok := field(m, keys...); ok {
-				canon[name] = sentences(x)
-			} else {
-				delete(canon, name)
-			}
-		}
-		if x, ok := field(m, sectionKeys...); ok {
-			var secs []any
-			byTitle, ok := x.(map[string]any)
-			if ok {
-				_, titled := field(byTitle, titleKeys...)
-				_, sentenced := field(byTitle, sentenceKeys...)
-				ok = !titled && !sentenced // else one section object
-			}
-			if ok {
-				// {"Tools": [...], "Memory": [...]}
-				titles := make([]string, 0, len(byTitle))
-				for title := range byTitle {
-					titles = append(titles, title)
-				}
-				sort.Strings(titles)
-				for _, title := range titles {
-					secs = append(secs, map[string]any{"title": title, "sentences": sentences(byTitle[title])})
-				}
-				x = nil
-			}
-			for _, it := range list(x) {
-				switch t := it.(type) {
-				case string:
-					secs = append(secs, map[string]any{"title": "", "sentences": sentences(t)})
-				case map[string]any:
-					sec := map[string]any{"title": text(t, titleKeys...)}
-					if y, ok := field(t, sentenceKeys...); ok {
-						sec["sentences"] = sentences(y)
-					}
-					secs = append(secs, sec)
-				}
-			}
-			canon["sections"] = secs
-		} else {
-			delete(canon, "sections")
-		}
-		raw, _ := json.Marshal(canon)
+		raw, _ := json.Marshal(canonReport(m))
 		var rep reportReply
 		if e := json.Unmarshal(raw, &rep); e != nil {
 			if err == nil {
@@ -367,4 +295,91 @@ func parseReport(reply string) (reportReply, error) {
 		err = errors.New(`the JSON object has no "title", "summary" or "sections"`)
 	}
 	return reportReply{}, &parseError{err: err, kind: ErrUnusableReply}
+}
+
+// canonReport renames the fields of a report object to the names
+// reportReply reads.
+func canonReport(m map[string]any) map[string]any {
+	canon := map[string]any{}
+	for k, x := range m {
+		canon[k] = x
+	}
+	if x, ok := field(m, titleKeys...); ok {
+		canon["title"] = text(x, "text")
+	}
+	for name, keys := range map[string][]string{"summary": summaryKeys, "disagreements": disagreeKeys, "conclusion": conclusionKeys} {
+		if x, ok := field(m, keys...); ok {
+			canon[name] = reportSentences(x)
+		} else {
+			delete(canon, name)
+		}
+	}
+	if x, ok := field(m, sectionKeys...); ok {
+		canon["sections"] = reportSections(x)
+	} else {
+		delete(canon, "sections")
+	}
+	return canon
+}
+
+// reportSentences reads a list of sentences: strings, or objects whose
+// text and facts may be under other names.
+func reportSentences(x any) []any {
+	var out []any
+	for _, it := range list(x) {
+		switch t := it.(type) {
+		case string:
+			out = append(out, t)
+		case map[string]any:
+			s := map[string]any{}
+			for k, y := range t {
+				s[k] = y
+			}
+			s["text"] = text(t, sentTextKeys...)
+			if f, ok := field(t, factsKeys...); ok {
+				s["facts"] = ids(f, "F")
+			} else {
+				delete(s, "facts")
+			}
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// reportSections reads the sections: a list of section objects or strings,
+// one section object, or an object of sections by title.
+func reportSections(x any) []any {
+	var secs []any
+	byTitle, ok := x.(map[string]any)
+	if ok {
+		_, titled := field(byTitle, titleKeys...)
+		_, sentenced := field(byTitle, sentenceKeys...)
+		ok = !titled && !sentenced // else one section object
+	}
+	if ok {
+		// {"Tools": [...], "Memory": [...]}
+		titles := make([]string, 0, len(byTitle))
+		for title := range byTitle {
+			titles = append(titles, title)
+		}
+		sort.Strings(titles)
+		for _, title := range titles {
+			secs = append(secs, map[string]any{"title": title, "sentences": reportSentences(byTitle[title])})
+		}
+		x = nil
+	}
+	for _, it := range list(x) {
+		switch t := it.(type) {
+		case string:
+			secs = append(secs, map[string]any{"title": "", "sentences": reportSentences(t)})
+		case map[string]any:
+			sec := map[string]any{"title": text(t, titleKeys...)}
+			if y, ok := field(t, sentenceKeys...); ok {
+				sec["sentences"] = reportSentences(y)
+			}
+			secs = append(secs, sec)
+		}
+	}
+	return secs
 }

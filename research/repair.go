@@ -77,223 +77,282 @@ func repairJSON(s string) (fixed string, used int, ok bool) {
 	if start < 0 {
 		return "", 0, false
 	}
-	var (
-		out       strings.Builder
-		stack     []byte // '{' or '['
-		expectKey bool
-		after     bool // a value (or a key) just ended
-		safeLen   int  // the output up to the last complete member
-		safeStack []byte
-		i         = start
-	)
-	mark := func() {
-		safeLen = out.Len()
-		safeStack = append(safeStack[:0], stack...)
-	}
-	closers := func(st []byte) string {
-		var b strings.Builder
-		for k := len(st) - 1; k >= 0; k-- {
-			if st[k] == '{' {
-				b.WriteByte('}')
-			} else {
-				b.WriteByte(']')
-			}
-		}
-		return b.String()
-	}
-	trimComma := func() {
-		t := strings.TrimRight(out.String(), " \t\r\n")
-		if strings.HasSuffix(t, ",") {
-			t = t[:len(t)-1]
-			out.Reset()
-			out.WriteString(t)
+	p := &jsonRepair{s: s, i: start}
+	for p.i < len(s) {
+		if p.step() {
+			return p.out.String(), p.i, true
 		}
 	}
-	// beginValue writes the comma a model left out between two values.
-	beginValue := func() {
-		if after && len(stack) > 0 {
-			out.WriteByte(',')
-			if stack[len(stack)-1] == '{' {
-				expectKey = true
-			}
-		}
-	}
-	for i < len(s) {
-		c := s[i]
-		switch {
-		case c == '{' || c == '[':
-			beginValue()
-			stack = append(stack, c)
-			out.WriteByte(c)
-			expectKey, after = c == '{', false
-			i++
-		case c == '}' || c == ']':
-			if len(stack) == 0 {
-				i++
-				continue
-			}
-			trimComma()
-			// A ':' left without a value gets null.
-			if t := strings.TrimRight(out.String(), " \t\r\n"); strings.HasSuffix(t, ":") {
-				out.WriteString("null")
-			}
-			top := stack[len(stack)-1]
-			stack = stack[:len(stack)-1]
-			if top == '{' {
-				out.WriteByte('}')
-			} else {
-				out.WriteByte(']')
-			}
-			i++
-			after, expectKey = true, false
-			if len(stack) == 0 {
-				return out.String(), i, true
-			}
-			mark()
-		case c == ',':
-			if after {
-				out.WriteByte(',')
-			}
-			after = false
-			expectKey = len(stack) > 0 && stack[len(stack)-1] == '{'
-			i++
-		case c == ':':
-			out.WriteByte(':')
-			expectKey, after = false, false
-			i++
-		case c == '"' || c == '\'':
-			beginValue()
-			key := expectKey
-			str, n, closed := readString(s[i:], c)
-			out.WriteString(str)
-			i += n
-			if !closed {
-				break
-			}
-			if key {
-				// A key must be followed by ':'; a model may forget it.
-				expectKey, after = false, false
-				j := i
-				for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
-					j++
-				}
-				if j < len(s) && s[j] != ':' && s[j] != '\n' && s[j] != '\r' {
-					out.WriteByte(':')
-				}
-				break
-			}
-			after = true
-			mark()
-		case c == '/' && i+1 < len(s) && (s[i+1] == '/' || s[i+1] == '*'):
-			if s[i+1] == '/' {
-				j := strings.IndexByte(s[i:], '\n')
-				if j < 0 {
-					i = len(s)
-				} else {
-					i += j
-				}
-			} else {
-				j := strings.Index(s[i+2:], "*/")
-				if j < 0 {
-					i = len(s)
-				} else {
-					i += j + 4
-				}
-			}
-		case c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9'):
-			j := i
-			for j < len(s) && strings.IndexByte("0123456789+-.eE", s[j]) >= 0 {
-				j++
-			}
-			num := s[i:j]
-			i = j
-			var f float64
-			if _, err := fmt.Sscan(num, &f); err != nil {
-				continue // a stray sign or dot
-			}
-			beginValue()
-			if expectKey {
-				out.WriteString(`"` + num + `"`)
-				expectKey, after = false, false
-				continue
-			}
-			b, _ := json.Marshal(f)
-			if strings.Trim(num, "+-0123456789") == "" {
-				b = []byte(strings.TrimPrefix(num, "+"))
-			}
-			out.Write(b)
-			after = true
-			mark()
-		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
-			out.WriteByte(c)
-			i++
-		default:
-			r, size := utf8.DecodeRuneInString(s[i:])
-			if !unicode.IsLetter(r) && r != '_' && r != '$' {
-				i += size // prose or punctuation between values
-				continue
-			}
-			j := i
-			for j < len(s) {
-				r, size := utf8.DecodeRuneInString(s[j:])
-				if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-' && r != '$' && r != '.' {
-					break
-				}
-				j += size
-			}
-			word := s[i:j]
-			i = j
-			beginValue()
-			if expectKey {
-				b, _ := json.Marshal(word)
-				out.Write(b)
-				out.WriteByte(':')
-				// skip the model's own ':' if any
-				k := i
-				for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
-					k++
-				}
-				if k < len(s) && s[k] == ':' {
-					i = k + 1
-				}
-				expectKey, after = false, false
-				continue
-			}
-			switch word {
-			case "true", "True", "TRUE":
-				out.WriteString("true")
-			case "false", "False", "FALSE":
-				out.WriteString("false")
-			case "null", "None", "nil", "undefined", "NaN", "NULL":
-				out.WriteString("null")
-			default:
-				b, _ := json.Marshal(word)
-				out.Write(b)
-			}
-			after = true
-			mark()
-		}
-	}
-	if len(stack) == 0 {
+	if len(p.stack) == 0 {
 		return "", len(s), false
 	}
-	// Cut off: close what is open, else go back to the last complete member.
-	trimComma()
-	tail := strings.TrimRight(out.String(), " \t\r\n")
+	return p.cutOff()
+}
+
+// jsonRepair is repairJSON's reader: where it is in s, the output so far
+// and the brackets open in it.
+type jsonRepair struct {
+	s         string
+	i         int
+	out       strings.Builder
+	stack     []byte // '{' or '['
+	expectKey bool
+	after     bool // a value (or a key) just ended
+	safeLen   int  // the output up to the last complete member
+	safeStack []byte
+}
+
+// step reads one token at p.i; it reports true when the outermost value
+// has closed.
+func (p *jsonRepair) step() bool {
+	s, c := p.s, p.s[p.i]
+	switch {
+	case c == '{' || c == '[':
+		p.beginValue()
+		p.stack = append(p.stack, c)
+		p.out.WriteByte(c)
+		p.expectKey, p.after = c == '{', false
+		p.i++
+	case c == '}' || c == ']':
+		return p.close()
+	case c == ',':
+		if p.after {
+			p.out.WriteByte(',')
+		}
+		p.after = false
+		p.expectKey = len(p.stack) > 0 && p.stack[len(p.stack)-1] == '{'
+		p.i++
+	case c == ':':
+		p.out.WriteByte(':')
+		p.expectKey, p.after = false, false
+		p.i++
+	case c == '"' || c == '\'':
+		p.str(c)
+	case c == '/' && p.i+1 < len(s) && (s[p.i+1] == '/' || s[p.i+1] == '*'):
+		p.comment()
+	case c == '-' || c == '+' || c == '.' || (c >= '0' && c <= '9'):
+		p.number()
+	case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+		p.out.WriteByte(c)
+		p.i++
+	default:
+		p.word()
+	}
+	return false
+}
+
+// mark remembers the output so far as ending a complete member.
+func (p *jsonRepair) mark() {
+	p.safeLen = p.out.Len()
+	p.safeStack = append(p.safeStack[:0], p.stack...)
+}
+
+// closers closes the brackets open in st, innermost first.
+func closers(st []byte) string {
+	var b strings.Builder
+	for k := len(st) - 1; k >= 0; k-- {
+		if st[k] == '{' {
+			b.WriteByte('}')
+		} else {
+			b.WriteByte(']')
+		}
+	}
+	return b.String()
+}
+
+// trimComma drops a trailing comma from the output.
+func (p *jsonRepair) trimComma() {
+	t := strings.TrimRight(p.out.String(), " \t\r\n")
+	if strings.HasSuffix(t, ",") {
+		t = t[:len(t)-1]
+		p.out.Reset()
+		p.out.WriteString(t)
+	}
+}
+
+// beginValue writes the comma a model left out between two values.
+func (p *jsonRepair) beginValue() {
+	if p.after && len(p.stack) > 0 {
+		p.out.WriteByte(',')
+		if p.stack[len(p.stack)-1] == '{' {
+			p.expectKey = true
+		}
+	}
+}
+
+// close reads a closing bracket (whichever the open one needs); it reports
+// true when it closed the outermost value.
+func (p *jsonRepair) close() bool {
+	if len(p.stack) == 0 {
+		p.i++
+		return false
+	}
+	p.trimComma()
+	// A ':' left without a value gets null.
+	if t := strings.TrimRight(p.out.String(), " \t\r\n"); strings.HasSuffix(t, ":") {
+		p.out.WriteString("null")
+	}
+	top := p.stack[len(p.stack)-1]
+	p.stack = p.stack[:len(p.stack)-1]
+	if top == '{' {
+		p.out.WriteByte('}')
+	} else {
+		p.out.WriteByte(']')
+	}
+	p.i++
+	p.after, p.expectKey = true, false
+	if len(p.stack) == 0 {
+		return true
+	}
+	p.mark()
+	return false
+}
+
+// str reads a string quoted with q, as a key or a value.
+func (p *jsonRepair) str(q byte) {
+	s := p.s
+	p.beginValue()
+	key := p.expectKey
+	str, n, closed := readString(s[p.i:], q)
+	p.out.WriteString(str)
+	p.i += n
+	if !closed {
+		return
+	}
+	if key {
+		// A key must be followed by ':'; a model may forget it.
+		p.expectKey, p.after = false, false
+		j := p.i
+		for j < len(s) && (s[j] == ' ' || s[j] == '\t') {
+			j++
+		}
+		if j < len(s) && s[j] != ':' && s[j] != '\n' && s[j] != '\r' {
+			p.out.WriteByte(':')
+		}
+		return
+	}
+	p.after = true
+	p.mark()
+}
+
+// comment skips a // or /* */ comment.
+func (p *jsonRepair) comment() {
+	s, i := p.s, p.i
+	if s[i+1] == '/' {
+		if j := strings.IndexByte(s[i:], '\n'); j < 0 {
+			p.i = len(s)
+		} else {
+			p.i += j
+		}
+		return
+	}
+	if j := strings.Index(s[i+2:], "*/"); j < 0 {
+		p.i = len(s)
+	} else {
+		p.i += j + 4
+	}
+}
+
+// number reads a number: a key when a key is expected; a stray sign or
+// dot is skipped.
+func (p *jsonRepair) number() {
+	s := p.s
+	j := p.i
+	for j < len(s) && strings.IndexByte("0123456789+-.eE", s[j]) >= 0 {
+		j++
+	}
+	num := s[p.i:j]
+	p.i = j
+	var f float64
+	if _, err := fmt.Sscan(num, &f); err != nil {
+		return // a stray sign or dot
+	}
+	p.beginValue()
+	if p.expectKey {
+		p.out.WriteString(`"` + num + `"`)
+		p.expectKey, p.after = false, false
+		return
+	}
+	b, _ := json.Marshal(f)
+	if strings.Trim(num, "+-0123456789") == "" {
+		b = []byte(strings.TrimPrefix(num, "+"))
+	}
+	p.out.Write(b)
+	p.after = true
+	p.mark()
+}
+
+// word reads a bare word: a key when a key is expected, else true, false,
+// null in their many spellings, or a string; prose or punctuation between
+// values is skipped.
+func (p *jsonRepair) word() {
+	s := p.s
+	r, size := utf8.DecodeRuneInString(s[p.i:])
+	if !unicode.IsLetter(r) && r != '_' && r != '$' {
+		p.i += size // prose or punctuation between values
+		return
+	}
+	j := p.i
+	for j < len(s) {
+		r, size := utf8.DecodeRuneInString(s[j:])
+		if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' && r != '-' && r != '$' && r != '.' {
+			break
+		}
+		j += size
+	}
+	word := s[p.i:j]
+	p.i = j
+	p.beginValue()
+	if p.expectKey {
+		b, _ := json.Marshal(word)
+		p.out.Write(b)
+		p.out.WriteByte(':')
+		// skip the model's own ':' if any
+		k := p.i
+		for k < len(s) && (s[k] == ' ' || s[k] == '\t') {
+			k++
+		}
+		if k < len(s) && s[k] == ':' {
+			p.i = k + 1
+		}
+		p.expectKey, p.after = false, false
+		return
+	}
+	switch word {
+	case "true", "True", "TRUE":
+		p.out.WriteString("true")
+	case "false", "False", "FALSE":
+		p.out.WriteString("false")
+	case "null", "None", "nil", "undefined", "NaN", "NULL":
+		p.out.WriteString("null")
+	default:
+		b, _ := json.Marshal(word)
+		p.out.Write(b)
+	}
+	p.after = true
+	p.mark()
+}
+
+// cutOff ends a value cut off at the end of the text: close what is open,
+// else go back to the last complete member.
+func (p *jsonRepair) cutOff() (string, int, bool) {
+	n := len(p.s)
+	p.trimComma()
+	tail := strings.TrimRight(p.out.String(), " \t\r\n")
 	if strings.HasSuffix(tail, ":") {
 		tail += "null"
 	}
-	if cand := tail + closers(stack); json.Valid([]byte(cand)) {
-		return cand, len(s), true
+	if cand := tail + closers(p.stack); json.Valid([]byte(cand)) {
+		return cand, n, true
 	}
-	cut := strings.TrimRight(out.String()[:safeLen], " \t\r\n,")
-	if cand := cut + closers(safeStack); safeLen > 0 && json.Valid([]byte(cand)) {
-		return cand, len(s), true
+	cut := strings.TrimRight(p.out.String()[:p.safeLen], " \t\r\n,")
+	if cand := cut + closers(p.safeStack); p.safeLen > 0 && json.Valid([]byte(cand)) {
+		return cand, n, true
 	}
-	if len(stack) > 0 && stack[0] == '{' {
-		return "{}", len(s), false
+	if len(p.stack) > 0 && p.stack[0] == '{' {
+		return "{}", n, false
 	}
-	return "", len(s), false
+	return "", n, false
 }
 
 // readString reads a string that starts with quote at s[0] and returns it

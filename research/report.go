@@ -165,7 +165,52 @@ func (r *Reporter) Write(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 
 // Build makes the report without storing it.
 func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry bool) (*schemas.ResearchReport, error) {
-	log := zerolog.Ctx(ctx)
+	rep := r.newReport(d)
+	facts := numberFacts(d.Findings)
+	blocks, err := r.blocks(ctx, facts)
+	if err != nil {
+		return nil, fmt.Errorf("report %s: %w", d.ResearchID, err)
+	}
+	b := &builder{a: r.d.Analyzer, blocks: blocks, lang: rep.Lang, rep: rep}
+
+	if rep.Mode == schemas.ResearchEvidenceOnly {
+		// Why no synthesis comes first, in the report's words.
+		reasons := []string{"no_llm_provider: " + noSynthesisWhy("en", r.d.Router == nil)}
+		for _, reason := range rep.Reasons {
+			if !strings.HasPrefix(reason, "no_llm_provider: ") {
+				reasons = append(reasons, reason)
+			}
+		}
+		rep.Reasons = reasons
+		b.evidence(d, facts, r.d.Config)
+		return b.finish(r.d.Now()), nil
+	}
+
+	facts = b.verifyFacts(facts)
+	b.conflicts = disagreementPairs(facts)
+	if len(facts) > r.d.Config.MaxFacts {
+		rep.Reasons = append(rep.Reasons, fmt.Sprintf("facts_cut: %d facts, the model was given the first %d and those that disagree", len(facts), r.d.Config.MaxFacts))
+		facts = cutFacts(facts, r.d.Config.MaxFacts, b.conflicts)
+	}
+	if len(facts) == 0 {
+		if r.evidenceFallback(b, d) {
+			return b.finish(r.d.Now()), nil
+		}
+		rep.Reasons = append(rep.Reasons, "no_facts: the research found no verified facts in the notes")
+		rep.Title = fmt.Sprintf(reportText(rep.Lang, "title"), oneLine(d.Question))
+		return b.finish(r.d.Now()), nil
+	}
+	if r.d.Router == nil {
+		rep.Reasons = append(rep.Reasons, "no_llm_provider: the report stage has no language model provider; the report lists the verified facts")
+		b.factsReport(d, facts)
+		return b.finish(r.d.Now()), nil
+	}
+	return r.synthesize(ctx, b, d, facts, lastTry)
+}
+
+// newReport starts the report of d: its header, the documents read and
+// the findings' and the draft's reasons.
+func (r *Reporter) newReport(d *schemas.ResearchDraft) *schemas.ResearchReport {
 	lang := d.Lang
 	if lang != "ru" {
 		lang = "en"
@@ -192,81 +237,20 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 	for _, reason := range d.Reasons {
 		rep.Reasons = appendOnce(rep.Reasons, reason)
 	}
-	facts := numberFacts(d.Findings)
-	blocks, err := r.blocks(ctx, facts)
-	if err != nil {
-		return nil, fmt.Errorf("report %s: %w", d.ResearchID, err)
-	}
-	b := &builder{a: r.d.Analyzer, blocks: blocks, lang: lang, rep: rep}
+	return rep
+}
 
-	if rep.Mode == schemas.ResearchEvidenceOnly {
-		// Why no synthesis comes first, in the report's words.
-		reasons := []string{"no_llm_provider: " + noSynthesisWhy("en", r.d.Router == nil)}
-		for _, reason := range rep.Reasons {
-			if !strings.HasPrefix(reason, "no_llm_provider: ") {
-				reasons = append(reasons, reason)
-			}
-		}
-		rep.Reasons = reasons
-		b.evidence(d, facts, r.d.Config)
-		return b.finish(r.d.Now()), nil
-	}
-
-	facts = b.verifyFacts(facts)
-	b.conflicts = disagreementPairs(facts)
-	if len(facts) > r.d.Config.MaxFacts {
-		rep.Reasons = append(rep.Reasons, fmt.Sprintf("facts_cut: %d facts, the model was given the first %d and those that disagree", len(facts), r.d.Config.MaxFacts))
-		facts = cutFacts(facts, r.d.Config.MaxFacts, b.conflicts)
-	}
-	if len(facts) == 0 {
-		if r.evidenceFallback(b, d) {
-			return b.finish(r.d.Now()), nil
-		}
-		rep.Reasons = append(rep.Reasons, "no_facts: the research found no verified facts in the notes")
-		rep.Title = fmt.Sprintf(reportText(lang, "title"), oneLine(d.Question))
-		return b.finish(r.d.Now()), nil
-	}
-	if r.d.Router == nil {
-		rep.Reasons = append(rep.Reasons, "no_llm_provider: the report stage has no language model provider; the report lists the verified facts")
-		b.factsReport(d, facts)
-		return b.finish(r.d.Now()), nil
-	}
-
+// synthesize has the model write the report from the verified facts; an
+// unusable reply, or a provider failure on the last try, gives the facts
+// report instead.
+func (r *Reporter) synthesize(ctx context.Context, b *builder, d *schemas.ResearchDraft, facts []numberedFact, lastTry bool) (*schemas.ResearchReport, error) {
+	rep := b.rep
 	draft := b.checkDraft(d.Draft, facts)
-	msgs := reportPrompt(d.Question, lang, draft, d.Findings, facts, b.conflicts)
-	role := llm.RoleStrategic
-	if promptTokens(msgs) >= r.d.Config.LongPrompt {
-		role = llm.RoleLongContext
-	}
-	request := func(role string, msgs []llm.Message) llm.Request {
-		req := llm.Request{Role: role, Messages: msgs, MaxTokens: r.d.Config.MaxTokens}
-		if r.d.Router.Structured(role) {
-			req.JSONSchema = ReportSchema()
-		}
-		return req
-	}
+	msgs := reportPrompt(d.Question, rep.Lang, draft, d.Findings, facts, b.conflicts)
 	t := time.Now()
-	var reply reportReply
-	res, calls, err := AskStructured(ctx, Ask{What: "report", Messages: msgs, Retries: r.d.Config.ReplyRetries,
-		Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
-			cctx, cancel := context.WithTimeout(ctx, r.d.Config.Timeout)
-			defer cancel()
-			res, err := r.d.Router.Stream(cctx, request(role, msgs), nil)
-			if errors.Is(err, llm.ErrNoProvider) && role != llm.RoleStrategic {
-				res, err = r.d.Router.Stream(cctx, request(llm.RoleStrategic, msgs), nil)
-			}
-			return res, err
-		},
-		Parse: func(text string) error {
-			var err error
-			reply, err = parseReport(text)
-			return err
-		},
-		Allow: func(calls int) bool {
-			return d.Findings == nil || callsLeft(d, rep.LLMCalls+calls) > 0
-		},
-	})
+	reply, res, calls, err := r.askReport(ctx, d, msgs, rep.LLMCalls)
 	rep.LLMCalls += calls
+	log := zerolog.Ctx(ctx)
 	if err != nil && !IsReplyError(err) {
 		if !lastTry {
 			return nil, fmt.Errorf("report %s: from the provider: %w", d.ResearchID, err)
@@ -292,6 +276,44 @@ func (r *Reporter) Build(ctx context.Context, d *schemas.ResearchDraft, lastTry 
 		b.factsReport(d, facts)
 	}
 	return b.finish(r.d.Now()), nil
+}
+
+// askReport asks the model for the report (the long-context role for a
+// long prompt, the strategic one where none is set), within the research's
+// calls (used so far: used), asking again for a reply that does not parse.
+func (r *Reporter) askReport(ctx context.Context, d *schemas.ResearchDraft, msgs []llm.Message, used int) (reportReply, llm.Result, int, error) {
+	role := llm.RoleStrategic
+	if promptTokens(msgs) >= r.d.Config.LongPrompt {
+		role = llm.RoleLongContext
+	}
+	request := func(role string, msgs []llm.Message) llm.Request {
+		req := llm.Request{Role: role, Messages: msgs, MaxTokens: r.d.Config.MaxTokens}
+		if r.d.Router.Structured(role) {
+			req.JSONSchema = ReportSchema()
+		}
+		return req
+	}
+	var reply reportReply
+	res, calls, err := AskStructured(ctx, Ask{What: "report", Messages: msgs, Retries: r.d.Config.ReplyRetries,
+		Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
+			cctx, cancel := context.WithTimeout(ctx, r.d.Config.Timeout)
+			defer cancel()
+			res, err := r.d.Router.Stream(cctx, request(role, msgs), nil)
+			if errors.Is(err, llm.ErrNoProvider) && role != llm.RoleStrategic {
+				res, err = r.d.Router.Stream(cctx, request(llm.RoleStrategic, msgs), nil)
+			}
+			return res, err
+		},
+		Parse: func(text string) error {
+			var err error
+			reply, err = parseReport(text)
+			return err
+		},
+		Allow: func(calls int) bool {
+			return d.Findings == nil || callsLeft(d, used+calls) > 0
+		},
+	})
+	return reply, res, calls, err
 }
 
 func (r *Reporter) progress(p *schemas.ResearchProgress) {

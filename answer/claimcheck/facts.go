@@ -133,18 +133,13 @@ done:
 	if !hasNum {
 		return i
 	}
-	var b strings.Builder
-	for k := i; k < j; k++ {
-		b.WriteString(r.toks[k].low)
-	}
-	return r.add(fact{kind: KindName, num: b.String()}, i, j)
+	return r.addName(i, j)
 }
 
 // number reads what starts with digits: a date, a time, a version, an
 // amount with its unit or currency, or a bare number.
 func (r *reader) number(i int) int {
 	toks := r.toks
-	n0 := toks[i].raw
 	// A digit run glued after letters belongs to an identifier ("2FA" is
 	// read here: digits first).
 	if r.word(i+1) && attached(toks, i+1) && !isUnitOrSuffix(toks[i+1].low) {
@@ -152,68 +147,17 @@ func (r *reader) number(i int) int {
 		for j < len(toks) && attached(toks, j) && (toks[j].kind == tWord || toks[j].kind == tNum) {
 			j++
 		}
-		var b strings.Builder
-		for k := i; k < j; k++ {
-			b.WriteString(toks[k].low)
-		}
-		return r.add(fact{kind: KindName, num: b.String()}, i, j)
+		return r.addName(i, j)
 	}
-	// ISO dates: 2024-05-15, 2024/05/15, 2024.05.15; and 2024-05.
-	if len(n0) == 4 {
-		for _, sep := range []string{"-", "/", "."} {
-			if r.punct(i+1, sep) && r.num(i+2) && len(toks[i+2].raw) <= 2 {
-				y, m := atoi(n0), atoi(toks[i+2].raw)
-				if r.punct(i+3, sep) && r.num(i+4) && len(toks[i+4].raw) <= 2 {
-					if d := atoi(toks[i+4].raw); validDate(y, m, d) {
-						return r.add(fact{kind: KindDate, dates: []ymd{{y, m, d}}}, i, i+5)
-					}
-				} else if sep == "-" && len(toks[i+2].raw) == 2 && validDate(y, m, 0) {
-					return r.add(fact{kind: KindDate, dates: []ymd{{y, m, 0}}}, i, i+3)
-				}
-			}
-		}
+	if j, ok := r.isoDate(i); ok {
+		return j
 	}
-	// 15.05.2024, 15.05.24, 05/15/2024.
-	if len(n0) <= 2 {
-		for _, sep := range []string{".", "/"} {
-			if r.punct(i+1, sep) && r.num(i+2) && len(toks[i+2].raw) <= 2 && r.punct(i+3, sep) && r.num(i+4) &&
-				(len(toks[i+4].raw) == 4 || len(toks[i+4].raw) == 2 && sep == ".") && !(r.punct(i+5, sep) && r.num(i+6)) {
-				a, b, y := atoi(n0), atoi(toks[i+2].raw), atoi(toks[i+4].raw)
-				if y < 100 {
-					y += 2000
-				}
-				var ds []ymd
-				if validDate(y, b, a) {
-					ds = append(ds, ymd{y, b, a})
-				}
-				if sep == "/" && a != b && validDate(y, a, b) {
-					ds = append(ds, ymd{y, a, b})
-				}
-				if len(ds) > 0 {
-					return r.add(fact{kind: KindDate, dates: ds}, i, i+5)
-				}
-			}
+	if len(toks[i].raw) <= 2 {
+		if j, ok := r.dayMonthYear(i); ok {
+			return j
 		}
-		// Times: 02:00, 14:30:15, 2:00 PM.
-		if r.punct(i+1, ":") && r.num(i+2) && len(toks[i+2].raw) == 2 {
-			h, m := atoi(n0), atoi(toks[i+2].raw)
-			j := i + 3
-			t := hms{h: h, m: m}
-			if r.punct(j, ":") && r.num(j+1) && len(toks[j+1].raw) == 2 {
-				t.s, t.hasS = atoi(toks[j+1].raw), true
-				j += 2
-			}
-			if k, add, ok := r.meridiem(j); ok && h >= 1 && h <= 12 {
-				t.h = h%12 + add
-				j = k
-			}
-			if t.h <= 24 && t.m < 60 && t.s < 60 {
-				return r.add(fact{kind: KindTime, tm: t}, i, j)
-			}
-		}
-		// "2 pm", "2pm".
-		if k, add, ok := r.meridiem(i + 1); ok && atoi(n0) >= 1 && atoi(n0) <= 12 {
-			return r.add(fact{kind: KindTime, tm: hms{h: atoi(n0)%12 + add}}, i, k)
+		if j, ok := r.clock(i); ok {
+			return j
 		}
 	}
 	// Versions and decimals: 3.1, 3.1.2; a decimal comma: 3,5.
@@ -222,6 +166,99 @@ func (r *reader) number(i int) int {
 			return j
 		}
 	}
+	j, val := r.grouped(i)
+	return r.measure(i, j, val)
+}
+
+// addName adds tokens i..j-1, glued together, as a name.
+func (r *reader) addName(i, j int) int {
+	var b strings.Builder
+	for k := i; k < j; k++ {
+		b.WriteString(r.toks[k].low)
+	}
+	return r.add(fact{kind: KindName, num: b.String()}, i, j)
+}
+
+// isoDate reads an ISO date at i: 2024-05-15, 2024/05/15, 2024.05.15; and
+// 2024-05.
+func (r *reader) isoDate(i int) (int, bool) {
+	toks := r.toks
+	n0 := toks[i].raw
+	if len(n0) != 4 {
+		return 0, false
+	}
+	for _, sep := range []string{"-", "/", "."} {
+		if r.punct(i+1, sep) && r.num(i+2) && len(toks[i+2].raw) <= 2 {
+			y, m := atoi(n0), atoi(toks[i+2].raw)
+			if r.punct(i+3, sep) && r.num(i+4) && len(toks[i+4].raw) <= 2 {
+				if d := atoi(toks[i+4].raw); validDate(y, m, d) {
+					return r.add(fact{kind: KindDate, dates: []ymd{{y, m, d}}}, i, i+5), true
+				}
+			} else if sep == "-" && len(toks[i+2].raw) == 2 && validDate(y, m, 0) {
+				return r.add(fact{kind: KindDate, dates: []ymd{{y, m, 0}}}, i, i+3), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// dayMonthYear reads 15.05.2024, 15.05.24 or 05/15/2024 at i (a slash
+// date that reads both ways is both dates).
+func (r *reader) dayMonthYear(i int) (int, bool) {
+	toks := r.toks
+	for _, sep := range []string{".", "/"} {
+		if r.punct(i+1, sep) && r.num(i+2) && len(toks[i+2].raw) <= 2 && r.punct(i+3, sep) && r.num(i+4) &&
+			(len(toks[i+4].raw) == 4 || len(toks[i+4].raw) == 2 && sep == ".") && !(r.punct(i+5, sep) && r.num(i+6)) {
+			a, b, y := atoi(toks[i].raw), atoi(toks[i+2].raw), atoi(toks[i+4].raw)
+			if y < 100 {
+				y += 2000
+			}
+			var ds []ymd
+			if validDate(y, b, a) {
+				ds = append(ds, ymd{y, b, a})
+			}
+			if sep == "/" && a != b && validDate(y, a, b) {
+				ds = append(ds, ymd{y, a, b})
+			}
+			if len(ds) > 0 {
+				return r.add(fact{kind: KindDate, dates: ds}, i, i+5), true
+			}
+		}
+	}
+	return 0, false
+}
+
+// clock reads a time at i: 02:00, 14:30:15, 2:00 PM; "2 pm", "2pm".
+func (r *reader) clock(i int) (int, bool) {
+	toks := r.toks
+	n0 := toks[i].raw
+	if r.punct(i+1, ":") && r.num(i+2) && len(toks[i+2].raw) == 2 {
+		h, m := atoi(n0), atoi(toks[i+2].raw)
+		j := i + 3
+		t := hms{h: h, m: m}
+		if r.punct(j, ":") && r.num(j+1) && len(toks[j+1].raw) == 2 {
+			t.s, t.hasS = atoi(toks[j+1].raw), true
+			j += 2
+		}
+		if k, add, ok := r.meridiem(j); ok && h >= 1 && h <= 12 {
+			t.h = h%12 + add
+			j = k
+		}
+		if t.h <= 24 && t.m < 60 && t.s < 60 {
+			return r.add(fact{kind: KindTime, tm: t}, i, j), true
+		}
+	}
+	if k, add, ok := r.meridiem(i + 1); ok && atoi(n0) >= 1 && atoi(n0) <= 12 {
+		return r.add(fact{kind: KindTime, tm: hms{h: atoi(n0)%12 + add}}, i, k), true
+	}
+	return 0, false
+}
+
+// grouped reads a number at i with its digit groups or decimal comma, and
+// returns where it ends and its value without leading zeros.
+func (r *reader) grouped(i int) (int, string) {
+	toks := r.toks
+	n0 := toks[i].raw
 	val := strings.TrimLeft(n0, "0")
 	if val == "" {
 		val = "0"
@@ -245,7 +282,7 @@ func (r *reader) number(i int) int {
 		val += "." + toks[i+2].raw
 		j = i + 3
 	}
-	return r.measure(i, j, val)
+	return j, val
 }
 
 // thinSpace reports whether number token k is followed by a group of exactly

@@ -31,8 +31,8 @@ import (
 	"github.com/exocortex/exocortex/gateway/web"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
-	workeranswer "github.com/exocortex/exocortex/workers/answer"
-	"github.com/exocortex/exocortex/workers/research"
+	workeranswer "github.com/exocortex/exocortex/workers/answering"
+	"github.com/exocortex/exocortex/workers/researching"
 )
 
 const (
@@ -74,13 +74,13 @@ var everyReason = []string{
 	retrieval.ReasonNoTranslator + ": the question is in ru and notes are in en, but no language-model provider can translate it",
 	retrieval.ReasonTranslationFailed + ": the question is in ru and notes are in en; translating it failed: timeout",
 	"reformulation_failed: fake: 500",
-	research.ReasonWallBudget + ": the research's time ran out after 2 of 5 documents",
-	research.ReasonCallBudget + ": this task's share of the research's provider calls (8) was spent after 3 of 5 documents",
-	research.ReasonTaskFailed + ": after 3 deliveries: boom",
-	research.ReasonUnparsable + ": the fact step on document md-1 gave no JSON; nothing taken from it",
-	research.ReasonNoDocuments + ": nothing in the notes matched the sub-question",
-	research.ReasonNoLLMAsked + ": the request asked for no language model; the best passages are kept as they are",
-	research.ReasonPlanFailed + ": fake: 500",
+	researching.ReasonWallBudget + ": the research's time ran out after 2 of 5 documents",
+	researching.ReasonCallBudget + ": this task's share of the research's provider calls (8) was spent after 3 of 5 documents",
+	researching.ReasonTaskFailed + ": after 3 deliveries: boom",
+	researching.ReasonUnparsable + ": the fact step on document md-1 gave no JSON; nothing taken from it",
+	researching.ReasonNoDocuments + ": nothing in the notes matched the sub-question",
+	researching.ReasonNoLLMAsked + ": the request asked for no language model; the best passages are kept as they are",
+	researching.ReasonPlanFailed + ": fake: 500",
 	"facts_cut: 40 facts, the model was given the first 30",
 	"no_facts: the research found no verified facts in the notes",
 	"report_fallback: the model's report was unusable: empty; the report lists the verified facts",

@@ -344,33 +344,12 @@ var errOverLimit = errors.New("rate limit reached")
 // onToken as they arrive, retrying and falling over as configured. See
 // RouterOptions.OnRestart for what happens when a stream fails midway.
 func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) error) (Result, error) {
-	onRestart := req.OnRestart
-	if onRestart == nil {
-		onRestart = r.opts.OnRestart
-	}
-	if onToken == nil {
-		onToken = func(string) error { return nil }
-	}
-	req = r.withRoleSettings(req)
-	cands, skipped, limited, nextSlot := r.plan(req.Role)
-	var res Result
+	call := r.newStreamCall(ctx, req, onToken)
+	cands, skipped, limited, nextSlot := r.plan(call.req.Role)
 	if len(cands) == 0 {
-		switch {
-		case len(limited) > 0 && len(skipped) == 0:
-			return res, fmt.Errorf("%w for role %s: %s; next slot frees at %s", ErrRateLimited, req.Role,
-				strings.Join(limited, "; "), nextSlot.Format(time.RFC3339))
-		case len(limited) > 0 || len(skipped) > 0:
-			return res, fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, req.Role,
-				strings.Join(append(skipped, limited...), "; "))
-		default:
-			return res, fmt.Errorf("%w %q", ErrNoProvider, req.Role)
-		}
+		return Result{}, noCandidate(call.req.Role, skipped, limited, nextSlot)
 	}
-
 	var (
-		pending     string // provider whose failed attempt delivered tokens
-		pendingIdx  = -1
-		attemptNo   int
 		lastErrs    []string
 		streamedErr error
 	)
@@ -378,110 +357,13 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 		if ctx.Err() != nil {
 			break
 		}
-		p := c.p
-		msgs := req.Messages
-		if r.maskPII && !p.local {
-			msgs = make([]Message, len(req.Messages))
-			for i, m := range req.Messages {
-				msgs[i] = Message{Role: m.Role, Content: MaskPII(m.Content)}
-			}
-		}
-		creq := ChatRequest{Model: c.model, Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Stop: req.Stop}
-		if req.JSONSchema != nil && p.takesSchema() {
-			creq.JSONSchema = req.JSONSchema
-		}
-
-		attempt := func() (Completion, error) {
-			if pending != "" {
-				onRestart(pending)
-				res.Attempts[pendingIdx].Restarted = true
-				pending, pendingIdx = "", -1
-			}
-			now := r.opts.Now()
-			p.mu.Lock()
-			if _, next := p.window(now); !next.IsZero() {
-				p.mu.Unlock()
-				return Completion{}, errOverLimit
-			}
-			p.requestsAt = append(p.requestsAt, now)
-			p.mu.Unlock()
-
-			attemptNo++
-			log := r.logger(ctx).With().Str("provider", p.cfg.Name).Str("model", c.model).
-				Int("attempt", attemptNo).Logger()
-			start := time.Now()
-			comp, err := p.client.Chat(ctx, creq, onToken)
-			var pe400 *ProviderError
-			if creq.JSONSchema != nil && errors.As(err, &pe400) && pe400.Status == http.StatusBadRequest && comp.Tokens == 0 {
-				// The provider does not take response_format: once more
-				// without it, and never again with it.
-				p.mu.Lock()
-				first := !p.noSchema
-				p.noSchema = true
-				p.mu.Unlock()
-				if first {
-					log.Warn().Str("error", err.Error()).
-						Msg("llm provider rejects response_format json_schema; asking it for prose from now on")
-				}
-				res.Attempts = append(res.Attempts, Attempt{Provider: p.cfg.Name, Err: err.Error(), Duration: time.Since(start)})
-				creq.JSONSchema = nil
-				start = time.Now()
-				comp, err = p.client.Chat(ctx, creq, onToken)
-			}
-			dur := time.Since(start)
-			r.record(p, err, dur)
-			if r.opts.OnAttempt != nil {
-				r.opts.OnAttempt(p.cfg.Name, req.Role, dur, err)
-			}
-			if err == nil && creq.JSONSchema != nil && !looksJSON(comp) {
-				p.mu.Lock()
-				first := !p.ignoresSchema
-				p.ignoresSchema = true
-				p.mu.Unlock()
-				if first {
-					log.Warn().Str("text", excerpt(comp.Text, "")).
-						Msg("llm provider ignores response_format json_schema (answered prose); asking it for prose from now on")
-				}
-			}
-			a := Attempt{Provider: p.cfg.Name, Duration: dur, Tokens: comp.Tokens}
-			ev := log.Info()
-			if err != nil {
-				a.Err = err.Error()
-				ev = log.Warn().Str("error", a.Err)
-			}
-			var pe *ProviderError
-			if errors.As(err, &pe) && pe.Status != 0 {
-				ev = ev.Int("status", pe.Status)
-			}
-			ev.Dur("duration", dur).Int("tokens", comp.Tokens).Str("breaker", p.state()).Msg("llm attempt")
-			res.Attempts = append(res.Attempts, a)
-			if err != nil && comp.Tokens > 0 {
-				if onRestart == nil {
-					return comp, &errStreamed{err: err}
-				}
-				pending, pendingIdx = p.cfg.Name, len(res.Attempts)-1
-			}
-			return comp, err
-		}
-
-		retry := retrypolicy.NewBuilder[Completion]().
-			HandleIf(func(_ Completion, err error) bool {
-				var s *errStreamed
-				return err != nil && IsRetryable(err) && !errors.As(err, &s)
-			}).
-			WithMaxRetries(r.opts.Retries).
-			WithDelayFunc(r.delay).
-			ReturnLastFailure().
-			Build()
-		comp, err := failsafe.With[Completion](retry, p.breaker).WithContext(ctx).Get(attempt)
+		a := call.attempt(c)
+		comp, err := a.run()
 		if err == nil {
-			res.Text, res.Provider, res.Model = comp.Text, p.cfg.Name, c.model
-			res.FinishReason, res.Usage, res.Cut = comp.FinishReason, comp.Usage, comp.Cut
-			res.Structured = creq.JSONSchema != nil
-			return res, nil
+			return call.succeeded(a, comp), nil
 		}
 		if ctx.Err() != nil {
-			return res, fmt.Errorf("llm stream for role %s: %w", req.Role, ctx.Err())
+			return call.res, fmt.Errorf("llm stream for role %s: %w", call.req.Role, ctx.Err())
 		}
 		var s *errStreamed
 		if errors.As(err, &s) {
@@ -491,21 +373,102 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 		var pe *ProviderError
 		switch {
 		case errors.Is(err, circuitbreaker.ErrOpen):
-			lastErrs = append(lastErrs, p.cfg.Name+": breaker open")
+			lastErrs = append(lastErrs, a.p.cfg.Name+": breaker open")
 		case errors.Is(err, errOverLimit):
-			lastErrs = append(lastErrs, p.cfg.Name+": rate limit reached")
+			lastErrs = append(lastErrs, a.p.cfg.Name+": rate limit reached")
 		case errors.As(err, &pe):
 			// recorded in Attempts
 		default:
 			// The caller's token sink failed: stop, nothing to fall over for.
-			return res, fmt.Errorf("llm stream from %s: %w", p.cfg.Name, err)
+			return call.res, fmt.Errorf("llm stream from %s: %w", a.p.cfg.Name, err)
 		}
 	}
 	if ctx.Err() != nil {
-		return res, fmt.Errorf("llm stream for role %s: %w", req.Role, ctx.Err())
+		return call.res, fmt.Errorf("llm stream for role %s: %w", call.req.Role, ctx.Err())
 	}
+	if streamedErr != nil {
+		return call.res, fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, call.req.Role, streamedErr)
+	}
+	return call.res, call.allFailed(lastErrs, skipped, limited)
+}
+
+// noCandidate is Stream's error when the plan left no provider to try: all
+// rate limited, all skipped (breaker open, failing), or none configured.
+func noCandidate(role string, skipped, limited []string, nextSlot time.Time) error {
+	switch {
+	case len(limited) > 0 && len(skipped) == 0:
+		return fmt.Errorf("%w for role %s: %s; next slot frees at %s", ErrRateLimited, role,
+			strings.Join(limited, "; "), nextSlot.Format(time.RFC3339))
+	case len(limited) > 0 || len(skipped) > 0:
+		return fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, role,
+			strings.Join(append(skipped, limited...), "; "))
+	default:
+		return fmt.Errorf("%w %q", ErrNoProvider, role)
+	}
+}
+
+// streamCall is the state one Stream call shares across its provider
+// attempts: the result with every attempt so far, the attempt count for the
+// logs, and a failed attempt that already delivered tokens (pending), which
+// the next attempt announces through onRestart before it starts.
+type streamCall struct {
+	r         *Router
+	ctx       context.Context
+	req       Request
+	onToken   func(string) error
+	onRestart func(provider string)
+
+	res        Result
+	attemptNo  int
+	pending    string // provider whose failed attempt delivered tokens
+	pendingIdx int    // its index in res.Attempts
+}
+
+func (r *Router) newStreamCall(ctx context.Context, req Request, onToken func(string) error) *streamCall {
+	onRestart := req.OnRestart
+	if onRestart == nil {
+		onRestart = r.opts.OnRestart
+	}
+	if onToken == nil {
+		onToken = func(string) error { return nil }
+	}
+	return &streamCall{r: r, ctx: ctx, req: r.withRoleSettings(req), onToken: onToken,
+		onRestart: onRestart, pendingIdx: -1}
+}
+
+// attempt prepares the request for candidate c: messages masked for a
+// remote provider when the router masks PII, the JSON schema only where
+// the provider takes one.
+func (s *streamCall) attempt(c candidate) *streamAttempt {
+	req := s.req
+	msgs := req.Messages
+	if s.r.maskPII && !c.p.local {
+		msgs = make([]Message, len(req.Messages))
+		for i, m := range req.Messages {
+			msgs[i] = Message{Role: m.Role, Content: MaskPII(m.Content)}
+		}
+	}
+	creq := ChatRequest{Model: c.model, Messages: msgs, Temperature: req.Temperature, MaxTokens: req.MaxTokens, Stop: req.Stop}
+	if req.JSONSchema != nil && c.p.takesSchema() {
+		creq.JSONSchema = req.JSONSchema
+	}
+	return &streamAttempt{call: s, p: c.p, model: c.model, creq: creq}
+}
+
+// succeeded fills the result from a's completion.
+func (s *streamCall) succeeded(a *streamAttempt, comp Completion) Result {
+	res := s.res
+	res.Text, res.Provider, res.Model = comp.Text, a.p.cfg.Name, a.model
+	res.FinishReason, res.Usage, res.Cut = comp.FinishReason, comp.Usage, comp.Cut
+	res.Structured = a.creq.JSONSchema != nil
+	return res
+}
+
+// allFailed is Stream's error when every candidate failed: each attempt's
+// error, then the providers that were not tried and why.
+func (s *streamCall) allFailed(lastErrs, skipped, limited []string) error {
 	var parts []string
-	for _, a := range res.Attempts {
+	for _, a := range s.res.Attempts {
 		if a.Err != "" {
 			parts = append(parts, a.Provider+": "+a.Err)
 		}
@@ -513,10 +476,136 @@ func (r *Router) Stream(ctx context.Context, req Request, onToken func(string) e
 	parts = append(parts, lastErrs...)
 	parts = append(parts, skipped...)
 	parts = append(parts, limited...)
-	if streamedErr != nil {
-		return res, fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, req.Role, streamedErr)
+	return fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, s.req.Role, strings.Join(parts, "; "))
+}
+
+// streamAttempt is one candidate provider's part of a Stream call: its
+// request, tried once and then again under the retry policy and the
+// provider's circuit breaker.
+type streamAttempt struct {
+	call  *streamCall
+	p     *provider
+	model string
+	creq  ChatRequest // loses its JSON schema when the provider rejects it
+}
+
+// run tries the provider under the retry policy and its breaker.
+func (a *streamAttempt) run() (Completion, error) {
+	retry := retrypolicy.NewBuilder[Completion]().
+		HandleIf(retryable).
+		WithMaxRetries(a.call.r.opts.Retries).
+		WithDelayFunc(a.call.r.delay).
+		ReturnLastFailure().
+		Build()
+	return failsafe.With[Completion](retry, a.p.breaker).WithContext(a.call.ctx).Get(a.once)
+}
+
+// retryable: a retryable error, unless tokens already reached the caller.
+func retryable(_ Completion, err error) bool {
+	var s *errStreamed
+	return err != nil && IsRetryable(err) && !errors.As(err, &s)
+}
+
+// once is one try: announce a pending restart, take a rate-limit slot, chat,
+// log and record the attempt.
+func (a *streamAttempt) once() (Completion, error) {
+	call, p := a.call, a.p
+	if call.pending != "" {
+		call.onRestart(call.pending)
+		call.res.Attempts[call.pendingIdx].Restarted = true
+		call.pending, call.pendingIdx = "", -1
 	}
-	return res, fmt.Errorf("%w for role %s: %s", ErrAllProvidersFailed, req.Role, strings.Join(parts, "; "))
+	if !a.takeSlot() {
+		return Completion{}, errOverLimit
+	}
+	call.attemptNo++
+	log := call.r.logger(call.ctx).With().Str("provider", p.cfg.Name).Str("model", a.model).
+		Int("attempt", call.attemptNo).Logger()
+	comp, dur, err := a.chat(&log)
+	call.r.record(p, err, dur)
+	if call.r.opts.OnAttempt != nil {
+		call.r.opts.OnAttempt(p.cfg.Name, call.req.Role, dur, err)
+	}
+	if err == nil && a.creq.JSONSchema != nil && !looksJSON(comp) {
+		a.noteIgnoresSchema(&log, comp)
+	}
+	call.res.Attempts = append(call.res.Attempts, a.logged(&log, comp, err, dur))
+	if err != nil && comp.Tokens > 0 {
+		if call.onRestart == nil {
+			return comp, &errStreamed{err: err}
+		}
+		call.pending, call.pendingIdx = p.cfg.Name, len(call.res.Attempts)-1
+	}
+	return comp, err
+}
+
+// takeSlot records a request in the provider's rate window, or reports
+// false when the window is full.
+func (a *streamAttempt) takeSlot() bool {
+	p := a.p
+	now := a.call.r.opts.Now()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if _, next := p.window(now); !next.IsZero() {
+		return false
+	}
+	p.requestsAt = append(p.requestsAt, now)
+	return true
+}
+
+// chat asks the provider, streaming tokens to the caller. A provider that
+// answers 400 to response_format before any token is asked once more
+// without it, and never again with it.
+func (a *streamAttempt) chat(log *zerolog.Logger) (Completion, time.Duration, error) {
+	call, p := a.call, a.p
+	start := time.Now()
+	comp, err := p.client.Chat(call.ctx, a.creq, call.onToken)
+	var pe400 *ProviderError
+	if a.creq.JSONSchema != nil && errors.As(err, &pe400) && pe400.Status == http.StatusBadRequest && comp.Tokens == 0 {
+		p.mu.Lock()
+		first := !p.noSchema
+		p.noSchema = true
+		p.mu.Unlock()
+		if first {
+			log.Warn().Str("error", err.Error()).
+				Msg("llm provider rejects response_format json_schema; asking it for prose from now on")
+		}
+		call.res.Attempts = append(call.res.Attempts, Attempt{Provider: p.cfg.Name, Err: err.Error(), Duration: time.Since(start)})
+		a.creq.JSONSchema = nil
+		start = time.Now()
+		comp, err = p.client.Chat(call.ctx, a.creq, call.onToken)
+	}
+	return comp, time.Since(start), err
+}
+
+// noteIgnoresSchema marks a provider that answered prose to a JSON schema:
+// it is asked for prose from now on.
+func (a *streamAttempt) noteIgnoresSchema(log *zerolog.Logger, comp Completion) {
+	p := a.p
+	p.mu.Lock()
+	first := !p.ignoresSchema
+	p.ignoresSchema = true
+	p.mu.Unlock()
+	if first {
+		log.Warn().Str("text", excerpt(comp.Text, "")).
+			Msg("llm provider ignores response_format json_schema (answered prose); asking it for prose from now on")
+	}
+}
+
+// logged logs the attempt and returns its record for Result.Attempts.
+func (a *streamAttempt) logged(log *zerolog.Logger, comp Completion, err error, dur time.Duration) Attempt {
+	rec := Attempt{Provider: a.p.cfg.Name, Duration: dur, Tokens: comp.Tokens}
+	ev := log.Info()
+	if err != nil {
+		rec.Err = err.Error()
+		ev = log.Warn().Str("error", rec.Err)
+	}
+	var pe *ProviderError
+	if errors.As(err, &pe) && pe.Status != 0 {
+		ev = ev.Int("status", pe.Status)
+	}
+	ev.Dur("duration", dur).Int("tokens", comp.Tokens).Str("breaker", a.p.state()).Msg("llm attempt")
+	return rec
 }
 
 // delay is exponential backoff from BackoffBase, raised to the provider's

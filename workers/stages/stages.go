@@ -3,12 +3,12 @@
 package stages
 
 import (
-	"github.com/exocortex/exocortex/workers/answer"
+	"github.com/exocortex/exocortex/workers/answering"
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/embed"
 	"github.com/exocortex/exocortex/workers/index"
 	"github.com/exocortex/exocortex/workers/rerank"
-	"github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/retrieve"
 	"github.com/exocortex/exocortex/workers/stage"
 )
@@ -22,11 +22,11 @@ func All() []stage.Declaration {
 		embed.Stage(),
 		retrieve.Stage(),
 		rerank.Stage(),
-		answer.Stage(),
-		research.PlanStage(),
-		research.InvestigateStage(),
-		research.DraftStage(),
-		research.ReportStage(),
+		answering.Stage(),
+		researching.PlanStage(),
+		researching.InvestigateStage(),
+		researching.DraftStage(),
+		researching.ReportStage(),
 	}
 }
 

@@ -179,45 +179,16 @@ type stepFact struct {
 // contradicts it and is a new fact; other sentences are new facts (up to
 // MaxNew), low certainty when hedged ("maybe", "возможно"), medium else.
 func (p *PlanFacts) factStep(user string) (string, *Fault) {
-	sub := ""
-	if m := subQuestionLine.FindStringSubmatch(user); m != nil {
-		sub = strings.TrimSpace(m[1])
+	sub, doc := subAndDoc(user)
+	if f := p.count(sub, doc); f != nil {
+		return "", f
 	}
-	doc := ""
-	if m := documentOpen.FindStringSubmatch(user); m != nil {
-		doc = m[1]
-	}
-	k := [2]string{sub, doc}
-	p.mu.Lock()
-	before := p.tries[k]
-	p.tries[k]++
-	p.mu.Unlock()
-	if p.opts.Fault != nil {
-		if f := p.opts.Fault(sub, doc, before); f != nil {
-			return "", f
-		}
-	}
-	p.mu.Lock()
-	p.facts[k]++
-	p.mu.Unlock()
-
-	type known struct{ id, certainty, text string }
-	var facts []known
+	var facts []planKnown
 	for _, m := range knownFactLine.FindAllStringSubmatch(user, -1) {
-		facts = append(facts, known{m[1], m[2], m[3]})
+		facts = append(facts, planKnown{m[1], m[2], m[3]})
 	}
 	ru := cyrillic(sub)
-	why := func(en, r string) string {
-		if ru {
-			return r
-		}
-		return en
-	}
-	step := struct {
-		New          []stepFact `json:"new"`
-		Updated      []stepFact `json:"updated"`
-		Contradicted []string   `json:"contradicted"`
-	}{New: []stepFact{}, Updated: []stepFact{}, Contradicted: []string{}}
+	step := newFactStepReply()
 	touched := map[string]bool{}
 	var firstBlock string
 	for _, m := range blockFence.FindAllStringSubmatch(user, -1) {
@@ -230,34 +201,19 @@ func (p *PlanFacts) factStep(user string) (string, *Fault) {
 			if len(st) < 3 {
 				continue
 			}
-			matched := false
-			for _, f := range facts {
-				if touched[f.id] {
-					continue
-				}
-				fs := stems(f.text)
-				shared := 0
-				for w := range st {
-					if fs[w] {
-						shared++
-					}
-				}
-				if shared*10 < 6*min(len(st), len(fs)) {
-					continue
-				}
-				matched = true
+			if f, ok := matchKnown(st, facts, touched); ok {
 				touched[f.id] = true
 				if negation(s) != negation(f.text) {
 					step.Contradicted = append(step.Contradicted, f.id)
 					step.New = append(step.New, stepFact{Text: s, Certainty: "medium", BlockIDs: []string{id},
-						Reasoning: why("This document says the opposite of "+f.id+".", "Этот документ говорит обратное "+f.id+".")})
+						Reasoning: inLang(ru, "This document says the opposite of "+f.id+".", "Этот документ говорит обратное "+f.id+".")})
 				} else {
 					step.Updated = append(step.Updated, stepFact{ID: f.id, Certainty: "high", BlockIDs: []string{id},
-						Reasoning: why("A second note says the same.", "Вторая заметка говорит то же.")})
+						Reasoning: inLang(ru, "A second note says the same.", "Вторая заметка говорит то же.")})
 				}
-				break
+				continue
 			}
-			if matched || len(step.New) >= p.opts.MaxNew {
+			if len(step.New) >= p.opts.MaxNew {
 				continue
 			}
 			c := "medium"
@@ -265,11 +221,11 @@ func (p *PlanFacts) factStep(user string) (string, *Fault) {
 				c = "low"
 			}
 			step.New = append(step.New, stepFact{Text: s, Certainty: c, BlockIDs: []string{id},
-				Reasoning: why("The note states it.", "Так сказано в заметке.")})
+				Reasoning: inLang(ru, "The note states it.", "Так сказано в заметке.")})
 		}
 	}
 	if p.opts.Invent && firstBlock != "" {
-		step.New = append(step.New, stepFact{Text: why("The moon landing was filmed in a studio in Nevada.", "Высадку на Луну снимали в студии в Неваде."),
+		step.New = append(step.New, stepFact{Text: inLang(ru, "The moon landing was filmed in a studio in Nevada.", "Высадку на Луну снимали в студии в Неваде."),
 			Certainty: "high", BlockIDs: []string{firstBlock}, Reasoning: "invented"})
 	}
 	b, _ := json.Marshal(step)
@@ -277,4 +233,79 @@ func (p *PlanFacts) factStep(user string) (string, *Fault) {
 		return "Here is what this document adds:\n```json\n" + string(b) + "\n```\nDone.", nil
 	}
 	return string(b), nil
+}
+
+// count counts a fact-step request of (sub, doc) and returns the fault the
+// options give its try, if any; a request with no fault counts as facts.
+func (p *PlanFacts) count(sub, doc string) *Fault {
+	k := [2]string{sub, doc}
+	p.mu.Lock()
+	before := p.tries[k]
+	p.tries[k]++
+	p.mu.Unlock()
+	if p.opts.Fault != nil {
+		if f := p.opts.Fault(sub, doc, before); f != nil {
+			return f
+		}
+	}
+	p.mu.Lock()
+	p.facts[k]++
+	p.mu.Unlock()
+	return nil
+}
+
+// planKnown is a known fact of the prompt.
+type planKnown struct{ id, certainty, text string }
+
+// matchKnown finds the first untouched known fact that shares 60% of the
+// stems of the shorter of it and the sentence (stems st).
+func matchKnown(st map[string]bool, facts []planKnown, touched map[string]bool) (planKnown, bool) {
+	for _, f := range facts {
+		if touched[f.id] {
+			continue
+		}
+		fs := stems(f.text)
+		shared := 0
+		for w := range st {
+			if fs[w] {
+				shared++
+			}
+		}
+		if shared*10 < 6*min(len(st), len(fs)) {
+			continue
+		}
+		return f, true
+	}
+	return planKnown{}, false
+}
+
+// factStepReply is the fact step's reply.
+type factStepReply struct {
+	New          []stepFact `json:"new"`
+	Updated      []stepFact `json:"updated"`
+	Contradicted []string   `json:"contradicted"`
+}
+
+// newFactStepReply is an empty reply: its lists [] rather than null.
+func newFactStepReply() factStepReply {
+	return factStepReply{New: []stepFact{}, Updated: []stepFact{}, Contradicted: []string{}}
+}
+
+// subAndDoc reads the fact-step prompt's sub-question and document id.
+func subAndDoc(user string) (sub, doc string) {
+	if m := subQuestionLine.FindStringSubmatch(user); m != nil {
+		sub = strings.TrimSpace(m[1])
+	}
+	if m := documentOpen.FindStringSubmatch(user); m != nil {
+		doc = m[1]
+	}
+	return sub, doc
+}
+
+// inLang is en, or rus when ru.
+func inLang(ru bool, en, rus string) string {
+	if ru {
+		return rus
+	}
+	return en
 }

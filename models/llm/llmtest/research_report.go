@@ -199,23 +199,13 @@ func reportReply(user string, opts DraftReportOptions, budget int) string {
 		}
 		return "Here is a report on your notes: all is well."
 	}
-	type section struct {
-		Title     string             `json:"title"`
-		Sentences []scriptedSentence `json:"sentences"`
-	}
-	out := struct {
-		Title         string             `json:"title"`
-		Summary       []scriptedSentence `json:"summary"`
-		Sections      []section          `json:"sections"`
-		Disagreements []scriptedSentence `json:"disagreements"`
-		Conclusion    []scriptedSentence `json:"conclusion"`
-	}{Summary: []scriptedSentence{}, Disagreements: []scriptedSentence{}, Conclusion: []scriptedSentence{}}
+	out := standinReport{Summary: []scriptedSentence{}, Disagreements: []scriptedSentence{}, Conclusion: []scriptedSentence{}}
 	out.Title = "Report: " + question
 	if lang == "ru" {
 		out.Title = "Отчёт: " + question
 	}
 	for i, s := range subs {
-		sec := section{Title: s}
+		sec := standinSection{Title: s}
 		for _, f := range facts {
 			if f.Task != i {
 				continue
@@ -252,11 +242,32 @@ func reportReply(user string, opts DraftReportOptions, budget int) string {
 	if best >= 0 {
 		out.Conclusion = append(out.Conclusion, scriptedSentence{Text: facts[best].Text, Facts: []string{facts[best].ID}})
 	}
-	render := func() string {
-		raw, _ := json.MarshalIndent(out, "", "  ")
-		return "```json\n" + string(raw) + "\n```"
-	}
-	reply := render()
+	return out.fit(budget)
+}
+
+// standinReport is the report the stand-in writes, in the reply's shape.
+type standinReport struct {
+	Title         string             `json:"title"`
+	Summary       []scriptedSentence `json:"summary"`
+	Sections      []standinSection   `json:"sections"`
+	Disagreements []scriptedSentence `json:"disagreements"`
+	Conclusion    []scriptedSentence `json:"conclusion"`
+}
+
+type standinSection struct {
+	Title     string             `json:"title"`
+	Sentences []scriptedSentence `json:"sentences"`
+}
+
+func (out *standinReport) render() string {
+	raw, _ := json.MarshalIndent(out, "", "  ")
+	return "```json\n" + string(raw) + "\n```"
+}
+
+// fit renders the report, leaving out the last sentences of the longest
+// sections until it fits budget tokens (0: no bound).
+func (out *standinReport) fit(budget int) string {
+	reply := out.render()
 	for budget > 0 {
 		if head, _ := withinBudget(reply, budget); head == reply {
 			break
@@ -271,7 +282,7 @@ func reportReply(user string, opts DraftReportOptions, budget int) string {
 			break
 		}
 		out.Sections[longest].Sentences = out.Sections[longest].Sentences[:len(out.Sections[longest].Sentences)-1]
-		reply = render()
+		reply = out.render()
 	}
 	return reply
 }

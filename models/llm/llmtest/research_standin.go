@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -77,14 +78,9 @@ func ResearchKindNames() []string { return append([]string(nil), researchKindNam
 // ParseResearchKind reads a kind's name: "change-number", "change_number",
 // "ChangeNumber" alike; "neighbor-block" is "neighbour-block".
 func ParseResearchKind(name string) (ResearchKind, error) {
-	key := func(s string) string {
-		return strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(strings.TrimSpace(s)))
-	}
-	k := strings.ReplaceAll(key(name), "neighbor", "neighbour")
-	for i, n := range researchKindNames {
-		if key(n) == k {
-			return ResearchKind(i), nil
-		}
+	k := strings.ReplaceAll(nameKey(name), "neighbor", "neighbour")
+	if i := indexName(researchKindNames[:], k); i >= 0 {
+		return ResearchKind(i), nil
 	}
 	return 0, fmt.Errorf("research stand-in kind %q: want one of %s", name, strings.Join(researchKindNames[:], ", "))
 }
@@ -119,11 +115,7 @@ const (
 // ChangedLabel tells whether a fact so labelled says something its block
 // does not (a changed number or an added clause).
 func ChangedLabel(label string) bool {
-	switch label {
-	case RLabelChangedRatio, RLabelChangedTime, RLabelChangedYear, RLabelChangedNumber, RLabelAddedClause:
-		return true
-	}
-	return false
+	return slices.Contains([]string{RLabelChangedRatio, RLabelChangedTime, RLabelChangedYear, RLabelChangedNumber, RLabelAddedClause}, label)
 }
 
 // ResearchLabel is what the stand-in did in one fact of a fact step, or in
@@ -458,25 +450,25 @@ type pickedSentence struct {
 // prompt and returns the facts of the sentences most related to the
 // sub-question, altered as the kind says, each labelled.
 func (r *Research) factStep(call int, question, user string) string {
-	sub := ""
-	if m := subQuestionLine.FindStringSubmatch(user); m != nil {
-		sub = strings.TrimSpace(m[1])
-	}
-	doc := ""
-	if m := documentOpen.FindStringSubmatch(user); m != nil {
-		doc = m[1]
-	}
-	ru := cyrillic(sub)
-	type known struct{ id, text string }
-	var facts []known
+	sub, doc := subAndDoc(user)
+	fs := researchFactStep{r: r, ru: cyrillic(sub), touched: map[string]bool{}, step: newFactStepReply(),
+		base: ResearchLabel{Step: "facts", Call: call, Question: question, SubQuestion: sub, DocID: doc}}
 	for _, m := range knownFactLine.FindAllStringSubmatch(user, -1) {
-		facts = append(facts, known{m[1], m[3]})
+		fs.facts = append(fs.facts, knownFact{m[1], m[3]})
 	}
-	var blocks []docBlock
 	for _, m := range blockFence.FindAllStringSubmatch(user, -1) {
-		blocks = append(blocks, docBlock{m[1], m[2]})
+		fs.blocks = append(fs.blocks, docBlock{m[1], m[2]})
 	}
-	topic := stems(sub + " " + question)
+	for _, p := range pickSentences(fs.blocks, stems(sub+" "+question)) {
+		fs.take(p)
+	}
+	raw, _ := json.Marshal(fs.step)
+	return string(raw)
+}
+
+// pickSentences lists the blocks' sentences by how many stems of the topic
+// they hold, the most related first (document order among equals).
+func pickSentences(blocks []docBlock, topic map[string]bool) []pickedSentence {
 	var picks []pickedSentence
 	for i, b := range blocks {
 		for _, s := range sentencesOf(b.text) {
@@ -493,81 +485,79 @@ func (r *Research) factStep(call int, question, user string) string {
 			picks = append(picks, pickedSentence{block: i, sentence: s, score: score})
 		}
 	}
-	// The most related first (document order among equals).
 	sort.SliceStable(picks, func(i, j int) bool { return picks[i].score > picks[j].score })
+	return picks
+}
 
-	step := struct {
-		New          []stepFact `json:"new"`
-		Updated      []stepFact `json:"updated"`
-		Contradicted []string   `json:"contradicted"`
-	}{New: []stepFact{}, Updated: []stepFact{}, Contradicted: []string{}}
-	why := func(en, rus string) string {
-		if ru {
-			return rus
+// knownFact is a known fact of the prompt.
+type knownFact struct{ id, text string }
+
+// researchFactStep is one fact step of the research stand-in: the
+// prompt's blocks and known facts (id, text), and the reply so far.
+type researchFactStep struct {
+	r       *Research
+	base    ResearchLabel
+	ru      bool
+	blocks  []docBlock
+	facts   []knownFact
+	touched map[string]bool // known facts already updated or contradicted
+	added   int
+	step    factStepReply
+}
+
+// take turns a picked sentence into the reply: a sentence on a known
+// fact's subject is the same again (an update) or says otherwise (a
+// contradiction, or a plain new fact); others are new facts, up to MaxNew,
+// altered as the kind says.
+func (fs *researchFactStep) take(p pickedSentence) {
+	b := fs.blocks[p.block]
+	for i, f := range fs.facts {
+		if fs.touched[f.id] || !sameSubject(p.sentence, f.text) {
+			continue
 		}
-		return en
+		if differs(p.sentence, f.text) {
+			fs.otherSide(p, b, fs.facts[i])
+			return
+		}
+		fs.touched[f.id] = true
+		fs.step.Updated = append(fs.step.Updated, stepFact{ID: f.id, Certainty: "high", BlockIDs: []string{b.id},
+			Reasoning: inLang(fs.ru, "A second note says the same.", "Вторая заметка говорит то же.")})
+		return
 	}
-	touched := map[string]bool{}
-	added := 0
-	base := ResearchLabel{Step: "facts", Call: call, Question: question, SubQuestion: sub, DocID: doc}
-	for _, p := range picks {
-		b := blocks[p.block]
-		// A sentence on a known fact's subject: the same again (an
-		// update), or otherwise (a contradiction, or a plain new fact).
-		var other *known
-		same := false
-		for i, f := range facts {
-			if touched[f.id] || !sameSubject(p.sentence, f.text) {
-				continue
-			}
-			if differs(p.sentence, f.text) {
-				other = &facts[i]
-			} else {
-				same = true
-				touched[f.id] = true
-				step.Updated = append(step.Updated, stepFact{ID: f.id, Certainty: "high", BlockIDs: []string{b.id},
-					Reasoning: why("A second note says the same.", "Вторая заметка говорит то же.")})
-			}
-			break
-		}
-		if same {
-			continue
-		}
-		if other != nil {
-			touched[other.id] = true
-			l := base
-			l.Text, l.Label, l.SourceBlock, l.SourceSentence, l.CitedBlock, l.Supported = p.sentence, RLabelOtherSide, b.id, p.sentence, b.id, true
-			l.Of, l.OfID = other.text, other.id
-			r.label(l)
-			if r.opts.Kind == ResearchContradict || r.opts.Kind == ResearchStumbling {
-				step.Contradicted = append(step.Contradicted, other.id)
-				step.New = append(step.New, stepFact{Text: p.sentence, Certainty: "medium", BlockIDs: []string{b.id},
-					Reasoning: why("This note says otherwise than "+other.id+".", "Эта заметка говорит иначе, чем "+other.id+".")})
-			} else {
-				step.New = append(step.New, stepFact{Text: p.sentence, Certainty: "medium", BlockIDs: []string{b.id},
-					Reasoning: why("The note states it.", "Так сказано в заметке.")})
-			}
-			continue
-		}
-		if added >= r.opts.MaxNew || p.score == 0 && added > 0 {
-			continue
-		}
-		added++
-		for _, f := range r.alter(p, blocks, ru) {
-			l := base
-			l.Text, l.Label, l.SourceBlock, l.SourceSentence, l.CitedBlock = f.text, f.label, b.id, p.sentence, f.cited
-			l.Supported, l.Changed, l.Original, l.Of = !ChangedLabel(f.label), f.changed, f.original, f.of
-			r.label(l)
-			c := "medium"
-			if hedge.MatchString(p.sentence) {
-				c = "low"
-			}
-			step.New = append(step.New, stepFact{Text: f.text, Certainty: c, BlockIDs: []string{f.cited},
-				Reasoning: why("The note states it.", "Так сказано в заметке.")})
-		}
+	if fs.added >= fs.r.opts.MaxNew || p.score == 0 && fs.added > 0 {
+		return
 	}
-	raw, _ := json.Marshal(step)
-	return string(raw)
+	fs.added++
+	for _, f := range fs.r.alter(p, fs.blocks, fs.ru) {
+		l := fs.base
+		l.Text, l.Label, l.SourceBlock, l.SourceSentence, l.CitedBlock = f.text, f.label, b.id, p.sentence, f.cited
+		l.Supported, l.Changed, l.Original, l.Of = !ChangedLabel(f.label), f.changed, f.original, f.of
+		fs.r.label(l)
+		c := "medium"
+		if hedge.MatchString(p.sentence) {
+			c = "low"
+		}
+		fs.step.New = append(fs.step.New, stepFact{Text: f.text, Certainty: c, BlockIDs: []string{f.cited},
+			Reasoning: inLang(fs.ru, "The note states it.", "Так сказано в заметке.")})
+	}
+}
+
+// otherSide adds a sentence that says otherwise than the known fact
+// other: a contradiction for the kinds that mark them, else a new fact.
+func (fs *researchFactStep) otherSide(p pickedSentence, b docBlock, other knownFact) {
+	fs.touched[other.id] = true
+	l := fs.base
+	l.Text, l.Label, l.SourceBlock, l.SourceSentence, l.CitedBlock, l.Supported = p.sentence, RLabelOtherSide, b.id, p.sentence, b.id, true
+	l.Of, l.OfID = other.text, other.id
+	fs.r.label(l)
+	if fs.r.opts.Kind == ResearchContradict || fs.r.opts.Kind == ResearchStumbling {
+		fs.step.Contradicted = append(fs.step.Contradicted, other.id)
+		fs.step.New = append(fs.step.New, stepFact{Text: p.sentence, Certainty: "medium", BlockIDs: []string{b.id},
+			Reasoning: inLang(fs.ru, "This note says otherwise than "+other.id+".", "Эта заметка говорит иначе, чем "+other.id+".")})
+		return
+	}
+	fs.step.New = append(fs.step.New, stepFact{Text: p.sentence, Certainty: "medium", BlockIDs: []string{b.id},
+		Reasoning: inLang(fs.ru, "The note states it.", "Так сказано в заметке.")})
 }
 
 // madeFact is a fact the kind made of a sentence.

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"net/http"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -136,19 +137,30 @@ func BehaviourNames() []string { return append([]string(nil), behaviourNames[:].
 // ParseBehaviour reads a behaviour's name: "change-number", "change_number"
 // and "ChangeNumber" alike; "negated" is "negate".
 func ParseBehaviour(name string) (Behaviour, error) {
-	key := func(s string) string {
-		return strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(strings.TrimSpace(s)))
-	}
-	k := key(name)
+	k := nameKey(name)
 	if k == "negated" {
 		return Negated, nil
 	}
-	for b, n := range behaviourNames {
-		if key(n) == k {
-			return Behaviour(b), nil
-		}
+	if b := indexName(behaviourNames[:], k); b >= 0 {
+		return Behaviour(b), nil
 	}
 	return 0, fmt.Errorf("scripted behaviour %q: want one of %s", name, strings.Join(behaviourNames[:], ", "))
+}
+
+// nameKey is how a behaviour's or a research kind's name is compared:
+// case, spaces, '-' and '_' aside.
+func nameKey(s string) string {
+	return strings.NewReplacer("-", "", "_", "", " ", "").Replace(strings.ToLower(strings.TrimSpace(s)))
+}
+
+// indexName is the index of the name in names whose nameKey is key, or -1.
+func indexName(names []string, key string) int {
+	for i, n := range names {
+		if nameKey(n) == key {
+			return i
+		}
+	}
+	return -1
 }
 
 // The labels of claims (Claim.Label).
@@ -176,11 +188,7 @@ const (
 // block: faithful, translated and off-by-one-citation claims are (the last
 // cites the wrong block, but says what the note says).
 func SupportedLabel(label string) bool {
-	switch label {
-	case LabelFaithful, LabelTranslated, LabelOffByOneCitation:
-		return true
-	}
-	return false
+	return slices.Contains([]string{LabelFaithful, LabelTranslated, LabelOffByOneCitation}, label)
 }
 
 // Claim is what the scripted provider says about one sentence of a reply.

@@ -238,87 +238,130 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		s.research.serveLabels(w)
 		return
 	}
-	raw, _ := io.ReadAll(r.Body)
-	var body ChatBody
-	_ = json.Unmarshal(raw, &body)
-	s.mu.Lock()
-	s.requests = append(s.requests, Request{Header: r.Header.Clone(), Body: body, Raw: string(raw)})
-	f := Fault{Kind: OK}
-	if len(s.script) > 0 {
-		f, s.script = s.script[0], s.script[1:]
-	} else if s.always != nil {
-		f = *s.always
-	}
-	answer, asJSON, reject, pace := s.answer, s.json, s.rejectFormat, s.tokenDelay
-	sc, resp := s.scripted, s.responder
-	s.mu.Unlock()
-	if resp != nil {
-		if reply, fault, ok := resp(body); ok {
-			answer, sc = reply, nil
-			if fault != nil {
-				f = *fault
-			}
-		}
-	}
-
+	t := s.take(r)
 	if r.URL.Path != "/v1/chat/completions" {
 		http.Error(w, `{"error":{"message":"not found"}}`, http.StatusNotFound)
 		return
 	}
-	if reject && body.ResponseFormat != nil {
+	if t.reject && t.body.ResponseFormat != nil {
 		http.Error(w, `{"error":{"message":"unknown field response_format"}}`, http.StatusBadRequest)
 		return
 	}
+	if !fault(w, r, t.fault) {
+		return
+	}
+	t.finish, t.completion = "stop", 5
+	if t.sc != nil && !s.scriptedAnswer(w, r, &t) {
+		return
+	}
+	if t.asJSON {
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(map[string]any{
+			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": t.answer}, "finish_reason": t.finish}},
+			"usage":   map[string]int{"prompt_tokens": 3, "completion_tokens": t.completion, "total_tokens": 3 + t.completion},
+		})
+		return
+	}
+	t.stream(w, r)
+}
+
+// turn is one chat request and how the server answers it.
+type turn struct {
+	raw        []byte
+	body       ChatBody
+	fault      Fault
+	answer     string
+	asJSON     bool
+	reject     bool          // rejects response_format
+	pace       time.Duration // between tokens
+	sc         *ScriptOptions
+	finish     string // the finish_reason
+	completion int    // completion tokens in the usage
+}
+
+// take records the request and takes the next fault of the script and the
+// reply (the responder's, when it has one for this request).
+func (s *Server) take(r *http.Request) turn {
+	raw, _ := io.ReadAll(r.Body)
+	t := turn{raw: raw}
+	_ = json.Unmarshal(raw, &t.body)
+	s.mu.Lock()
+	s.requests = append(s.requests, Request{Header: r.Header.Clone(), Body: t.body, Raw: string(raw)})
+	t.fault = Fault{Kind: OK}
+	if len(s.script) > 0 {
+		t.fault, s.script = s.script[0], s.script[1:]
+	} else if s.always != nil {
+		t.fault = *s.always
+	}
+	t.answer, t.asJSON, t.reject, t.pace = s.answer, s.json, s.rejectFormat, s.tokenDelay
+	t.sc = s.scripted
+	resp := s.responder
+	s.mu.Unlock()
+	if resp != nil {
+		if reply, fault, ok := resp(t.body); ok {
+			t.answer, t.sc = reply, nil
+			if fault != nil {
+				t.fault = *fault
+			}
+		}
+	}
+	return t
+}
+
+// fault answers a status or rate-limit fault, or waits out a slow one; it
+// reports false when the response is done.
+func fault(w http.ResponseWriter, r *http.Request, f Fault) bool {
 	switch f.Kind {
 	case Status:
 		http.Error(w, fmt.Sprintf(`{"error":{"message":"fake status %d"}}`, f.Status), f.Status)
-		return
+		return false
 	case RateLimit:
 		w.Header().Set("Retry-After", f.RetryAfter)
 		http.Error(w, `{"error":{"message":"slow down"}}`, http.StatusTooManyRequests)
-		return
+		return false
 	case Slow:
 		select {
 		case <-time.After(f.Delay):
 		case <-r.Context().Done():
-			return
+			return false
 		}
 	}
-	finish, completion := "stop", 5
-	if sc != nil {
-		rep := scriptedReply(*sc, s.blocks, raw)
-		if len(rep.claims) > 0 {
-			s.mu.Lock()
-			s.answers++
-			for _, c := range rep.claims {
-				c.Request = s.answers
-				s.claims = append(s.claims, c)
-			}
-			s.mu.Unlock()
+	return true
+}
+
+// scriptedAnswer makes the scripted reply of t's request and records its claims;
+// it reports false when the response is done (an endless reply).
+func (s *Server) scriptedAnswer(w http.ResponseWriter, r *http.Request, t *turn) bool {
+	rep := scriptedReply(*t.sc, s.blocks, t.raw)
+	if len(rep.claims) > 0 {
+		s.mu.Lock()
+		s.answers++
+		for _, c := range rep.claims {
+			c.Request = s.answers
+			s.claims = append(s.claims, c)
 		}
-		if rep.endless {
-			streamEndless(w, r, rep.text)
-			return
-		}
-		// As a real provider: the reply ends at max_tokens, and says so.
-		budget := body.MaxTokens
-		if budget <= 0 {
-			budget = defaultBudget
-		}
-		answer, completion = withinBudget(rep.text, budget)
-		if answer != rep.text {
-			finish = "length"
-		}
-		asJSON = !body.Stream
+		s.mu.Unlock()
 	}
-	if asJSON {
-		w.Header().Set("Content-Type", "application/json")
-		_ = json.NewEncoder(w).Encode(map[string]any{
-			"choices": []any{map[string]any{"message": map[string]any{"role": "assistant", "content": answer}, "finish_reason": finish}},
-			"usage":   map[string]int{"prompt_tokens": 3, "completion_tokens": completion, "total_tokens": 3 + completion},
-		})
-		return
+	if rep.endless {
+		streamEndless(w, r, rep.text)
+		return false
 	}
+	// As a real provider: the reply ends at max_tokens, and says so.
+	budget := t.body.MaxTokens
+	if budget <= 0 {
+		budget = defaultBudget
+	}
+	t.answer, t.completion = withinBudget(rep.text, budget)
+	if t.answer != rep.text {
+		t.finish = "length"
+	}
+	t.asJSON = !t.body.Stream
+	return true
+}
+
+// stream streams the answer as server-sent events, with t's fault: cut
+// off, bad JSON, or a stream that never ends.
+func (t *turn) stream(w http.ResponseWriter, r *http.Request) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	fl, _ := w.(http.Flusher)
 	send := func(data string) {
@@ -327,28 +370,15 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 			fl.Flush()
 		}
 	}
+	f := t.fault
 	if f.Kind == ForeverStream {
-		toks := Tokens(answer)
-		for i := 0; ; i++ {
-			b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"delta": map[string]string{"content": toks[i%len(toks)]}}}})
-			send(string(b))
-			if f.Delay <= 0 {
-				if r.Context().Err() != nil {
-					return
-				}
-				continue
-			}
-			select {
-			case <-r.Context().Done():
-				return
-			case <-time.After(f.Delay):
-			}
-		}
+		streamForever(r, send, Tokens(t.answer), f.Delay)
+		return
 	}
-	for i, tok := range Tokens(answer) {
-		if i > 0 && pace > 0 {
+	for i, tok := range Tokens(t.answer) {
+		if i > 0 && t.pace > 0 {
 			select {
-			case <-time.After(pace):
+			case <-time.After(t.pace):
 			case <-r.Context().Done():
 				return
 			}
@@ -362,6 +392,26 @@ func (s *Server) handle(w http.ResponseWriter, r *http.Request) {
 		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"delta": map[string]string{"content": tok}}}})
 		send(string(b))
 	}
-	send(fmt.Sprintf(`{"choices":[{"delta":{},"finish_reason":%q}],"usage":{"prompt_tokens":3,"completion_tokens":%d,"total_tokens":%d}}`, finish, completion, 3+completion))
+	send(fmt.Sprintf(`{"choices":[{"delta":{},"finish_reason":%q}],"usage":{"prompt_tokens":3,"completion_tokens":%d,"total_tokens":%d}}`, t.finish, t.completion, 3+t.completion))
 	send("[DONE]")
+}
+
+// streamForever sends toks over and over, delay apart, until the client
+// leaves.
+func streamForever(r *http.Request, send func(string), toks []string, delay time.Duration) {
+	for i := 0; ; i++ {
+		b, _ := json.Marshal(map[string]any{"choices": []any{map[string]any{"delta": map[string]string{"content": toks[i%len(toks)]}}}})
+		send(string(b))
+		if delay <= 0 {
+			if r.Context().Err() != nil {
+				return
+			}
+			continue
+		}
+		select {
+		case <-r.Context().Done():
+			return
+		case <-time.After(delay):
+		}
+	}
 }

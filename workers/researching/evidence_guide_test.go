@@ -1,4 +1,4 @@
-package research_test
+package researching_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
-	research "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/researching"
 )
 
 // evidenceResearch runs a research over st without a provider, stage by
@@ -33,8 +33,8 @@ func evidenceResearch(t *testing.T, st *store.Store, id, question string) *schem
 func evidenceResearchWith(t *testing.T, r *retrieval.Retriever, st *store.Store, id, question string) *schemas.ResearchReport {
 	t.Helper()
 	ctx := context.Background()
-	tasks := planTasks(t, research.PlanDeps{}, &schemas.ResearchRequested{ResearchID: id, Question: question, RequestedAt: time.Now()})
-	inv, err := research.NewInvestigate(research.InvestigateDeps{Retriever: r, Docs: st,
+	tasks := planTasks(t, researching.PlanDeps{}, &schemas.ResearchRequested{ResearchID: id, Question: question, RequestedAt: time.Now()})
+	inv, err := researching.NewInvestigate(researching.InvestigateDeps{Retriever: r, Docs: st,
 		Analyzer: st.Analyzer(), State: bus.NewMemKV()})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package research_test
+package researching_test
 
 import (
 	"context"
@@ -9,12 +9,12 @@ import (
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
-	research "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/researching"
 )
 
-func planTasks(t *testing.T, d research.PlanDeps, req *schemas.ResearchRequested) []*schemas.ResearchTask {
+func planTasks(t *testing.T, d researching.PlanDeps, req *schemas.ResearchRequested) []*schemas.ResearchTask {
 	t.Helper()
-	evs, err := research.NewPlan(d).Handle(context.Background(), invMsg(t, req))
+	evs, err := researching.NewPlan(d).Handle(context.Background(), invMsg(t, req))
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}
@@ -37,7 +37,7 @@ func TestThePlanAsksTheStrategicRoleAndCapsTheSubQuestionsAtTheBudget(t *testing
 	pf := llmtest.NewPlanFacts(llmtest.PlanFactsOptions{})
 	srv.SetResponder(pf.Responder())
 	var progress []*schemas.ResearchProgress
-	d := research.PlanDeps{Router: invRouter(t, srv), Progress: func(p *schemas.ResearchProgress) { progress = append(progress, p) }}
+	d := researching.PlanDeps{Router: invRouter(t, srv), Progress: func(p *schemas.ResearchProgress) { progress = append(progress, p) }}
 	at := time.Date(2026, 11, 24, 21, 0, 0, 0, time.UTC)
 	tasks := planTasks(t, d, &schemas.ResearchRequested{ResearchID: "r1", Question: "Как работают базы данных в SiYuan?",
 		Budget: schemas.ResearchBudget{SubQuestions: 2, WallSeconds: 60}, RequestedAt: at})
@@ -66,7 +66,7 @@ func TestThePlanAsksTheStrategicRoleAndCapsTheSubQuestionsAtTheBudget(t *testing
 func TestAnUnusablePlanReplyPlansTheQuestionItself(t *testing.T) {
 	srv := llmtest.New(t)
 	srv.SetAnswer("I am sorry, I cannot help with that.")
-	tasks := planTasks(t, research.PlanDeps{Router: invRouter(t, srv)},
+	tasks := planTasks(t, researching.PlanDeps{Router: invRouter(t, srv)},
 		&schemas.ResearchRequested{ResearchID: "r2", Question: "What do I know about crows?"})
 	if len(tasks) != 1 || tasks[0].Question != "What do I know about crows?" || tasks[0].Mode != schemas.ResearchSynthesis {
 		t.Fatalf("tasks %+v; want the question itself", tasks)
@@ -80,11 +80,11 @@ func TestWithoutAProviderOrWhenAskedThePlanIsTheQuestionItselfEvidenceOnly(t *te
 	srv := llmtest.New(t)
 	for _, tc := range []struct {
 		name string
-		d    research.PlanDeps
+		d    researching.PlanDeps
 		req  schemas.ResearchRequested
 	}{
-		{"no provider", research.PlanDeps{}, schemas.ResearchRequested{ResearchID: "r3", Question: "What about crows?"}},
-		{"no_llm asked", research.PlanDeps{Router: invRouter(t, srv)}, schemas.ResearchRequested{ResearchID: "r4", Question: "What about crows?", NoLLM: true}},
+		{"no provider", researching.PlanDeps{}, schemas.ResearchRequested{ResearchID: "r3", Question: "What about crows?"}},
+		{"no_llm asked", researching.PlanDeps{Router: invRouter(t, srv)}, schemas.ResearchRequested{ResearchID: "r4", Question: "What about crows?", NoLLM: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tasks := planTasks(t, tc.d, &tc.req)
@@ -162,7 +162,7 @@ func TestAProviderWithStructuredOutputIsAskedForThePlanSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tasks := planTasks(t, research.PlanDeps{Router: r}, &schemas.ResearchRequested{ResearchID: "r5", Question: "What do I know about crows?"})
+	tasks := planTasks(t, researching.PlanDeps{Router: r}, &schemas.ResearchRequested{ResearchID: "r5", Question: "What do I know about crows?"})
 	reqs := srv.Requests()
 	if len(tasks) != 3 || len(reqs) != 1 || reqs[0].Body.ResponseFormat == nil || reqs[0].Body.ResponseFormat.JSONSchema == nil ||
 		reqs[0].Body.ResponseFormat.JSONSchema.Name != "research_plan" {

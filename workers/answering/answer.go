@@ -1,7 +1,7 @@
-// Package answer is the answer stage: kb.query.reranked -> streamed tokens on
+// Package answering is the answer stage: kb.query.reranked -> streamed tokens on
 // kb.answer.tokens.<query_id> (core NATS), the finished answer on
 // kb.answer.done, then its follow-up questions on kb.answer.followups.
-package answer
+package answering
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package research_test
+package researching_test
 
 import (
 	"context"
@@ -24,7 +24,7 @@ import (
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
-	wresearch "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
@@ -192,7 +192,7 @@ func rpStart(t *testing.T, opts llmtest.DraftReportOptions, withProvider bool, d
 
 func rpStartOn(t *testing.T, ix *rpIndex, opts llmtest.DraftReportOptions, withProvider bool, draftWorkers int) *rpRig {
 	t.Helper()
-	rig := &rpRig{b: bustest.New(t, wresearch.DraftReportSpecs()...), ix: ix}
+	rig := &rpRig{b: bustest.New(t, researching.DraftReportSpecs()...), ix: ix}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := ctx.Err(); err != nil {
 		t.Fatal(err)
@@ -215,16 +215,16 @@ func rpStartOn(t *testing.T, ix *rpIndex, opts llmtest.DraftReportOptions, withP
 		rig.progress = append(rig.progress, *p)
 		rig.mu.Unlock()
 	}
-	draft, err := wresearch.NewDraft(research.DraftDeps{Router: rig.router, State: state, Progress: progress})
+	draft, err := researching.NewDraft(research.DraftDeps{Router: rig.router, State: state, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	report, err := wresearch.NewReport(research.ReportDeps{Router: rig.router, Analyzer: rig.ix.store.Analyzer(),
+	report, err := researching.NewReport(research.ReportDeps{Router: rig.router, Analyzer: rig.ix.store.Analyzer(),
 		Blocks: research.StoreBlocks{Store: rig.ix.store}, Reports: reports, Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs := wresearch.DraftReportSpecs()
+	specs := researching.DraftReportSpecs()
 	var wg sync.WaitGroup
 	run := func(spec bus.StageSpec, h bus.Handler, workers int) {
 		wg.Add(1)

@@ -1,4 +1,4 @@
-package research_test
+package researching_test
 
 import (
 	"context"
@@ -17,7 +17,7 @@ import (
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
-	research "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/researching"
 )
 
 // guideNotebook is the SiYuan user guide in the shared eval data.
@@ -62,7 +62,7 @@ func TestOnTheSiYuanGuideEveryFactRestsOnABlockThatHoldsIt(t *testing.T) {
 	pf := llmtest.NewPlanFacts(llmtest.PlanFactsOptions{Invent: true})
 	srv.SetResponder(pf.Responder())
 	var progress []*schemas.ResearchProgress
-	h, err := research.NewInvestigate(research.InvestigateDeps{Router: invRouter(t, srv), Retriever: &retrieval.Retriever{Index: st},
+	h, err := researching.NewInvestigate(researching.InvestigateDeps{Router: invRouter(t, srv), Retriever: &retrieval.Retriever{Index: st},
 		Docs: st, Analyzer: st.Analyzer(), State: bus.NewMemKV(), Progress: func(p *schemas.ResearchProgress) { progress = append(progress, p) }})
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package answer_test
+package answering_test
 
 import (
 	"context"
@@ -16,7 +16,7 @@ import (
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
-	answerstage "github.com/exocortex/exocortex/workers/answer"
+	"github.com/exocortex/exocortex/workers/answering"
 )
 
 func msg(t *testing.T, ev schemas.Event) *bus.Msg {
@@ -71,7 +71,7 @@ func TestTheAnswerIsPublishedBeforeTheFollowUpsAreAskedFor(t *testing.T) {
 	}
 	var tokens int
 	core := func(ev schemas.Event, traceID string) error { tokens++; return nil }
-	out, err := answerstage.New(a, core, publish).Handle(context.Background(), msg(t, rq))
+	out, err := answering.New(a, core, publish).Handle(context.Background(), msg(t, rq))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestAnAnswerThatCannotBePublishedFailsTheMessageWithoutFollowUps(t *testing
 	publish := func(context.Context, schemas.Event, string) error { return errors.New("nats: timeout") }
 	core := func(schemas.Event, string) error { return nil }
 	start := time.Now()
-	out, err := answerstage.New(a, core, publish).Handle(context.Background(), msg(t, rq))
+	out, err := answering.New(a, core, publish).Handle(context.Background(), msg(t, rq))
 	if err == nil || !strings.Contains(err.Error(), "publish answer q1: nats: timeout") || out != nil {
 		t.Fatalf("out %v err %v", out, err)
 	}

@@ -1,4 +1,4 @@
-package research_test
+package researching_test
 
 import (
 	"context"
@@ -11,7 +11,7 @@ import (
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	rs "github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
-	research "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/researching"
 )
 
 // crowNotes: two notes that state one fact alike and one fact the other
@@ -143,4 +143,4 @@ func waitFor(t *testing.T, cond func() bool) {
 	t.Fatal("condition not met in 5s")
 }
 
-var _ = research.TaskKey
+var _ = researching.TaskKey

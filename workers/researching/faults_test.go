@@ -1,4 +1,4 @@
-package research_test
+package researching_test
 
 import (
 	"context"

@@ -1,7 +1,7 @@
-// Package research holds the deep-research stages: plan
+// Package researching holds the deep-research stages: plan
 // (kb.research.requested -> kb.research.task per sub-question), investigate
 // (kb.research.task -> kb.research.finding), draft and report.
-package research
+package researching
 
 import (
 	"context"
@@ -142,123 +142,154 @@ const (
 // plan_fallback). A provider failure is retried through the bus, and on
 // the last delivery the plan is built without the model too (plan_failed).
 func NewPlan(d PlanDeps) bus.Handler {
-	cfg := d.Config.withDefaults()
-	now := d.Now
-	if now == nil {
-		now = time.Now
+	p := &planner{d: d, cfg: d.Config.withDefaults(), now: d.Now}
+	if p.now == nil {
+		p.now = time.Now
 	}
-	return bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
-		req, err := bus.Decode[*schemas.ResearchRequested](m)
-		if err != nil {
-			return nil, err
-		}
-		if err := req.Validate(); err != nil {
-			return nil, bus.Permanent(fmt.Errorf("research request: %w", err))
-		}
-		log := zerolog.Ctx(ctx).With().Str("research_id", req.ResearchID).Logger()
-		lang := req.Lang
-		if lang == "" {
-			lang = retrieval.QuestionLang(req.Question)
-		}
-		n := cfg.SubQuestions
-		if req.Budget.SubQuestions > 0 {
-			n = min(req.Budget.SubQuestions, MaxSubQuestions)
-		}
-		wall := cfg.Wall
-		if req.Budget.WallSeconds > 0 {
-			wall = time.Duration(req.Budget.WallSeconds) * time.Second
-		}
-		started := req.RequestedAt
-		if started.IsZero() {
-			started = req.Time
-		}
-		if started.IsZero() {
-			started = now()
-		}
-		budget := req.Budget
-		if budget.SubQuestions == 0 {
-			budget.SubQuestions = n
-		}
-		if budget.DocsPerTask == 0 {
-			budget.DocsPerTask = DefaultDocsPerTask
-		}
-		if budget.WallSeconds == 0 {
-			budget.WallSeconds = int(wall / time.Second)
-		}
+	return bus.HandlerFunc(p.handle)
+}
 
-		mode := schemas.ResearchSynthesis
-		var reason string
-		var subs []research.SubQuestion
-		calls := 0
+// planner is the plan stage's handler.
+type planner struct {
+	d   PlanDeps
+	cfg PlanConfig
+	now func() time.Time
+}
+
+// thePlan is what a research is planned as: its sub-questions, whether the
+// model writes the report, and why the plan is not the model's (or "").
+type thePlan struct {
+	subs   []research.SubQuestion
+	mode   string
+	reason string
+	calls  int // provider calls the plan took
+}
+
+func (p *planner) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
+	req, err := bus.Decode[*schemas.ResearchRequested](m)
+	if err != nil {
+		return nil, err
+	}
+	if err := req.Validate(); err != nil {
+		return nil, bus.Permanent(fmt.Errorf("research request: %w", err))
+	}
+	log := zerolog.Ctx(ctx).With().Str("research_id", req.ResearchID).Logger()
+	lang := req.Lang
+	if lang == "" {
+		lang = retrieval.QuestionLang(req.Question)
+	}
+	n, wall, budget := p.budget(req)
+	started := req.RequestedAt
+	if started.IsZero() {
+		started = req.Time
+	}
+	if started.IsZero() {
+		started = p.now()
+	}
+	plan, err := p.plan(ctx, m, req, lang, n, budget)
+	if err != nil {
+		return nil, err
+	}
+	if plan.reason != "" && plan.mode == schemas.ResearchSynthesis {
+		log.Warn().Str("reason", plan.reason).Int("calls", plan.calls).Msg("research planned without the model's plan")
+	}
+	deadline := started.Add(wall)
+	out := make([]schemas.Event, 0, len(plan.subs))
+	var lines []string
+	for i, s := range plan.subs {
+		t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(plan.subs),
+			Question: s.Question, Why: s.Why, Lang: lang, Mode: plan.mode, Budget: budget, Deadline: deadline, Original: req.Question,
+			IncludeReports: req.IncludeReports, PlanCalls: plan.calls}
+		if plan.mode == schemas.ResearchSynthesis {
+			t.PlanReason = plan.reason
+		}
+		t.Envelope.TraceID = m.TraceID
+		out = append(out, t)
+		lines = append(lines, fmt.Sprintf("%d. %s", i+1, s.Question))
+	}
+	msg := "planned " + strconv.Itoa(len(plan.subs)) + " sub-questions:\n" + strings.Join(lines, "\n")
+	if plan.reason != "" {
+		msg += "\n(" + plan.reason + ")"
+	}
+	if p.d.Progress != nil {
+		pr := &schemas.ResearchProgress{ResearchID: req.ResearchID, Step: "plan", Tasks: len(plan.subs), Message: msg}
+		pr.Envelope.TraceID = m.TraceID
+		p.d.Progress(pr)
+	}
+	log.Info().Str("mode", plan.mode).Int("tasks", len(plan.subs)).Msg("research planned")
+	return out, nil
+}
+
+// budget is the request's budget with the stage's defaults filled in, and
+// the number of sub-questions and the wall time it allows.
+func (p *planner) budget(req *schemas.ResearchRequested) (int, time.Duration, schemas.ResearchBudget) {
+	n := p.cfg.SubQuestions
+	if req.Budget.SubQuestions > 0 {
+		n = min(req.Budget.SubQuestions, MaxSubQuestions)
+	}
+	wall := p.cfg.Wall
+	if req.Budget.WallSeconds > 0 {
+		wall = time.Duration(req.Budget.WallSeconds) * time.Second
+	}
+	budget := req.Budget
+	if budget.SubQuestions == 0 {
+		budget.SubQuestions = n
+	}
+	if budget.DocsPerTask == 0 {
+		budget.DocsPerTask = DefaultDocsPerTask
+	}
+	if budget.WallSeconds == 0 {
+		budget.WallSeconds = int(wall / time.Second)
+	}
+	return n, wall, budget
+}
+
+// plan asks the model for up to n sub-questions, or plans without it: the
+// question and the headings of the best documents, or the question alone.
+// A provider failure before the last delivery is returned, to be retried.
+func (p *planner) plan(ctx context.Context, m *bus.Msg, req *schemas.ResearchRequested, lang string, n int, budget schemas.ResearchBudget) (thePlan, error) {
+	plan := thePlan{mode: schemas.ResearchSynthesis}
+	switch {
+	case p.d.Router == nil:
+		plan.mode, plan.reason = schemas.ResearchEvidenceOnly, ReasonNoLLMProvider+": no language-model provider is configured"
+	case req.NoLLM:
+		plan.mode, plan.reason = schemas.ResearchEvidenceOnly, ReasonNoLLMAsked+": the request asked for no language model"
+	default:
+		var err error
+		_, plan.calls, err = research.AskStructured(ctx, research.Ask{What: "plan",
+			Messages: research.PlanMessages(req.Question, lang, min(MinSubQuestions, n), n),
+			Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
+				return p.d.Router.Stream(ctx, llm.Request{Role: llm.RoleStrategic, MaxTokens: p.cfg.MaxTokens,
+					Messages: msgs, JSONSchema: research.PlanSchema()}, nil)
+			},
+			Parse: func(text string) error {
+				var err error
+				plan.subs, err = research.ParsePlanReply(text, n)
+				return err
+			},
+			Retries: p.cfg.ReplyRetries,
+			// Keep a call each for the draft and the report.
+			Allow: func(calls int) bool { return budget.LLMCalls <= 0 || calls < budget.LLMCalls-2 },
+		})
 		switch {
-		case d.Router == nil:
-			mode, reason = schemas.ResearchEvidenceOnly, ReasonNoLLMProvider+": no language-model provider is configured"
-		case req.NoLLM:
-			mode, reason = schemas.ResearchEvidenceOnly, ReasonNoLLMAsked+": the request asked for no language model"
-		default:
-			var err error
-			_, calls, err = research.AskStructured(ctx, research.Ask{What: "plan",
-				Messages: research.PlanMessages(req.Question, lang, min(MinSubQuestions, n), n),
-				Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
-					return d.Router.Stream(ctx, llm.Request{Role: llm.RoleStrategic, MaxTokens: cfg.MaxTokens,
-						Messages: msgs, JSONSchema: research.PlanSchema()}, nil)
-				},
-				Parse: func(text string) error {
-					var err error
-					subs, err = research.ParsePlanReply(text, n)
-					return err
-				},
-				Retries: cfg.ReplyRetries,
-				// Keep a call each for the draft and the report.
-				Allow: func(calls int) bool { return budget.LLMCalls <= 0 || calls < budget.LLMCalls-2 },
-			})
-			switch {
-			case err != nil && !research.IsReplyError(err) && m.Delivered < uint64(cfg.MaxDeliver):
-				return nil, fmt.Errorf("plan research %s: %w", req.ResearchID, err)
-			case err != nil && research.IsReplyError(err):
-				reason = ReasonPlanFallback + ": " + err.Error()
-			case err != nil:
-				reason = ReasonPlanFailed + ": " + err.Error()
-			}
+		case err != nil && !research.IsReplyError(err) && m.Delivered < uint64(p.cfg.MaxDeliver):
+			return thePlan{}, fmt.Errorf("plan research %s: %w", req.ResearchID, err)
+		case err != nil && research.IsReplyError(err):
+			plan.reason = ReasonPlanFallback + ": " + err.Error()
+		case err != nil:
+			plan.reason = ReasonPlanFailed + ": " + err.Error()
 		}
-		if len(subs) == 0 && mode == schemas.ResearchSynthesis {
-			subs = fallbackPlan(ctx, d.Retriever, req.Question, lang, n)
-			if reason != "" {
-				reason += fmt.Sprintf("; planned without the model: the question and %d headings of the best documents", len(subs)-1)
-			}
+	}
+	if len(plan.subs) == 0 && plan.mode == schemas.ResearchSynthesis {
+		plan.subs = fallbackPlan(ctx, p.d.Retriever, req.Question, lang, n)
+		if plan.reason != "" {
+			plan.reason += fmt.Sprintf("; planned without the model: the question and %d headings of the best documents", len(plan.subs)-1)
 		}
-		if len(subs) == 0 {
-			subs = []research.SubQuestion{{Question: req.Question}}
-		}
-		if reason != "" && mode == schemas.ResearchSynthesis {
-			log.Warn().Str("reason", reason).Int("calls", calls).Msg("research planned without the model's plan")
-		}
-		deadline := started.Add(wall)
-		out := make([]schemas.Event, 0, len(subs))
-		var lines []string
-		for i, s := range subs {
-			t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(subs),
-				Question: s.Question, Why: s.Why, Lang: lang, Mode: mode, Budget: budget, Deadline: deadline, Original: req.Question,
-				IncludeReports: req.IncludeReports, PlanCalls: calls}
-			if mode == schemas.ResearchSynthesis {
-				t.PlanReason = reason
-			}
-			t.Envelope.TraceID = m.TraceID
-			out = append(out, t)
-			lines = append(lines, fmt.Sprintf("%d. %s", i+1, s.Question))
-		}
-		msg := "planned " + strconv.Itoa(len(subs)) + " sub-questions:\n" + strings.Join(lines, "\n")
-		if reason != "" {
-			msg += "\n(" + reason + ")"
-		}
-		if d.Progress != nil {
-			p := &schemas.ResearchProgress{ResearchID: req.ResearchID, Step: "plan", Tasks: len(subs), Message: msg}
-			p.Envelope.TraceID = m.TraceID
-			d.Progress(p)
-		}
-		log.Info().Str("mode", mode).Int("tasks", len(subs)).Msg("research planned")
-		return out, nil
-	})
+	}
+	if len(plan.subs) == 0 {
+		plan.subs = []research.SubQuestion{{Question: req.Question}}
+	}
+	return plan, nil
 }
 
 // fallbackPlan is a plan built without the model: the question itself,

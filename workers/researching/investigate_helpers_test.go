@@ -1,4 +1,4 @@
-package research_test
+package researching_test
 
 import (
 	"context"
@@ -20,7 +20,7 @@ import (
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
-	research "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
@@ -118,9 +118,9 @@ func newInvEnv(t testing.TB, notes map[string]string, pf *llmtest.PlanFacts, ack
 		e.router = invRouter(t, e.srv)
 	}
 	ctx := context.Background()
-	specs := research.PlanSpecs()
+	specs := researching.PlanSpecs()
 	for i := range specs {
-		if specs[i].Name == research.StageInvestigate {
+		if specs[i].Name == researching.StageInvestigate {
 			specs[i].AckWait = ackWait
 		}
 		e.specs[specs[i].Name] = specs[i]
@@ -189,27 +189,27 @@ func (e *invEnv) runPlan() {
 	if e.router != nil {
 		r = e.router
 	}
-	e.run(context.Background(), e.b, e.specs[research.StagePlan],
-		research.NewPlan(research.PlanDeps{Router: r, Progress: e.progressPublisher(e.b)}), bus.RunOptions{})
+	e.run(context.Background(), e.b, e.specs[researching.StagePlan],
+		researching.NewPlan(researching.PlanDeps{Router: r, Progress: e.progressPublisher(e.b)}), bus.RunOptions{})
 }
 
 // investigateDeps are the deps of an investigate worker on bus b.
-func (e *invEnv) investigateDeps(b *bus.Bus) research.InvestigateDeps {
+func (e *invEnv) investigateDeps(b *bus.Bus) researching.InvestigateDeps {
 	state, err := b.KV(context.Background(), stage.BucketResearch)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	return research.InvestigateDeps{Router: e.router, Retriever: &retrieval.Retriever{Index: e.st}, Docs: e.st,
+	return researching.InvestigateDeps{Router: e.router, Retriever: &retrieval.Retriever{Index: e.st}, Docs: e.st,
 		Analyzer: e.st.Analyzer(), State: state, Progress: e.progressPublisher(b)}
 }
 
 // runInvestigate runs an investigate worker pool with deps on bus b.
-func (e *invEnv) runInvestigate(ctx context.Context, b *bus.Bus, d research.InvestigateDeps, workers int) {
-	h, err := research.NewInvestigate(d)
+func (e *invEnv) runInvestigate(ctx context.Context, b *bus.Bus, d researching.InvestigateDeps, workers int) {
+	h, err := researching.NewInvestigate(d)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	e.run(ctx, b, e.specs[research.StageInvestigate], h,
+	e.run(ctx, b, e.specs[researching.StageInvestigate], h,
 		bus.RunOptions{Workers: workers, Batch: 1, NakBase: 50 * time.Millisecond, NakMax: 200 * time.Millisecond})
 }
 
@@ -256,7 +256,7 @@ func (e *invEnv) progressOf(step string) []*schemas.ResearchProgress {
 // checkpointFacts reads a task's checkpointed facts.
 func (e *invEnv) checkpointFacts(researchID, taskID string) []schemas.Fact {
 	e.t.Helper()
-	raw, err := e.state.Get(context.Background(), research.TaskKey(researchID, taskID))
+	raw, err := e.state.Get(context.Background(), researching.TaskKey(researchID, taskID))
 	if err != nil || raw == nil {
 		e.t.Fatalf("checkpoint of %s/%s: %v (nil: %v)", researchID, taskID, err, raw == nil)
 	}

@@ -1,4 +1,4 @@
-package research_test
+package researching_test
 
 import (
 	"context"
@@ -21,7 +21,7 @@ import (
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
-	research "github.com/exocortex/exocortex/workers/research"
+	"github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
@@ -130,7 +130,7 @@ type fullRig struct {
 
 func newFullRig(t *testing.T, notes map[string]string, sh *shaper, draft rs.DraftConfig) *fullRig {
 	t.Helper()
-	specs := append(research.PlanSpecs(), research.DraftReportSpecs()...)
+	specs := append(researching.PlanSpecs(), researching.DraftReportSpecs()...)
 	collect := bus.StageSpec{Name: "collect_tasks", Stream: stage.StreamResearch, Filters: []string{schemas.SubjectResearchTask}}
 	r := &fullRig{t: t, b: bustest.New(t, append(specs, collect)...), st: invIndexNotes(t, notes), sh: sh}
 	var router *llm.Router
@@ -149,22 +149,22 @@ func newFullRig(t *testing.T, notes map[string]string, sh *shaper, draft rs.Draf
 		t.Fatal(err)
 	}
 	retriever := &retrieval.Retriever{Index: r.st}
-	inv, err := research.NewInvestigate(research.InvestigateDeps{Router: router, Retriever: retriever, Docs: r.st,
+	inv, err := researching.NewInvestigate(researching.InvestigateDeps{Router: router, Retriever: retriever, Docs: r.st,
 		Analyzer: r.st.Analyzer(), State: state})
 	if err != nil {
 		t.Fatal(err)
 	}
-	dr, err := research.NewDraft(rs.DraftDeps{Router: router, State: state, Config: draft})
+	dr, err := researching.NewDraft(rs.DraftDeps{Router: router, State: state, Config: draft})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := research.NewReport(rs.ReportDeps{Router: router, Analyzer: r.st.Analyzer(), Blocks: rs.StoreBlocks{Store: r.st}, Reports: reports})
+	rep, err := researching.NewReport(rs.ReportDeps{Router: router, Analyzer: r.st.Analyzer(), Blocks: rs.StoreBlocks{Store: r.st}, Reports: reports})
 	if err != nil {
 		t.Fatal(err)
 	}
 	handlers := map[string]bus.Handler{
-		research.StagePlan:        research.NewPlan(research.PlanDeps{Router: router, Retriever: retriever}),
-		research.StageInvestigate: inv, research.StageDraft: dr, research.StageReport: rep,
+		researching.StagePlan:        researching.NewPlan(researching.PlanDeps{Router: router, Retriever: retriever}),
+		researching.StageInvestigate: inv, researching.StageDraft: dr, researching.StageReport: rep,
 		collect.Name: bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 			task, err := bus.Decode[*schemas.ResearchTask](m)
 			if err != nil {
@@ -252,7 +252,7 @@ func TestAPlanReplyMalformedOnceIsAskedAgainWithTheErrorAndGivesTheSameTasks(t *
 				srv := llmtest.New(t)
 				sh := newShaper(llmtest.PlanFactsResponder(llmtest.PlanFactsOptions{}), bad)
 				srv.SetResponder(sh.respond)
-				return planTasks(t, research.PlanDeps{Router: invRouter(t, srv)}, &schemas.ResearchRequested{ResearchID: "r", Question: tc.question}), sh, srv
+				return planTasks(t, researching.PlanDeps{Router: invRouter(t, srv)}, &schemas.ResearchRequested{ResearchID: "r", Question: tc.question}), sh, srv
 			}
 			clean, _, _ := plan(nil)
 			got, sh, srv := plan(func(kind string, before int, _ string) (string, bool) {
@@ -282,7 +282,7 @@ func TestAPlanReplyThatNeverParsesIsBuiltFromTheQuestionAndTheBestDocumentsHeadi
 	srv.SetAnswer(proseEN)
 	var progress []*schemas.ResearchProgress
 	const q = "What do crows remember and how do crows use tools?"
-	tasks := planTasks(t, research.PlanDeps{Router: invRouter(t, srv), Retriever: &retrieval.Retriever{Index: st},
+	tasks := planTasks(t, researching.PlanDeps{Router: invRouter(t, srv), Retriever: &retrieval.Retriever{Index: st},
 		Progress: func(p *schemas.ResearchProgress) { progress = append(progress, p) }},
 		&schemas.ResearchRequested{ResearchID: "r-fb", Question: q, Budget: schemas.ResearchBudget{SubQuestions: 4}})
 	var got []string
@@ -376,7 +376,7 @@ func TestARepairableFactReplyNeedsNoSecondCall(t *testing.T) {
 				}
 				srv := llmtest.New(t)
 				srv.SetResponder(sh.respond)
-				h, err := research.NewInvestigate(research.InvestigateDeps{Router: invRouter(t, srv), Retriever: &retrieval.Retriever{Index: st},
+				h, err := researching.NewInvestigate(researching.InvestigateDeps{Router: invRouter(t, srv), Retriever: &retrieval.Retriever{Index: st},
 					Docs: st, Analyzer: st.Analyzer(), State: bus.NewMemKV()})
 				if err != nil {
 					t.Fatal(err)
