@@ -39,8 +39,8 @@ func (p *pipelineBackend) Search(ctx context.Context, req gateway.SearchRequest)
 	if k <= 0 {
 		k = 10
 	}
-	q := &schemas.QuerySubmitted{QueryID: fmt.Sprintf("s%d-%d", p.n, time.Now().UnixNano()), Question: req.Query, Lang: req.Lang,
-		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("s%d-%d", p.n, time.Now().UnixNano()), Question: req.Query, Lang: req.Lang,
+		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true}}}
 	res, err := pipeline.Ask(ctx, p.sys.Bus, q, 30*time.Second)
 	if err != nil {
 		return nil, err

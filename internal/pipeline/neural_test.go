@@ -35,7 +35,7 @@ func startNeural(t *testing.T, dir, modelsDir string, vc vectors.Config) *pipeli
 func ask(t *testing.T, sys *pipeline.System, q string, opts schemas.QueryOptions) *schemas.QueryReranked {
 	t.Helper()
 	res, err := pipeline.Ask(context.Background(), sys.Bus, &schemas.QuerySubmitted{
-		QueryID: "q" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", ""), Question: q, Options: opts}, 30*time.Second)
+		Query: schemas.Query{QueryID: "q" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", ""), Question: q, Options: opts}}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -194,7 +194,7 @@ func TestAModelInstalledLaterBackfillsTheIndexAndVectorsSurviveARestart(t *testi
 	}
 	syncPaths(t, sys.Bus, guide)
 	waitIdle(t, sys.Bus)
-	res, err := pipeline.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "q1", Question: "database view"}, 30*time.Second)
+	res, err := pipeline.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q1", Question: "database view"}}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -211,7 +211,7 @@ func TestAModelInstalledLaterBackfillsTheIndexAndVectorsSurviveARestart(t *testi
 	if embedded != total || total < 73 {
 		t.Fatalf("backfill embedded %d of %d chunks", embedded, total)
 	}
-	res, err = pipeline.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "q2", Question: "database view"}, 30*time.Second)
+	res, err = pipeline.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q2", Question: "database view"}}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}
