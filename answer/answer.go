@@ -272,7 +272,7 @@ func standaloneQuestion(rq *schemas.QueryReranked) string {
 	if len(rq.History) == 0 {
 		return ""
 	}
-	if q := strings.TrimSpace(rq.Query); q != "" {
+	if q := strings.TrimSpace(rq.Searched); q != "" {
 		return q
 	}
 	return rq.Question

@@ -209,7 +209,7 @@ func TestTheStandaloneQuestionIsAnsweredAndShownInDone(t *testing.T) {
 	a := &answer.Answerer{Router: conversationRouter(t, srv, ideas), Analyzer: analyzer(t)}
 	q := query()
 	q.Question = "А что они умеют?"
-	q.Query = "Что умеют вороны?"
+	q.Searched = "Что умеют вороны?"
 	q.History = []schemas.Turn{{Role: "user", Text: "Расскажи про воронов"}, {Role: "assistant", Text: "Вороны — умные птицы."}}
 	done := a.Respond(context.Background(), q)
 	if done.StandaloneQuestion != "Что умеют вороны?" || done.Question != "А что они умеют?" || done.Mode != schemas.AnswerLLM {
@@ -222,7 +222,7 @@ func TestTheStandaloneQuestionIsAnsweredAndShownInDone(t *testing.T) {
 
 	// Without history the question is answered as asked, and done says nothing more.
 	q = query()
-	q.Query = "вороны умеют"
+	q.Searched = "вороны умеют"
 	done = a.Respond(context.Background(), q)
 	if done.StandaloneQuestion != "" {
 		t.Fatalf("standalone %q without history", done.StandaloneQuestion)
@@ -238,7 +238,7 @@ func TestFollowUpsComeAfterTheAnswerInTheirOwnEvent(t *testing.T) {
 	ideas.SetAnswer("Где живут вороны?\nЧем питаются вороны?\nСколько живут вороны?")
 	a := &answer.Answerer{Router: conversationRouter(t, srv, ideas), Analyzer: analyzer(t)}
 	q := query()
-	q.Query = "Что умеют вороны?"
+	q.Searched = "Что умеют вороны?"
 	q.History = []schemas.Turn{{Role: "user", Text: "Расскажи про воронов"}}
 	done := a.Respond(context.Background(), q)
 	if done.Mode != schemas.AnswerLLM || len(done.FollowUps) != 0 || len(ideas.Requests()) != 0 {

@@ -136,7 +136,7 @@ func BenchmarkLocalAnswerUnderLoad(b *testing.B) {
 	}
 	query := func(i int) *schemas.QueryReranked {
 		q := questions[(i*13)%len(questions)]
-		rq := &schemas.QueryReranked{QueryID: fmt.Sprint("q", i), Question: q.Question, Lang: q.Lang}
+		rq := &schemas.QueryReranked{Query: schemas.Query{QueryID: fmt.Sprint("q", i), Question: q.Question, Lang: q.Lang}}
 		// The gold paragraph first, then the three after it: four passages
 		// of the real length.
 		for k := range 4 {

@@ -112,7 +112,7 @@ func TestEachPerturbationEndsInTheRightModeCitationsAndText(t *testing.T) {
 					srv := llmtest.NewScripted(t, llmtest.ScriptOptions{Behaviour: c.kind, Translations: translations, Blocks: blockTexts(ctxs)})
 					var toks tokens
 					a := &answer.Answerer{Router: scriptedRouter(t, srv, structured), Analyzer: analyzer(t), Emit: toks.emit}
-					rq := &schemas.QueryReranked{QueryID: "q1", Question: q.text, Lang: q.lang, Mode: schemas.ModeHybrid, Contexts: ctxs}
+					rq := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: q.text, Lang: q.lang}, Mode: schemas.ModeHybrid, Contexts: ctxs}
 					done := a.Answer(context.Background(), rq)
 					claims := srv.Claims(q.text)
 					if len(claims) == 0 || claims[0].Label != q.label {

@@ -144,8 +144,8 @@ func contextText(c schemas.Context) string {
 // (from the retrieve stage's "translated: <lang>: <text>" reasons).
 func questionForms(rq *schemas.QueryReranked) []string {
 	forms := []string{rq.Question}
-	if rq.Query != "" && rq.Query != rq.Question {
-		forms = append(forms, rq.Query)
+	if rq.Searched != "" && rq.Searched != rq.Question {
+		forms = append(forms, rq.Searched)
 	}
 	for _, r := range rq.Reasons {
 		rest, ok := strings.CutPrefix(r, "translated: ")

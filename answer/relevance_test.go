@@ -37,7 +37,7 @@ func TestASupportedAnswerToAnotherQuestionIsNotGiven(t *testing.T) {
 			if tc.lang == "ru" {
 				srv.SetAnswer("В заметках сказано: «the installer automatically adds the kernel directory to PATH» [1].")
 			}
-			q := &schemas.QueryReranked{QueryID: "q1", Question: tc.question, Lang: tc.lang, Mode: schemas.ModeLexical,
+			q := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: tc.question, Lang: tc.lang}, Mode: schemas.ModeLexical,
 				Reasons: tc.reasons, Contexts: []schemas.Context{install, linux}}
 			done := (&answer.Answerer{Router: router(t, srv), Analyzer: analyzer(t)}).Answer(context.Background(), q)
 			if done.Mode != tc.mode {
@@ -77,7 +77,7 @@ func TestSearchOnlyPassagesCiteTheBlockThatMatches(t *testing.T) {
 		BlockIDs: []string{"20220615120310-aaaaaaa", "20220615120310-bbbbbbb", "20220615120310-ccccccc"}, Lang: "en", Text: text,
 		BlockSpans: []schemas.BlockSpan{{ID: "20220615120310-aaaaaaa", Start: 0, End: 11}, {ID: "20220615120310-bbbbbbb", Start: 13, End: 37},
 			{ID: "20220615120310-ccccccc", Start: 39, End: len(text)}}}}
-	q := &schemas.QueryReranked{QueryID: "q1", Question: "How many kernel processes can serve a workspace?", Lang: "en",
+	q := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: "How many kernel processes can serve a workspace?", Lang: "en"},
 		Mode: schemas.ModeLexical, Contexts: []schemas.Context{c}}
 	done := (&answer.Answerer{Analyzer: analyzer(t)}).Answer(context.Background(), q)
 	if done.Mode != schemas.AnswerSearchOnly || len(done.Citations) != 1 {
@@ -92,7 +92,7 @@ func TestSearchOnlyPassagesCiteTheBlockThatMatches(t *testing.T) {
 // language says so, in its own language, and keeps retrieval's reason.
 func TestNothingFoundForAnUntranslatedQuestionSaysWhy(t *testing.T) {
 	why := "translation_unavailable: the question is in ru and notes are in en, but no language-model provider can translate it"
-	q := &schemas.QueryReranked{QueryID: "q1", Question: "Сколько процессов ядра обслуживают рабочее пространство?", Lang: "ru",
+	q := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: "Сколько процессов ядра обслуживают рабочее пространство?", Lang: "ru"},
 		Mode: schemas.ModeLexical, Reasons: []string{"no_embedding_model: none", why}}
 	done := (&answer.Answerer{Analyzer: analyzer(t)}).Answer(context.Background(), q)
 	if done.Mode != schemas.AnswerSearchOnly || !strings.Contains(done.Answer, "перевести вопрос не удалось") {

@@ -115,7 +115,7 @@ func TestEveryFailureKindOfTheModelEndsInTheRightModeWithTheRightBlocks(t *testi
 			if strings.ContainsAny(c.question, "аеиоуя") {
 				lang = "ru"
 			}
-			q := &schemas.QueryReranked{QueryID: "q1", Question: c.question, Lang: lang, Mode: schemas.ModeHybrid, Contexts: ctxs}
+			q := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: c.question, Lang: lang}, Mode: schemas.ModeHybrid, Contexts: ctxs}
 			done := a.Answer(context.Background(), q)
 			reasons := strings.Join(done.Reasons, "\n")
 			if done.Mode != c.mode {
@@ -195,7 +195,7 @@ func TestAProviderThatNeverStopsStillGivesAnAnswer(t *testing.T) {
 	}
 	var toks tokens
 	a := &answer.Answerer{Router: r, Analyzer: analyzer(t), Emit: toks.emit}
-	q := &schemas.QueryReranked{QueryID: "q1", Question: "How do I make search case sensitive?", Lang: "en", Mode: schemas.ModeHybrid, Contexts: ctxs}
+	q := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: "How do I make search case sensitive?", Lang: "en"}, Mode: schemas.ModeHybrid, Contexts: ctxs}
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	got := make(chan *schemas.AnswerDone, 1)
@@ -230,8 +230,8 @@ func TestAJSONAnswerShowsOnlyVerifiedText(t *testing.T) {
 	srv := llmtest.NewScripted(t, llmtest.ScriptOptions{Behaviour: llmtest.Good})
 	var toks tokens
 	a := &answer.Answerer{Router: scriptedRouter(t, srv, true), Analyzer: analyzer(t), Emit: toks.emit}
-	done := a.Answer(context.Background(), &schemas.QueryReranked{QueryID: "q1", Question: "How do I make search case sensitive?",
-		Lang: "en", Mode: schemas.ModeHybrid, Contexts: ctxs})
+	done := a.Answer(context.Background(), &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: "How do I make search case sensitive?",
+		Lang: "en"}, Mode: schemas.ModeHybrid, Contexts: ctxs})
 	if done.Mode != schemas.AnswerLLM || done.Answer != goodEN {
 		t.Fatalf("mode %s, answer %q, reasons %q", done.Mode, done.Answer, done.Reasons)
 	}
@@ -251,7 +251,7 @@ func TestAJSONAnswerShowsOnlyVerifiedText(t *testing.T) {
 // its confidence.
 func TestACalibrationDecidesAndMapsTheConfidence(t *testing.T) {
 	ctxs := guideContexts(t, searchPage)[:2]
-	q := &schemas.QueryReranked{QueryID: "q1", Question: "How do I make search case sensitive?", Lang: "en", Mode: schemas.ModeHybrid, Contexts: ctxs}
+	q := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: "How do I make search case sensitive?", Lang: "en"}, Mode: schemas.ModeHybrid, Contexts: ctxs}
 	srv := llmtest.NewScripted(t, llmtest.ScriptOptions{Behaviour: llmtest.Invented})
 	a := &answer.Answerer{Router: scriptedRouter(t, srv, false), Analyzer: analyzer(t)}
 	done := a.Answer(context.Background(), q)

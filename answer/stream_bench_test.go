@@ -31,7 +31,7 @@ func BenchmarkFirstVerifiedSentence(b *testing.B) {
 		b.Fatal(err)
 	}
 	a := analyzer(&testing.T{})
-	q := &schemas.QueryReranked{QueryID: "q", Question: "How do I make search case sensitive?", Lang: "en", Mode: schemas.ModeHybrid, Contexts: ctxs}
+	q := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q", Question: "How do I make search case sensitive?", Lang: "en"}, Mode: schemas.ModeHybrid, Contexts: ctxs}
 	var added []float64
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {

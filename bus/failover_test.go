@@ -55,7 +55,7 @@ func TestPublishesWaitForAStreamThatIsBetweenLeaders(t *testing.T) {
 	t.Cleanup(b.Close)
 	var evs []schemas.Event
 	for i := range 20 {
-		evs = append(evs, &schemas.QuerySubmitted{QueryID: fmt.Sprintf("q%02d", i), Question: "what?"})
+		evs = append(evs, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("q%02d", i), Question: "what?"}})
 	}
 	done := make(chan error, 2)
 	go func() { done <- bus.PublishAll(ctx, b.JS, evs[:10], "t") }()

@@ -20,7 +20,7 @@ import (
 var querySpec = bus.StageSpec{Name: "retrieve", Stream: stage.StreamQuery, Filters: []string{schemas.SubjectQuery}}
 
 func reranked(id, text string) *schemas.QueryReranked {
-	return &schemas.QueryReranked{QueryID: id, Question: text, Mode: "lexical",
+	return &schemas.QueryReranked{Query: schemas.Query{QueryID: id, Question: text}, Mode: "lexical",
 		Contexts: []schemas.Context{{Rank: 1, Source: "lexical", Passage: schemas.Passage{ChunkID: "c-" + id, DocID: "d", Text: text}}}}
 }
 
@@ -160,7 +160,7 @@ func TestATimeoutSaysWhatHeldTheReplyUp(t *testing.T) {
 			}
 			ctx, cancel := context.WithTimeout(context.Background(), 700*time.Millisecond)
 			defer cancel()
-			q := &schemas.QuerySubmitted{QueryID: "q-late", Question: "Что едят вороны?"}
+			q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q-late", Question: "Что едят вороны?"}}
 			_, err := b.AwaitReply(ctx, schemas.SubjectReranked, q.QueryID, q, []bus.StageSpec{querySpec})
 			if !errors.Is(err, context.DeadlineExceeded) {
 				t.Fatalf("err %v, want one wrapping context.DeadlineExceeded", err)

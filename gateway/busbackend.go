@@ -75,9 +75,9 @@ func (bb *BusBackend) Search(ctx context.Context, req SearchRequest) (*SearchRes
 	if req.K <= 0 {
 		req.K = 10
 	}
-	q := &schemas.QuerySubmitted{QueryID: NewID("q"), Question: req.Query, Lang: req.Lang,
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: NewID("q"), Question: req.Query, Lang: req.Lang,
 		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, Lang: req.Lang, Expand: -1, NoAnswer: true,
-			IncludeReports: req.IncludeReports}}
+			IncludeReports: req.IncludeReports}}}
 	res, err := client.Ask(ctx, bb.Bus, q, bb.opts.SearchTimeout)
 	if err != nil {
 		return nil, err

@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"net/url"
 	"path"
+	"reflect"
 	"strconv"
 	"strings"
 	"time"
@@ -147,11 +148,9 @@ func init() {
 	apiOps["GET /v1/notes/{doc_id}/link"] = op{summary: "A link to the note view that opens without the Authorization header " +
 		"(a browser following a link cannot send it): signed for 15 minutes when the gateway has a token; ?block={block_id} adds the fragment.",
 		resp: "NoteLink"}
-	schemaProps["NoteLink"] = map[string]any{"url": str, "expires_at": str}
-	schemaProps["Document"] = map[string]any{"doc_id": str, "title": str, "source": enum(schemas.SourceMarkdown, schemas.SourceSiYuan),
-		"path": str, "notebook": str, "link": str, "title_path": map[string]any{"type": "array", "items": str}, "updated_at": str,
-		"blocks": map[string]any{"type": "array", "items": obj(map[string]any{"id": str, "type": str, "parent_id": str, "text": str,
-			"lang": str, "link": str, "section_path": map[string]any{"type": "array", "items": str}})}}
+	bodyTypes["NoteLink"] = reflect.TypeFor[NoteLink]()
+	bodyTypes["Document"] = reflect.TypeFor[Document]()
+	enums["Document"] = map[string][]string{"source": {schemas.SourceMarkdown, schemas.SourceSiYuan}}
 }
 
 // noteViewChecksItsOwnToken tells the access check to leave r to the note

@@ -18,6 +18,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/workers/files"
 )
 
@@ -205,8 +206,8 @@ func TestTheNoteViewShowsMarkdownAndSiYuanDocumentsWholeWithTheirBlocksInOrder(t
 		"| Tool | Use |\n|---|---|\n| Spade | digging |\n\n```go\nfmt.Println(\"<b>hi</b>\")\n```\n\n"+
 		"<div onclick=\"steal()\">raw markup</div>\n\nLast words.\n")
 	writeSiYuanNotebook(t, vault)
-	syncPaths(t, e.sys.Bus, vault)
-	waitIdle(t, e.sys.Bus)
+	gatewaytest.SyncPaths(t, e.sys.Bus, vault)
+	gatewaytest.WaitIdle(t, e.sys.Bus)
 	_, hs := e.serve(t, gateway.Config{}, nil)
 	mdID := files.MarkdownDocID(garden)
 

@@ -1,8 +1,14 @@
 package gateway
 
 import (
+	"fmt"
+	"maps"
 	"net/http"
+	"reflect"
+	"slices"
 	"strings"
+
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // The OpenAPI 3 description of the gateway, served at /v1/openapi.json.
@@ -41,47 +47,124 @@ var mountOps = map[string]map[string]op{
 	"/metrics":             {"get": {summary: "Prometheus metrics (text exposition format).", resp: "text"}},
 }
 
-var schemaProps = map[string]map[string]any{
-	"SearchRequest": {"query": str, "k": integer, "mode": enum("lexical", "vector", "hybrid", "rerank"), "lang": enum("ru", "en")},
-	"AskRequest": {"question": str, "lang": enum("ru", "en"), "mode": enum("lexical", "vector", "hybrid", "rerank"), "k": integer,
-		"history": map[string]any{"type": "array", "items": obj(map[string]any{"role": enum("user", "assistant"), "text": str})}},
-	"ResearchRequest": {"question": str, "lang": enum("ru", "en"), "no_llm": boolean,
-		"budget": obj(map[string]any{"sub_questions": integer, "docs_per_task": integer, "llm_calls": integer, "wall_seconds": integer})},
-	"ReplayRequest": {"seqs": map[string]any{"type": "array", "items": integer}},
-	"IngestRequest": {"paths": map[string]any{"type": "array", "items": str}, "force": boolean},
-	"IngestResult":  {"trace_id": str, "files": map[string]any{"type": "object"}, "file_errors": map[string]any{"type": "array"}},
-	"SearchResult": {"mode": str, "reasons": map[string]any{"type": "array", "items": str}, "timings_ms": map[string]any{"type": "object"},
-		"results": map[string]any{"type": "array", "items": obj(map[string]any{"rank": integer, "score": num, "title": str, "section_path": map[string]any{"type": "array", "items": str},
-			"block_id": str, "doc_id": str, "chunk_id": str, "snippet": str, "link": str, "source": str})}},
-	"Block": {"id": str, "doc_id": str, "title": str, "type": str, "text": str, "link": str, "section_path": map[string]any{"type": "array", "items": str},
-		"neighbors": map[string]any{"type": "array", "items": obj(map[string]any{"id": str, "kind": str, "text": str})}},
-	"AnswerDone":  {"query_id": str, "answer": str, "mode": str, "reasons": map[string]any{"type": "array", "items": str}, "citations": map[string]any{"type": "array"}},
-	"DeadLetters": {"dead_letters": map[string]any{"type": "array", "items": obj(map[string]any{"seq": integer, "stage": str, "subject": str, "reason": str, "delivered": integer, "trace_id": str, "time": str, "data": str})}},
-	"Replayed":    {"replayed": integer},
-	"Readiness":   {"ready": boolean, "checks": map[string]any{"type": "object", "additionalProperties": str}},
-	"Health":      {"status": str},
-	"Status":      {"running": boolean, "stages": map[string]any{"type": "array"}, "documents": integer, "chunks": integer},
-	"OpenAPI":     {"openapi": str, "paths": map[string]any{"type": "object"}},
-	"Error":       {"error": obj(map[string]any{"code": enum("bad_request", "unauthorized", "forbidden", "not_found", "too_large", "unsupported_media_type", "timeout", "unavailable", "internal"), "message": str})},
+// bodyTypes are the Go types of the request and response bodies the
+// document names: each schema is derived from its type (schemas.JSONSchemaOf,
+// then OpenAPI 3.0's dialect), so a field added to a type is described at
+// once.
+var bodyTypes = map[string]reflect.Type{
+	"SearchRequest":   reflect.TypeFor[SearchRequest](),
+	"AskRequest":      reflect.TypeFor[AskRequest](),
+	"ResearchRequest": reflect.TypeFor[ResearchRequest](),
+	"ReplayRequest":   reflect.TypeFor[ReplayRequest](),
+	"IngestRequest":   reflect.TypeFor[IngestRequest](),
+	"IngestResult":    reflect.TypeFor[IngestResult](),
+	"SearchResult":    reflect.TypeFor[SearchResult](),
+	"Block":           reflect.TypeFor[Block](),
+	"AnswerDone":      reflect.TypeFor[schemas.AnswerDone](),
+	"DeadLetters":     reflect.TypeFor[DeadLetters](),
+	"Replayed":        reflect.TypeFor[Replayed](),
+	"Readiness":       reflect.TypeFor[Readiness](),
+	"Health":          reflect.TypeFor[Health](),
+	"Error":           reflect.TypeFor[ErrorBody](),
 }
+
+// untypedSchemas describe the bodies the gateway has no Go type of: the
+// status document is the CLI's (`exocortex status --json`, Deps.Status), and
+// this document is built as a map.
+var untypedSchemas = map[string]map[string]any{
+	"Status":  obj(map[string]any{"running": boolean, "stages": map[string]any{"type": "array", "items": map[string]any{"type": "object"}}, "documents": integer, "chunks": integer}),
+	"OpenAPI": obj(map[string]any{"openapi": str, "paths": map[string]any{"type": "object"}}),
+}
+
+// enums narrow string properties (schema name, then the property's path
+// through properties and array items) to the values the gateway accepts.
+var enums = map[string]map[string][]string{
+	"SearchRequest":   {"mode": modes, "lang": langs},
+	"AskRequest":      {"mode": modes, "lang": langs, "history.role": {"user", "assistant"}},
+	"ResearchRequest": {"lang": langs},
+	"Error":           {"error.code": slices.Sorted(maps.Keys(codeStatus))},
+}
+
+var (
+	modes = []string{schemas.ModeLexical, schemas.ModeVector, schemas.ModeHybrid, schemas.ModeRerank}
+	langs = []string{"ru", "en"}
+)
 
 var (
 	str     = map[string]any{"type": "string"}
 	integer = map[string]any{"type": "integer"}
-	num     = map[string]any{"type": "number"}
 	boolean = map[string]any{"type": "boolean"}
 )
 
-func enum(v ...string) map[string]any {
-	e := make([]any, len(v))
-	for i, s := range v {
-		e[i] = s
-	}
-	return map[string]any{"type": "string", "enum": e}
-}
-
 func obj(props map[string]any) map[string]any {
 	return map[string]any{"type": "object", "properties": props}
+}
+
+// componentSchemas are the document's components/schemas.
+func componentSchemas() map[string]any {
+	out := map[string]any{}
+	for name, t := range bodyTypes {
+		s := openAPI30(schemas.JSONSchemaOf(t))
+		for path, values := range enums[name] {
+			setEnum(s, strings.Split(path, "."), values)
+		}
+		out[name] = s
+	}
+	for name, s := range untypedSchemas {
+		out[name] = s
+	}
+	return out
+}
+
+// openAPI30 rewrites a JSON Schema (draft 2020-12) into OpenAPI 3.0's
+// dialect, in place: a nullable type ["array", "null"] becomes type "array"
+// with nullable: true, and base64 content is format "byte".
+func openAPI30(s map[string]any) map[string]any {
+	if types, ok := s["type"].([]string); ok {
+		for _, t := range types {
+			if t == "null" {
+				s["nullable"] = true
+			} else {
+				s["type"] = t
+			}
+		}
+	}
+	if s["contentEncoding"] == "base64" {
+		delete(s, "contentEncoding")
+		s["format"] = "byte"
+	}
+	for _, key := range []string{"items", "additionalProperties"} {
+		if sub, ok := s[key].(map[string]any); ok {
+			openAPI30(sub)
+		}
+	}
+	if props, ok := s["properties"].(map[string]any); ok {
+		for _, p := range props {
+			openAPI30(p.(map[string]any))
+		}
+	}
+	return s
+}
+
+// setEnum sets the enum of the string property at path (through properties
+// and, for an array, its items); it panics on a path the schema lacks, so a
+// renamed field fails the gateway's tests, not the document.
+func setEnum(s map[string]any, path []string, values []string) {
+	for _, name := range path {
+		if items, ok := s["items"].(map[string]any); ok {
+			s = items
+		}
+		p, ok := s["properties"].(map[string]any)[name].(map[string]any)
+		if !ok {
+			panic(fmt.Sprintf("openapi: no property %q to narrow to %v", name, values))
+		}
+		s = p
+	}
+	e := make([]any, len(values))
+	for i, v := range values {
+		e[i] = v
+	}
+	s["enum"] = e
 }
 
 func ref(name string) map[string]any { return map[string]any{"$ref": "#/components/schemas/" + name} }
@@ -120,6 +203,18 @@ func (o op) operation(secured bool) map[string]any {
 	return out
 }
 
+// pathParameters declares the {name} segments of path, as OpenAPI wants
+// every one declared.
+func pathParameters(path string) []any {
+	var out []any
+	for _, seg := range strings.Split(path, "/") {
+		if name, ok := strings.CutPrefix(seg, "{"); ok {
+			out = append(out, map[string]any{"name": strings.TrimSuffix(name, "}"), "in": "path", "required": true, "schema": str})
+		}
+	}
+	return out
+}
+
 // OpenAPI returns the description of the routes this server serves: its
 // own and the doors mounted on it.
 func (s *Server) OpenAPI() map[string]any {
@@ -130,7 +225,11 @@ func (s *Server) OpenAPI() map[string]any {
 			p = map[string]any{}
 			paths[path] = p
 		}
-		p[method] = o.operation(path != "/healthz")
+		operation := o.operation(path != "/healthz")
+		if params := pathParameters(path); len(params) > 0 {
+			operation["parameters"] = params
+		}
+		p[method] = operation
 	}
 	for _, r := range s.routes {
 		method, path, _ := strings.Cut(r, " ")
@@ -145,17 +244,13 @@ func (s *Server) OpenAPI() map[string]any {
 			add(p, m, o)
 		}
 	}
-	schemas := map[string]any{}
-	for name, props := range schemaProps {
-		schemas[name] = obj(props)
-	}
 	return map[string]any{
 		"openapi": "3.0.3",
 		"info": map[string]any{"title": "Exocortex HTTP gateway", "version": "1",
 			"description": "REST and server-sent events over the Exocortex bus. Off loopback every route but /healthz needs Authorization: Bearer <EXOCORTEX_HTTP_TOKEN>."},
 		"paths": paths,
 		"components": map[string]any{
-			"schemas":         schemas,
+			"schemas":         componentSchemas(),
 			"securitySchemes": map[string]any{"bearer": map[string]any{"type": "http", "scheme": "bearer"}},
 		},
 		"security": []any{map[string]any{"bearer": []any{}}},

@@ -565,8 +565,13 @@ func jsonValue(v string) string {
 	return phrase
 }
 
+// Health is /healthz's body: {"status":"ok"}.
+type Health struct {
+	Status string `json:"status"`
+}
+
 func (s *Server) healthz(w http.ResponseWriter, r *http.Request) {
-	writeJSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	writeJSON(w, http.StatusOK, Health{Status: "ok"})
 }
 
 // Readiness is /readyz's body: ready when NATS is connected, the index can
@@ -758,7 +763,12 @@ func (s *Server) dlq(w http.ResponseWriter, r *http.Request) {
 	for _, dl := range letters {
 		out = append(out, ViewDeadLetter(dl))
 	}
-	writeJSON(w, http.StatusOK, map[string]any{"dead_letters": out})
+	writeJSON(w, http.StatusOK, DeadLetters{DeadLetters: out})
+}
+
+// DeadLetters is GET /v1/dlq's body, oldest first.
+type DeadLetters struct {
+	DeadLetters []DeadLetterView `json:"dead_letters"`
 }
 
 // ReplayRequest is POST /v1/dlq/replay's body.
@@ -807,7 +817,12 @@ func (s *Server) dlqReplay(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, "replay", err)
 		return
 	}
-	writeJSON(w, http.StatusOK, map[string]int{"replayed": n})
+	writeJSON(w, http.StatusOK, Replayed{Replayed: n})
+}
+
+// Replayed is POST /v1/dlq/replay's body: how many dead letters went back.
+type Replayed struct {
+	Replayed int `json:"replayed"`
 }
 
 // IngestRequest is POST /v1/ingest's body: files or folders on the

@@ -20,15 +20,13 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
-	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // env is a running pipeline (every stage, embedded NATS, the fake
@@ -74,8 +72,8 @@ func startEnv(t testing.TB) *env {
 	vault := t.TempDir()
 	writeFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n\n## Songbirds\n\nRobins sing at dawn in spring.\n")
 	writeFile(t, filepath.Join(vault, "cats.md"), "# Cats\n\nCats sleep most of the day.\n")
-	syncPaths(t, sys.Bus, vault)
-	waitIdle(t, sys.Bus)
+	gatewaytest.SyncPaths(t, sys.Bus, vault)
+	gatewaytest.WaitIdle(t, sys.Bus)
 	bb := gateway.NewBusBackend(sys.Bus, gateway.BusOptions{DataDir: dir, AskTimeout: 30 * time.Second})
 	t.Cleanup(func() { _ = bb.Close() })
 	return &env{sys: sys, llm: fake, dataDir: dir, backend: bb}
@@ -88,30 +86,6 @@ func testLog(t testing.TB) zerolog.Logger {
 func writeFile(t testing.TB, path, text string) {
 	t.Helper()
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func syncPaths(t testing.TB, b *bus.Bus, paths ...string) {
-	t.Helper()
-	ctx := context.Background()
-	kv, err := b.KV(ctx, stage.BucketSources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, _, err := files.Sync(ctx, paths, kv, func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := b.Publish(ctx, ev, "test-trace")
-		return err
-	}, files.SyncOptions{}); err != nil {
-		t.Fatal(err)
-	}
-}
-
-func waitIdle(t testing.TB, b *bus.Bus) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := system.WaitIdle(ctx, b, system.StageSpecs(), 50*time.Millisecond, nil); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -582,7 +556,7 @@ func TestBlocksStatusDeadLettersIngestAndReadiness(t *testing.T) {
 	if ing.Files.Sent != 1 || ing.TraceID == "" {
 		t.Fatalf("ingest %+v", ing)
 	}
-	waitIdle(t, e.sys.Bus)
+	gatewaytest.WaitIdle(t, e.sys.Bus)
 	decodeAs(t, post(t, hs.URL+"/v1/search", `{"query":"owls hunt mice"}`), 200, &res)
 	if len(res.Results) == 0 || res.Results[0].Title != "Owls" {
 		t.Errorf("after ingest: %+v", res.Results)

@@ -122,8 +122,8 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	q := &schemas.QuerySubmitted{QueryID: NewID("q"), Question: req.Question, Lang: req.Lang, History: req.History,
-		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, IncludeReports: req.IncludeReports}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: NewID("q"), Question: req.Question, Lang: req.Lang, History: req.History,
+		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, IncludeReports: req.IncludeReports}}}
 	w.Header().Set("X-Exocortex-Query-Id", q.QueryID)
 	sse := startSSE(w)
 	defer sse.close()

@@ -47,7 +47,7 @@ func TestACancelledAskIsCountedAsCancelledNotAsAProviderErrorOrAnAnswerMode(t *t
 			qctx, leave := context.WithCancel(ctx)
 			ended := make(chan error, 1)
 			go func() {
-				_, err := be.Ask(qctx, &schemas.QuerySubmitted{QueryID: "cancel-" + string(rune('a'+i)), Question: question}, nil)
+				_, err := be.Ask(qctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "cancel-" + string(rune('a'+i)), Question: question}}, nil)
 				ended <- err
 			}()
 			// The provider is streaming the answer: the client leaves.

@@ -142,7 +142,7 @@ func TestMetricsMoveWhenNotesAreIndexedAndAQuestionIsAnswered(t *testing.T) {
 	})
 
 	up.SetAnswer("Crows «use tools to get food» [1].")
-	done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "m1", Question: "What do crows use?"}, 30*time.Second, nil)
+	done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "m1", Question: "What do crows use?"}}, 30*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

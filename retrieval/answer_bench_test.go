@@ -92,8 +92,8 @@ func BenchmarkAnswer100k(b *testing.B) {
 				return nil
 			}
 			t0 := time.Now()
-			rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: fmt.Sprint(i), Question: questions[i%len(questions)],
-				Options: schemas.QueryOptions{Mode: mode}})
+			rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprint(i), Question: questions[i%len(questions)],
+				Options: schemas.QueryOptions{Mode: mode}}})
 			if err != nil {
 				b.Fatal(err)
 			}

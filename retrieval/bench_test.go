@@ -58,8 +58,8 @@ func BenchmarkRetrieve100k(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		t := time.Now()
-		out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: fmt.Sprint(i), Question: questions[i%len(questions)],
-			Options: schemas.QueryOptions{Mode: schemas.ModeHybrid}})
+		out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprint(i), Question: questions[i%len(questions)],
+			Options: schemas.QueryOptions{Mode: schemas.ModeHybrid}}})
 		if err != nil {
 			b.Fatal(err)
 		}

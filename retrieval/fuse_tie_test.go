@@ -65,7 +65,7 @@ func TestOnATieTheQuestionsOwnHitComesBeforeItsTranslationsWhateverTheIds(t *tes
 			srv := llmtest.New(t)
 			srv.SetAnswer(tc.translation)
 			r := &retrieval.Retriever{Index: st, Translate: retrieval.Translator(strategicOnly(t, srv))}
-			out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{QueryID: "q", Question: tc.question})
+			out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: tc.question}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -104,8 +104,8 @@ func TestRetrievalLeavesSavedReportsOutUnlessAsked(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(unit(8, 0)),
 				Config: retrieval.Config{LexicalK: tc.lexK, VectorK: tc.vecK, Expand: 4}}
-			q := &schemas.QuerySubmitted{QueryID: "q", Question: tc.question, Lang: tc.lang,
-				Options: schemas.QueryOptions{Mode: tc.mode, K: 10, Lang: tc.lang, IncludeReports: tc.include}}
+			q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: tc.question, Lang: tc.lang,
+				Options: schemas.QueryOptions{Mode: tc.mode, K: 10, Lang: tc.lang, IncludeReports: tc.include}}}
 			rq, err := r.Retrieve(ctx, q)
 			if err != nil {
 				t.Fatal(err)

@@ -19,9 +19,9 @@ var ExpansionOrder = []string{store.EdgeParent, store.EdgeRef, store.EdgeSibling
 // then up to Expand graph neighbours of those contexts.
 func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*schemas.QueryReranked, error) {
 	cfg := r.Config.withDefaults()
-	out := &schemas.QueryReranked{QueryID: rq.QueryID, Question: rq.Question, Query: rq.Query, Lang: langOf(rq.Lang, rq.Question),
-		History: rq.History, Options: rq.Options, Mode: rq.Mode, Reasons: append([]string(nil), rq.Reasons...),
+	out := &schemas.QueryReranked{Query: rq.Query, Searched: rq.Searched, Mode: rq.Mode, Reasons: append([]string(nil), rq.Reasons...),
 		TimingsMS: map[string]float64{}, QueryVector: rq.QueryVector, SubmittedAt: rq.SubmittedAt}
+	out.Lang = langOf(rq.Lang, rq.Question)
 	for k, v := range rq.TimingsMS {
 		out.TimingsMS[k] = v
 	}
@@ -61,7 +61,7 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 			for i, c := range scored {
 				texts[i] = c.Text
 			}
-			scores, err := r.Reranker.Score(ctx, rq.Query, texts)
+			scores, err := r.Reranker.Score(ctx, rq.Searched, texts)
 			if err != nil {
 				return nil, fmt.Errorf("query %s: rerank %d candidates with %s: %w", rq.QueryID, len(texts), r.Reranker.Name(), err)
 			}

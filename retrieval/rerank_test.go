@@ -61,8 +61,8 @@ func TestTheCrossEncoderScoresTheFusedTopAndNeverLessThanItsTop20(t *testing.T) 
 			// Candidates that arrive out of fused order are scored by it.
 			cands := fused(tc.fused)
 			slices.Reverse(cands)
-			out, err := r.Rerank(context.Background(), &schemas.QueryRetrieved{QueryID: "q", Query: "q", Mode: schemas.ModeRerank,
-				Candidates: cands, Options: schemas.QueryOptions{K: tc.k, Expand: -1}})
+			out, err := r.Rerank(context.Background(), &schemas.QueryRetrieved{Query: schemas.Query{QueryID: "q", Options: schemas.QueryOptions{K: tc.k, Expand: -1}}, Searched: "q", Mode: schemas.ModeRerank,
+				Candidates: cands})
 			if err != nil {
 				t.Fatal(err)
 			}

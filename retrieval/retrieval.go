@@ -172,16 +172,16 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 	mode, reasons := r.resolve(q.Options.Mode)
 	// The question's language decides the answer's; Options.Lang, which
 	// restricts the chunks searched, stays as the client gave it.
-	out := &schemas.QueryRetrieved{QueryID: q.QueryID, Question: q.Question, Query: q.Question, Lang: langOf(q.Lang, q.Question),
-		History: q.History, Options: q.Options, Mode: mode, Reasons: reasons, TimingsMS: map[string]float64{},
+	out := &schemas.QueryRetrieved{Query: q.Query, Searched: q.Question, Mode: mode, Reasons: reasons, TimingsMS: map[string]float64{},
 		SubmittedAt: q.Time}
+	out.Lang = langOf(q.Lang, q.Question)
 	if r.Reformulate != nil && len(q.History) > 0 {
 		t := time.Now()
 		query, err := r.Reformulate(ctx, q.Question, q.History)
 		if err != nil {
 			out.Reasons = append(out.Reasons, "reformulation_failed: "+err.Error())
 		} else {
-			out.Query = query
+			out.Searched = query
 		}
 		out.TimingsMS["reformulate"] = ms(time.Since(t))
 	}
@@ -190,7 +190,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 	if mode != schemas.ModeVector {
 		t := time.Now()
 		var err error
-		lex, err = r.Index.Search(ctx, out.Query, store.SearchOptions{K: cfg.LexicalK, Lang: q.Options.Lang, SnippetTokens: -1})
+		lex, err = r.Index.Search(ctx, out.Searched, store.SearchOptions{K: cfg.LexicalK, Lang: q.Options.Lang, SnippetTokens: -1})
 		if err != nil {
 			return nil, fmt.Errorf("query %s: lexical search: %w", q.QueryID, err)
 		}
@@ -230,7 +230,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 
 func (r *Retriever) vectorSearch(ctx context.Context, out *schemas.QueryRetrieved, cfg Config) ([]vectors.Result, error) {
 	t := time.Now()
-	qv, err := r.Embedder.EmbedQuery(ctx, out.Query)
+	qv, err := r.Embedder.EmbedQuery(ctx, out.Searched)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: embed with %s: %w", out.QueryID, r.Embedder.Name(), err)
 	}

@@ -86,7 +86,7 @@ func TestReciprocalRankFusionScoresAndOrdersByBothLists(t *testing.T) {
 	q := unit(8, 1)
 	q[3] = 0.5
 	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(q), Config: retrieval.Config{WeakScore: 0.1}}
-	out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{QueryID: "q", Question: "crows tools"})
+	out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "crows tools"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,7 +129,7 @@ func TestModesAreLoweredWhenModelsAreMissingAndSaySo(t *testing.T) {
 	st, vs := corpus(t)
 	ctx := context.Background()
 	lex := &retrieval.Retriever{Index: st}
-	out, err := lex.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "crows", Options: schemas.QueryOptions{Mode: schemas.ModeVector}})
+	out, err := lex.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "crows", Options: schemas.QueryOptions{Mode: schemas.ModeVector}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,14 +137,14 @@ func TestModesAreLoweredWhenModelsAreMissingAndSaySo(t *testing.T) {
 		t.Fatalf("vector asked without an embedder: %s %v", out.Mode, out.Reasons)
 	}
 	vec := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(unit(8, 4)), Config: retrieval.Config{WeakScore: 0.1}}
-	out, err = vec.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "zzz", Options: schemas.QueryOptions{Mode: schemas.ModeVector}})
+	out, err = vec.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "zzz", Options: schemas.QueryOptions{Mode: schemas.ModeVector}}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if out.Mode != schemas.ModeVector || out.Candidates[0].ChunkID != "ch-x" || out.Candidates[0].Lexical != nil {
 		t.Fatalf("vector mode: %+v", out.Candidates)
 	}
-	rr, err := vec.Rerank(ctx, &schemas.QueryRetrieved{QueryID: "q", Query: "zzz", Mode: schemas.ModeRerank, Candidates: out.Candidates})
+	rr, err := vec.Rerank(ctx, &schemas.QueryRetrieved{Query: schemas.Query{QueryID: "q"}, Searched: "zzz", Mode: schemas.ModeRerank, Candidates: out.Candidates})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ func TestAWeakBestScoreWidensTheSearch(t *testing.T) {
 	st, vs := corpus(t)
 	q := unit(8, 7) // no stored vector points there: the best cosine is 0
 	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(q)}
-	out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{QueryID: "q", Question: "nothing"})
+	out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "nothing"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -180,8 +180,7 @@ func TestGraphExpansionAddsParentThenRefThenSiblingsThenNext(t *testing.T) {
 		{2, "ch-b ch-h:graph:parent ch-x:graph:ref"},
 		{-1, "ch-b"},
 	} {
-		out, err := r.Rerank(context.Background(), &schemas.QueryRetrieved{QueryID: "q", Mode: schemas.ModeHybrid,
-			Options: schemas.QueryOptions{Expand: tc.expand}, Candidates: []schemas.Candidate{cand}})
+		out, err := r.Rerank(context.Background(), &schemas.QueryRetrieved{Query: schemas.Query{QueryID: "q", Options: schemas.QueryOptions{Expand: tc.expand}}, Mode: schemas.ModeHybrid, Candidates: []schemas.Candidate{cand}})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -222,7 +221,7 @@ func TestQdrantIsAskedWithAWiderEfEachTime(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(unit(8, 7))}
-	if _, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "nothing"}); err != nil {
+	if _, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "nothing"}}); err != nil {
 		t.Fatal(err)
 	}
 	if efs := fake.QueryEfs(); len(efs) != 3 || efs[0] != 64 || efs[1] != 96 || efs[2] != 128 {
@@ -281,8 +280,8 @@ func TestGraphExpansionFollowsLinksToWholeNotes(t *testing.T) {
 		{"a link to a note adds the note's chunk that matched best", "descale kettle vinegar", "md-kettle:0 md-acid:1:graph:ref"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: tc.query,
-				Options: schemas.QueryOptions{Mode: schemas.ModeLexical, K: 1}})
+			rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: tc.query,
+				Options: schemas.QueryOptions{Mode: schemas.ModeLexical, K: 1}}})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -315,8 +314,8 @@ func TestASingleRetrieversModeScoresByThatRetriever(t *testing.T) {
 	q[1] = 0.5
 	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(q), Config: retrieval.Config{WeakScore: 0.1}}
 	for _, mode := range []string{schemas.ModeLexical, schemas.ModeVector, schemas.ModeHybrid} {
-		rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "crows tools ravens",
-			Options: schemas.QueryOptions{Mode: mode, Expand: -1}})
+		rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "crows tools ravens",
+			Options: schemas.QueryOptions{Mode: mode, Expand: -1}}})
 		if err != nil {
 			t.Fatal(err)
 		}

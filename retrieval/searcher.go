@@ -39,8 +39,8 @@ func (s *Searcher) Search(ctx context.Context, query string, opts store.SearchOp
 	if s.Expand {
 		expand = 0
 	}
-	q := &schemas.QuerySubmitted{QueryID: fmt.Sprintf("search-%d", s.seq.Add(1)), Question: query,
-		Options: schemas.QueryOptions{Mode: s.Mode, K: k, Lang: opts.Lang, Expand: expand, IncludeReports: s.IncludeReports}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("search-%d", s.seq.Add(1)), Question: query,
+		Options: schemas.QueryOptions{Mode: s.Mode, K: k, Lang: opts.Lang, Expand: expand, IncludeReports: s.IncludeReports}}}
 	cfg := s.R.Config.withDefaults()
 	if k > cfg.FusedK {
 		// A caller that wants more than the fused list holds widens it.

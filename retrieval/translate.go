@@ -188,7 +188,7 @@ func (r *Retriever) crossLingual(ctx context.Context, out *schemas.QueryRetrieve
 		return nil, nil
 	}
 	t := time.Now()
-	tr, err := r.Translate(ctx, out.Query, targets)
+	tr, err := r.Translate(ctx, out.Searched, targets)
 	out.TimingsMS["translate"] = ms(time.Since(t))
 	if err != nil {
 		if ctx.Err() != nil {
@@ -205,7 +205,7 @@ func (r *Retriever) crossLingual(ctx context.Context, out *schemas.QueryRetrieve
 	var lists [][]store.Hit
 	for _, l := range targets {
 		text, ok := tr[l]
-		if !ok || text == out.Query {
+		if !ok || text == out.Searched {
 			continue
 		}
 		hits, err := r.Index.Search(ctx, text, store.SearchOptions{K: cfg.LexicalK, Lang: out.Options.Lang, SnippetTokens: -1})

@@ -60,7 +60,7 @@ func TestARussianQuestionOverEnglishNotesIsAlsoSearchedTranslated(t *testing.T) 
 	srv.SetAnswer("en: How do crows use tools to get food?")
 	r := &retrieval.Retriever{Index: st, Translate: retrieval.Translator(strategicOnly(t, srv))}
 
-	out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: ruQuestion})
+	out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: ruQuestion}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +93,7 @@ func TestARussianQuestionOverEnglishNotesIsAlsoSearchedTranslated(t *testing.T) 
 func TestWithoutATranslatorTheRussianQuestionMissesTheEnglishNotesAndSaysWhy(t *testing.T) {
 	ctx := context.Background()
 	st, _ := corpus(t)
-	out, err := (&retrieval.Retriever{Index: st}).Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: ruQuestion})
+	out, err := (&retrieval.Retriever{Index: st}).Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: ruQuestion}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestWithoutATranslatorTheRussianQuestionMissesTheEnglishNotesAndSaysWhy(t *
 	srv := llmtest.New(t)
 	srv.Always(llmtest.Fail(500))
 	r := &retrieval.Retriever{Index: st, Translate: retrieval.Translator(strategicOnly(t, srv))}
-	out, err = r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q2", Question: ruQuestion})
+	out, err = r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q2", Question: ruQuestion}})
 	if err != nil {
 		t.Fatalf("a failing translation failed the query: %v", err)
 	}
@@ -119,7 +119,7 @@ func TestWithoutATranslatorTheRussianQuestionMissesTheEnglishNotesAndSaysWhy(t *
 	srv2 := llmtest.New(t)
 	srv2.SetAnswer("I cannot help with that.\nSorry.")
 	r.Translate = retrieval.Translator(strategicOnly(t, srv2))
-	out, err = r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q3", Question: ruQuestion})
+	out, err = r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q3", Question: ruQuestion}})
 	if err != nil || reasonWith(out.Reasons, retrieval.ReasonTranslationFailed) == "" {
 		t.Errorf("an unusable reply: %v, reasons %v", err, out.Reasons)
 	}
@@ -134,13 +134,13 @@ func TestNoTranslationWhenTheLanguagesMatchOrAMultilingualModelSearches(t *testi
 
 	// An English question over English notes.
 	r := &retrieval.Retriever{Index: st, Translate: tr}
-	if _, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q", Question: "crows tools"}); err != nil {
+	if _, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "crows tools"}}); err != nil {
 		t.Fatal(err)
 	}
 	// A multilingual embedding model bridges the languages itself.
 	r = &retrieval.Retriever{Index: st, Vectors: vs, Embedder: named{fixedQuery(unit(8, 2)), "multilingual-e5-small@x"},
 		Translate: tr, Config: retrieval.Config{WeakScore: 0.1}}
-	out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q2", Question: ruQuestion})
+	out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q2", Question: ruQuestion}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -152,7 +152,7 @@ func TestNoTranslationWhenTheLanguagesMatchOrAMultilingualModelSearches(t *testi
 	}
 	// An English-only embedding model does not: translated.
 	r.Embedder = named{fixedQuery(unit(8, 2)), "all-minilm-l6-v2"}
-	out, err = r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q3", Question: ruQuestion})
+	out, err = r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q3", Question: ruQuestion}})
 	if err != nil {
 		t.Fatal(err)
 	}

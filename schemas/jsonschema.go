@@ -31,6 +31,13 @@ func JSONSchema(typ string) ([]byte, error) {
 	return append(out, '\n'), nil
 }
 
+// JSONSchemaOf returns the JSON Schema (draft 2020-12) of any Go type,
+// derived as JSONSchema derives an event's: properties from the json tags
+// (embedded structs flattened), required = fields without omitempty or
+// omitzero, no other properties allowed on an object. The gateway's OpenAPI
+// document derives its request and response schemas with it.
+func JSONSchemaOf(t reflect.Type) map[string]any { return schemaOf(t) }
+
 var (
 	timeType   = reflect.TypeOf(time.Time{})
 	vectorType = reflect.TypeOf(Vector(nil))

@@ -55,14 +55,22 @@ type QueryOptions struct {
 	IncludeReports bool `json:"include_reports,omitempty"`
 }
 
-// QuerySubmitted is a question from a client.
-type QuerySubmitted struct {
-	Envelope
+// Query is a client's question as every query event carries it, from
+// kb.query.submitted to kb.query.reranked. The three events embed it, so its
+// fields sit at the top level of their JSON, and a stage hands the query on
+// with one assignment (out.Query = in.Query).
+type Query struct {
 	QueryID  string       `json:"query_id"`
 	Question string       `json:"question"`
 	Lang     string       `json:"lang,omitempty"`
 	History  []Turn       `json:"history,omitempty"`
 	Options  QueryOptions `json:"options,omitempty"`
+}
+
+// QuerySubmitted is a question from a client.
+type QuerySubmitted struct {
+	Envelope
+	Query
 }
 
 // MsgID is "query:<query_id>".
@@ -125,13 +133,10 @@ type Candidate struct {
 // rerank stage.
 type QueryRetrieved struct {
 	Envelope
-	QueryID  string `json:"query_id"`
-	Question string `json:"question"`
-	// Query is what was searched: the question, or its standalone reformulation.
-	Query   string       `json:"query"`
-	Lang    string       `json:"lang,omitempty"`
-	History []Turn       `json:"history,omitempty"`
-	Options QueryOptions `json:"options,omitempty"`
+	Query
+	// Searched is what was searched: the question, or its standalone
+	// reformulation ("query" on the wire).
+	Searched string `json:"query"`
 	// Mode is the mode actually used (lower than asked when a model is missing).
 	Mode       string      `json:"mode"`
 	Candidates []Candidate `json:"candidates"`
@@ -183,12 +188,9 @@ type Context struct {
 // answer stage.
 type QueryReranked struct {
 	Envelope
-	QueryID     string             `json:"query_id"`
-	Question    string             `json:"question"`
-	Query       string             `json:"query"`
-	Lang        string             `json:"lang,omitempty"`
-	History     []Turn             `json:"history,omitempty"`
-	Options     QueryOptions       `json:"options,omitempty"`
+	Query
+	// Searched is what was searched (see QueryRetrieved).
+	Searched    string             `json:"query"`
 	Mode        string             `json:"mode"`
 	Contexts    []Context          `json:"contexts"`
 	Reasons     []string           `json:"reasons,omitempty"`

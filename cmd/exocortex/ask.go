@@ -42,8 +42,8 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if question == "" {
 		return errors.New(`give a question: exocortex ask "what did I write about ravens?"`)
 	}
-	q := &schemas.QuerySubmitted{QueryID: newTraceID("ask"), Question: question, Lang: *lang,
-		Options: schemas.QueryOptions{IncludeReports: *includeReports}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("ask"), Question: question, Lang: *lang,
+		Options: schemas.QueryOptions{IncludeReports: *includeReports}}}
 	if *history != "" {
 		raw, err := os.ReadFile(*history)
 		if err != nil {

@@ -146,7 +146,7 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	rep.IndexSeconds = round4(time.Since(start).Seconds())
 	rep.Documents, rep.Chunks, _ = sys.Store.Counts(ctx)
 	ask := func(ctx context.Context, q eval.Question) (*schemas.AnswerDone, error) {
-		qs := &schemas.QuerySubmitted{QueryID: newTraceID("eval"), Question: q.Question, Lang: q.Lang}
+		qs := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("eval"), Question: q.Question, Lang: q.Lang}}
 		if n.noModels {
 			qs.Options.Mode = schemas.ModeLexical
 		}

@@ -76,9 +76,9 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if *expand {
 		ex = 0
 	}
-	q := &schemas.QuerySubmitted{QueryID: newTraceID("q"), Question: query, Lang: *lang,
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("q"), Question: query, Lang: *lang,
 		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex, NoAnswer: true,
-			IncludeReports: *includeReports}}
+			IncludeReports: *includeReports}}}
 	var notes []string
 	var res *schemas.QueryReranked
 	var l *system.Local

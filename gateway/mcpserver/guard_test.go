@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/gateway/mcpserver"
 )
 
@@ -21,8 +22,8 @@ import (
 // Origin), and a foreign Host gets the gateway's JSON refusal: the one
 // Host check of the gateway, not the SDK's plain-text one.
 func TestTheMCPClientWorksThroughTheGatewaysGuardAndAForeignHostDoesNot(t *testing.T) {
-	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer("Crows «use tools to get food» [1].")
+	b, pv := gatewaytest.Start(t, birds)
+	pv.Fast.SetAnswer("Crows «use tools to get food» [1].")
 	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0", Mounts: map[string]http.Handler{"/mcp": mcpserver.HTTPHandler(b)},
 		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)}, b, gateway.Deps{})
 	if err != nil {

@@ -227,8 +227,8 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 		}
 	}
 	id := newID("mcp")
-	q := &schemas.QuerySubmitted{QueryID: id, Question: in.Question, Lang: in.Lang, History: in.History,
-		Options: schemas.QueryOptions{Mode: in.Mode, K: in.K, IncludeReports: in.IncludeReports}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: id, Question: in.Question, Lang: in.Lang, History: in.History,
+		Options: schemas.QueryOptions{Mode: in.Mode, K: in.K, IncludeReports: in.IncludeReports}}}
 	q.TraceID = id
 	onToken, stop := tokenProgress(ctx, req)
 	done, err := t.b.Ask(ctx, q, onToken)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/gateway/mcpserver"
 )
 
@@ -108,8 +109,8 @@ func exercise(t *testing.T, cs *mcp.ClientSession) {
 }
 
 func TestTheMCPClientListsAndCallsTheToolsInMemory(t *testing.T) {
-	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer("Crows «use tools to get food» [1].")
+	b, pv := gatewaytest.Start(t, birds)
+	pv.Fast.SetAnswer("Crows «use tools to get food» [1].")
 	ctx := context.Background()
 	st, ct := mcp.NewInMemoryTransports()
 	ss, err := mcpserver.NewServer(b).Connect(ctx, st, nil)
@@ -126,8 +127,8 @@ func TestTheMCPClientListsAndCallsTheToolsInMemory(t *testing.T) {
 }
 
 func TestTheMCPClientCallsTheToolsOverStreamableHTTP(t *testing.T) {
-	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer("Crows «use tools to get food» [1].")
+	b, pv := gatewaytest.Start(t, birds)
+	pv.Fast.SetAnswer("Crows «use tools to get food» [1].")
 	srv := httptest.NewServer(mcpserver.HTTPHandler(b))
 	defer srv.Close()
 	var mu sync.Mutex

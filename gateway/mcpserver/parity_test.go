@@ -11,13 +11,14 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/gateway/mcpserver"
 )
 
 // bothTransports connects the SDK's client to the server over streamable
 // HTTP and over newline-delimited stdio (RunIO on pipes), and returns the
 // sessions by name and the HTTP server's URL.
-func bothTransports(t *testing.T, b *pipelineBackend) (map[string]*mcp.ClientSession, string) {
+func bothTransports(t *testing.T, b *gatewaytest.Backend) (map[string]*mcp.ClientSession, string) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	srv := httptest.NewServer(mcpserver.HTTPHandler(b))
@@ -49,11 +50,11 @@ func bothTransports(t *testing.T, b *pipelineBackend) (map[string]*mcp.ClientSes
 func TestBothTransportsGiveTheSameVersionMarksLimitsAndErrors(t *testing.T) {
 	defer func(v string) { mcpserver.Version = v }(mcpserver.Version)
 	mcpserver.Version = "exocortex v1.2.3 (commit 0123456789ab)"
-	b, pv := startPipeline(t, map[string]string{
+	b, pv := gatewaytest.Start(t, map[string]string{
 		"birds.md":  birds["birds.md"],
 		"вороны.md": "# Вороны\n\nВороны используют орудия, чтобы добыть еду.\n",
 	})
-	pv.fast.SetAnswer("Crows «use tools to get food» [1].")
+	pv.Fast.SetAnswer("Crows «use tools to get food» [1].")
 	sessions, _ := bothTransports(t, b)
 	ctx := context.Background()
 	snippets := map[string][]string{}
@@ -101,7 +102,7 @@ func TestBothTransportsGiveTheSameVersionMarksLimitsAndErrors(t *testing.T) {
 }
 
 func TestAnHTTPRequestOverTheLimitIs413WithTheJSONRPCErrorOfItsID(t *testing.T) {
-	b, _ := startPipeline(t, birds)
+	b, _ := gatewaytest.Start(t, birds)
 	_, url := bothTransports(t, b)
 	// The id last, as the TypeScript SDK writes it.
 	big := `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"search","arguments":{"query":"` + strings.Repeat("a", mcpserver.MaxBody) + `"}},"id":9}`

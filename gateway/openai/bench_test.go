@@ -21,7 +21,7 @@ import (
 // to the last.
 func BenchmarkStreamedChatCompletions(b *testing.B) {
 	be, pv := startPipeline(b, birds)
-	pv.fast.SetAnswer(crowsAnswer)
+	pv.Fast.SetAnswer(crowsAnswer)
 	srv := httptest.NewServer(openai.Handler(be))
 	defer srv.Close()
 	c := oa.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))

@@ -253,7 +253,7 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) ask(r *http.Request, req *request, out *responder, id string) {
 	log := zerolog.Ctx(r.Context()).With().Str("query_id", id).Str("door", "openai").Logger()
-	q := &schemas.QuerySubmitted{QueryID: id, Question: req.question, History: req.history}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: id, Question: req.question, History: req.history}}
 	q.TraceID = id
 	done, err := h.b.Ask(r.Context(), q, out.token)
 	out.stopTokens()

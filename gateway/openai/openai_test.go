@@ -14,6 +14,8 @@ import (
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/gateway/openai"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
@@ -37,7 +39,15 @@ func reformulations(query string) llmtest.Responder {
 	}
 }
 
-func client(t *testing.T, b *pipelineBackend) (oa.Client, *httptest.Server) {
+// startPipeline is gatewaytest.Start with the snippet marks these tests
+// read: a search's matched words in [brackets].
+func startPipeline(t testing.TB, notes map[string]string) (*gatewaytest.Backend, gatewaytest.Providers) {
+	b, pv := gatewaytest.Start(t, notes)
+	b.SearchMarks = gateway.CLIMarks
+	return b, pv
+}
+
+func client(t *testing.T, b *gatewaytest.Backend) (oa.Client, *httptest.Server) {
 	srv := httptest.NewServer(openai.Handler(b))
 	t.Cleanup(srv.Close)
 	return oa.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0)), srv
@@ -50,8 +60,8 @@ type extra struct {
 
 func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t *testing.T) {
 	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer(crowsAnswer)
-	pv.strategic.SetResponder(reformulations("what do crows use to get food"))
+	pv.Fast.SetAnswer(crowsAnswer)
+	pv.Strategic.SetResponder(reformulations("what do crows use to get food"))
 	c, _ := client(t, b)
 
 	ctx := context.Background()
@@ -119,7 +129,7 @@ func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t 
 	}
 	// The history went into reformulation, our own sources list left out.
 	var reform string
-	for _, r := range pv.strategic.Requests() {
+	for _, r := range pv.Strategic.Requests() {
 		if len(r.Body.Messages) == 2 && strings.Contains(r.Body.Messages[0].Content, "standalone search query") {
 			reform = r.Body.Messages[1].Content
 		}
@@ -139,7 +149,7 @@ func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t 
 
 func TestANonStreamedCompletionCarriesTheAnswerSourcesAndCitations(t *testing.T) {
 	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer(crowsAnswer)
+	pv.Fast.SetAnswer(crowsAnswer)
 	c, _ := client(t, b)
 	res, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
 		Model:    openai.ModelAsk,
@@ -183,7 +193,7 @@ func TestTheSearchModelListsCitedPassagesWithoutALanguageModel(t *testing.T) {
 		t.Errorf("models %v", ids)
 	}
 
-	before := len(pv.fast.Requests()) + len(pv.strategic.Requests())
+	before := len(pv.Fast.Requests()) + len(pv.Strategic.Requests())
 	res, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{
 		Model:    openai.ModelSearch,
 		Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("magpies nests")},
@@ -204,7 +214,7 @@ func TestTheSearchModelListsCitedPassagesWithoutALanguageModel(t *testing.T) {
 		!strings.Contains(content, "\n\nSources:\n[1] Birds — "+first.Link) {
 		t.Errorf("first passage %+v in %q", first, content)
 	}
-	if after := len(pv.fast.Requests()) + len(pv.strategic.Requests()); after != before {
+	if after := len(pv.Fast.Requests()) + len(pv.Strategic.Requests()); after != before {
 		t.Errorf("a search-only answer asked the language model (%d requests)", after-before)
 	}
 }
@@ -293,8 +303,8 @@ func TestAProviderThatBreaksOffRestartsTheStreamOnlyAfterAVerifiedSentence(t *te
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			b, pv := startPipeline(t, crows)
-			pv.fast.SetAnswer(crowsTwoSentences)
-			pv.fast.Script(llmtest.CutAfter(tc.cut))
+			pv.Fast.SetAnswer(crowsTwoSentences)
+			pv.Fast.Script(llmtest.CutAfter(tc.cut))
 			c, _ := client(t, b)
 			got, last, err := streamText(t, context.Background(), c, "What do crows use and remember?")
 			if err != nil {
@@ -310,7 +320,7 @@ func TestAProviderThatBreaksOffRestartsTheStreamOnlyAfterAVerifiedSentence(t *te
 			if !strings.HasPrefix(got, want) {
 				t.Errorf("streamed %q, want it to begin %q", got, want)
 			}
-			if n := len(pv.fast.Requests()); n < 2 {
+			if n := len(pv.Fast.Requests()); n < 2 {
 				t.Errorf("%d requests to the provider: the broken answer was not asked again", n)
 			}
 		})
@@ -319,12 +329,12 @@ func TestAProviderThatBreaksOffRestartsTheStreamOnlyAfterAVerifiedSentence(t *te
 
 // cancelWatch records how the backend's Ask ended.
 type cancelWatch struct {
-	*pipelineBackend
+	*gatewaytest.Backend
 	ended chan error
 }
 
 func (c *cancelWatch) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
-	done, err := c.pipelineBackend.Ask(ctx, q, onToken)
+	done, err := c.Backend.Ask(ctx, q, onToken)
 	c.ended <- err
 	return done, err
 }
@@ -333,9 +343,9 @@ func TestAChatClientThatGoesAwayAbandonsItsQuery(t *testing.T) {
 	b, pv := startPipeline(t, birds)
 	// A verified sentence, then a sentence that goes on and on: no loop
 	// to stop, so the answer would go on until its deadline.
-	pv.fast.SetAnswer(crowsAnswer + " They also" + strings.Repeat(" and also", 2000) + ".")
-	pv.fast.SetTokenDelay(5 * time.Millisecond)
-	w := &cancelWatch{pipelineBackend: b, ended: make(chan error, 1)}
+	pv.Fast.SetAnswer(crowsAnswer + " They also" + strings.Repeat(" and also", 2000) + ".")
+	pv.Fast.SetTokenDelay(5 * time.Millisecond)
+	w := &cancelWatch{Backend: b, ended: make(chan error, 1)}
 	srv := httptest.NewServer(openai.Handler(w))
 	defer srv.Close()
 	c := oa.NewClient(option.WithBaseURL(srv.URL+"/v1/"), option.WithAPIKey("unused"), option.WithMaxRetries(0))
@@ -361,9 +371,9 @@ func TestAChatClientThatGoesAwayAbandonsItsQuery(t *testing.T) {
 
 func TestAnAnswerThatDoesNotComeInTimeIsAnOpenAIErrorStreamedOrNot(t *testing.T) {
 	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer(crowsAnswer)
-	pv.fast.Always(llmtest.Delay(3 * time.Second))
-	b.askTimeout = 500 * time.Millisecond
+	pv.Fast.SetAnswer(crowsAnswer)
+	pv.Fast.Always(llmtest.Delay(3 * time.Second))
+	b.AskTimeout = 500 * time.Millisecond
 	c, _ := client(t, b)
 	_, _, err := streamText(t, context.Background(), c, "What do crows use?")
 	if err == nil || !strings.Contains(err.Error(), "did not answer in time") {

@@ -57,7 +57,7 @@ func usageOf(t *testing.T, raw string) openai.Usage {
 
 func TestEveryCompletionCarriesItsUsageFromTheProviderOrEstimatedAndSaidSo(t *testing.T) {
 	b, pv := startPipeline(t, birdsRU)
-	pv.fast.SetAnswer(crowsAnswer)
+	pv.Fast.SetAnswer(crowsAnswer)
 	c, _ := client(t, b)
 	cases := []struct {
 		name, model, question string
@@ -98,7 +98,7 @@ func TestEveryCompletionCarriesItsUsageFromTheProviderOrEstimatedAndSaidSo(t *te
 
 func TestAStreamAskedToIncludeUsageEndsWithAUsageChunkAsOpenAIsDoes(t *testing.T) {
 	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer(crowsAnswer)
+	pv.Fast.SetAnswer(crowsAnswer)
 	c, srv := client(t, b)
 
 	// The official Go client reads the usage chunk.
@@ -163,7 +163,7 @@ func TestAStreamAskedToIncludeUsageEndsWithAUsageChunkAsOpenAIsDoes(t *testing.T
 
 func TestResponseFormatJSONObjectIsTheAnswerAsJSONAndJSONSchemaIsRefused(t *testing.T) {
 	b, pv := startPipeline(t, birds)
-	pv.fast.SetAnswer(crowsAnswer)
+	pv.Fast.SetAnswer(crowsAnswer)
 	c, _ := client(t, b)
 	jsonObject := oa.ChatCompletionNewParamsResponseFormatUnion{OfJSONObject: &shared.ResponseFormatJSONObjectParam{}}
 	params := oa.ChatCompletionNewParams{Model: openai.ModelAsk, ResponseFormat: jsonObject,

@@ -435,8 +435,8 @@ func measureRetrieval(b *testing.B, measure string, e RetrievalEngine, env *Env,
 		mode = schemas.ModeRerank
 	}
 	if measure == "rerank" && len(qs) > 0 { // the first run of a model session is slow
-		out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "warm", Question: qs[0].Question,
-			Options: schemas.QueryOptions{Mode: mode}})
+		out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "warm", Question: qs[0].Question,
+			Options: schemas.QueryOptions{Mode: mode}}})
 		if err == nil {
 			_, err = r.Rerank(ctx, out)
 		}
@@ -448,8 +448,8 @@ func measureRetrieval(b *testing.B, measure string, e RetrievalEngine, env *Env,
 	var ranks []int
 	for i, q := range qs {
 		t := time.Now()
-		out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: fmt.Sprint(i), Question: q.Question,
-			Options: schemas.QueryOptions{Mode: mode}})
+		out, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprint(i), Question: q.Question,
+			Options: schemas.QueryOptions{Mode: mode}}})
 		if err != nil {
 			b.Fatalf("%s: retrieve %q: %v", e.Name, q.Question, err)
 		}

@@ -39,7 +39,7 @@ func TestAQuestionOnTheBusGetsStreamedTokensAndAVerifiedAnswer(t *testing.T) {
 	var mu sync.Mutex
 	var streamed strings.Builder
 	var seqs []int
-	done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "a1", Question: "What do crows use?"}, 30*time.Second,
+	done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "a1", Question: "What do crows use?"}}, 30*time.Second,
 		func(tok *schemas.AnswerToken) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -93,7 +93,7 @@ func TestAQuestionOnTheBusGetsStreamedTokensAndAVerifiedAnswer(t *testing.T) {
 	// Without a provider the same question is answered from the passages.
 	down.Always(llmtest.Fail(503))
 	up.Always(llmtest.Fail(500))
-	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "a2", Question: "What do crows use?"}, 30*time.Second, nil)
+	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "a2", Question: "What do crows use?"}}, 30*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

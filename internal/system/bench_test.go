@@ -124,8 +124,8 @@ func BenchmarkAskOverTheBus(b *testing.B) {
 		var mu sync.Mutex
 		var first time.Time
 		t0 := time.Now()
-		done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: fmt.Sprintf("bench-%d", i),
-			Question: questions[i%len(questions)]}, 30*time.Second, func(tok *schemas.AnswerToken) {
+		done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("bench-%d", i),
+			Question: questions[i%len(questions)]}}, 30*time.Second, func(tok *schemas.AnswerToken) {
 			mu.Lock()
 			defer mu.Unlock()
 			if first.IsZero() && tok.Text != "" {

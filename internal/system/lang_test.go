@@ -40,7 +40,7 @@ func TestAQuestionWithoutALanguageIsAnsweredInItsOwn(t *testing.T) {
 
 	// Straight onto the bus, as any client may publish it: the retrieve
 	// stage detects the language.
-	q := &schemas.QuerySubmitted{QueryID: "ru1", Question: "Что вороны используют для еды?"}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "ru1", Question: "Что вороны используют для еды?"}}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	ev, err := sys.Bus.Await(wctx, schemas.SubjectAnswerDone, func() error {
@@ -63,14 +63,14 @@ func TestAQuestionWithoutALanguageIsAnsweredInItsOwn(t *testing.T) {
 	}
 
 	// Through the client: the same, and an English question stays English.
-	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "ru2", Question: "вороны еда"}, 30*time.Second, nil)
+	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "ru2", Question: "вороны еда"}}, 30*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if done.Lang != "ru" {
 		t.Errorf("a two-word Russian question: lang %q", done.Lang)
 	}
-	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "en1", Question: "What do crows use to get food?"}, 30*time.Second, nil)
+	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "en1", Question: "What do crows use to get food?"}}, 30*time.Second, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +79,8 @@ func TestAQuestionWithoutALanguageIsAnsweredInItsOwn(t *testing.T) {
 		t.Errorf("an English question: lang %q, lead %q", done.Lang, lead)
 	}
 	// An explicit language wins, and the chunk filter is the client's.
-	rr, err := client.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{QueryID: "x1", Question: "crows", Lang: "ru",
-		Options: schemas.QueryOptions{Lang: "en"}}, 30*time.Second)
+	rr, err := client.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "x1", Question: "crows", Lang: "ru",
+		Options: schemas.QueryOptions{Lang: "en"}}}, 30*time.Second)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -332,7 +332,7 @@ func (a *askers) ask() (first float64, stages float64, ok bool) {
 	var once sync.Once
 	var firstAt time.Time
 	t0 := time.Now()
-	done, err := client.AskAnswer(context.Background(), a.sys.Bus, &schemas.QuerySubmitted{QueryID: fmt.Sprintf("load-%d", i), Question: q},
+	done, err := client.AskAnswer(context.Background(), a.sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("load-%d", i), Question: q}},
 		3*time.Minute, func(tok *schemas.AnswerToken) {
 			if tok.Text != "" {
 				once.Do(func() { firstAt = time.Now() })

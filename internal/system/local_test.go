@@ -94,7 +94,7 @@ func TestALocalOpensOnlyWhatItsQueryNeedsAndAnswersAsTheBusDoes(t *testing.T) {
 			}
 			for _, q := range questions {
 				if !tc.opts.Answer {
-					rr, err := l.Search(ctx, &schemas.QuerySubmitted{QueryID: "s", Question: q, Options: schemas.QueryOptions{Mode: tc.opts.Mode}}, 30*time.Second)
+					rr, err := l.Search(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "s", Question: q, Options: schemas.QueryOptions{Mode: tc.opts.Mode}}}, 30*time.Second)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -104,7 +104,7 @@ func TestALocalOpensOnlyWhatItsQueryNeedsAndAnswersAsTheBusDoes(t *testing.T) {
 					continue
 				}
 				var streamed strings.Builder
-				done, stop, err := l.Ask(ctx, &schemas.QuerySubmitted{QueryID: "a", Question: q, Options: schemas.QueryOptions{Mode: tc.opts.Mode}},
+				done, stop, err := l.Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "a", Question: q, Options: schemas.QueryOptions{Mode: tc.opts.Mode}}},
 					30*time.Second, func(tok *schemas.AnswerToken) { streamed.WriteString(tok.Text) }, nil)
 				if err != nil {
 					t.Fatal(err)

@@ -36,7 +36,7 @@ func fakeQueryStage(t *testing.T, b *bus.Bus, workers int) {
 				return nil, err
 			}
 			if q.Options.NoAnswer {
-				out := &schemas.QueryReranked{QueryID: q.QueryID, Question: q.Question, Query: q.Question, Lang: q.Lang, Mode: "lexical"}
+				out := &schemas.QueryReranked{Query: schemas.Query{QueryID: q.QueryID, Question: q.Question, Lang: q.Lang}, Searched: q.Question, Mode: "lexical"}
 				for i := range 12 {
 					out.Contexts = append(out.Contexts, schemas.Context{Rank: i + 1, Score: 1 / float64(i+1), Source: "lexical",
 						Passage: schemas.Passage{ChunkID: fmt.Sprintf("c%d", i), DocID: "d", Title: "Вороны / Crows",
@@ -94,7 +94,7 @@ func TestHundredsOfQueriesInFlightEachGetTheirOwnReply(t *testing.T) {
 						question = fmt.Sprintf("What do crows use to get food, question %d?", i)
 					}
 					id := fmt.Sprintf("q-%d", i)
-					q := &schemas.QuerySubmitted{QueryID: id, Question: question, Options: schemas.QueryOptions{NoAnswer: !c.ask}}
+					q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: id, Question: question, Options: schemas.QueryOptions{NoAnswer: !c.ask}}}
 					if !c.ask {
 						r, err := client.Ask(context.Background(), b, q, timeout)
 						switch {

@@ -45,7 +45,7 @@ func setup(t *testing.T) (*answer.Answerer, *llmtest.Server, *schemas.QueryReran
 	if err != nil {
 		t.Fatal(err)
 	}
-	rq := &schemas.QueryReranked{QueryID: "q1", Question: "What do crows use?", Lang: "en", Mode: schemas.ModeLexical,
+	rq := &schemas.QueryReranked{Query: schemas.Query{QueryID: "q1", Question: "What do crows use?", Lang: "en"}, Mode: schemas.ModeLexical,
 		Contexts: []schemas.Context{{Passage: schemas.Passage{ChunkID: "c1", DocID: "d1", BlockID: "b1", BlockIDs: []string{"b1"},
 			Text: "Ravens and crows use tools to get food."}}}}
 	return &answer.Answerer{Router: r, Analyzer: an}, ideas, rq

@@ -142,8 +142,8 @@ func TestAFlaggedBlockReachesTheAnswererThroughTheIndex(t *testing.T) {
 	}
 
 	r := &retrieval.Retriever{Index: st}
-	rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{QueryID: "q1", Question: "вороны орудия",
-		Options: schemas.QueryOptions{Mode: schemas.ModeLexical}})
+	rq, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q1", Question: "вороны орудия",
+		Options: schemas.QueryOptions{Mode: schemas.ModeLexical}}})
 	if err != nil {
 		t.Fatal(err)
 	}

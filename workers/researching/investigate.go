@@ -485,8 +485,8 @@ func (iv *investigator) retrieve(ctx context.Context, task *schemas.ResearchTask
 	if task.Budget.DocsPerTask > 0 {
 		n = task.Budget.DocsPerTask
 	}
-	q := &schemas.QuerySubmitted{QueryID: keyUnsafe.ReplaceAllString(task.ResearchID+"-"+task.TaskID, "_"), Question: task.Question,
-		Lang: task.Lang, Options: schemas.QueryOptions{K: 3 * n, IncludeReports: task.IncludeReports}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: keyUnsafe.ReplaceAllString(task.ResearchID+"-"+task.TaskID, "_"), Question: task.Question,
+		Lang: task.Lang, Options: schemas.QueryOptions{K: 3 * n, IncludeReports: task.IncludeReports}}}
 	rq, err := iv.d.Retriever.Retrieve(ctx, q)
 	if err != nil {
 		return nil, nil, fmt.Errorf("investigate %s/%s: retrieve: %w", task.ResearchID, task.TaskID, err)

@@ -301,7 +301,7 @@ func fallbackPlan(ctx context.Context, r *retrieval.Retriever, question, lang st
 	if r == nil || n <= 1 {
 		return out
 	}
-	q := &schemas.QuerySubmitted{QueryID: "plan-fallback", Question: question, Lang: lang, Options: schemas.QueryOptions{K: 4 * n}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "plan-fallback", Question: question, Lang: lang, Options: schemas.QueryOptions{K: 4 * n}}}
 	rq, err := r.Retrieve(ctx, q)
 	var rr *schemas.QueryReranked
 	if err == nil {

@@ -158,8 +158,8 @@ func compareLexical(t *testing.T, st *store.Store, stage bus.Handler, qs []eval.
 	worst, worstQ := 2.0, ""
 	n := 0
 	for i, q := range qs {
-		sub := &schemas.QuerySubmitted{QueryID: fmt.Sprintf("q%d", i), Question: q.Question, Lang: q.Lang,
-			Options: schemas.QueryOptions{Mode: schemas.ModeLexical}}
+		sub := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("q%d", i), Question: q.Question, Lang: q.Lang,
+			Options: schemas.QueryOptions{Mode: schemas.ModeLexical}}}
 		want, err := sqlite.Retrieve(ctx, sub)
 		if err != nil {
 			t.Fatal(err)

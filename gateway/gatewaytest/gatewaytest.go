@@ -1,0 +1,175 @@
+// Package gatewaytest is test support for the doors (the HTTP gateway, the
+// MCP server, the OpenAI-compatible door): a whole pipeline embedded over a
+// temp data directory with fake language models, and a gateway.Backend over
+// it. Only tests import it; it may import anything of the application.
+package gatewaytest
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/client"
+	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/models/llm"
+	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/stage"
+)
+
+// Backend is gateway.Backend over a real embedded pipeline, for tests only
+// (the gateway's bus backend is the real one): a search is a query with no
+// answer, an ask streams kb.answer.tokens.<id>, a block is read from the
+// store.
+type Backend struct {
+	Sys *system.System
+	// AskTimeout bounds an answer (default 60 s).
+	AskTimeout time.Duration
+	// SearchMarks enclose a snippet's matches when the request names no
+	// marks (default gateway.APIMarks, as the bus backend's).
+	SearchMarks gateway.Marks
+	n           atomic.Int64
+}
+
+// Search asks the pipeline for contexts only and builds the gateway's
+// search result from them.
+func (b *Backend) Search(ctx context.Context, req gateway.SearchRequest) (*gateway.SearchResult, error) {
+	n := b.n.Add(1)
+	k := req.K
+	if k <= 0 {
+		k = 10
+	}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("s%d-%d", n, time.Now().UnixNano()), Question: req.Query, Lang: req.Lang,
+		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true}}}
+	res, err := client.Ask(ctx, b.Sys.Bus, q, 30*time.Second)
+	if err != nil {
+		return nil, err
+	}
+	marks := req.Marks
+	if marks == (gateway.Marks{}) {
+		marks = b.SearchMarks
+	}
+	if marks == (gateway.Marks{}) {
+		marks = gateway.APIMarks
+	}
+	return gateway.BuildSearchResult(req.Query, res, marks)
+}
+
+// Ask answers q, streaming its tokens to onToken.
+func (b *Backend) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	timeout := b.AskTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	return client.AskAnswer(ctx, b.Sys.Bus, q, timeout, onToken)
+}
+
+// Research runs r within two minutes, streaming its progress.
+func (b *Backend) Research(ctx context.Context, r *schemas.ResearchRequested, onProgress func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {
+	return client.Research(ctx, b.Sys.Bus, r, 2*time.Minute, onProgress)
+}
+
+// Block reads an indexed block and its graph neighbours from the store
+// (nil when there is none).
+func (b *Backend) Block(ctx context.Context, id string) (*gateway.Block, error) {
+	st := b.Sys.Store
+	chunks, err := st.ChunksOfBlocks(ctx, []string{id})
+	if err != nil {
+		return nil, err
+	}
+	cid, ok := chunks[id]
+	if !ok {
+		return nil, nil
+	}
+	hits, err := st.Passages(ctx, []string{cid})
+	if err != nil || len(hits) == 0 {
+		return nil, err
+	}
+	h := hits[0]
+	out := &gateway.Block{ID: id, DocID: h.DocID, Title: h.Title, SectionPath: h.SectionPath, Text: h.Text, Link: answer.Link(id, h.Path)}
+	for _, sp := range h.BlockSpans {
+		if sp.ID == id {
+			out.Text = string([]rune(h.Text)[sp.Start:sp.End])
+		}
+	}
+	edges, err := st.Neighbors(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range edges {
+		out.Neighbors = append(out.Neighbors, gateway.Neighbor{ID: e.Dst, Kind: e.Kind})
+	}
+	return out, nil
+}
+
+// Providers are the fake language models: Fast answers, Strategic
+// reformulates and suggests follow-ups.
+type Providers struct{ Fast, Strategic *llmtest.Server }
+
+// Start runs every stage over a temp data dir with the fake providers,
+// ingests notes (file name -> Markdown) and waits until the pipeline is idle.
+func Start(t testing.TB, notes map[string]string) (*Backend, Providers) {
+	t.Helper()
+	ctx := context.Background()
+	pv := Providers{Fast: llmtest.New(t), Strategic: llmtest.New(t)}
+	cfg := &llm.Config{Providers: []llm.Provider{
+		{Name: "fast", BaseURL: pv.Fast.URL(), Models: map[string]string{llm.RoleFast: "f"}},
+		{Name: "strategic", BaseURL: pv.Strategic.URL(), Models: map[string]string{llm.RoleStrategic: "s"}},
+	}}
+	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg,
+		// A short deadline: a test whose provider never finishes ends soon.
+		Answer:     answer.Config{Deadline: 5 * time.Second},
+		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
+		Log:        zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = sys.Stop() })
+	vault := t.TempDir()
+	for name, text := range notes {
+		if err := os.WriteFile(filepath.Join(vault, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	SyncPaths(t, sys.Bus, vault)
+	WaitIdle(t, sys.Bus)
+	return &Backend{Sys: sys}, pv
+}
+
+// SyncPaths reads the files and folders at paths as the files source does
+// and publishes their documents on b.
+func SyncPaths(t testing.TB, b *bus.Bus, paths ...string) {
+	t.Helper()
+	ctx := context.Background()
+	kv, err := b.KV(ctx, stage.BucketSources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := files.Sync(ctx, paths, kv, func(ctx context.Context, ev *schemas.DocChanged) error {
+		_, err := b.Publish(ctx, ev, "test-ingest")
+		return err
+	}, files.SyncOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// WaitIdle waits (up to two minutes) until every stage has consumed all it
+// was given.
+func WaitIdle(t testing.TB, b *bus.Bus) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if err := system.WaitIdle(ctx, b, system.StageSpecs(), 50*time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+}
