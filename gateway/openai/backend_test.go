@@ -42,7 +42,7 @@ func (p *pipelineBackend) Search(ctx context.Context, req gateway.SearchRequest)
 	}
 	q := &schemas.QuerySubmitted{QueryID: fmt.Sprintf("s%d-%d", p.n, time.Now().UnixNano()), Question: req.Query, Lang: req.Lang,
 		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true}}
-	res, err := exoclient.Ask(ctx, p.sys.Bus, q, 30*time.Second)
+	res, err := exoclient.New(p.sys.Bus, exoclient.Options{SearchTimeout: 30 * time.Second}).Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -67,11 +67,12 @@ func (p *pipelineBackend) Ask(ctx context.Context, q *schemas.QuerySubmitted, on
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	return exoclient.AskAnswer(ctx, p.sys.Bus, q, timeout, onToken)
+	done, _, err := exoclient.New(p.sys.Bus, exoclient.Options{AskTimeout: timeout}).Ask(ctx, q, exoclient.AskOptions{OnToken: onToken})
+	return done, err
 }
 
 func (p *pipelineBackend) Research(ctx context.Context, r *schemas.ResearchRequested, onProgress func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {
-	return exoclient.Research(ctx, p.sys.Bus, r, 2*time.Minute, onProgress)
+	return exoclient.New(p.sys.Bus, exoclient.Options{}).Research(ctx, r, exoclient.ResearchOptions{OnProgress: onProgress, Timeout: 2 * time.Minute})
 }
 
 func (p *pipelineBackend) Block(ctx context.Context, id string) (*gateway.Block, error) {
