@@ -49,16 +49,8 @@ type BusBackend struct {
 }
 
 // NewBusBackend returns the Backend of the pipeline reachable through b.
+// The timeouts' defaults are client.New's.
 func NewBusBackend(b *bus.Bus, opts BusOptions) *BusBackend {
-	if opts.SearchTimeout <= 0 {
-		opts.SearchTimeout = 60 * time.Second
-	}
-	if opts.AskTimeout <= 0 {
-		opts.AskTimeout = 2 * time.Minute
-	}
-	if opts.ResearchTimeout <= 0 {
-		opts.ResearchTimeout = 20 * time.Minute
-	}
 	c := client.New(b, client.Options{SearchTimeout: opts.SearchTimeout, AskTimeout: opts.AskTimeout,
 		ResearchTimeout: opts.ResearchTimeout, Log: opts.Log})
 	return &BusBackend{Bus: b, opts: opts, client: c}
