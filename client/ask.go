@@ -16,13 +16,71 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 )
 
-// Ask publishes a query and waits for its contexts on kb.query.reranked: the
-// whole query path through the retrieve and rerank stages. A query without
-// a reply within timeout ends with an error that wraps
-// context.DeadlineExceeded and says what held it up (a stage without a
-// worker, a queue ahead of it, replies this process dropped).
-func Ask(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
+// Search runs a query to its ranked contexts (kb.query.reranked's event):
+// through the running system's retrieve and rerank stages, or here from
+// the data directory. Options.SearchTimeout bounds it.
+func (c *Client) Search(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.QueryReranked, error) {
 	detectLang(q)
+	if c.local != nil {
+		return c.local.Search(ctx, q, c.opts.SearchTimeout)
+	}
+	return searchBus(ctx, c.bus, q, c.opts.SearchTimeout)
+}
+
+// AskOptions say what Ask does besides answering.
+type AskOptions struct {
+	// OnToken gets every token of the answer as it comes (restart markers
+	// included); nil: none.
+	OnToken func(*schemas.AnswerToken)
+	// FollowUps keeps listening for the answer's follow-up questions, which
+	// come after it: Ask returns a FollowUps to wait for them with (close
+	// it). Without it Ask returns nil for them.
+	FollowUps bool
+	// CancelIfLeft: when ctx ends before the answer, tell the answer stage
+	// that the client left (Cancel) and return ctx's error.
+	CancelIfLeft bool
+}
+
+// Ask answers a question (see Client for who answers), streaming its
+// tokens to o.OnToken, and returns the finished kb.answer.done.
+// Options.AskTimeout bounds it.
+func (c *Client) Ask(ctx context.Context, q *schemas.QuerySubmitted, o AskOptions) (*schemas.AnswerDone, *FollowUps, error) {
+	detectLang(q)
+	done, fu, err := c.answer(ctx, q, o.OnToken)
+	if err != nil {
+		if o.CancelIfLeft && ctx.Err() != nil {
+			if cerr := c.Cancel(q.QueryID, "the client left"); cerr != nil {
+				c.opts.Log.Warn().Err(cerr).Str("query_id", q.QueryID).Msg("cannot cancel the query")
+			}
+			return nil, nil, fmt.Errorf("query %s: %w", q.QueryID, ctx.Err())
+		}
+		return nil, nil, err
+	}
+	if !o.FollowUps {
+		fu.Close()
+		return done, nil, nil
+	}
+	return done, fu, nil
+}
+
+// answer asks whoever answers (see Client).
+func (c *Client) answer(ctx context.Context, q *schemas.QuerySubmitted, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
+	switch {
+	case c.local != nil:
+		return askLocal(ctx, c.local, q, c.opts.AskTimeout, onToken)
+	case c.AnswersHere():
+		log := c.opts.Log
+		return answerHere(ctx, c.bus, q, *c.opts.Providers, llm.RouterOptions{Logger: &log}, c.opts.Answer, c.opts.AskTimeout, onToken)
+	}
+	return askBus(ctx, c.bus, q, c.opts.AskTimeout, onToken)
+}
+
+// searchBus publishes a query and waits for its contexts on
+// kb.query.reranked: the whole query path through the retrieve and rerank
+// stages. A query without a reply within timeout ends with an error that
+// wraps context.DeadlineExceeded and says what held it up (a stage without
+// a worker, a queue ahead of it, replies this process dropped).
+func searchBus(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	ev, err := b.AwaitReply(ctx, schemas.SubjectReranked, q.QueryID, q, pathOf("retrieve", "rerank"))
@@ -61,17 +119,6 @@ func detectLang(q *schemas.QuerySubmitted) {
 	}
 }
 
-// AskAnswer publishes a question and streams its answer: onToken gets every
-// token of kb.answer.tokens.<query_id> as it comes (restart markers
-// included), and the finished kb.answer.done is returned.
-func AskAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
-	done, fu, err := AskAnswerFollowUps(ctx, b, q, timeout, onToken)
-	if fu != nil {
-		fu.Close()
-	}
-	return done, err
-}
-
 // FollowUps waits for the follow-up questions of an answer, which come
 // after it (kb.answer.followups). Close it when done with it.
 type FollowUps struct {
@@ -108,11 +155,10 @@ func (f *FollowUps) Wait(ctx context.Context, d time.Duration) (qs []string, ok 
 // Close stops waiting for them.
 func (f *FollowUps) Close() { f.once.Do(f.close) }
 
-// AskAnswerFollowUps is AskAnswer that also listens for the answer's
-// follow-up questions, published after it: wait for them with the returned
-// FollowUps (nil on error).
-func AskAnswerFollowUps(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
-	detectLang(q)
+// askBus publishes a question and streams its answer (see streamAnswer),
+// and listens for its follow-up questions, published after it: wait for
+// them with the returned FollowUps (nil on error).
+func askBus(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
 	// Registered before the question leaves: the follow-ups may come
 	// right after the answer.
 	w, err := b.Expect(schemas.SubjectAnswerFollowUps, q.QueryID)
@@ -136,7 +182,7 @@ func AskAnswerFollowUps(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitt
 			}
 		}
 	}()
-	done, err := askAnswer(ctx, b, q, timeout, onToken)
+	done, err := streamAnswer(ctx, b, q, timeout, onToken)
 	if err != nil {
 		fu.Close()
 		return nil, nil, err
@@ -144,10 +190,11 @@ func AskAnswerFollowUps(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitt
 	return done, fu, nil
 }
 
-// askAnswer streams a question's tokens, each query on a subject of its own
-// (kb.answer.tokens.<query_id>, subscribed to before the question leaves),
-// and waits for its kb.answer.done.
-func askAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+// streamAnswer streams a question's tokens, each query on a subject of its
+// own (kb.answer.tokens.<query_id>, subscribed to before the question
+// leaves), to onToken (restart markers included), and waits for its
+// kb.answer.done.
+func streamAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	final := make(chan struct{})
@@ -186,18 +233,18 @@ func askAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 	return done, nil
 }
 
-// AnswerHere answers a query in this process with the client's own
+// answerHere answers a query in this process with the client's own
 // language-model providers over the contexts the running system retrieves
 // (its retrieve and rerank stages; its answer stage is told to leave the
 // query alone). onToken gets the streamed tokens. The extractive rung is
 // the running system's only, so it is not tried here. The answer is
 // returned as soon as it is final; its follow-up questions are generated
 // after it, for the returned FollowUps (until it is closed). cfg tunes the
-// answer (its calibrated thresholds: LoadCalibration).
-func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, providers llm.Config, opts llm.RouterOptions,
+// answer (its calibrated thresholds: system.LoadCalibration).
+func answerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, providers llm.Config, opts llm.RouterOptions,
 	cfg answer.Config, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
 	q.Options.NoAnswer = true
-	rq, err := Ask(ctx, b, q, timeout)
+	rq, err := searchBus(ctx, b, q, timeout)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -230,9 +277,9 @@ func AnswerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, prov
 	return done, fu, nil
 }
 
-// AskLocal is l.Ask with its follow-up questions for the returned
+// askLocal is l.Ask with its follow-up questions for the returned
 // FollowUps: an answer given here, without a running system.
-func AskLocal(ctx context.Context, l *system.Local, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
+func askLocal(ctx context.Context, l *system.Local, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
 	fu := newFollowUps(func() {})
 	done, stop, err := l.Ask(ctx, q, timeout, onToken, fu.deliver)
 	if err != nil {

@@ -23,7 +23,32 @@ import (
 // progress step): no report will come.
 var ErrResearchFailed = errors.New("research failed")
 
-// Research publishes a research request and waits for its report: it
+// ResearchOptions say what Research does besides waiting for the report.
+type ResearchOptions struct {
+	// OnProgress gets every progress step as it comes; nil: none.
+	OnProgress func(*schemas.ResearchProgress)
+	// Timeout bounds the wait for the report. Zero: Options.ResearchTimeout,
+	// or the request's wall-time budget and a minute when that is shorter.
+	Timeout time.Duration
+}
+
+// Research publishes a research request and waits for its report (see
+// awaitReport).
+func (c *Client) Research(ctx context.Context, req *schemas.ResearchRequested, o ResearchOptions) (*schemas.ResearchReport, error) {
+	if c.bus == nil {
+		return nil, errors.New("research runs on the bus: this client reads the data directory alone (start exocortex up)")
+	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = c.opts.ResearchTimeout
+		if w := time.Duration(req.Budget.WallSeconds) * time.Second; w > 0 && w+time.Minute < timeout {
+			timeout = w + time.Minute
+		}
+	}
+	return awaitReport(ctx, c.bus, req, timeout, o.OnProgress)
+}
+
+// awaitReport publishes a research request and waits for its report: it
 // listens on kb.research.progress.<research_id> first (onProgress gets
 // every step), then publishes kb.research.requested and returns the
 // kb.research.report of that research. A research whose stages fail for
@@ -31,7 +56,7 @@ var ErrResearchFailed = errors.New("research failed")
 // that does not finish within timeout ends with an error naming what it
 // waited for (a report stored meanwhile in KB_RESEARCH_REPORTS is still
 // returned).
-func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, timeout time.Duration,
+func awaitReport(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, timeout time.Duration,
 	onProgress func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {
 	if req.Lang == "" {
 		req.Lang = retrieval.QuestionLang(req.Question)
@@ -128,7 +153,7 @@ func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, t
 				poll = t.C
 			}
 		case <-poll:
-			if r, err := LoadReport(ctx, b, req.ResearchID); err == nil && r != nil {
+			if r, err := loadReport(ctx, b, req.ResearchID); err == nil && r != nil {
 				return r, nil
 			}
 		case <-ctx.Done():
@@ -136,7 +161,7 @@ func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, t
 			// (a reconnect): look before giving up.
 			lookCtx, cancelLook := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer cancelLook()
-			if r, err := LoadReport(lookCtx, b, req.ResearchID); err == nil && r != nil {
+			if r, err := loadReport(lookCtx, b, req.ResearchID); err == nil && r != nil {
 				return r, nil
 			}
 			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
@@ -149,9 +174,13 @@ func Research(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, t
 	}
 }
 
-// LoadReport returns the stored report of a research (KB_RESEARCH_REPORTS),
+// Report returns the stored report of a research (KB_RESEARCH_REPORTS),
 // nil when there is none.
-func LoadReport(ctx context.Context, b *bus.Bus, researchID string) (*schemas.ResearchReport, error) {
+func (c *Client) Report(ctx context.Context, researchID string) (*schemas.ResearchReport, error) {
+	return loadReport(ctx, c.bus, researchID)
+}
+
+func loadReport(ctx context.Context, b *bus.Bus, researchID string) (*schemas.ResearchReport, error) {
 	kv, err := b.KV(ctx, stage.BucketReports)
 	if err != nil {
 		return nil, err
@@ -159,10 +188,10 @@ func LoadReport(ctx context.Context, b *bus.Bus, researchID string) (*schemas.Re
 	return research.LoadReport(ctx, kv, researchID)
 }
 
-// ListReports returns every stored report, the newest first. A value that
+// Reports returns every stored report, the newest first. A value that
 // does not decode is skipped and named in the returned errors.
-func ListReports(ctx context.Context, b *bus.Bus) ([]*schemas.ResearchReport, error) {
-	kv, err := b.KV(ctx, stage.BucketReports)
+func (c *Client) Reports(ctx context.Context) ([]*schemas.ResearchReport, error) {
+	kv, err := c.bus.KV(ctx, stage.BucketReports)
 	if err != nil {
 		return nil, err
 	}
@@ -210,8 +239,8 @@ func ReportTime(r *schemas.ResearchReport) time.Time {
 // ResearchStateKeys returns the keys of KB_RESEARCH_STATE that belong to a
 // research (its task checkpoints and the supervisor's record hold its id):
 // a research with some and no report is in progress.
-func ResearchStateKeys(ctx context.Context, b *bus.Bus, researchID string) ([]string, error) {
-	kv, err := b.KV(ctx, stage.BucketResearch)
+func (c *Client) ResearchStateKeys(ctx context.Context, researchID string) ([]string, error) {
+	kv, err := c.bus.KV(ctx, stage.BucketResearch)
 	if err != nil {
 		return nil, err
 	}
@@ -230,9 +259,9 @@ func ResearchStateKeys(ctx context.Context, b *bus.Bus, researchID string) ([]st
 }
 
 // HasResearchStages reports whether the research stages' first consumer
-// (plan, on KB_RESEARCH) exists on b's server: without it a request is
-// never picked up.
-func HasResearchStages(ctx context.Context, b *bus.Bus) bool {
-	_, err := b.JS.Consumer(ctx, stage.StreamResearch, "plan")
+// (plan, on KB_RESEARCH) exists on the client's server: without it a
+// request is never picked up.
+func (c *Client) HasResearchStages(ctx context.Context) bool {
+	_, err := c.bus.JS.Consumer(ctx, stage.StreamResearch, "plan")
 	return err == nil
 }

@@ -15,7 +15,6 @@ import (
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/client"
-	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 )
@@ -41,25 +40,20 @@ type BusOptions struct {
 // kb.answer.tokens.<id>, research goes onto kb.research.requested, and
 // blocks are read from the index (read-only) in the data directory.
 type BusBackend struct {
-	Bus  *bus.Bus
-	opts BusOptions
+	Bus    *bus.Bus
+	opts   BusOptions
+	client *client.Client
 
 	mu    sync.Mutex
 	store *store.Store
 }
 
 // NewBusBackend returns the Backend of the pipeline reachable through b.
+// The timeouts' defaults are client.New's.
 func NewBusBackend(b *bus.Bus, opts BusOptions) *BusBackend {
-	if opts.SearchTimeout <= 0 {
-		opts.SearchTimeout = 60 * time.Second
-	}
-	if opts.AskTimeout <= 0 {
-		opts.AskTimeout = 2 * time.Minute
-	}
-	if opts.ResearchTimeout <= 0 {
-		opts.ResearchTimeout = 20 * time.Minute
-	}
-	return &BusBackend{Bus: b, opts: opts}
+	c := client.New(b, client.Options{SearchTimeout: opts.SearchTimeout, AskTimeout: opts.AskTimeout,
+		ResearchTimeout: opts.ResearchTimeout, Log: opts.Log})
+	return &BusBackend{Bus: b, opts: opts, client: c}
 }
 
 // NewID is a fresh id with a prefix ("q-3f2a…"), usable as a subject token.
@@ -78,7 +72,7 @@ func (bb *BusBackend) Search(ctx context.Context, req SearchRequest) (*SearchRes
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: NewID("q"), Question: req.Query, Lang: req.Lang,
 		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, Lang: req.Lang, Expand: -1, NoAnswer: true,
 			IncludeReports: req.IncludeReports}}}
-	res, err := client.Ask(ctx, bb.Bus, q, bb.opts.SearchTimeout)
+	res, err := bb.client.Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -100,19 +94,8 @@ func (bb *BusBackend) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToke
 	if q.QueryID == "" {
 		q.QueryID = NewID("q")
 	}
-	done, err := client.AskAnswer(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
-	if err != nil && ctx.Err() != nil {
-		bb.cancel(q.QueryID)
-		return nil, fmt.Errorf("query %s: %w", q.QueryID, ctx.Err())
-	}
+	done, _, err := bb.client.Ask(ctx, q, client.AskOptions{OnToken: onToken, CancelIfLeft: true})
 	return done, err
-}
-
-// cancel tells the answer stage that the query's client left.
-func (bb *BusBackend) cancel(queryID string) {
-	if err := bb.Bus.PublishCore(&schemas.QueryCancel{QueryID: queryID, Reason: "the client left"}, ""); err != nil {
-		bb.opts.Log.Warn().Err(err).Str("query_id", queryID).Msg("cannot cancel the query")
-	}
 }
 
 // AskFollowUps is Ask that also listens for the answer's follow-up
@@ -123,12 +106,8 @@ func (bb *BusBackend) AskFollowUps(ctx context.Context, q *schemas.QuerySubmitte
 	if q.QueryID == "" {
 		q.QueryID = NewID("q")
 	}
-	done, fu, err := client.AskAnswerFollowUps(ctx, bb.Bus, q, bb.opts.AskTimeout, onToken)
+	done, fu, err := bb.client.Ask(ctx, q, client.AskOptions{OnToken: onToken, FollowUps: true, CancelIfLeft: true})
 	if err != nil {
-		if ctx.Err() != nil {
-			bb.cancel(q.QueryID)
-			return nil, nil, nil, fmt.Errorf("query %s: %w", q.QueryID, ctx.Err())
-		}
 		return nil, nil, nil, err
 	}
 	return done, fu.Wait, fu.Close, nil
@@ -139,11 +118,7 @@ func (bb *BusBackend) Research(ctx context.Context, r *schemas.ResearchRequested
 	if r.ResearchID == "" {
 		r.ResearchID = NewID("r")
 	}
-	timeout := bb.opts.ResearchTimeout
-	if w := time.Duration(r.Budget.WallSeconds) * time.Second; w > 0 && w+time.Minute < timeout {
-		timeout = w + time.Minute
-	}
-	return client.Research(ctx, bb.Bus, r, timeout, onProgress)
+	return bb.client.Research(ctx, r, client.ResearchOptions{OnProgress: onProgress})
 }
 
 // ErrNoIndex is a Block asked of a backend that cannot reach the index.
@@ -198,7 +173,7 @@ func (bb *BusBackend) openStore() (*store.Store, error) {
 	if bb.opts.DataDir == "" {
 		return nil, ErrNoIndex
 	}
-	path := system.DBPath(bb.opts.DataDir)
+	path := client.IndexPath(bb.opts.DataDir)
 	if _, err := os.Stat(path); err != nil {
 		return nil, fmt.Errorf("%w: no index at %s", ErrNoIndex, path)
 	}

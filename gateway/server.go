@@ -19,7 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -200,7 +200,7 @@ func New(cfg Config, be Backend, deps Deps) (*Server, error) {
 		return nil, fmt.Errorf("gateway: %w", err)
 	}
 	if deps.Stages == nil {
-		deps.Stages = system.StageSpecs()
+		deps.Stages = client.StageSpecs()
 	}
 	s := &Server{cfg: cfg, backend: be, deps: deps, mux: http.NewServeMux(), answers: newAnswerCache(1024), ln: cfg.Listener, guard: newGuard(cfg)}
 	s.routesInit()

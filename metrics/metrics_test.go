@@ -142,7 +142,7 @@ func TestMetricsMoveWhenNotesAreIndexedAndAQuestionIsAnswered(t *testing.T) {
 	})
 
 	up.SetAnswer("Crows «use tools to get food» [1].")
-	done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "m1", Question: "What do crows use?"}}, 30*time.Second, nil)
+	done, _, err := client.New(sys.Bus, client.Options{AskTimeout: 30 * time.Second}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "m1", Question: "What do crows use?"}}, client.AskOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,9 +12,7 @@ import (
 
 	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/internal/system"
-	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/vectors"
 )
 
 func cmdAsk(ctx context.Context, args []string) error {
@@ -35,23 +33,9 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := checkLang(*lang); err != nil {
+	q, err := askQuery(words, *lang, *history, *includeReports)
+	if err != nil {
 		return err
-	}
-	question := strings.TrimSpace(strings.Join(words, " "))
-	if question == "" {
-		return errors.New(`give a question: exocortex ask "what did I write about ravens?"`)
-	}
-	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("ask"), Question: question, Lang: *lang,
-		Options: schemas.QueryOptions{IncludeReports: *includeReports}}}
-	if *history != "" {
-		raw, err := os.ReadFile(*history)
-		if err != nil {
-			return fmt.Errorf("--history: %w", err)
-		}
-		if err := json.Unmarshal(raw, &q.History); err != nil {
-			return fmt.Errorf("--history %s: want [{\"role\":...,\"text\":...}]: %w", *history, err)
-		}
 	}
 	if err := c.requireData(); err != nil {
 		return err
@@ -71,112 +55,90 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if err := system.LoadCalibration(cfg.Calibration, c.data, &cfg.Answer, c.logger()); err != nil {
 		return err
 	}
-	var mu sync.Mutex
-	onToken := func(t *schemas.AnswerToken) {
-		if *asJSON {
-			return
-		}
-		mu.Lock()
-		defer mu.Unlock()
-		// Printed text is verified and stays; a restart comes only when
-		// the provider broke off after it and the answer starts again.
-		if t.Restart {
-			fmt.Print("\n[restarting: the provider broke off and was asked again; the text above is withdrawn]\n")
-		}
-		fmt.Print(t.Text)
+	mine, src := clientProviders(n)
+	cl, err := client.Open(ctx, cfg, system.LocalOptions{Mode: q.Options.Mode, Answer: true}, client.Options{AskTimeout: *timeout,
+		Providers: mine, ProvidersFrom: src, Answer: cfg.Answer, Log: c.logger(), Notice: printNote})
+	if err != nil {
+		return err
 	}
-	var notes []string
-	var done *schemas.AnswerDone
-	var fu *client.FollowUps
-	var l *system.Local
-	if standalone(c) {
-		// Nothing runs on the data directory: answer here with what the
-		// answer's rungs need, without NATS or stages.
-		if _, err := os.Stat(system.DBPath(c.data)); err != nil {
-			if n.store != vectors.KindQdrant {
-				return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", system.DBPath(c.data), c.data)
-			}
-			// The notes are on Qdrant alone: their lexical vectors serve
-			// the lexical search, as for exocortex search.
-			cfg.NoIndexFile = true
-		}
-		if l, err = openLocal(ctx, cfg, system.LocalOptions{Mode: q.Options.Mode, Answer: true}); err != nil {
-			return err
-		}
+	defer cl.Close()
+	notes := askNotes(cl, c, n, af)
+	for _, note := range notes {
+		printNote(note)
 	}
-	if l != nil {
-		defer l.Close()
-		if done, fu, err = client.AskLocal(ctx, l, q, *timeout, onToken); err != nil {
-			return err
-		}
-	} else {
-		b, local, closeFn, err := system.Attach(ctx, cfg, true)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		if local {
-			done, fu, err = client.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
-		} else {
-			// A running system answers: its settings, not this client's,
-			// unless the client brought its own language-model providers,
-			// which answer here over the contexts the running system finds.
-			st, _ := system.RunningSettings(ctx, b)
-			who := runningWho(c, b, st)
-			mine, src := clientProviders(n)
-			here := providersDiffer(mine, st)
-			if here {
-				notes = append(notes, fmt.Sprintf("%s: answered in this process with your language-model providers (%s, from %s) over the notes %s retrieved",
-					reasonClientProviders, strings.Join(system.ProviderSummary(mine), ", "), src, who))
-			}
-			notes = append(notes, runningSettingsNotes(c, n, who, st, !here)...)
-			if src, ok := af.given(); ok && !here && (st == nil || st.AnswerDeadline != af.deadline.value.String()) {
-				running := "its own"
-				if st != nil && st.AnswerDeadline != "" {
-					running = st.AnswerDeadline
-				}
-				notes = append(notes, fmt.Sprintf("%s: %s answers within its deadline (%s), not your %s; restart it with the deadline to use it",
-					reasonRunningSettings, who, running, src))
-			}
-			if src, ok := af.givenLocal(); ok && !here && (st == nil || st.AnswerDeadlineLocal != af.local.value.String()) {
-				running := "its own"
-				if st != nil && st.AnswerDeadlineLocal != "" {
-					running = st.AnswerDeadlineLocal
-				}
-				notes = append(notes, fmt.Sprintf("%s: %s answers without a language model within its deadline (%s), not your %s; restart it with the deadline to use it",
-					reasonRunningSettings, who, running, src))
-			}
-			for _, note := range notes {
-				fmt.Fprintf(os.Stderr, "note: %s\n", note)
-			}
-			if here {
-				log := c.logger()
-				done, fu, err = client.AnswerHere(ctx, b, q, *mine, llm.RouterOptions{Logger: &log}, cfg.Answer, *timeout, onToken)
-			} else {
-				done, fu, err = client.AskAnswerFollowUps(ctx, b, q, *timeout, onToken)
-			}
-		}
-		if err != nil {
-			return err
-		}
+	p := &answerPrinter{json: *asJSON}
+	done, fu, err := cl.Ask(ctx, q, client.AskOptions{OnToken: p.token, FollowUps: true})
+	if err != nil {
+		return err
 	}
 	defer fu.Close()
-	// Follow-up questions come after the answer, so they never delay it;
-	// wait a little for them.
+	return p.finish(ctx, done, notes, fu, *followWait)
+}
+
+// printNote tells the user, on stderr, what changed of their command.
+func printNote(note string) { fmt.Fprintf(os.Stderr, "note: %s\n", note) }
+
+// askQuery is the question ask's arguments and flags make.
+func askQuery(words []string, lang, history string, includeReports bool) (*schemas.QuerySubmitted, error) {
+	if err := checkLang(lang); err != nil {
+		return nil, err
+	}
+	question := strings.TrimSpace(strings.Join(words, " "))
+	if question == "" {
+		return nil, errors.New(`give a question: exocortex ask "what did I write about ravens?"`)
+	}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("ask"), Question: question, Lang: lang,
+		Options: schemas.QueryOptions{IncludeReports: includeReports}}}
+	if history != "" {
+		raw, err := os.ReadFile(history)
+		if err != nil {
+			return nil, fmt.Errorf("--history: %w", err)
+		}
+		if err := json.Unmarshal(raw, &q.History); err != nil {
+			return nil, fmt.Errorf("--history %s: want [{\"role\":...,\"text\":...}]: %w", history, err)
+		}
+	}
+	return q, nil
+}
+
+// answerPrinter prints an answer: its tokens as they come, then its
+// citations, notes and follow-up questions (or, with json, the whole
+// kb.answer.done at the end).
+type answerPrinter struct {
+	json bool
+	mu   sync.Mutex
+}
+
+func (p *answerPrinter) token(t *schemas.AnswerToken) {
+	if p.json {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	// Printed text is verified and stays; a restart comes only when
+	// the provider broke off after it and the answer starts again.
+	if t.Restart {
+		fmt.Print("\n[restarting: the provider broke off and was asked again; the text above is withdrawn]\n")
+	}
+	fmt.Print(t.Text)
+}
+
+// finish prints the rest of the answer. Follow-up questions come after the
+// answer, so they never delay it; it waits up to followWait for them.
+func (p *answerPrinter) finish(ctx context.Context, done *schemas.AnswerDone, notes []string, fu *client.FollowUps, followWait time.Duration) error {
 	followUps := func() []string {
-		if len(done.FollowUps) > 0 || *followWait <= 0 {
+		if len(done.FollowUps) > 0 || followWait <= 0 {
 			return done.FollowUps
 		}
-		qs, _ := fu.Wait(ctx, *followWait)
+		qs, _ := fu.Wait(ctx, followWait)
 		return qs
 	}
-	if *asJSON {
+	if p.json {
 		done.Reasons = append(done.Reasons, notes...)
 		done.FollowUps = followUps()
 		return printJSON(done)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	p.mu.Lock()
 	fmt.Printf("\n\nmode: %s, confidence %.2f\n", done.Mode, done.Confidence)
 	for i, c := range done.Citations {
 		fmt.Printf("[%d] %s  block %s %s\n    «%s»\n", i+1, strings.Join(c.SectionPath, " > "), c.BlockID, c.Link, oneLine(c.Quote))
@@ -187,9 +149,10 @@ func cmdAsk(ctx context.Context, args []string) error {
 	if done.StandaloneQuestion != "" && done.StandaloneQuestion != done.Question {
 		fmt.Printf("answered as: %s\n", done.StandaloneQuestion)
 	}
-	mu.Unlock()
+	p.mu.Unlock()
 	qs := followUps()
-	mu.Lock()
+	p.mu.Lock()
+	defer p.mu.Unlock()
 	if len(qs) > 0 {
 		fmt.Printf("\nfollow-up questions:\n")
 		for _, q := range qs {

@@ -145,12 +145,14 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	}
 	rep.IndexSeconds = round4(time.Since(start).Seconds())
 	rep.Documents, rep.Chunks, _ = sys.Store.Counts(ctx)
+	cl := client.New(b, client.Options{AskTimeout: o.timeout})
 	ask := func(ctx context.Context, q eval.Question) (*schemas.AnswerDone, error) {
 		qs := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("eval"), Question: q.Question, Lang: q.Lang}}
 		if n.noModels {
 			qs.Options.Mode = schemas.ModeLexical
 		}
-		return client.AskAnswer(ctx, b, qs, o.timeout, nil)
+		done, _, err := cl.Ask(ctx, qs, client.AskOptions{})
+		return done, err
 	}
 	var reps []eval.AnswerReport
 	for _, s := range loaded {

@@ -117,7 +117,7 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 				reqsBefore, labelsBefore = len(srv.Requests()), len(stand.Labels())
 			}
 			req := &schemas.ResearchRequested{ResearchID: newTraceID("eval-research"), Question: q.Question, Lang: q.Lang}
-			r, err := client.Research(ctx, b, req, o.timeout, nil)
+			r, err := client.New(b, client.Options{}).Research(ctx, req, client.ResearchOptions{Timeout: o.timeout})
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()

@@ -145,7 +145,8 @@ func runResearch(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeFn()
-	if local && !client.HasResearchStages(ctx, b) {
+	cl := client.New(b, client.Options{})
+	if local && !cl.HasResearchStages(ctx) {
 		return errors.New("this build runs no research stages in-process (no plan consumer on KB_RESEARCH); start 'exocortex up' with them, or give --nats")
 	}
 	req := &schemas.ResearchRequested{ResearchID: newTraceID("research"), Question: question, Lang: *lang, NoLLM: *noLLM,
@@ -154,7 +155,7 @@ func runResearch(ctx context.Context, args []string) error {
 			WallSeconds: int(math.Ceil(maxTime.Seconds()))}}
 	fmt.Fprintf(os.Stderr, "research %s: %s\n", req.ResearchID, question)
 	pp := &progressPrinter{w: os.Stderr, seen: map[string]int{}}
-	r, err := client.Research(ctx, b, req, *timeout, pp.print)
+	r, err := cl.Research(ctx, req, client.ResearchOptions{OnProgress: pp.print, Timeout: *timeout})
 	if err != nil {
 		return err
 	}
@@ -387,12 +388,13 @@ func cmdResearchStatus(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeFn()
-	r, err := client.LoadReport(ctx, b, id)
+	cl := client.New(b, client.Options{})
+	r, err := cl.Report(ctx, id)
 	if err != nil {
 		return err
 	}
 	if r == nil {
-		keys, err := client.ResearchStateKeys(ctx, b, id)
+		keys, err := cl.ResearchStateKeys(ctx, id)
 		if err != nil {
 			return err
 		}
@@ -457,7 +459,7 @@ func cmdResearchList(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeFn()
-	reports, lerr := client.ListReports(ctx, b)
+	reports, lerr := client.New(b, client.Options{}).Reports(ctx)
 	if lerr != nil {
 		fmt.Fprintf(os.Stderr, "warning: %v\n", lerr)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/workers/rerank"
 	"github.com/exocortex/exocortex/workers/retrieve"
@@ -79,37 +78,21 @@ func cmdSearch(ctx context.Context, args []string) error {
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("q"), Question: query, Lang: *lang,
 		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex, NoAnswer: true,
 			IncludeReports: *includeReports}}}
+	cl, err := client.Open(ctx, cfg, system.LocalOptions{Mode: *mode}, client.Options{SearchTimeout: *timeout, Log: c.logger(), Notice: printNote})
+	if err != nil {
+		return err
+	}
+	defer cl.Close()
 	var notes []string
-	var res *schemas.QueryReranked
-	var l *system.Local
-	if standalone(c) {
-		// Nothing runs on the data directory: read it here, writing
-		// nothing, without NATS or stages.
-		if l, err = openLocal(ctx, cfg, system.LocalOptions{Mode: *mode}); err != nil {
-			return err
+	if st, who, running := cl.Running(); running {
+		notes = runningSettingsNotes(c, n, who, st, false)
+		for _, note := range notes {
+			printNote(note)
 		}
 	}
-	if l != nil {
-		defer l.Close()
-		if res, err = l.Search(ctx, q, *timeout); err != nil {
-			return err
-		}
-	} else {
-		b, local, closeFn, err := system.Attach(ctx, cfg, true)
-		if err != nil {
-			return err
-		}
-		defer closeFn()
-		if !local {
-			st, _ := system.RunningSettings(ctx, b)
-			notes = runningSettingsNotes(c, n, runningWho(c, b, st), st, false)
-			for _, note := range notes {
-				fmt.Fprintf(os.Stderr, "note: %s\n", note)
-			}
-		}
-		if res, err = client.Ask(ctx, b, q, *timeout); err != nil {
-			return err
-		}
+	res, err := cl.Search(ctx, q)
+	if err != nil {
+		return err
 	}
 	out, err := gateway.BuildSearchResult(query, res, gateway.CLIMarks)
 	if err != nil {
@@ -177,28 +160,3 @@ func scoreNote(r gateway.SearchHit) string {
 const includeReportsUsage = "also search saved research reports (documents written by 'research --save', marked by their front matter or SiYuan attribute); by default they are left out, so results cite the notes themselves"
 
 func oneLine(s string) string { return strings.Join(strings.Fields(s), " ") }
-
-// openLocal is system.OpenLocal, or nil without an error when the index
-// must first be brought up to date (another schema version or analyzer):
-// the in-process pipeline's index stage does that, so the caller goes on
-// with system.Attach.
-func openLocal(ctx context.Context, cfg system.Config, o system.LocalOptions) (*system.Local, error) {
-	l, err := system.OpenLocal(ctx, cfg, o)
-	if errors.Is(err, store.ErrSchema) {
-		fmt.Fprintf(os.Stderr, "note: %v: the in-process pipeline brings the index up to date first\n", err)
-		return nil, nil
-	}
-	return l, err
-}
-
-// standalone reports whether a query is answered in this process straight
-// from the data directory (system.OpenLocal): no NATS server is named and
-// no system runs on the data directory, unless $EXOCORTEX_LOCAL_PIPELINE=1
-// asks for the in-process pipeline instead.
-func standalone(c common) bool {
-	if c.nats != "" || os.Getenv(system.EnvLocalPipeline) == "1" {
-		return false
-	}
-	_, running := system.Running(c.data)
-	return !running
-}

@@ -4,29 +4,16 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
-	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 )
 
-// Reasons a client adds when a running system answers its query: its own
-// settings that the running system's replace, or its own providers that
-// answered here.
-const (
-	reasonRunningSettings = "running_system_settings"
-	reasonClientProviders = "client_llm_providers"
-)
-
-// runningWho names the running system that answers a client's query.
-func runningWho(c common, b *bus.Bus, st *system.Settings) string {
-	if st != nil && c.nats == "" {
-		return "exocortex up on " + st.DataDir
-	}
-	return "the running system (NATS " + b.URL() + ")"
-}
+// reasonRunningSettings marks a note a client adds when a running system
+// answers its query with its own settings, not the client's.
+const reasonRunningSettings = "running_system_settings"
 
 // clientProviders are the language-model providers the client gave
 // (--llm-config, EXOCORTEX_LLM_CONFIG or EXOCORTEX_LLM_BASE_URL), and where
@@ -48,10 +35,36 @@ func clientProviders(n neural) (*llm.Config, string) {
 	return nil, ""
 }
 
-// providersDiffer says whether the client's providers are not the running
-// system's (or the running system did not say which it has).
-func providersDiffer(mine *llm.Config, st *system.Settings) bool {
-	return mine != nil && (st == nil || !slices.Equal(system.ProviderSummary(mine), st.Providers))
+// askNotes say who answers ask's question when a running system is asked
+// (cl.Notes) and which of the client's settings the running system's
+// replace: its models, and its answer deadlines.
+func askNotes(cl *client.Client, c common, n neural, af answerFlags) []string {
+	st, who, running := cl.Running()
+	if !running {
+		return nil
+	}
+	here := cl.AnswersHere()
+	notes := append(cl.Notes(), runningSettingsNotes(c, n, who, st, !here)...)
+	if here {
+		return notes
+	}
+	if src, ok := af.given(); ok && (st == nil || st.AnswerDeadline != af.deadline.value.String()) {
+		running := "its own"
+		if st != nil && st.AnswerDeadline != "" {
+			running = st.AnswerDeadline
+		}
+		notes = append(notes, fmt.Sprintf("%s: %s answers within its deadline (%s), not your %s; restart it with the deadline to use it",
+			reasonRunningSettings, who, running, src))
+	}
+	if src, ok := af.givenLocal(); ok && (st == nil || st.AnswerDeadlineLocal != af.local.value.String()) {
+		running := "its own"
+		if st != nil && st.AnswerDeadlineLocal != "" {
+			running = st.AnswerDeadlineLocal
+		}
+		notes = append(notes, fmt.Sprintf("%s: %s answers without a language model within its deadline (%s), not your %s; restart it with the deadline to use it",
+			reasonRunningSettings, who, running, src))
+	}
+	return notes
 }
 
 // runningSettingsNotes compares the models directory a client gave with the

@@ -51,7 +51,7 @@ func (b *Backend) Search(ctx context.Context, req gateway.SearchRequest) (*gatew
 	}
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("s%d-%d", n, time.Now().UnixNano()), Question: req.Query, Lang: req.Lang,
 		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true}}}
-	res, err := client.Ask(ctx, b.Sys.Bus, q, 30*time.Second)
+	res, err := client.New(b.Sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, q)
 	if err != nil {
 		return nil, err
 	}
@@ -71,12 +71,13 @@ func (b *Backend) Ask(ctx context.Context, q *schemas.QuerySubmitted, onToken fu
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
-	return client.AskAnswer(ctx, b.Sys.Bus, q, timeout, onToken)
+	done, _, err := client.New(b.Sys.Bus, client.Options{AskTimeout: timeout}).Ask(ctx, q, client.AskOptions{OnToken: onToken})
+	return done, err
 }
 
 // Research runs r within two minutes, streaming its progress.
 func (b *Backend) Research(ctx context.Context, r *schemas.ResearchRequested, onProgress func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {
-	return client.Research(ctx, b.Sys.Bus, r, 2*time.Minute, onProgress)
+	return client.New(b.Sys.Bus, client.Options{}).Research(ctx, r, client.ResearchOptions{OnProgress: onProgress, Timeout: 2 * time.Minute})
 }
 
 // Block reads an indexed block and its graph neighbours from the store

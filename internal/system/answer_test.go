@@ -39,16 +39,15 @@ func TestAQuestionOnTheBusGetsStreamedTokensAndAVerifiedAnswer(t *testing.T) {
 	var mu sync.Mutex
 	var streamed strings.Builder
 	var seqs []int
-	done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "a1", Question: "What do crows use?"}}, 30*time.Second,
-		func(tok *schemas.AnswerToken) {
-			mu.Lock()
-			defer mu.Unlock()
-			if tok.Restart {
-				streamed.Reset()
-			}
-			streamed.WriteString(tok.Text)
-			seqs = append(seqs, tok.Seq)
-		})
+	done, _, err := client.New(sys.Bus, client.Options{AskTimeout: 30 * time.Second}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "a1", Question: "What do crows use?"}}, client.AskOptions{OnToken: func(tok *schemas.AnswerToken) {
+		mu.Lock()
+		defer mu.Unlock()
+		if tok.Restart {
+			streamed.Reset()
+		}
+		streamed.WriteString(tok.Text)
+		seqs = append(seqs, tok.Seq)
+	}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +92,7 @@ func TestAQuestionOnTheBusGetsStreamedTokensAndAVerifiedAnswer(t *testing.T) {
 	// Without a provider the same question is answered from the passages.
 	down.Always(llmtest.Fail(503))
 	up.Always(llmtest.Fail(500))
-	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "a2", Question: "What do crows use?"}}, 30*time.Second, nil)
+	done, _, err = client.New(sys.Bus, client.Options{AskTimeout: 30 * time.Second}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "a2", Question: "What do crows use?"}}, client.AskOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -124,14 +124,14 @@ func BenchmarkAskOverTheBus(b *testing.B) {
 		var mu sync.Mutex
 		var first time.Time
 		t0 := time.Now()
-		done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("bench-%d", i),
-			Question: questions[i%len(questions)]}}, 30*time.Second, func(tok *schemas.AnswerToken) {
+		done, _, err := client.New(sys.Bus, client.Options{AskTimeout: 30 * time.Second}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("bench-%d", i),
+			Question: questions[i%len(questions)]}}, client.AskOptions{OnToken: func(tok *schemas.AnswerToken) {
 			mu.Lock()
 			defer mu.Unlock()
 			if first.IsZero() && tok.Text != "" {
 				first = time.Now()
 			}
-		})
+		}})
 		if err != nil {
 			b.Fatal(err)
 		}

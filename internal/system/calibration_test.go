@@ -52,7 +52,7 @@ func TestTheAnswerStageUsesTheDataDirectorysCalibration(t *testing.T) {
 			writeFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
 			syncPaths(t, sys.Bus, vault)
 			waitIdle(t, sys.Bus)
-			done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "c1", Question: "What do crows use?"}}, 30*time.Second, nil)
+			done, _, err := client.New(sys.Bus, client.Options{AskTimeout: 30 * time.Second}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "c1", Question: "What do crows use?"}}, client.AskOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}

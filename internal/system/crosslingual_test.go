@@ -61,8 +61,8 @@ func TestARussianQuestionFindsTheEnglishGuideWithAProviderAndNoEmbeddingModel(t 
 		}
 	}
 
-	rr, err := client.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "x1", Question: question,
-		Options: schemas.QueryOptions{NoAnswer: true}}}, 30*time.Second)
+	rr, err := client.New(sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "x1", Question: question,
+		Options: schemas.QueryOptions{NoAnswer: true}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -56,7 +56,7 @@ func TestFollowUpsComeAfterTheAnswerAndASlowOneDoesNotDelayIt(t *testing.T) {
 	}
 
 	start := time.Now()
-	done, fu, err := client.AskAnswerFollowUps(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "f1", Question: "What do crows use?"}}, 30*time.Second, nil)
+	done, fu, err := client.New(sys.Bus, client.Options{AskTimeout: 30 * time.Second}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "f1", Question: "What do crows use?"}}, client.AskOptions{FollowUps: true})
 	if err != nil {
 		t.Fatal(err)
 	}

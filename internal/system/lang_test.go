@@ -63,14 +63,14 @@ func TestAQuestionWithoutALanguageIsAnsweredInItsOwn(t *testing.T) {
 	}
 
 	// Through the client: the same, and an English question stays English.
-	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "ru2", Question: "вороны еда"}}, 30*time.Second, nil)
+	done, _, err = client.New(sys.Bus, client.Options{AskTimeout: 30 * time.Second}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "ru2", Question: "вороны еда"}}, client.AskOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if done.Lang != "ru" {
 		t.Errorf("a two-word Russian question: lang %q", done.Lang)
 	}
-	done, err = client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "en1", Question: "What do crows use to get food?"}}, 30*time.Second, nil)
+	done, _, err = client.New(sys.Bus, client.Options{AskTimeout: 30 * time.Second}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "en1", Question: "What do crows use to get food?"}}, client.AskOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -79,8 +79,8 @@ func TestAQuestionWithoutALanguageIsAnsweredInItsOwn(t *testing.T) {
 		t.Errorf("an English question: lang %q, lead %q", done.Lang, lead)
 	}
 	// An explicit language wins, and the chunk filter is the client's.
-	rr, err := client.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "x1", Question: "crows", Lang: "ru",
-		Options: schemas.QueryOptions{Lang: "en"}}}, 30*time.Second)
+	rr, err := client.New(sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "x1", Question: "crows", Lang: "ru",
+		Options: schemas.QueryOptions{Lang: "en"}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -332,12 +332,11 @@ func (a *askers) ask() (first float64, stages float64, ok bool) {
 	var once sync.Once
 	var firstAt time.Time
 	t0 := time.Now()
-	done, err := client.AskAnswer(context.Background(), a.sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("load-%d", i), Question: q}},
-		3*time.Minute, func(tok *schemas.AnswerToken) {
-			if tok.Text != "" {
-				once.Do(func() { firstAt = time.Now() })
-			}
-		})
+	done, _, err := client.New(a.sys.Bus, client.Options{AskTimeout: 3 * time.Minute}).Ask(context.Background(), &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("load-%d", i), Question: q}}, client.AskOptions{OnToken: func(tok *schemas.AnswerToken) {
+		if tok.Text != "" {
+			once.Do(func() { firstAt = time.Now() })
+		}
+	}})
 	if err != nil {
 		a.b.Errorf("ask %q: %v", q, err)
 		return 0, 0, false

@@ -103,8 +103,8 @@ func askAtOnce(t *testing.T, n int, held func(llmtest.ChatBody) bool) (most int,
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			done, err := client.AskAnswer(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("at-once-%d", i),
-				Question: fmt.Sprintf("What do crows use to get food (%d)?", i)}}, time.Minute, nil)
+			done, _, err := client.New(sys.Bus, client.Options{AskTimeout: time.Minute}).Ask(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("at-once-%d", i),
+				Question: fmt.Sprintf("What do crows use to get food (%d)?", i)}}, client.AskOptions{})
 			if err != nil {
 				t.Error(err)
 				return

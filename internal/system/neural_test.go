@@ -36,8 +36,8 @@ func startNeural(t *testing.T, dir, modelsDir string, vc vectors.Config) *system
 
 func ask(t *testing.T, sys *system.System, q string, opts schemas.QueryOptions) *schemas.QueryReranked {
 	t.Helper()
-	res, err := client.Ask(context.Background(), sys.Bus, &schemas.QuerySubmitted{
-		Query: schemas.Query{QueryID: "q" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", ""), Question: q, Options: opts}}, 30*time.Second)
+	res, err := client.New(sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(context.Background(), &schemas.QuerySubmitted{
+		Query: schemas.Query{QueryID: "q" + strings.ReplaceAll(time.Now().Format("150405.000000000"), ".", ""), Question: q, Options: opts}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,7 @@ func TestAModelInstalledLaterBackfillsTheIndexAndVectorsSurviveARestart(t *testi
 	}
 	syncPaths(t, sys.Bus, guide)
 	waitIdle(t, sys.Bus)
-	res, err := client.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q1", Question: "database view"}}, 30*time.Second)
+	res, err := client.New(sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q1", Question: "database view"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestAModelInstalledLaterBackfillsTheIndexAndVectorsSurviveARestart(t *testi
 	if embedded != total || total < 73 {
 		t.Fatalf("backfill embedded %d of %d chunks", embedded, total)
 	}
-	res, err = client.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q2", Question: "database view"}}, 30*time.Second)
+	res, err = client.New(sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q2", Question: "database view"}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -63,7 +63,7 @@ func TestAQuerysContextsCarryTheBlockSpansOfTheirChunks(t *testing.T) {
 	syncPaths(t, sys.Bus, vault)
 	waitIdle(t, sys.Bus)
 
-	rr, err := client.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "s1", Question: "How do crows get food with wire?"}}, 30*time.Second)
+	rr, err := client.New(sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "s1", Question: "How do crows get food with wire?"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -150,7 +150,7 @@ func TestAnOlderIndexGetsBlockSpansAtTheNextIngest(t *testing.T) {
 	if _, after, _ := sys.Store.Counts(ctx); after != before {
 		t.Errorf("%d chunks after the upgrade, %d before", after, before)
 	}
-	rr, err := client.Ask(ctx, sys.Bus, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "s2", Question: "crows bend wire"}}, 30*time.Second)
+	rr, err := client.New(sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "s2", Question: "crows bend wire"}})
 	if err != nil {
 		t.Fatal(err)
 	}

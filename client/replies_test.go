@@ -1,4 +1,4 @@
-package system_test
+package client_test
 
 import (
 	"context"
@@ -96,7 +96,7 @@ func TestHundredsOfQueriesInFlightEachGetTheirOwnReply(t *testing.T) {
 					id := fmt.Sprintf("q-%d", i)
 					q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: id, Question: question, Options: schemas.QueryOptions{NoAnswer: !c.ask}}}
 					if !c.ask {
-						r, err := client.Ask(context.Background(), b, q, timeout)
+						r, err := client.New(b, client.Options{SearchTimeout: timeout}).Search(context.Background(), q)
 						switch {
 						case err != nil:
 							errs <- err
@@ -108,9 +108,9 @@ func TestHundredsOfQueriesInFlightEachGetTheirOwnReply(t *testing.T) {
 						return
 					}
 					var tokens []string
-					done, fu, err := client.AskAnswerFollowUps(context.Background(), b, q, timeout, func(tok *schemas.AnswerToken) {
+					done, fu, err := client.New(b, client.Options{AskTimeout: timeout}).Ask(context.Background(), q, client.AskOptions{OnToken: func(tok *schemas.AnswerToken) {
 						tokens = append(tokens, tok.Text)
-					})
+					}, FollowUps: true})
 					if err != nil {
 						errs <- err
 						return
