@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 )
 
@@ -169,7 +169,7 @@ func TestNotesMixedSetHoldsItsAnswersInItsMarkdownGoldBlocksInEveryLanguagePairi
 		if !ok {
 			continue // reported by checkGold
 		}
-		notes := chunk.DetectLang(text)
+		notes := lang.DetectLang(text)
 		pairs[q.Lang+" over "+notes]++
 		if notes != q.Lang && strings.TrimSpace(q.Translations[notes]) == "" {
 			t.Errorf("%s: a %s question over %s notes needs translations.%s", q.ID, q.Lang, notes, notes)

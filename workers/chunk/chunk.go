@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -29,7 +30,7 @@ type Piece struct {
 	// the chunk's first own block; a top heading that reads as the title (a
 	// Markdown note's "# Title") is not repeated.
 	SectionPath []string
-	// Lang is DetectLang(Text).
+	// Lang is lang.DetectLang(Text).
 	Lang string
 	// BlockIDs are the blocks whose text the chunk covers, in document order; a
 	// container comes before its children when its whole subtree is inside.
@@ -499,7 +500,7 @@ func (s *splitter) render(spans []span) []Piece {
 			Ordinal:     k,
 			Text:        text,
 			SectionPath: path,
-			Lang:        DetectLang(text),
+			Lang:        lang.DetectLang(text),
 			BlockIDs:    ids,
 			BlockSpans:  blockSpans,
 			Refs:        s.refs(ids),

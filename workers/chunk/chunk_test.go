@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -326,8 +327,8 @@ func TestDetectLang(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := DetectLang(tt.in); got != tt.want {
-				t.Errorf("DetectLang(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := lang.DetectLang(tt.in); got != tt.want {
+				t.Errorf("lang.DetectLang(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/retrieval"
@@ -156,9 +157,9 @@ func NewPlan(d PlanDeps) bus.Handler {
 			return nil, bus.Permanent(fmt.Errorf("research request: %w", err))
 		}
 		log := zerolog.Ctx(ctx).With().Str("research_id", req.ResearchID).Logger()
-		lang := req.Lang
-		if lang == "" {
-			lang = retrieval.QuestionLang(req.Question)
+		language := req.Lang
+		if language == "" {
+			language = lang.DetectLang(req.Question)
 		}
 		n := cfg.SubQuestions
 		if req.Budget.SubQuestions > 0 {
@@ -198,7 +199,7 @@ func NewPlan(d PlanDeps) bus.Handler {
 		default:
 			var err error
 			_, calls, err = research.AskStructured(ctx, research.Ask{What: "plan",
-				Messages: research.PlanMessages(req.Question, lang, min(MinSubQuestions, n), n),
+				Messages: research.PlanMessages(req.Question, language, min(MinSubQuestions, n), n),
 				Call: func(ctx context.Context, msgs []llm.Message) (llm.Result, error) {
 					return d.Router.Stream(ctx, llm.Request{Role: llm.RoleStrategic, MaxTokens: cfg.MaxTokens,
 						Messages: msgs, JSONSchema: research.PlanSchema()}, nil)
@@ -222,7 +223,7 @@ func NewPlan(d PlanDeps) bus.Handler {
 			}
 		}
 		if len(subs) == 0 && mode == schemas.ResearchSynthesis {
-			subs = fallbackPlan(ctx, d.Retriever, req.Question, lang, n)
+			subs = fallbackPlan(ctx, d.Retriever, req.Question, language, n)
 			if reason != "" {
 				reason += fmt.Sprintf("; planned without the model: the question and %d headings of the best documents", len(subs)-1)
 			}
@@ -238,7 +239,7 @@ func NewPlan(d PlanDeps) bus.Handler {
 		var lines []string
 		for i, s := range subs {
 			t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(subs),
-				Question: s.Question, Why: s.Why, Lang: lang, Mode: mode, Budget: budget, Deadline: deadline, Original: req.Question,
+				Question: s.Question, Why: s.Why, Lang: language, Mode: mode, Budget: budget, Deadline: deadline, Original: req.Question,
 				IncludeReports: req.IncludeReports, PlanCalls: calls}
 			if mode == schemas.ResearchSynthesis {
 				t.PlanReason = reason
