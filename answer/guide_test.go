@@ -6,8 +6,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/files"
 )
 
@@ -43,7 +43,7 @@ func docContexts(doc *schemas.DocChanged) []schemas.Context {
 		text[b.ID] = strings.TrimSpace(b.Text)
 	}
 	var out []schemas.Context
-	for i, p := range chunk.Split(doc, chunk.DefaultConfig()) {
+	for i, p := range chunking.Split(doc, chunking.DefaultConfig()) {
 		c := schemas.Context{Passage: schemas.Passage{ChunkID: p.ID, DocID: doc.DocID, Title: doc.Title, SectionPath: p.SectionPath,
 			BlockID: p.BlockIDs[0], BlockIDs: p.BlockIDs, Lang: p.Lang, Text: p.Text}, Rank: i + 1, Source: "rerank"}
 		cursor := 0

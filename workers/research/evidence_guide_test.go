@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	rs "github.com/exocortex/exocortex/research"
@@ -183,7 +184,7 @@ func indexDatedNotes(t *testing.T) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	root := t.TempDir()
-	ch := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	ch := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	ix := index.NewHandler(st)
 	for _, n := range meetingNotes {
 		path := filepath.Join(root, n.name)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/retrieval"
@@ -36,7 +37,7 @@ func invIndexNotes(t testing.TB, notes map[string]string) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	root := t.TempDir()
-	ch := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	ch := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	ix := index.NewHandler(st)
 	names := make([]string, 0, len(notes))
 	for n := range notes {

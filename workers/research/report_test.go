@@ -17,6 +17,7 @@ import (
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/research"
@@ -93,7 +94,7 @@ func rpIndexDocs(t *testing.T, docs []*schemas.DocChanged) *rpIndex {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	h := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	h := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	var docIDs []string
 	for _, doc := range docs {
 		name := doc.DocID

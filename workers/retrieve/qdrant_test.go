@@ -14,6 +14,7 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
@@ -79,7 +80,7 @@ func indexBoth(t *testing.T, docs func(fn func(*schemas.DocChanged) error) error
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { vs.Close() })
-	ch := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	ch := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	ix, err := index.NewWithVectors(index.DefaultConfig(), st, vs)
 	if err != nil {
 		t.Fatal(err)

@@ -1,4 +1,4 @@
-package chunk
+package chunking
 
 import (
 	"crypto/sha256"
@@ -46,7 +46,7 @@ type Piece struct {
 	BlockSpans []schemas.BlockSpan
 	// Refs are the sorted, unique refs of the covered blocks.
 	Refs []string
-	// Tokens is EstimateTokens(Text), never above MaxTokens.
+	// Tokens is lang.EstimateTokens(Text), never above MaxTokens.
 	Tokens int
 	// Hash is the sha256 (hex) of Text.
 	Hash string
@@ -224,7 +224,7 @@ func (s *splitter) prepare(n *node, depth int) {
 			t = s.bullet + t
 			s.bullet = ""
 		}
-		n.text, n.tokens, n.hasText = t, EstimateTokens(t), true
+		n.text, n.tokens, n.hasText = t, lang.EstimateTokens(t), true
 	}
 	n.sub = n.tokens
 	for _, c := range n.children {
@@ -303,7 +303,7 @@ func (s *splitter) splitBlock(n *node) {
 	emit := func(end int) {
 		if t := strings.TrimSpace(text[start:end]); t != "" {
 			u := unit{ids: []string{n.block.ID}, first: n.index, text: t,
-				tokens: EstimateTokens(t), leaf: n.block.ID, part: k,
+				tokens: lang.EstimateTokens(t), leaf: n.block.ID, part: k,
 				spans: []schemas.BlockSpan{{ID: n.block.ID, Start: 0, End: len(t)}}}
 			if k == 0 {
 				u.heading = n.heading()
@@ -504,7 +504,7 @@ func (s *splitter) render(spans []span) []Piece {
 			BlockIDs:    ids,
 			BlockSpans:  blockSpans,
 			Refs:        s.refs(ids),
-			Tokens:      EstimateTokens(text),
+			Tokens:      lang.EstimateTokens(text),
 			Hash:        hex.EncodeToString(sum[:]),
 		})
 		prevOwn, prevSpans, prevLast = own, ownSpans, &units[len(units)-1]
@@ -566,7 +566,7 @@ func overlap(text string, budget int) string {
 	pos, sum := len(text), 0
 	k := len(starts) - 1
 	for ; k >= 0; k-- {
-		t := EstimateTokens(text[starts[k]:pos])
+		t := lang.EstimateTokens(text[starts[k]:pos])
 		if sum+t > budget {
 			break
 		}
@@ -579,7 +579,7 @@ func overlap(text string, budget int) string {
 		wordsOf(sentence, func(a, _ int) { words = append(words, a) })
 		end := len(sentence)
 		for w := len(words) - 1; w >= 0; w-- {
-			t := EstimateTokens(sentence[words[w]:end])
+			t := lang.EstimateTokens(sentence[words[w]:end])
 			if sum+t > budget {
 				break
 			}
@@ -596,13 +596,13 @@ func overlap(text string, budget int) string {
 // long. Ranges cover text; t is the estimate of text[a:b].
 func atoms(text string, limit int, fn func(a, b, t int)) {
 	sentences(text, func(a, b int) {
-		if t := EstimateTokens(text[a:b]); t <= limit {
+		if t := lang.EstimateTokens(text[a:b]); t <= limit {
 			fn(a, b, t)
 			return
 		}
 		wordsOf(text[a:b], func(wa, wb int) {
 			wa, wb = wa+a, wb+a
-			if t := EstimateTokens(text[wa:wb]); t <= limit {
+			if t := lang.EstimateTokens(text[wa:wb]); t <= limit {
 				fn(wa, wb, t)
 				return
 			}
@@ -614,7 +614,7 @@ func atoms(text string, limit int, fn func(a, b, t int)) {
 					end += size
 					n++
 				}
-				fn(wa, end, EstimateTokens(text[wa:end]))
+				fn(wa, end, lang.EstimateTokens(text[wa:end]))
 				wa = end
 			}
 		})
