@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/chunking"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // guideDir is the SiYuan user guide notebook in the shared eval data.
@@ -24,11 +24,11 @@ func guideContexts(t *testing.T, rel string) []schemas.Context {
 	if err != nil {
 		t.Skipf("the SiYuan guide is not here (%v): it lives in shared/eval/siyuan-guide", err)
 	}
-	nb, err := files.LoadNotebook(guideDir)
+	nb, err := notes.LoadNotebook(guideDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := files.ParseSiYuan(path, content, nb)
+	doc, err := notes.ParseSiYuan(path, content, nb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,8 +10,8 @@ import (
 	"unicode"
 
 	"github.com/exocortex/exocortex/chunking"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // ownText is a block's rendered text without its Markdown marks: a list
@@ -182,7 +182,7 @@ func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
 	cfg := chunking.DefaultConfig()
 	small := chunking.Config{MinTokens: 40, MaxTokens: 80, OverlapTokens: 12}
 	var docs []*schemas.DocChanged
-	vault := filepath.Join("..", "workers", "files", "testdata", "vault")
+	vault := filepath.Join("..", "notes", "testdata", "vault")
 	err := filepath.WalkDir(vault, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".md" || strings.Contains(path, "broken") {
 			return err
@@ -191,7 +191,7 @@ func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		doc, err := files.ParseMarkdown(path, data, vault)
+		doc, err := notes.ParseMarkdown(path, data, vault)
 		if err != nil {
 			return err
 		}
@@ -205,7 +205,7 @@ func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
 	if _, err := os.Stat(guide); err != nil {
 		t.Logf("no SiYuan guide at %s (%v): only the Markdown vault", guide, err)
 	} else {
-		nb, err := files.LoadNotebook(guide)
+		nb, err := notes.LoadNotebook(guide)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			doc, err := files.ParseSiYuan(path, data, nb)
+			doc, err := notes.ParseSiYuan(path, data, nb)
 			if err != nil {
 				return err
 			}

@@ -17,8 +17,8 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/lang"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // Question is one golden question. Gold holds document or block ids; a hit
@@ -107,7 +107,7 @@ func markdownGold(dir, g string) string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	id := files.MarkdownDocID(p)
+	id := notes.MarkdownDocID(p)
 	if hasHash {
 		id += "#" + hash
 	}

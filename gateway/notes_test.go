@@ -18,7 +18,7 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/notes"
 )
 
 // A SiYuan notebook on disk (as the files source reads it): one Russian
@@ -208,7 +208,7 @@ func TestTheNoteViewShowsMarkdownAndSiYuanDocumentsWholeWithTheirBlocksInOrder(t
 	syncPaths(t, e.sys.Bus, vault)
 	waitIdle(t, e.sys.Bus)
 	_, hs := e.serve(t, gateway.Config{}, nil)
-	mdID := files.MarkdownDocID(garden)
+	mdID := notes.MarkdownDocID(garden)
 
 	cases := []struct {
 		name, docID, lang, accept string

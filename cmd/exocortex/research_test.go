@@ -16,9 +16,9 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -42,11 +42,11 @@ func guideBlocks(t *testing.T) (*schemas.DocChanged, []schemas.Block, map[string
 	if err != nil {
 		t.Skipf("the SiYuan guide is not beside the repository (%v)", err)
 	}
-	nb, err := files.LoadNotebook(filepath.Join(filepath.Dir(path), "..", ".."))
+	nb, err := notes.LoadNotebook(filepath.Join(filepath.Dir(path), "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := files.ParseSiYuan(path, raw, nb)
+	doc, err := notes.ParseSiYuan(path, raw, nb)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -15,6 +15,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -454,7 +455,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	var roots []string
 	dirs := map[string]bool{} // recorded roots that are folders
 	for _, p := range opts.Paths {
-		roots = append(roots, files.Canonical(p))
+		roots = append(roots, notes.Canonical(p))
 	}
 	if !explicit {
 		recorded, err := files.Roots(ctx, sources)
@@ -472,7 +473,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	}
 	forget := map[string]bool{}
 	for _, p := range opts.Forget {
-		forget[files.Canonical(p)] = true
+		forget[notes.Canonical(p)] = true
 	}
 	rep.Roots = roots
 	kernel := opts.SiYuan
@@ -521,7 +522,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	c.roots = walk
 	walked := 0
 	for _, r := range walk {
-		err := files.Walk([]string{r}, func(d *schemas.DocChanged) error {
+		err := notes.Walk([]string{r}, func(d *schemas.DocChanged) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -531,7 +532,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 			t.progress(opts, CheckProgress{Phase: "sources", Done: walked})
 			return nil
 		}, func(path string, err error) {
-			c := files.Canonical(path)
+			c := notes.Canonical(path)
 			for _, rm := range remembered {
 				if rm.Path == c {
 					doc(rm.DocID).protected = true

@@ -18,12 +18,12 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/pipeline"
 	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/vectors/qdrantfake"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/retrieve"
 )
 
@@ -322,7 +322,7 @@ func TestCheckFindsQdrantPointsWithoutCurrentLexicalVectorsAndRepairRewritesThem
 		t.Fatalf("lexical search for a label of garden.md on qdrant: %v", got)
 	}
 
-	birdsID, gardenID := files.MarkdownDocID(files.Canonical(birds)), files.MarkdownDocID(files.Canonical(garden))
+	birdsID, gardenID := notes.MarkdownDocID(notes.Canonical(birds)), notes.MarkdownDocID(notes.Canonical(garden))
 	old := downgradeLexical(t, c, "notes", false, birdsID+":")
 	first := downgradeLexical(t, c, "notes", true, gardenID+":")
 	if got := find("owls"); slices.Contains(got, "birds.md") {
@@ -339,8 +339,8 @@ func TestCheckFindsQdrantPointsWithoutCurrentLexicalVectorsAndRepairRewritesThem
 			t.Errorf("difference %+v: repair %q, want %q", d, d.Repair, pipeline.RepairLexical)
 		}
 	}
-	wantMissing := fmt.Sprintf("%s: %s no lexical vector and no passage on qdrant", files.Canonical(birds), ofChunksText(old))
-	wantStale := fmt.Sprintf("%s: %s a lexical vector of an older format on qdrant (format 1, now %d)", files.Canonical(garden), ofChunksText(first), vectors.LexicalFormat)
+	wantMissing := fmt.Sprintf("%s: %s no lexical vector and no passage on qdrant", notes.Canonical(birds), ofChunksText(old))
+	wantStale := fmt.Sprintf("%s: %s a lexical vector of an older format on qdrant (format 1, now %d)", notes.Canonical(garden), ofChunksText(first), vectors.LexicalFormat)
 	if len(rep.Differences) != 2 || !strings.HasPrefix(kinds[pipeline.DiffNoLexical], wantMissing) || !strings.HasPrefix(kinds[pipeline.DiffStaleLexical], wantStale) {
 		t.Fatalf("check of downgraded points: %v\nwant %q and %q", kinds, wantMissing, wantStale)
 	}

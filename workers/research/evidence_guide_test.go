@@ -14,12 +14,12 @@ import (
 	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	rs "github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
 	research "github.com/exocortex/exocortex/workers/research"
 )
@@ -194,7 +194,7 @@ func indexDatedNotes(t *testing.T) *store.Store {
 		if err := os.Chtimes(path, n.date, n.date); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := files.ParseMarkdown(path, []byte(n.text), root)
+		doc, err := notes.ParseMarkdown(path, []byte(n.text), root)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -20,11 +20,11 @@ import (
 	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 	wresearch "github.com/exocortex/exocortex/workers/research"
 	"github.com/exocortex/exocortex/workers/stage"
 )
@@ -75,7 +75,7 @@ func rpIndexNotes(t *testing.T) *rpIndex {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := files.ParseMarkdown(path, []byte(text), dir)
+		doc, err := notes.ParseMarkdown(path, []byte(text), dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -602,11 +602,11 @@ func TestAReportOnTheSiYuanGuideCitesItsBlocksWithDeepLinks(t *testing.T) {
 	if err != nil {
 		t.Skipf("the SiYuan guide is not here (%v): it lives in shared/eval/siyuan-guide", err)
 	}
-	nb, err := files.LoadNotebook(rpGuide)
+	nb, err := notes.LoadNotebook(rpGuide)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := files.ParseSiYuan(path, content, nb)
+	doc, err := notes.ParseSiYuan(path, content, nb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -655,7 +655,7 @@ func TestAReportOnNotesThatDisagreeStatesBothSidesOfEachWithTheirOwnCitation(t *
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := files.ParseMarkdown(path, []byte(text), dir)
+		doc, err := notes.ParseMarkdown(path, []byte(text), dir)
 		if err != nil {
 			t.Fatal(err)
 		}
