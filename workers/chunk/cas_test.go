@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/chunking/chunkingtest"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // interleaving is a KV that runs cut in just before the first write that
@@ -38,7 +38,7 @@ func (k *interleaving) PutIf(ctx context.Context, key string, value []byte, rev 
 // saving version 1 of a document's manifest is overtaken, between its read
 // and its write, by one saving the next version; the newer manifest stays.
 func TestTwoConcurrentResendsCannotSaveAStaleManifestOverANewerOne(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	ctx := context.Background()
 	kv, err := b.KV(ctx, stage.BucketChunks)
 	if err != nil {

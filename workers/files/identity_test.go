@@ -12,10 +12,10 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // syncRun is what one Sync published.
@@ -69,7 +69,7 @@ func stateIDs(t *testing.T, kv bus.KV) map[string]string {
 
 func sourcesKV(t *testing.T) bus.KV {
 	t.Helper()
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	kv, err := b.KV(context.Background(), stage.BucketSources)
 	if err != nil {
 		t.Fatal(err)

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
@@ -23,6 +22,7 @@ import (
 	"github.com/exocortex/exocortex/workers/index"
 	research "github.com/exocortex/exocortex/workers/research"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // invIndexNotes writes Markdown notes (name -> content) to a folder and
@@ -111,7 +111,7 @@ type invEnv struct {
 // provider answering with pf (nil: no provider).
 func newInvEnv(t testing.TB, notes map[string]string, pf *llmtest.PlanFacts, ackWait time.Duration) *invEnv {
 	t.Helper()
-	e := &invEnv{t: t, b: bustest.New(t), st: invIndexNotes(t, notes), pf: pf, specs: map[string]bus.StageSpec{},
+	e := &invEnv{t: t, b: stagetest.New(t), st: invIndexNotes(t, notes), pf: pf, specs: map[string]bus.StageSpec{},
 		findings: make(chan *schemas.ResearchFinding, 100)}
 	if pf != nil {
 		e.srv = llmtest.New(t)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
@@ -27,6 +26,7 @@ import (
 	"github.com/exocortex/exocortex/workers/chunk"
 	wresearch "github.com/exocortex/exocortex/workers/research"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // rpNotes are the notes the report tests cite: real documents, chunked and
@@ -193,7 +193,7 @@ func rpStart(t *testing.T, opts llmtest.DraftReportOptions, withProvider bool, d
 
 func rpStartOn(t *testing.T, ix *rpIndex, opts llmtest.DraftReportOptions, withProvider bool, draftWorkers int) *rpRig {
 	t.Helper()
-	rig := &rpRig{b: bustest.New(t, wresearch.DraftReportSpecs()...), ix: ix}
+	rig := &rpRig{b: stagetest.New(t, wresearch.DraftReportSpecs()...), ix: ix}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := ctx.Err(); err != nil {
 		t.Fatal(err)
