@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/analysis"
-	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/notes"
 )
 
 // injections are texts that address a model or give it orders; phrase is
@@ -513,7 +513,7 @@ func TestInstructionDoesNotFlagTheEvaluationCorpora(t *testing.T) {
 		t.Skipf("the evaluation data is not here (%v): it lives in shared/eval", err)
 	}
 	var texts []string
-	nb, err := files.LoadNotebook(guide)
+	nb, err := notes.LoadNotebook(guide)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -526,7 +526,7 @@ func TestInstructionDoesNotFlagTheEvaluationCorpora(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		doc, err := files.ParseSiYuan(path, content, nb)
+		doc, err := notes.ParseSiYuan(path, content, nb)
 		if err != nil {
 			return err
 		}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/chunking"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // guideDir is the SiYuan user guide notebook in the shared eval data.
@@ -24,11 +24,11 @@ func guideContexts(t *testing.T, rel string) []schemas.Context {
 	if err != nil {
 		t.Skipf("the SiYuan guide is not here (%v): it lives in shared/eval/siyuan-guide", err)
 	}
-	nb, err := files.LoadNotebook(guideDir)
+	nb, err := notes.LoadNotebook(guideDir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := files.ParseSiYuan(path, content, nb)
+	doc, err := notes.ParseSiYuan(path, content, nb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -43,7 +43,7 @@ func docContexts(doc *schemas.DocChanged) []schemas.Context {
 		text[b.ID] = strings.TrimSpace(b.Text)
 	}
 	var out []schemas.Context
-	for i, p := range chunk.Split(doc, chunk.DefaultConfig()) {
+	for i, p := range chunking.Split(doc, chunking.DefaultConfig()) {
 		c := schemas.Context{Passage: schemas.Passage{ChunkID: p.ID, DocID: doc.DocID, Title: doc.Title, SectionPath: p.SectionPath,
 			BlockID: p.BlockIDs[0], BlockIDs: p.BlockIDs, Lang: p.Lang, Text: p.Text}, Rank: i + 1, Source: "rerank"}
 		cursor := 0

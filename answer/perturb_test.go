@@ -9,8 +9,8 @@ import (
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // mixedNotes are the everyday Markdown notes of the second golden set:
@@ -31,7 +31,7 @@ func noteContexts(t *testing.T, names ...string) []schemas.Context {
 		if err != nil {
 			t.Fatal(err)
 		}
-		doc, err := files.ParseMarkdown(path, content, root)
+		doc, err := notes.ParseMarkdown(path, content, root)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 func clearNATSEnv(t *testing.T) {
@@ -204,7 +205,7 @@ func TestAServerAdmitsEachOfItsCredentialsAndTheDataDirectorysSeedIsWrittenOnce(
 func TestAKeyFoundRatherThanGivenIsSentOnlyToAServerThatAsks(t *testing.T) {
 	clearNATSEnv(t)
 	ctx := context.Background()
-	open := bustest.New(t) // a server without authentication
+	open := stagetest.New(t) // a server without authentication
 	nk, _, err := bus.EnsureNKeySeed(filepath.Join(t.TempDir(), "nats.nk"))
 	if err != nil {
 		t.Fatal(err)

@@ -11,16 +11,16 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // BenchmarkBusOverheadPerEvent measures what the bus adds to one event:
 // a JetStream publish (with a message id, file store), fetch, the middleware
 // chain, the handler call (a no-op) and the ack. ns/op is per event.
 func BenchmarkBusOverheadPerEvent(b *testing.B) {
-	bb := bustest.New(b)
+	bb := stagetest.New(b)
 	spec := bus.StageSpec{Name: "bench", Stream: stage.StreamQuery, Filters: []string{"kb.query.bench"}}
 	if err := bus.EnsureTopology(context.Background(), bb.JS, bus.Topology{Stages: []bus.StageSpec{spec}}); err != nil {
 		b.Fatal(err)

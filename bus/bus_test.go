@@ -14,9 +14,9 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // testStage consumes kb.query.test on KB_QUERY (limits retention, so the test
@@ -85,7 +85,7 @@ func deadLetters(t *testing.T, b *bus.Bus, stage string) []bus.DeadLetter {
 }
 
 func TestRunStageRedeliversATransientErrorUntilItSucceeds(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "flaky")
 	var calls atomic.Int32
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
@@ -106,7 +106,7 @@ func TestRunStageRedeliversATransientErrorUntilItSucceeds(t *testing.T) {
 }
 
 func TestRunStageDeadLettersAPermanentErrorAtOnceWithItsReason(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "strict")
 	var calls atomic.Int32
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
@@ -126,7 +126,7 @@ func TestRunStageDeadLettersAPermanentErrorAtOnceWithItsReason(t *testing.T) {
 }
 
 func TestRunStageDeadLettersMalformedEventsAndKeepsGoing(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "decode")
 	var good atomic.Int32
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
@@ -150,7 +150,7 @@ func TestRunStageDeadLettersMalformedEventsAndKeepsGoing(t *testing.T) {
 }
 
 func TestRunStageDeadLettersAfterMaxDeliveries(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "doomed")
 	var calls atomic.Int32
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
@@ -169,7 +169,7 @@ func TestRunStageDeadLettersAfterMaxDeliveries(t *testing.T) {
 }
 
 func TestRunStageIgnoresADuplicateMessageID(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "dedup")
 	var calls atomic.Int32
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
@@ -187,7 +187,7 @@ func TestRunStageIgnoresADuplicateMessageID(t *testing.T) {
 }
 
 func TestRunStagePublishesHandlerOutputWithDeterministicIDsBeforeAcking(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "producer")
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 		return []schemas.Event{&schemas.DocChanged{DocID: "d1", Hash: "abc", Source: "markdown"}}, nil
@@ -218,7 +218,7 @@ func TestRunStagePublishesHandlerOutputWithDeterministicIDsBeforeAcking(t *testi
 }
 
 func TestReplayRepublishesADeadLetterAndRemovesIt(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "replay")
 	var fail atomic.Bool
 	fail.Store(true)
@@ -244,7 +244,7 @@ func TestReplayRepublishesADeadLetterAndRemovesIt(t *testing.T) {
 }
 
 func TestStageTotalsSumFlushedCounters(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "counted")
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) { return nil, nil }))
 	for _, id := range []string{"a", "b", "c"} {
@@ -267,7 +267,7 @@ func contains(s, sub string) bool { return strings.Contains(s, sub) }
 // died. After MaxDeliver such deliveries the server's MAX_DELIVERIES advisory
 // makes a running stage copy it to the DLQ and remove it from the work stream.
 func TestAMessageThatKeepsKillingItsWorkersIsDeadLetteredFromTheAdvisory(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := bus.StageSpec{Name: "crashy", Stream: stage.StreamQuery, Filters: []string{"kb.query.crashy"},
 		AckWait: 300 * time.Millisecond, MaxDeliver: 2}
 	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Stages: []bus.StageSpec{spec}}); err != nil {
@@ -343,7 +343,7 @@ func (h *batchOf) HandleBatch(ctx context.Context, msgs []*bus.Msg) []bus.Outcom
 }
 
 func TestABatchHandlerSeesWholeBatchesAndEachOutcomeSettlesItsOwnMessage(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "batchy")
 	for i := 0; i < 20; i++ {
 		publishRaw(t, b, "kb.query.batchy", fmt.Sprintf("m%d", i), []byte(fmt.Sprintf(`"ok-%d"`, i)))
@@ -374,7 +374,7 @@ func TestABatchHandlerSeesWholeBatchesAndEachOutcomeSettlesItsOwnMessage(t *test
 }
 
 func TestOnPublishedRunsOnlyAfterASuccessAndItsFailureRetriesTheMessage(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "stateful")
 	var handled, saved, failedSaves atomic.Int32
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // TestAReplayedDeadLetterThatFailsAgainIsListedOnce replays the dead letter of
@@ -18,7 +18,7 @@ import (
 // replay, so the other stage's dead letter is not doubled, and the replayed
 // one, failing again, is listed once.
 func TestAReplayedDeadLetterThatFailsAgainIsListedOnce(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	a := bus.StageSpec{Name: "first", Stream: stage.StreamQuery, Filters: []string{"kb.query.shared"}, AckWait: 2 * time.Second, MaxDeliver: 3}
 	o := bus.StageSpec{Name: "second", Stream: stage.StreamQuery, Filters: []string{"kb.query.shared"}, AckWait: 2 * time.Second, MaxDeliver: 3}
 	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Stages: []bus.StageSpec{a, o}}); err != nil {
@@ -55,7 +55,7 @@ func TestAReplayedDeadLetterThatFailsAgainIsListedOnce(t *testing.T) {
 }
 
 func TestPurgeRemovesTheGivenDeadLettersOrAll(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "purged")
 	run(t, b, spec, bus.HandlerFunc(func(ctx context.Context, m *bus.Msg) ([]schemas.Event, error) {
 		return nil, bus.Permanent(errors.New("bad"))
@@ -86,7 +86,7 @@ func TestPurgeRemovesTheGivenDeadLettersOrAll(t *testing.T) {
 // publisher's ack, so a consumer's own pending count can lag; a caller that
 // waits for the pipeline to be idle must not see "nothing pending" then.
 func TestStageStatesCountAMessageAsSoonAsItsPublishIsAcknowledged(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	ctx := context.Background()
 	spec := bus.StageSpec{Name: "backlog", Stream: stage.StreamQuery, Filters: []string{"kb.query.backlog"}}
 	if err := bus.EnsureTopology(ctx, b.JS, bus.Topology{Stages: []bus.StageSpec{spec}}); err != nil {

@@ -6,13 +6,13 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 func TestEachKVReadsEveryLiveKeyWithItsLatestValueLargeOnesToo(t *testing.T) {
 	ctx := context.Background()
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	kv, err := b.KV(ctx, stage.BucketChunks)
 	if err != nil {
 		t.Fatal(err)

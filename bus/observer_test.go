@@ -9,8 +9,8 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 type settled struct {
@@ -38,7 +38,7 @@ func (r *recorder) all() []settled {
 }
 
 func TestTheObserverHearsOfEveryRetryAckAndDeadLetterWithTheHandlersTime(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	spec := testStage(t, b, "observed")
 	rec := &recorder{}
 	ctx, cancel := context.WithCancel(context.Background())

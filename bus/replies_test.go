@@ -14,6 +14,7 @@ import (
 	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // querySpec is a first stage on the query path, as the retrieve stage's.
@@ -32,7 +33,7 @@ func next(t *testing.T, w *bus.Reply, within time.Duration) (schemas.Event, erro
 }
 
 func TestEachWaiterGetsOnlyTheReplyOfItsOwnID(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	other := bustest.Connect(t, b) // the stage, another process
 	ru, err := b.Expect(schemas.SubjectReranked, "q-ru")
 	if err != nil {
@@ -80,7 +81,7 @@ func TestEachWaiterGetsOnlyTheReplyOfItsOwnID(t *testing.T) {
 }
 
 func TestAWaiterClosedGetsNothingAndAnotherOfTheSameIDStillDoes(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	gone, err := b.Expect(schemas.SubjectAnswerDone, "q-1")
 	if err != nil {
 		t.Fatal(err)
@@ -154,7 +155,7 @@ func TestATimeoutSaysWhatHeldTheReplyUp(t *testing.T) {
 			want: []string{"every stage on the way is idle with nothing queued", "exocortex dlq list"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := bustest.New(t, c.stages...)
+			b := stagetest.New(t, c.stages...)
 			if c.worker != nil {
 				c.worker(t, b)
 			}
@@ -193,7 +194,7 @@ func TestASlowConsumerIsLoggedWithItsSubjectAndCounted(t *testing.T) {
 			t.Errorf("%s has no slow-consumer count before anything happened", s)
 		}
 	}
-	srv := bustest.New(t)
+	srv := stagetest.New(t)
 	var logs syncBuffer
 	b, err := bus.Open(context.Background(), bus.Options{URL: srv.Server.ClientURL(), Log: zerolog.New(&logs)})
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // streamReplicas lists every stream of the account (the application's, the
@@ -123,7 +124,7 @@ func TestEnsureTopologyReplicatesEveryStreamBucketAndObjectStoreOnACluster(t *te
 }
 
 func TestEnsureTopologySaysThatReplicasNeedACluster(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Streams: stage.Streams(), Replicas: 3})
 	if !errors.Is(err, bus.ErrReplicasNeedCluster) {
 		t.Fatalf("3 replicas on a single server: %v, want ErrReplicasNeedCluster", err)

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // TestAnOutputThatCannotBePublishedIsDeadLetteredAtOnce: a handler's output
@@ -25,7 +25,7 @@ func TestAnOutputThatCannotBePublishedIsDeadLetteredAtOnce(t *testing.T) {
 		{"a Russian document id of 2 MB", strings.Repeat("заметки/", 2<<20/15)},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			b := bustest.New(t)
+			b := stagetest.New(t)
 			spec := testStage(t, b, "bloat")
 			spec.MaxDeliver = 5
 			var calls atomic.Int32

@@ -11,8 +11,8 @@ import (
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/models/llm"
-	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -115,7 +115,7 @@ func pathOf(names ...string) []bus.StageSpec {
 // chunk filter (Options.Lang) is left alone.
 func detectLang(q *schemas.QuerySubmitted) {
 	if q.Lang == "" {
-		q.Lang = retrieval.QuestionLang(q.Question)
+		q.Lang = lang.DetectLang(q.Question)
 	}
 }
 

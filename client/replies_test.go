@@ -16,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/retrieve"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // fakeQueryStage answers every kb.query.submitted at once, from another
@@ -78,7 +79,7 @@ func TestHundredsOfQueriesInFlightEachGetTheirOwnReply(t *testing.T) {
 		{"three hundred streamed questions at once each get their tokens, answer and follow-ups", 300, true},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			b := bustest.New(t, retrieve.Stage().Spec())
+			b := stagetest.New(t, retrieve.Stage().Spec())
 			fakeQueryStage(t, b, 16)
 			const timeout = 15 * time.Second
 			start := time.Now()

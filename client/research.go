@@ -12,8 +12,8 @@ import (
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/research"
-	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	researchstage "github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -59,7 +59,7 @@ func (c *Client) Research(ctx context.Context, req *schemas.ResearchRequested, o
 func awaitReport(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested, timeout time.Duration,
 	onProgress func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {
 	if req.Lang == "" {
-		req.Lang = retrieval.QuestionLang(req.Question)
+		req.Lang = lang.DetectLang(req.Question)
 	}
 	if req.RequestedAt.IsZero() {
 		req.RequestedAt = time.Now().UTC()

@@ -9,8 +9,8 @@ import (
 	"unicode"
 
 	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // AskFunc answers one golden question through retrieval and the answer
@@ -662,7 +662,7 @@ func CollectBlocks(sets []*Set, folders []string) (map[string]string, error) {
 	if len(folders) == 0 {
 		return out, nil
 	}
-	err := files.Walk(folders, func(d *schemas.DocChanged) error {
+	err := notes.Walk(folders, func(d *schemas.DocChanged) error {
 		for _, b := range d.Blocks {
 			out[b.ID] = b.Text
 		}

@@ -6,9 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/lang"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 const (
@@ -28,7 +28,7 @@ func setBlocks(t *testing.T, set *Set) map[string]string {
 		}
 	}
 	blocks := map[string]string{}
-	err := files.Walk(set.Notes, func(d *schemas.DocChanged) error {
+	err := notes.Walk(set.Notes, func(d *schemas.DocChanged) error {
 		for _, b := range d.Blocks {
 			blocks[b.ID] = b.Text
 		}
@@ -169,10 +169,10 @@ func TestNotesMixedSetHoldsItsAnswersInItsMarkdownGoldBlocksInEveryLanguagePairi
 		if !ok {
 			continue // reported by checkGold
 		}
-		notes := chunk.DetectLang(text)
-		pairs[q.Lang+" over "+notes]++
-		if notes != q.Lang && strings.TrimSpace(q.Translations[notes]) == "" {
-			t.Errorf("%s: a %s question over %s notes needs translations.%s", q.ID, q.Lang, notes, notes)
+		notesLang := lang.DetectLang(text)
+		pairs[q.Lang+" over "+notesLang]++
+		if notesLang != q.Lang && strings.TrimSpace(q.Translations[notesLang]) == "" {
+			t.Errorf("%s: a %s question over %s notes needs translations.%s", q.ID, q.Lang, notesLang, notesLang)
 		}
 	}
 	for _, p := range []string{"ru over ru", "en over en", "ru over en", "en over ru"} {
@@ -207,8 +207,8 @@ func TestLoadTurnsMarkdownPathsInGoldIntoTheFilesSourceIDs(t *testing.T) {
 	}
 	got := set.Questions[0].Gold
 	want := []string{
-		files.MarkdownDocID(filepath.Join(dir, "notes", "backup.md")) + "#0123456789ab",
-		files.MarkdownDocID(filepath.Join(dir, "notes", "sub", "plan.MARKDOWN")),
+		notes.MarkdownDocID(filepath.Join(dir, "notes", "backup.md")) + "#0123456789ab",
+		notes.MarkdownDocID(filepath.Join(dir, "notes", "sub", "plan.MARKDOWN")),
 		"20220615120310-hxba93x",
 		"md-57e21dd9d64cf243#f61c001406b9",
 	}

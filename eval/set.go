@@ -16,9 +16,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/exocortex/exocortex/lang"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // Question is one golden question. Gold holds document or block ids; a hit
@@ -107,7 +107,7 @@ func markdownGold(dir, g string) string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(dir, p)
 	}
-	id := files.MarkdownDocID(p)
+	id := notes.MarkdownDocID(p)
 	if hasHash {
 		id += "#" + hash
 	}
@@ -167,7 +167,7 @@ func ParseSQuAD(raw []byte, name string) (*Set, error) {
 				Blocks:    []schemas.Block{{ID: docID + "-p", Type: schemas.BlockParagraph, Text: text}},
 			})
 			for _, qa := range p.QAs {
-				q := Question{ID: qa.ID, Question: qa.Question, Lang: chunk.DetectLang(qa.Question), Gold: []string{docID},
+				q := Question{ID: qa.ID, Question: qa.Question, Lang: lang.DetectLang(qa.Question), Gold: []string{docID},
 					Unanswerable: qa.IsImpossible || len(qa.Answers) == 0}
 				for _, a := range qa.Answers {
 					q.Answers = append(q.Answers, a.Text)
@@ -210,7 +210,7 @@ func ParseJSONL(raw []byte, name string) (*Set, error) {
 			return nil, fmt.Errorf("line %d: kind %q is unknown: write %q or leave kind out", line, q.Kind, KindNumber)
 		}
 		if q.Lang == "" {
-			q.Lang = chunk.DetectLang(q.Question)
+			q.Lang = lang.DetectLang(q.Question)
 		}
 		if q.ID == "" {
 			q.ID = fmt.Sprintf("%s:%d", name, line)

@@ -13,9 +13,9 @@ import (
 
 	"github.com/nats-io/nats.go"
 
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // countingBackend answers every call at once and counts them: a refused
@@ -61,7 +61,7 @@ var guardMounts = []string{"/", "/v1/chat/completions", "/v1/models", "/mcp", "/
 
 func startGuarded(t *testing.T, cfg gateway.Config) *guarded {
 	t.Helper()
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	g := &guarded{be: &countingBackend{}}
 	sub, err := b.NC.Subscribe(schemas.SubjectDocChanged, func(*nats.Msg) { g.ingests.Add(1) })
 	if err != nil {

@@ -19,7 +19,7 @@ import (
 
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/gateway/gatewaytest"
-	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/notes"
 )
 
 // A SiYuan notebook on disk (as the files source reads it): one Russian
@@ -209,7 +209,7 @@ func TestTheNoteViewShowsMarkdownAndSiYuanDocumentsWholeWithTheirBlocksInOrder(t
 	gatewaytest.SyncPaths(t, e.sys.Bus, vault)
 	gatewaytest.WaitIdle(t, e.sys.Bus)
 	_, hs := e.serve(t, gateway.Config{}, nil)
-	mdID := files.MarkdownDocID(garden)
+	mdID := notes.MarkdownDocID(garden)
 
 	cases := []struct {
 		name, docID, lang, accept string

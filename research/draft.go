@@ -17,8 +17,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/models/llm"
-	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -363,13 +363,13 @@ func (dr *Drafter) updateWith(ctx context.Context, researchID string, change fun
 }
 
 // researchOf gathers what the findings say about their research.
-func researchOf(findings []schemas.ResearchFinding) (question, lang, mode string) {
+func researchOf(findings []schemas.ResearchFinding) (question, language, mode string) {
 	for _, f := range findings {
 		if question == "" && f.Original != "" {
 			question = f.Original
 		}
-		if lang == "" && f.Lang != "" {
-			lang = f.Lang
+		if language == "" && f.Lang != "" {
+			language = f.Lang
 		}
 		if f.Mode == schemas.ResearchEvidenceOnly {
 			mode = schemas.ResearchEvidenceOnly
@@ -378,13 +378,13 @@ func researchOf(findings []schemas.ResearchFinding) (question, lang, mode string
 	if question == "" && len(findings) > 0 {
 		question = findings[0].Question
 	}
-	if lang == "" {
-		lang = retrieval.QuestionLang(question)
+	if language == "" {
+		language = lang.DetectLang(question)
 	}
 	if mode == "" {
 		mode = schemas.ResearchSynthesis
 	}
-	return question, lang, mode
+	return question, language, mode
 }
 
 // outlined is the outline step's result.

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 func finding(rid, tid string, index, of int) *schemas.ResearchFinding {
@@ -68,7 +68,7 @@ func TestTheDraftComesWithTheLastFindingAndOnlyWithIt(t *testing.T) {
 }
 
 func TestConcurrentSupervisorsAgreeOnOneDraft(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	ctx := context.Background()
 	kv, err := b.KV(ctx, stage.BucketResearch)
 	if err != nil {

@@ -10,18 +10,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
-	"github.com/exocortex/exocortex/workers/chunk"
 )
 
 // indexDoc cuts doc with the real chunker (small chunks, so there are
 // several, with overlap) and writes its chunks and structure as the index
 // stage does. It returns the pieces.
-func indexDoc(t *testing.T, s *store.Store, doc *schemas.DocChanged, cfg chunk.Config) []chunk.Piece {
+func indexDoc(t *testing.T, s *store.Store, doc *schemas.DocChanged, cfg chunking.Config) []chunking.Piece {
 	t.Helper()
 	ctx := context.Background()
-	pieces := chunk.Split(doc, cfg)
+	pieces := chunking.Split(doc, cfg)
 	ds := &schemas.DocStructure{DocID: doc.DocID, Source: doc.Source, Path: doc.Path, Notebook: doc.Notebook,
 		Title: doc.Title, TitlePath: doc.TitlePath, Hash: doc.Hash, Version: doc.Version}
 	chunkOf := map[string]string{}
@@ -116,7 +116,7 @@ func TestADocumentComesBackWithEveryBlockOnceInOrderWithItsOwnText(t *testing.T)
 		t.Run(c.name, func(t *testing.T) {
 			s := openStore(t)
 			c.doc.Hash = hashText(c.name)
-			pieces := indexDoc(t, s, c.doc, chunk.Config{MinTokens: 20, MaxTokens: 40, OverlapTokens: 10})
+			pieces := indexDoc(t, s, c.doc, chunking.Config{MinTokens: 20, MaxTokens: 40, OverlapTokens: 10})
 			// The chunker did what the test is about: several chunks, one
 			// starting with an overlap, a block split across two.
 			overlapped, split := false, false

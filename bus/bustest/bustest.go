@@ -1,4 +1,7 @@
 // Package bustest runs a real embedded NATS server with JetStream for tests.
+// It knows nothing of the application: the streams, KV buckets and
+// consumers to create come as a bus.Topology (workers/stage/stagetest gives
+// the application's). It may import bus only, never workers/ or internal/.
 package bustest
 
 import (
@@ -8,14 +11,13 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // New starts an embedded JetStream server on a free port with its store in a
-// temporary directory, creates the application's streams and KV buckets
-// (workers/stage) and the consumers of the given stages, and returns a
-// connected bus. The server stops when the test ends.
-func New(t testing.TB, stages ...bus.StageSpec) *bus.Bus {
+// temporary directory, creates topo's streams, KV buckets and stage
+// consumers, and returns a connected bus. The server stops when the test
+// ends.
+func New(t testing.TB, topo bus.Topology) *bus.Bus {
 	t.Helper()
 	b, err := bus.Open(context.Background(), bus.Options{
 		Server: bus.ServerOptions{StoreDir: t.TempDir(), Listen: "127.0.0.1:-1"},
@@ -25,7 +27,7 @@ func New(t testing.TB, stages ...bus.StageSpec) *bus.Bus {
 		t.Fatalf("start embedded nats: %v", err)
 	}
 	t.Cleanup(b.Close)
-	if err := bus.EnsureTopology(context.Background(), b.JS, bus.Topology{Streams: stage.Streams(), Stages: stages, Buckets: stage.Buckets()}); err != nil {
+	if err := bus.EnsureTopology(context.Background(), b.JS, topo); err != nil {
 		t.Fatalf("topology: %v", err)
 	}
 	return b

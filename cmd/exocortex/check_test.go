@@ -15,8 +15,8 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
 )
 
@@ -65,9 +65,9 @@ func TestCLICheckReportsEachDifferenceAndRepairFixesThem(t *testing.T) {
 
 	// A chunk row and a full-text row lost; a file edited, one added, one
 	// deleted, and a file ingested alone deleted, none of it ingested.
-	canon := func(p string) string { return files.Canonical(p) }
-	damageDB(t, data, `DELETE FROM chunks WHERE doc_id = ?`, files.MarkdownDocID(canon(filepath.Join(vault, "a.md"))))
-	damageDB(t, data, `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)`, files.MarkdownDocID(canon(filepath.Join(vault, "b.md"))))
+	canon := func(p string) string { return notes.Canonical(p) }
+	damageDB(t, data, `DELETE FROM chunks WHERE doc_id = ?`, notes.MarkdownDocID(canon(filepath.Join(vault, "a.md"))))
+	damageDB(t, data, `DELETE FROM chunks_fts WHERE rowid IN (SELECT id FROM chunks WHERE doc_id = ?)`, notes.MarkdownDocID(canon(filepath.Join(vault, "b.md"))))
 	time.Sleep(10 * time.Millisecond)
 	write(t, filepath.Join(vault, "c.md"), "# Crows\n\nCrows remember faces.\n")
 	write(t, filepath.Join(vault, "d.md"), "# Deer\n\nDeer shed antlers.\n")
@@ -145,8 +145,8 @@ func TestCLICheckWorksWhileUpRunsAndFindsALostManifest(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := files.Canonical(filepath.Join(vault, "a.md"))
-	if err := kv.Delete(ctx, chunk.ManifestKey(files.MarkdownDocID(a))); err != nil {
+	a := notes.Canonical(filepath.Join(vault, "a.md"))
+	if err := kv.Delete(ctx, chunk.ManifestKey(notes.MarkdownDocID(a))); err != nil {
 		t.Fatal(err)
 	}
 
@@ -164,7 +164,7 @@ func TestCLICheckWorksWhileUpRunsAndFindsALostManifest(t *testing.T) {
 	if out, errOut, err := exo(t, "check", "--data", data, "--repair"); err != nil || !strings.Contains(out, "1 resent") || !strings.HasSuffix(strings.TrimSpace(out), "the index holds 2 documents, 2 chunks") {
 		t.Fatalf("check --repair while up runs: %v\n%s\n%s", err, out, errOut)
 	}
-	if raw, err := kv.Get(ctx, chunk.ManifestKey(files.MarkdownDocID(a))); err != nil || raw == nil {
+	if raw, err := kv.Get(ctx, chunk.ManifestKey(notes.MarkdownDocID(a))); err != nil || raw == nil {
 		t.Errorf("the manifest is not back after the repair: %v", err)
 	}
 }
@@ -238,8 +238,8 @@ func TestCLICheckFindsALostVectorRecordWhileUpRunsWithModels(t *testing.T) {
 		}
 		time.Sleep(200 * time.Millisecond)
 	}
-	b := files.Canonical(filepath.Join(vault, "b.md"))
-	damageDB(t, data, `DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id = ?)`, files.MarkdownDocID(b))
+	b := notes.Canonical(filepath.Join(vault, "b.md"))
+	damageDB(t, data, `DELETE FROM chunk_vectors WHERE chunk_id IN (SELECT chunk_id FROM chunks WHERE doc_id = ?)`, notes.MarkdownDocID(b))
 	out, errOut, err := exo(t, "check", "--data", data)
 	if code := exitCode(err); code != 4 || !strings.Contains(out, b+": 1 of 1 chunk has no vector") {
 		t.Fatalf("check with a lost vector record: exit %d\n%s\n%s", code, out, errOut)

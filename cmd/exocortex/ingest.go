@@ -14,6 +14,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/files"
@@ -72,7 +73,7 @@ func ingest(ctx context.Context, args []string) (rerr error) {
 	asJSON := fs.Bool("json", false, "print a JSON report")
 	quiet := fs.Bool("quiet", false, "no progress lines")
 	once := fs.Bool("once", false, "ingest the folders this once: do not add them to the watch list that exocortex up follows live")
-	maxMB := fs.Int("max-file-mb", files.DefaultMaxFileBytes>>20, "skip (and report) files larger than this many MiB")
+	maxMB := fs.Int("max-file-mb", notes.DefaultMaxFileBytes>>20, "skip (and report) files larger than this many MiB")
 	var n neural
 	n.register(fs)
 	paths, err := parse(fs, args)

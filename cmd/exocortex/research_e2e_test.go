@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
 )
@@ -23,7 +23,7 @@ const guideDir = "../../../shared/eval/siyuan-guide/20210808180117-6v0mkxr"
 // guideDocs parses every document of the SiYuan guide.
 func guideDocs(t *testing.T) []*schemas.DocChanged {
 	t.Helper()
-	nb, err := files.LoadNotebook(guideDir)
+	nb, err := notes.LoadNotebook(guideDir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -36,7 +36,7 @@ func guideDocs(t *testing.T) []*schemas.DocChanged {
 		if err != nil {
 			return err
 		}
-		doc, err := files.ParseSiYuan(path, raw, nb)
+		doc, err := notes.ParseSiYuan(path, raw, nb)
 		if err != nil {
 			return fmt.Errorf("%s: %w", path, err)
 		}

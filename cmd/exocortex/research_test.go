@@ -15,13 +15,13 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/siyuan/siyuantest"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // guideDB is the SiYuan user guide's "Database" document (a real .sy file).
@@ -42,11 +42,11 @@ func guideBlocks(t *testing.T) (*schemas.DocChanged, []schemas.Block, map[string
 	if err != nil {
 		t.Skipf("the SiYuan guide is not beside the repository (%v)", err)
 	}
-	nb, err := files.LoadNotebook(filepath.Join(filepath.Dir(path), "..", ".."))
+	nb, err := notes.LoadNotebook(filepath.Join(filepath.Dir(path), "..", ".."))
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := files.ParseSiYuan(path, raw, nb)
+	doc, err := notes.ParseSiYuan(path, raw, nb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,7 +203,7 @@ func exoResearch(t *testing.T, env []string, args ...string) (stdout, stderr str
 const dbQuestion = "How do databases work in SiYuan and what views do they have?"
 
 func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	f := startFakeResearch(t, b)
 	url := b.Server.ClientURL()
 	dir := t.TempDir()
@@ -312,7 +312,7 @@ func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
 }
 
 func TestCLIResearchExitCodes(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	f := startFakeResearch(t, b)
 	url := b.Server.ClientURL()
 	for _, tc := range []struct {
@@ -342,7 +342,7 @@ func TestCLIResearchExitCodes(t *testing.T) {
 }
 
 func TestCLIResearchExitsThreeWithTheReportWhenItFellBackFromTheSynthesis(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	startFakeResearch(t, b)
 	url := b.Server.ClientURL()
 	for _, tc := range []struct {
@@ -373,7 +373,7 @@ func TestCLIResearchExitsThreeWithTheReportWhenItFellBackFromTheSynthesis(t *tes
 }
 
 func TestCLIResearchSaveSiYuanWritesBlockRefsThatResolve(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	f := startFakeResearch(t, b)
 	k := siyuantest.New(t, "tok")
 	k.AddNotebook(guideBox, "SiYuan User Guide")

@@ -50,7 +50,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -268,16 +268,16 @@ func (h *handler) ask(r *http.Request, req *request, out *responder, id string) 
 	}
 	info := &Info{QueryID: done.QueryID, Mode: done.Mode, Reasons: done.Reasons, Confidence: done.Confidence,
 		StandaloneQuestion: done.StandaloneQuestion, FollowUps: done.FollowUps, Provider: done.Provider}
-	lang := done.Lang
-	if lang == "" {
-		lang = retrieval.QuestionLang(req.question)
+	language := done.Lang
+	if language == "" {
+		language = lang.DetectLang(req.question)
 	}
 	cites := citationsOf(done.Citations)
 	var provided *Usage
 	if u := done.Usage; u != nil {
 		provided = &Usage{PromptTokens: u.PromptTokens, CompletionTokens: u.CompletionTokens, TotalTokens: u.TotalTokens}
 	}
-	out.finish(done.Answer, sourcesText(lang, cites), cites, info, provided)
+	out.finish(done.Answer, sourcesText(language, cites), cites, info, provided)
 	log.Debug().Str("mode", done.Mode).Int("citations", len(cites)).Msg("chat completion answered")
 }
 
@@ -292,13 +292,13 @@ func (h *handler) search(r *http.Request, req *request, out *responder) {
 		out.fail(err)
 		return
 	}
-	lang := retrieval.QuestionLang(req.question)
+	language := lang.DetectLang(req.question)
 	cites := make([]Citation, 0, len(res.Results))
 	var text strings.Builder
 	if len(res.Results) == 0 {
-		text.WriteString(noPassages(lang))
+		text.WriteString(noPassages(language))
 	} else {
-		text.WriteString(passagesIntro(lang, req.question))
+		text.WriteString(passagesIntro(language, req.question))
 	}
 	for i, hit := range res.Results {
 		c := Citation{Number: i + 1, BlockID: hit.BlockID, DocID: hit.DocID, Title: hit.Title, SectionPath: hit.SectionPath,
@@ -309,7 +309,7 @@ func (h *handler) search(r *http.Request, req *request, out *responder) {
 	info := &Info{Mode: schemas.AnswerSearchOnly, RetrievalMode: res.Mode, Reasons: res.Reasons}
 	out.token(&schemas.AnswerToken{Text: text.String()})
 	out.stopTokens()
-	out.finish(text.String(), sourcesText(lang, cites), cites, info, nil)
+	out.finish(text.String(), sourcesText(language, cites), cites, info, nil)
 }
 
 // responder writes one chat completion: chunks as tokens come (stream),

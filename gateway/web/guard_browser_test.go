@@ -18,10 +18,10 @@ import (
 	"github.com/chromedp/chromedp"
 	"github.com/rs/zerolog"
 
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/gateway/web"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // countingBackend answers at once and counts what reached it.
@@ -84,7 +84,7 @@ func TestAPageOnAnotherOriginCannotIngestAskOrReadInChromium(t *testing.T) {
 	if err != nil {
 		t.Skipf("no Chromium for the cross-origin browser test: %v (run `task setup` as root to install Debian's chromium, or set EXOCORTEX_CHROMIUM)", err)
 	}
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	be := &countingBackend{}
 	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0",
 		Mounts: map[string]http.Handler{"/": web.Handler()}, Public: []string{"/", "/index.html", "/static/"},

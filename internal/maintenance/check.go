@@ -16,6 +16,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -458,7 +459,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	var roots []string
 	dirs := map[string]bool{} // recorded roots that are folders
 	for _, p := range opts.Paths {
-		roots = append(roots, files.Canonical(p))
+		roots = append(roots, notes.Canonical(p))
 	}
 	if !explicit {
 		recorded, err := files.Roots(ctx, sources)
@@ -476,7 +477,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	}
 	forget := map[string]bool{}
 	for _, p := range opts.Forget {
-		forget[files.Canonical(p)] = true
+		forget[notes.Canonical(p)] = true
 	}
 	rep.Roots = roots
 	kernel := opts.SiYuan
@@ -525,7 +526,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	c.roots = walk
 	walked := 0
 	for _, r := range walk {
-		err := files.Walk([]string{r}, func(d *schemas.DocChanged) error {
+		err := notes.Walk([]string{r}, func(d *schemas.DocChanged) error {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -535,7 +536,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 			t.progress(opts, CheckProgress{Phase: "sources", Done: walked})
 			return nil
 		}, func(path string, err error) {
-			c := files.Canonical(path)
+			c := notes.Canonical(path)
 			for _, rm := range remembered {
 				if rm.Path == c {
 					doc(rm.DocID).protected = true

@@ -14,8 +14,8 @@ import (
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // corpus loads XQuAD ru + en and the SiYuan guide as document events.
@@ -33,7 +33,7 @@ func corpus(b *testing.B) []*schemas.DocChanged {
 		}
 		docs = append(docs, set.Docs...)
 	}
-	err := files.Walk([]string{guide}, func(d *schemas.DocChanged) error {
+	err := notes.Walk([]string{guide}, func(d *schemas.DocChanged) error {
 		docs = append(docs, d)
 		return nil
 	}, func(p string, err error) { b.Fatalf("%s: %v", p, err) })

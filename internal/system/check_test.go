@@ -13,6 +13,7 @@ import (
 
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/modeltest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
@@ -85,7 +86,7 @@ func TestCheckReportsEveryDamageToTheIndexAndRepairMendsIt(t *testing.T) {
 func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 	ctx := context.Background()
 	dir, vault := t.TempDir(), t.TempDir()
-	notes := map[string]string{
+	texts := map[string]string{
 		"a.md": "# Bees\n\nBees make honey from nectar.\n",
 		"b.md": "# Ants\n\nAnts farm fungus underground.\n",
 		"c.md": "# Crows\n\nCrows use tools to get food.\n",
@@ -94,7 +95,7 @@ func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 		"f.md": "# Frogs\n\nFrogs breathe through their skin.\n",
 		"h.md": "# Herons\n\nHerons stand still to fish.\n",
 	}
-	for name, text := range notes {
+	for name, text := range texts {
 		writeFile(t, filepath.Join(vault, name), text)
 	}
 	sys := startNeural(t, dir, modeltest.Dir(t, modeltest.Options{NoQA: true}), vc)
@@ -107,7 +108,7 @@ func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 	if err := files.RecordRoots(ctx, sources, []string{vault}); err != nil { // as ingest does
 		t.Fatal(err)
 	}
-	if e, n := embeddedAll(t, sys); e != n || n < len(notes) {
+	if e, n := embeddedAll(t, sys); e != n || n < len(texts) {
 		t.Fatalf("embedded %d of %d chunks", e, n)
 	}
 
@@ -115,12 +116,12 @@ func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Clean() || rep.SourceDocs != len(notes) || rep.Documents != len(notes) || rep.VectorCheck != "store" || rep.Vectors != rep.Chunks {
+	if !rep.Clean() || rep.SourceDocs != len(texts) || rep.Documents != len(texts) || rep.VectorCheck != "store" || rep.Vectors != rep.Chunks {
 		t.Fatalf("a clean ingest: %+v", rep)
 	}
 
-	path := func(name string) string { return files.Canonical(filepath.Join(vault, name)) }
-	id := func(name string) string { return files.MarkdownDocID(path(name)) }
+	path := func(name string) string { return notes.Canonical(filepath.Join(vault, name)) }
+	id := func(name string) string { return notes.MarkdownDocID(path(name)) }
 	// a: a chunk row lost; b: a vector lost; c: a full-text row lost;
 	// d: its chunk manifest lost; e: edited, not ingested; f: deleted, not
 	// ingested; g: new, not ingested; an orphan: in the index, its file gone.
@@ -143,9 +144,9 @@ func checkDamageAndRepair(t *testing.T, vc vectors.Config) {
 	}
 	writeFile(t, filepath.Join(vault, "g.md"), "# Geese\n\nGeese fly in a V.\n")
 	elsewhere := t.TempDir()
-	orphan := filepath.Join(files.Canonical(elsewhere), "orphan.md")
+	orphan := filepath.Join(notes.Canonical(elsewhere), "orphan.md")
 	writeFile(t, orphan, "# Orphan\n\nAn orphan note.\n")
-	doc, err := files.ParseMarkdown(orphan, []byte("# Orphan\n\nAn orphan note.\n"), elsewhere)
+	doc, err := notes.ParseMarkdown(orphan, []byte("# Orphan\n\nAn orphan note.\n"), elsewhere)
 	if err != nil {
 		t.Fatal(err)
 	}

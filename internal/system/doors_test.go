@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 func TestASystemAdmitsOnlyTheHoldersOfItsDataDirectorysCredentials(t *testing.T) {
@@ -99,7 +99,7 @@ func TestACommandWithADataDirectorysKeyReachesAnOpenServer(t *testing.T) {
 	if _, _, err := bus.EnsureNKeySeed(bus.NKeyFile(dir)); err != nil {
 		t.Fatal(err)
 	}
-	open := bustest.New(t) // an external server without authentication
+	open := stagetest.New(t) // an external server without authentication
 	_, _, closeFn, err := system.Attach(context.Background(), system.Config{DataDir: dir, NATSURL: open.Server.ClientURL(), Log: testLog(t)}, false)
 	if err != nil {
 		t.Fatalf("attach with the data directory's key to a server without authentication: %v", err)

@@ -8,7 +8,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -155,7 +155,7 @@ func (l *Local) Search(ctx context.Context, q *schemas.QuerySubmitted, timeout t
 // is left alone.
 func detectLang(q *schemas.QuerySubmitted) {
 	if q.Lang == "" {
-		q.Lang = retrieval.QuestionLang(q.Question)
+		q.Lang = lang.DetectLang(q.Question)
 	}
 }
 

@@ -10,9 +10,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
@@ -39,7 +39,7 @@ func TestAnIndexWithRelativeMarkdownIDsMigrates(t *testing.T) {
 	}
 	root, _ := filepath.EvalSymlinks(vault)
 	var oldIDs []string
-	err = files.Walk([]string{vault}, func(d *schemas.DocChanged) error {
+	err = notes.Walk([]string{vault}, func(d *schemas.DocChanged) error {
 		rel, _ := filepath.Rel(root, d.Path)
 		id := oldID(filepath.ToSlash(rel))
 		oldIDs = append(oldIDs, id)

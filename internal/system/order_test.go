@@ -14,6 +14,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
@@ -136,7 +137,7 @@ func TestAChunkPublishThatFailsLeavesNoManifestAndAReplayIndexesEveryChunk(t *te
 	ctx := context.Background()
 	vault := t.TempDir()
 	path, markers := longNote(t, vault, 4)
-	docID := files.MarkdownDocID(path)
+	docID := notes.MarkdownDocID(path)
 
 	ingestLimit(t, sys.Bus, 1) // room for the document, none for its chunks
 	if s := syncWith(t, sys.Bus, files.SyncOptions{}, vault); s.Sent != 1 {
@@ -180,7 +181,7 @@ func TestForceResendsChunksLostFromTheIndex(t *testing.T) {
 	path, markers := longNote(t, vault, 4)
 	syncWith(t, sys.Bus, files.SyncOptions{}, vault)
 	waitIdle(t, sys.Bus)
-	want := manifestChunks(t, sys.Bus, files.MarkdownDocID(path))
+	want := manifestChunks(t, sys.Bus, notes.MarkdownDocID(path))
 	if want < 3 {
 		t.Fatalf("the manifest lists %d chunks, want at least 3", want)
 	}

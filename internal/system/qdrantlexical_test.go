@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/internal/maintenance"
+	"github.com/exocortex/exocortex/notes"
 
 	"github.com/qdrant/go-client/qdrant"
 
@@ -25,7 +26,6 @@ import (
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/vectors/qdrantfake"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/retrieve"
 )
 
@@ -324,7 +324,7 @@ func TestCheckFindsQdrantPointsWithoutCurrentLexicalVectorsAndRepairRewritesThem
 		t.Fatalf("lexical search for a label of garden.md on qdrant: %v", got)
 	}
 
-	birdsID, gardenID := files.MarkdownDocID(files.Canonical(birds)), files.MarkdownDocID(files.Canonical(garden))
+	birdsID, gardenID := notes.MarkdownDocID(notes.Canonical(birds)), notes.MarkdownDocID(notes.Canonical(garden))
 	old := downgradeLexical(t, c, "notes", false, birdsID+":")
 	first := downgradeLexical(t, c, "notes", true, gardenID+":")
 	if got := find("owls"); slices.Contains(got, "birds.md") {
@@ -341,8 +341,8 @@ func TestCheckFindsQdrantPointsWithoutCurrentLexicalVectorsAndRepairRewritesThem
 			t.Errorf("difference %+v: repair %q, want %q", d, d.Repair, maintenance.RepairLexical)
 		}
 	}
-	wantMissing := fmt.Sprintf("%s: %s no lexical vector and no passage on qdrant", files.Canonical(birds), ofChunksText(old))
-	wantStale := fmt.Sprintf("%s: %s a lexical vector of an older format on qdrant (format 1, now %d)", files.Canonical(garden), ofChunksText(first), vectors.LexicalFormat)
+	wantMissing := fmt.Sprintf("%s: %s no lexical vector and no passage on qdrant", notes.Canonical(birds), ofChunksText(old))
+	wantStale := fmt.Sprintf("%s: %s a lexical vector of an older format on qdrant (format 1, now %d)", notes.Canonical(garden), ofChunksText(first), vectors.LexicalFormat)
 	if len(rep.Differences) != 2 || !strings.HasPrefix(kinds[maintenance.DiffNoLexical], wantMissing) || !strings.HasPrefix(kinds[maintenance.DiffStaleLexical], wantStale) {
 		t.Fatalf("check of downgraded points: %v\nwant %q and %q", kinds, wantMissing, wantStale)
 	}

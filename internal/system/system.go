@@ -19,6 +19,7 @@ import (
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/models"
 	"github.com/exocortex/exocortex/models/llm"
@@ -26,7 +27,6 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
-	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/siyuan"
 	"github.com/exocortex/exocortex/workers/stage"
 	"github.com/exocortex/exocortex/workers/stages"
@@ -89,7 +89,7 @@ type Config struct {
 	NoIndexFile bool
 	// Workers per stage (default 1; the index stage always has one writer).
 	Workers int
-	Chunk   chunk.Config
+	Chunk   chunking.Config
 	// Analyzer is the text analysis of the full-text index (plain, stem or
 	// full); empty keeps the index's own (full for a new index). Changing it
 	// rebuilds the full-text rows when the index stage starts.
@@ -249,8 +249,8 @@ func (s *System) Config() Config { return s.cfg }
 // topology, opens the store when the index stage runs here, and starts the
 // stages. Stop it with Stop.
 func Start(ctx context.Context, cfg Config) (*System, error) {
-	if cfg.Chunk == (chunk.Config{}) {
-		cfg.Chunk = chunk.DefaultConfig()
+	if cfg.Chunk == (chunking.Config{}) {
+		cfg.Chunk = chunking.DefaultConfig()
 	}
 	if err := cfg.replicasFromEnv(); err != nil {
 		return nil, fmt.Errorf("pipeline config: %w", err)

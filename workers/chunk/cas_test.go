@@ -7,8 +7,10 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/chunking"
+	"github.com/exocortex/exocortex/chunking/chunkingtest"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // interleaving is a KV that runs cut in just before the first write that
@@ -36,7 +38,7 @@ func (k *interleaving) PutIf(ctx context.Context, key string, value []byte, rev 
 // saving version 1 of a document's manifest is overtaken, between its read
 // and its write, by one saving the next version; the newer manifest stays.
 func TestTwoConcurrentResendsCannotSaveAStaleManifestOverANewerOne(t *testing.T) {
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	ctx := context.Background()
 	kv, err := b.KV(ctx, stage.BucketChunks)
 	if err != nil {
@@ -46,14 +48,14 @@ func TestTwoConcurrentResendsCannotSaveAStaleManifestOverANewerOne(t *testing.T)
 	if !ok {
 		t.Fatal("the JetStream KV does not offer revisions")
 	}
-	v1 := longDoc("race", 4).doc
+	v1 := chunkingtest.LongDoc("race", 4).Doc
 	v2 := cloneDoc(&v1)
 	v2.Version, v2.Hash = v1.Version+1, "hash-v2"
 	v2.Blocks = v2.Blocks[:len(v2.Blocks)/2]
 
-	newer := NewHandler(DefaultConfig(), rkv)
+	newer := NewHandler(chunking.DefaultConfig(), rkv)
 	slow := &interleaving{RevKV: rkv, cut: func() { run(t, newer, v2, 1) }}
-	stale := NewHandler(DefaultConfig(), slow)
+	stale := NewHandler(chunking.DefaultConfig(), slow)
 
 	m := msgOf(t, &v1, 1)
 	if _, err := stale.Handle(ctx, m); err != nil {
@@ -70,8 +72,8 @@ func TestTwoConcurrentResendsCannotSaveAStaleManifestOverANewerOne(t *testing.T)
 	if err := json.Unmarshal(raw, &mf); err != nil {
 		t.Fatal(err)
 	}
-	if mf.Version != v2.Version || mf.DocHash != "hash-v2" || len(mf.Chunks) != len(Split(v2, DefaultConfig())) {
+	if mf.Version != v2.Version || mf.DocHash != "hash-v2" || len(mf.Chunks) != len(chunking.Split(v2, chunking.DefaultConfig())) {
 		t.Errorf("manifest after both saves: version %d hash %q with %d chunks; want version %d's (%d chunks)",
-			mf.Version, mf.DocHash, len(mf.Chunks), v2.Version, len(Split(v2, DefaultConfig())))
+			mf.Version, mf.DocHash, len(mf.Chunks), v2.Version, len(chunking.Split(v2, chunking.DefaultConfig())))
 	}
 }

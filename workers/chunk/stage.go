@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -38,7 +39,7 @@ type entry struct {
 	Meta string `json:"meta,omitempty"`
 }
 
-func metaOf(p *Piece) string {
+func metaOf(p *chunking.Piece) string {
 	h := sha256.New()
 	h.Write([]byte(strings.Join(p.SectionPath, "\x1f")))
 	h.Write([]byte{0x1e})
@@ -79,7 +80,7 @@ func ManifestKey(docID string) string {
 }
 
 type handler struct {
-	cfg   Config
+	cfg   chunking.Config
 	state bus.KV
 }
 
@@ -93,7 +94,7 @@ type handler struct {
 // state error is a plain one (retried).
 //
 // It panics when cfg is invalid or state is nil: both are wiring errors.
-func NewHandler(cfg Config, state bus.KV) bus.Handler {
+func NewHandler(cfg chunking.Config, state bus.KV) bus.Handler {
 	if err := cfg.Validate(); err != nil {
 		panic(err)
 	}
@@ -143,7 +144,7 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		return events, nil
 	}
 
-	pieces := Split(doc, h.cfg)
+	pieces := chunking.Split(doc, h.cfg)
 	next := &manifest{Version: doc.Version, DocHash: doc.Hash, Chunks: make([]entry, len(pieces)), Spans: true}
 	current := make(map[string]bool, len(pieces))
 	for i := range pieces {
@@ -305,7 +306,7 @@ func tombstone(doc *schemas.DocChanged, e entry, trace string) *schemas.ChunkCre
 // structure builds the document's DocStructure. A block's ChunkID is the
 // first chunk that covers it; for a container split across chunks, the
 // chunk of its first covered descendant; "" for a block without text.
-func structure(doc *schemas.DocChanged, pieces []Piece, trace string) *schemas.DocStructure {
+func structure(doc *schemas.DocChanged, pieces []chunking.Piece, trace string) *schemas.DocStructure {
 	ds := &schemas.DocStructure{
 		Envelope:    schemas.Envelope{TraceID: trace},
 		DocID:       doc.DocID,

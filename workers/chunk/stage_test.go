@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/chunking"
+	"github.com/exocortex/exocortex/chunking/chunkingtest"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -96,9 +98,9 @@ func ids(cs []*schemas.ChunkCreated) []string {
 
 func TestHandlerFirstRun(t *testing.T) {
 	kv := bus.NewMemKV()
-	h := NewHandler(DefaultConfig(), kv)
-	doc := &longDoc("first", 8).doc
-	pieces := Split(doc, DefaultConfig())
+	h := NewHandler(chunking.DefaultConfig(), kv)
+	doc := &chunkingtest.LongDoc("first", 8).Doc
+	pieces := chunking.Split(doc, chunking.DefaultConfig())
 	out := run(t, h, doc, 1)
 
 	if len(out.chunks) != len(pieces) || len(out.tombstones) != 0 {
@@ -149,8 +151,8 @@ func TestHandlerFirstRun(t *testing.T) {
 func TestHandlerResendsEveryChunkOnceWhenTheManifestPredatesBlockSpans(t *testing.T) {
 	ctx := context.Background()
 	kv := bus.NewMemKV()
-	h := NewHandler(DefaultConfig(), kv)
-	doc := &longDoc("old", 6).doc
+	h := NewHandler(chunking.DefaultConfig(), kv)
+	doc := &chunkingtest.LongDoc("old", 6).Doc
 	first := run(t, h, doc, 1)
 	if len(first.chunks) < 3 {
 		t.Fatalf("only %d chunks", len(first.chunks))
@@ -195,8 +197,8 @@ func TestHandlerResendsEveryChunkOnceWhenTheManifestPredatesBlockSpans(t *testin
 }
 
 func TestHandlerChanges(t *testing.T) {
-	base := longDoc("chg", 10)
-	pieces := Split(&base.doc, DefaultConfig())
+	base := chunkingtest.LongDoc("chg", 10)
+	pieces := chunking.Split(&base.Doc, chunking.DefaultConfig())
 	var all []string
 	for _, p := range pieces {
 		all = append(all, p.ID)
@@ -323,11 +325,11 @@ func TestHandlerChanges(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			kv := bus.NewMemKV()
-			h := NewHandler(DefaultConfig(), kv)
-			first := run(t, h, cloneDoc(&base.doc), 1)
-			before, _ := kv.Get(context.Background(), ManifestKey(base.doc.DocID))
+			h := NewHandler(chunking.DefaultConfig(), kv)
+			first := run(t, h, cloneDoc(&base.Doc), 1)
+			before, _ := kv.Get(context.Background(), ManifestKey(base.Doc.DocID))
 
-			doc := cloneDoc(&base.doc)
+			doc := cloneDoc(&base.Doc)
 			tt.change(doc)
 			delivered := max(tt.delivered, 1)
 			if tt.nothing {
@@ -381,12 +383,12 @@ func TestHandlerChanges(t *testing.T) {
 func TestHandlerSavesTheManifestOnlyOnceTheEventsArePublished(t *testing.T) {
 	ctx := context.Background()
 	kv := bus.NewMemKV()
-	h := NewHandler(DefaultConfig(), kv)
-	base := longDoc("pub", 6)
-	key := ManifestKey(base.doc.DocID)
+	h := NewHandler(chunking.DefaultConfig(), kv)
+	base := chunkingtest.LongDoc("pub", 6)
+	key := ManifestKey(base.Doc.DocID)
 
 	// The first change's events are never published (a full stream, a crash).
-	m := msgOf(t, cloneDoc(&base.doc), 1)
+	m := msgOf(t, cloneDoc(&base.Doc), 1)
 	events, err := h.Handle(ctx, m)
 	if err != nil || len(events) < 3 {
 		t.Fatalf("Handle = %d events, %v", len(events), err)
@@ -395,14 +397,14 @@ func TestHandlerSavesTheManifestOnlyOnceTheEventsArePublished(t *testing.T) {
 		t.Fatal("the manifest was saved before the events were published")
 	}
 	// A resend as a new message (a replayed dead letter) emits every chunk.
-	first := run(t, h, cloneDoc(&base.doc), 1)
+	first := run(t, h, cloneDoc(&base.Doc), 1)
 	if len(first.chunks) != len(events)-1 {
 		t.Fatalf("the resend emits %d chunks, want %d", len(first.chunks), len(events)-1)
 	}
 
 	// A deletion that is not published keeps the manifest: its resend
 	// tombstones every chunk.
-	del := &schemas.DocChanged{DocID: base.doc.DocID, Deleted: true, Version: base.doc.Version + 1}
+	del := &schemas.DocChanged{DocID: base.Doc.DocID, Deleted: true, Version: base.Doc.Version + 1}
 	if _, err := h.Handle(ctx, msgOf(t, del, 1)); err != nil {
 		t.Fatal(err)
 	}
@@ -419,16 +421,16 @@ func TestHandlerSavesTheManifestOnlyOnceTheEventsArePublished(t *testing.T) {
 
 func TestHandlerForcedChangeResendsEveryChunk(t *testing.T) {
 	kv := bus.NewMemKV()
-	h := NewHandler(DefaultConfig(), kv)
-	base := longDoc("force", 6)
-	first := run(t, h, cloneDoc(&base.doc), 1)
+	h := NewHandler(chunking.DefaultConfig(), kv)
+	base := chunkingtest.LongDoc("force", 6)
+	first := run(t, h, cloneDoc(&base.Doc), 1)
 
-	same := cloneDoc(&base.doc)
+	same := cloneDoc(&base.Doc)
 	same.Version++
 	if out := run(t, h, same, 1); len(out.chunks) != 0 {
 		t.Fatalf("an unforced resend emits %d chunks, want none", len(out.chunks))
 	}
-	forced := cloneDoc(&base.doc)
+	forced := cloneDoc(&base.Doc)
 	forced.Version += 2
 	forced.Force = true
 	out := run(t, h, forced, 1)
@@ -438,7 +440,7 @@ func TestHandlerForcedChangeResendsEveryChunk(t *testing.T) {
 }
 
 func TestHandlerDeletedUnknownDocument(t *testing.T) {
-	h := NewHandler(DefaultConfig(), bus.NewMemKV())
+	h := NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	out := run(t, h, &schemas.DocChanged{DocID: "ghost", Deleted: true, Version: 3}, 1)
 	if len(out.chunks)+len(out.tombstones) != 0 || out.structure == nil || !out.structure.Deleted {
 		t.Errorf("outcome %+v", out)
@@ -456,7 +458,7 @@ func TestHandlerMalformedPayloadIsPermanent(t *testing.T) {
 		{"a document without an id", `{"type":"kb.doc.changed.v1","hash":"h"}`},
 		{"a field nobody knows", `{"type":"kb.doc.changed.v1","doc_id":"x","hash":"h","color":"red"}`},
 	}
-	h := NewHandler(DefaultConfig(), bus.NewMemKV())
+	h := NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			events, err := h.Handle(context.Background(), &bus.Msg{Subject: schemas.SubjectDocChanged, Data: []byte(tt.data)})
@@ -474,8 +476,8 @@ var errStore = errors.New("store is down")
 func (brokenKV) Get(context.Context, string) ([]byte, error) { return nil, errStore }
 
 func TestHandlerStateErrorIsRetried(t *testing.T) {
-	h := NewHandler(DefaultConfig(), brokenKV{bus.NewMemKV()})
-	doc := &longDoc("kv", 1).doc
+	h := NewHandler(chunking.DefaultConfig(), brokenKV{bus.NewMemKV()})
+	doc := &chunkingtest.LongDoc("kv", 1).Doc
 	_, err := h.Handle(context.Background(), msgOf(t, doc, 1))
 	if !errors.Is(err, errStore) || bus.IsPermanent(err) {
 		t.Errorf("Handle error %v, want a retryable store error", err)
@@ -484,10 +486,10 @@ func TestHandlerStateErrorIsRetried(t *testing.T) {
 
 func TestHandlerTreatsACorruptManifestAsMissing(t *testing.T) {
 	kv := bus.NewMemKV()
-	doc := &longDoc("bad", 1).doc
+	doc := &chunkingtest.LongDoc("bad", 1).Doc
 	_ = kv.Put(context.Background(), ManifestKey(doc.DocID), []byte("{oops"))
-	out := run(t, NewHandler(DefaultConfig(), kv), doc, 1)
-	if len(out.chunks) != len(Split(doc, DefaultConfig())) {
+	out := run(t, NewHandler(chunking.DefaultConfig(), kv), doc, 1)
+	if len(out.chunks) != len(chunking.Split(doc, chunking.DefaultConfig())) {
 		t.Errorf("%d chunks", len(out.chunks))
 	}
 }
@@ -498,7 +500,7 @@ func TestNewHandlerPanicsOnAnInvalidConfig(t *testing.T) {
 			t.Error("no panic")
 		}
 	}()
-	NewHandler(Config{MinTokens: 10, MaxTokens: 5}, bus.NewMemKV())
+	NewHandler(chunking.Config{MinTokens: 10, MaxTokens: 5}, bus.NewMemKV())
 }
 
 func TestManifestKey(t *testing.T) {
@@ -552,14 +554,14 @@ func TestHandlerCutsLongTitlesInEveryEvent(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			title := strings.Repeat(tc.word, (1<<20)/len(tc.word))
-			d := newDoc("huge-title", 1)
-			d.heading(1, title)
-			d.para(tc.body)
-			d.heading(2, strings.Repeat(tc.word, 400)) // a long heading below, too
-			d.para(tc.body)
-			doc := &d.doc
+			d := chunkingtest.NewDoc("huge-title", 1)
+			d.Heading(1, title)
+			d.Para(tc.body)
+			d.Heading(2, strings.Repeat(tc.word, 400)) // a long heading below, too
+			d.Para(tc.body)
+			doc := &d.Doc
 			doc.Title, doc.TitlePath = title, []string{"notes", title}
-			out := run(t, NewHandler(DefaultConfig(), bus.NewMemKV()), doc, 1)
+			out := run(t, NewHandler(chunking.DefaultConfig(), bus.NewMemKV()), doc, 1)
 			if out.structure == nil || len(out.chunks) == 0 {
 				t.Fatalf("no structure or no chunks")
 			}

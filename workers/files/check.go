@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -74,7 +75,7 @@ func rootKey(path string) string {
 // index with. A path that does not exist is not recorded.
 func RecordRoots(ctx context.Context, state bus.KV, paths []string) error {
 	for _, p := range paths {
-		c := canonical(p)
+		c := notes.Canonical(p)
 		fi, err := os.Stat(c)
 		if err != nil {
 			continue
@@ -119,10 +120,6 @@ func Roots(ctx context.Context, state bus.KV) ([]Root, error) {
 	return out, nil
 }
 
-// Canonical is path as the files source records it: absolute, clean,
-// symlinks resolved (when it exists).
-func Canonical(path string) string { return canonical(path) }
-
 // ContentHash is the hash the files source gives a document's content.
 func ContentHash(content []byte) string {
 	sum := sha256.Sum256(content)
@@ -137,7 +134,7 @@ func ContentHash(content []byte) string {
 // parse go to onErr (which may be nil).
 func Resend(ctx context.Context, paths []string, state bus.KV, publish Publish, want func(docID string) (floor int64, ok bool), onErr func(path string, err error)) (int, error) {
 	sent := 0
-	err := walk(paths, DefaultMaxFileBytes, func(doc *schemas.DocChanged) error {
+	err := notes.Walk(paths, func(doc *schemas.DocChanged) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -163,7 +160,7 @@ func Resend(ctx context.Context, paths []string, state bus.KV, publish Publish, 
 		}
 		sent++
 		return nil
-	}, onErr, nil)
+	}, onErr)
 	return sent, err
 }
 

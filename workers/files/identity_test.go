@@ -12,9 +12,10 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // syncRun is what one Sync published.
@@ -68,7 +69,7 @@ func stateIDs(t *testing.T, kv bus.KV) map[string]string {
 
 func sourcesKV(t *testing.T) bus.KV {
 	t.Helper()
-	b := bustest.New(t)
+	b := stagetest.New(t)
 	kv, err := b.KV(context.Background(), stage.BucketSources)
 	if err != nil {
 		t.Fatal(err)
@@ -112,13 +113,13 @@ func TestMarkdownIdentity(t *testing.T) {
 
 	t.Run("ingesting a subfolder after its parent indexes nothing twice", func(t *testing.T) {
 		kv := sourcesKV(t)
-		notes := t.TempDir()
-		writeFile(t, notes, "top.md", "# Top\n\nSee [[inner]].\n")
-		writeFile(t, filepath.Join(notes, "sub"), "inner.md", "# Inner\n\nInner text.\n")
-		writeFile(t, filepath.Join(notes, "sub"), "second.md", "# Second\n\nMore.\n")
+		folder := t.TempDir()
+		writeFile(t, folder, "top.md", "# Top\n\nSee [[inner]].\n")
+		writeFile(t, filepath.Join(folder, "sub"), "inner.md", "# Inner\n\nInner text.\n")
+		writeFile(t, filepath.Join(folder, "sub"), "second.md", "# Second\n\nMore.\n")
 
-		first := syncInto(t, kv, notes)
-		sub := syncInto(t, kv, filepath.Join(notes, "sub"))
+		first := syncInto(t, kv, folder)
+		sub := syncInto(t, kv, filepath.Join(folder, "sub"))
 		if first.stats.Sent != 3 || sub.stats.Sent != 0 || sub.stats.Unchanged != 2 {
 			t.Errorf("notes: %+v; notes/sub: %+v; want the subfolder's notes unchanged", first.stats, sub.stats)
 		}
@@ -132,7 +133,7 @@ func TestMarkdownIdentity(t *testing.T) {
 				top = d
 			}
 		}
-		inner, err := ParseMarkdown(filepath.Join(notes, "sub", "inner.md"), mustRead(t, filepath.Join(notes, "sub", "inner.md")), filepath.Join(notes, "sub"))
+		inner, err := notes.ParseMarkdown(filepath.Join(folder, "sub", "inner.md"), mustRead(t, filepath.Join(folder, "sub", "inner.md")), filepath.Join(folder, "sub"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -257,4 +258,17 @@ func mustRead(t *testing.T, p string) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// writeFile writes content to name under dir and returns the path.
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }

@@ -1,3 +1,9 @@
+// Package files is the files source: it walks notes on disk (notes.Walk:
+// Markdown, SiYuan .sy) and publishes a DocChanged for every new, changed or
+// deleted document, remembering what it sent in a bus.KV (Sync, SyncFiles
+// for a watcher, Resend and Delete for exocortex check).
+//
+// It may import bus, schemas and notes; never store or another stage.
 package files
 
 import (
@@ -12,6 +18,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -54,7 +61,7 @@ type FileError struct {
 // reason is err's message without the path it starts with.
 func reason(path string, err error) string {
 	msg := err.Error()
-	for _, p := range []string{path, canonical(path)} {
+	for _, p := range []string{path, notes.Canonical(path)} {
 		for _, prefix := range []string{"markdown " + p + ": ", "siyuan " + p + ": ", p + ": "} {
 			if r, ok := strings.CutPrefix(msg, prefix); ok {
 				return r
@@ -76,9 +83,20 @@ type SyncOptions struct {
 	// OnWarning is called for every file read with a repair (see
 	// SyncStats.Warned), with what was done.
 	OnWarning func(FileError)
-	// MaxFileBytes is the largest file read (default DefaultMaxFileBytes);
-	// a larger one is reported with ErrTooLarge and skipped.
+	// MaxFileBytes is the largest file read (default notes.DefaultMaxFileBytes);
+	// a larger one is reported with notes.ErrTooLarge and skipped.
 	MaxFileBytes int64
+}
+
+// warn is the OnWarn of a sync's walk: it counts the warning in st and
+// tells OnWarning.
+func (o SyncOptions) warn(st *SyncStats) func(path, note string) {
+	return func(path, note string) {
+		st.Warned++
+		if o.OnWarning != nil {
+			o.OnWarning(FileError{Path: path, Err: note})
+		}
+	}
 }
 
 // ErrRefused is a Publish's refusal of one document before sending it (a
@@ -108,7 +126,8 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 			opts.Progress(st)
 		}
 	}
-	err := walk(paths, opts.MaxFileBytes, func(doc *schemas.DocChanged) error {
+	walk := notes.WalkOptions{MaxFileBytes: opts.MaxFileBytes, OnWarn: opts.warn(&st)}
+	err := notes.WalkWith(paths, walk, func(doc *schemas.DocChanged) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
@@ -123,7 +142,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 			// file is reported and skipped, the others go on.
 			st.Seen--
 			st.Failed++
-			failed[canonical(doc.Path)] = true
+			failed[notes.Canonical(doc.Path)] = true
 			ferrs = append(ferrs, FileError{Path: doc.Path, Err: err.Error()})
 			progress()
 			return nil
@@ -131,21 +150,16 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		return err
 	}, func(path string, err error) {
 		st.Failed++
-		failed[canonical(path)] = true
+		failed[notes.Canonical(path)] = true
 		ferrs = append(ferrs, FileError{Path: path, Err: reason(path, err)})
 		progress()
-	}, func(path, note string) {
-		st.Warned++
-		if opts.OnWarning != nil {
-			opts.OnWarning(FileError{Path: path, Err: note})
-		}
 	})
 	if err != nil {
 		return st, ferrs, err
 	}
 
 	roots := folderRoots(paths)
-	igs := map[string]*Ignore{}
+	igs := map[string]*notes.Ignore{}
 	keys, err := state.Keys(ctx)
 	if err != nil {
 		return st, ferrs, err
@@ -159,7 +173,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		if err != nil || prev == nil || !filepath.IsAbs(prev.Path) {
 			continue // files record absolute paths; anything else is not theirs
 		}
-		path := canonical(prev.Path)
+		path := notes.Canonical(prev.Path)
 		if failed[path] {
 			continue // unreadable this time: keep what the index has
 		}
@@ -170,7 +184,7 @@ func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, op
 		case !gone && ignoredUnder(path, roots, igs):
 			// Left out of a folder walked now (a .gitignore, say): it goes
 			// from the index as the walk left it out.
-		case markdown && !gone && MarkdownDocID(path) != docID && seen[MarkdownDocID(path)]:
+		case markdown && !gone && notes.MarkdownDocID(path) != docID && seen[notes.MarkdownDocID(path)]:
 			// An id from before ids were per file (relative to the folder
 			// ingested): the file was just sent under its own id.
 		case gone && underAny(path, roots):
@@ -283,21 +297,21 @@ func folderRoots(paths []string) []string {
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		out = append(out, canonical(p))
+		out = append(out, notes.Canonical(p))
 	}
 	return out
 }
 
 // ignoredUnder reports whether path, under one of roots, is left out by
-// that folder's rules (see Ignore).
-func ignoredUnder(path string, roots []string, igs map[string]*Ignore) bool {
+// that folder's rules (see notes.Ignore).
+func ignoredUnder(path string, roots []string, igs map[string]*notes.Ignore) bool {
 	for _, r := range roots {
 		if !strings.HasPrefix(path, r+string(filepath.Separator)) {
 			continue
 		}
 		ig := igs[r]
 		if ig == nil {
-			ig = NewIgnore(r)
+			ig = notes.NewIgnore(r)
 			igs[r] = ig
 		}
 		if ig.Skip(path, false) {

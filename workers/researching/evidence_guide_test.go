@@ -11,14 +11,15 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	rs "github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
 	"github.com/exocortex/exocortex/workers/researching"
 )
@@ -183,7 +184,7 @@ func indexDatedNotes(t *testing.T) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	root := t.TempDir()
-	ch := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	ch := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	ix := index.NewHandler(st)
 	for _, n := range meetingNotes {
 		path := filepath.Join(root, n.name)
@@ -193,7 +194,7 @@ func indexDatedNotes(t *testing.T) *store.Store {
 		if err := os.Chtimes(path, n.date, n.date); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := files.ParseMarkdown(path, []byte(n.text), root)
+		doc, err := notes.ParseMarkdown(path, []byte(n.text), root)
 		if err != nil {
 			t.Fatal(err)
 		}

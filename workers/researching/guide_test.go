@@ -10,12 +10,13 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
 	"github.com/exocortex/exocortex/workers/researching"
 )
@@ -35,9 +36,9 @@ func indexGuide(t *testing.T) *store.Store {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { st.Close() })
-	ch := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	ch := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	ix := index.NewHandler(st)
-	err = files.Walk([]string{guideNotebook}, func(doc *schemas.DocChanged) error {
+	err = notes.Walk([]string{guideNotebook}, func(doc *schemas.DocChanged) error {
 		evs, err := ch.Handle(ctx, invMsg(t, doc))
 		if err != nil {
 			return err

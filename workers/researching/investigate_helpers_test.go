@@ -11,23 +11,24 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
 	"github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // invIndexNotes writes Markdown notes (name -> content) to a folder and
 // indexes them as ingestion does: the files reader, the chunk stage's
 // handler, the index stage's handler, into a real SQLite store.
-func invIndexNotes(t testing.TB, notes map[string]string) *store.Store {
+func invIndexNotes(t testing.TB, texts map[string]string) *store.Store {
 	t.Helper()
 	ctx := context.Background()
 	st, err := store.Open(filepath.Join(t.TempDir(), "exocortex.db"))
@@ -36,19 +37,19 @@ func invIndexNotes(t testing.TB, notes map[string]string) *store.Store {
 	}
 	t.Cleanup(func() { st.Close() })
 	root := t.TempDir()
-	ch := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	ch := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	ix := index.NewHandler(st)
-	names := make([]string, 0, len(notes))
-	for n := range notes {
+	names := make([]string, 0, len(texts))
+	for n := range texts {
 		names = append(names, n)
 	}
 	sort.Strings(names)
 	for _, name := range names {
 		path := filepath.Join(root, name)
-		if err := os.WriteFile(path, []byte(notes[name]), 0o644); err != nil {
+		if err := os.WriteFile(path, []byte(texts[name]), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := files.ParseMarkdown(path, []byte(notes[name]), root)
+		doc, err := notes.ParseMarkdown(path, []byte(texts[name]), root)
 		if err != nil {
 			t.Fatalf("parse %s: %v", name, err)
 		}
@@ -110,7 +111,7 @@ type invEnv struct {
 // provider answering with pf (nil: no provider).
 func newInvEnv(t testing.TB, notes map[string]string, pf *llmtest.PlanFacts, ackWait time.Duration) *invEnv {
 	t.Helper()
-	e := &invEnv{t: t, b: bustest.New(t), st: invIndexNotes(t, notes), pf: pf, specs: map[string]bus.StageSpec{},
+	e := &invEnv{t: t, b: stagetest.New(t), st: invIndexNotes(t, notes), pf: pf, specs: map[string]bus.StageSpec{},
 		findings: make(chan *schemas.ResearchFinding, 100)}
 	if pf != nil {
 		e.srv = llmtest.New(t)

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/retrieval"
@@ -174,9 +175,9 @@ func (p *planner) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		return nil, bus.Permanent(fmt.Errorf("research request: %w", err))
 	}
 	log := zerolog.Ctx(ctx).With().Str("research_id", req.ResearchID).Logger()
-	lang := req.Lang
-	if lang == "" {
-		lang = retrieval.QuestionLang(req.Question)
+	language := req.Lang
+	if language == "" {
+		language = lang.DetectLang(req.Question)
 	}
 	n, wall, budget := p.budget(req)
 	started := req.RequestedAt
@@ -186,7 +187,7 @@ func (p *planner) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 	if started.IsZero() {
 		started = p.now()
 	}
-	plan, err := p.plan(ctx, m, req, lang, n, budget)
+	plan, err := p.plan(ctx, m, req, language, n, budget)
 	if err != nil {
 		return nil, err
 	}
@@ -198,7 +199,7 @@ func (p *planner) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 	var lines []string
 	for i, s := range plan.subs {
 		t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(plan.subs),
-			Question: s.Question, Why: s.Why, Lang: lang, Mode: plan.mode, Budget: budget, Deadline: deadline, Original: req.Question,
+			Question: s.Question, Why: s.Why, Lang: language, Mode: plan.mode, Budget: budget, Deadline: deadline, Original: req.Question,
 			IncludeReports: req.IncludeReports, PlanCalls: plan.calls}
 		if plan.mode == schemas.ResearchSynthesis {
 			t.PlanReason = plan.reason

@@ -16,16 +16,17 @@ import (
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // rpNotes are the notes the report tests cite: real documents, chunked and
@@ -74,7 +75,7 @@ func rpIndexNotes(t *testing.T) *rpIndex {
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := files.ParseMarkdown(path, []byte(text), dir)
+		doc, err := notes.ParseMarkdown(path, []byte(text), dir)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -93,7 +94,7 @@ func rpIndexDocs(t *testing.T, docs []*schemas.DocChanged) *rpIndex {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	h := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	h := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	var docIDs []string
 	for _, doc := range docs {
 		name := doc.DocID
@@ -192,7 +193,7 @@ func rpStart(t *testing.T, opts llmtest.DraftReportOptions, withProvider bool, d
 
 func rpStartOn(t *testing.T, ix *rpIndex, opts llmtest.DraftReportOptions, withProvider bool, draftWorkers int) *rpRig {
 	t.Helper()
-	rig := &rpRig{b: bustest.New(t, researching.DraftReportSpecs()...), ix: ix}
+	rig := &rpRig{b: stagetest.New(t, researching.DraftReportSpecs()...), ix: ix}
 	ctx, cancel := context.WithCancel(context.Background())
 	if err := ctx.Err(); err != nil {
 		t.Fatal(err)
@@ -601,11 +602,11 @@ func TestAReportOnTheSiYuanGuideCitesItsBlocksWithDeepLinks(t *testing.T) {
 	if err != nil {
 		t.Skipf("the SiYuan guide is not here (%v): it lives in shared/eval/siyuan-guide", err)
 	}
-	nb, err := files.LoadNotebook(rpGuide)
+	nb, err := notes.LoadNotebook(rpGuide)
 	if err != nil {
 		t.Fatal(err)
 	}
-	doc, err := files.ParseSiYuan(path, content, nb)
+	doc, err := notes.ParseSiYuan(path, content, nb)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -654,7 +655,7 @@ func TestAReportOnNotesThatDisagreeStatesBothSidesOfEachWithTheirOwnCitation(t *
 		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		doc, err := files.ParseMarkdown(path, []byte(text), dir)
+		doc, err := notes.ParseMarkdown(path, []byte(text), dir)
 		if err != nil {
 			t.Fatal(err)
 		}

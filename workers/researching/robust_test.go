@@ -14,7 +14,6 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/bus/bustest"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	rs "github.com/exocortex/exocortex/research"
@@ -23,6 +22,7 @@ import (
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/researching"
 	"github.com/exocortex/exocortex/workers/stage"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // The kinds of research request, by their prompts' markers.
@@ -132,7 +132,7 @@ func newFullRig(t *testing.T, notes map[string]string, sh *shaper, draft rs.Draf
 	t.Helper()
 	specs := append(researching.PlanSpecs(), researching.DraftReportSpecs()...)
 	collect := bus.StageSpec{Name: "collect_tasks", Stream: stage.StreamResearch, Filters: []string{schemas.SubjectResearchTask}}
-	r := &fullRig{t: t, b: bustest.New(t, append(specs, collect)...), st: invIndexNotes(t, notes), sh: sh}
+	r := &fullRig{t: t, b: stagetest.New(t, append(specs, collect)...), st: invIndexNotes(t, notes), sh: sh}
 	var router *llm.Router
 	if sh != nil {
 		r.srv = llmtest.New(t)

@@ -14,14 +14,15 @@ import (
 
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/chunking"
 	"github.com/exocortex/exocortex/eval"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/vectors/qdrantfake"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
 	"github.com/exocortex/exocortex/workers/retrieve"
 )
@@ -79,7 +80,7 @@ func indexBoth(t *testing.T, docs func(fn func(*schemas.DocChanged) error) error
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { vs.Close() })
-	ch := chunk.NewHandler(chunk.DefaultConfig(), bus.NewMemKV())
+	ch := chunk.NewHandler(chunking.DefaultConfig(), bus.NewMemKV())
 	ix, err := index.NewWithVectors(index.DefaultConfig(), st, vs)
 	if err != nil {
 		t.Fatal(err)
@@ -241,7 +242,7 @@ func TestRetrieveOnQdrantWithoutSQLiteMatchesTheIndexOnTheSiYuanGuide(t *testing
 		t.Fatal(err)
 	}
 	st, addr := indexBoth(t, func(fn func(*schemas.DocChanged) error) error {
-		return files.Walk([]string{guideNotes}, fn, func(path string, err error) { t.Errorf("%s: %v", path, err) })
+		return notes.Walk([]string{guideNotes}, fn, func(path string, err error) { t.Errorf("%s: %v", path, err) })
 	})
 	stage, _ := statelessRetrieve(t, addr)
 	overlap, first := compareLexical(t, st, stage, set.Questions)

@@ -144,7 +144,7 @@ type Deps struct {
 	// Stage is the declaration being built.
 	Stage Declaration
 	// Config holds the stages' own configuration values, one per type (a
-	// chunk.Config, a research config...); a stage finds its own with
+	// chunking.Config, a research config...); a stage finds its own with
 	// ConfigOf and uses its defaults when there is none.
 	Config []any
 	Log    zerolog.Logger

@@ -9,7 +9,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/notes"
 )
 
 // ListFile is the watch list inside a data directory: one folder a line
@@ -60,7 +60,7 @@ func AddToList(dataDir string, paths []string) ([]string, error) {
 		if err != nil || !fi.IsDir() {
 			continue
 		}
-		c := files.Canonical(p)
+		c := notes.Canonical(p)
 		if slices.Contains(have, c) || slices.Contains(added, c) {
 			continue
 		}
@@ -91,7 +91,7 @@ func Union(lists ...[]string) []string {
 	var out []string
 	for _, l := range lists {
 		for _, p := range l {
-			c := files.Canonical(p)
+			c := notes.Canonical(p)
 			if !slices.Contains(out, c) {
 				out = append(out, c)
 			}

@@ -32,6 +32,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/files"
 )
@@ -55,7 +56,7 @@ type Config struct {
 	Poll bool
 	// PollEvery is the polling scan's period (default 1s).
 	PollEvery time.Duration
-	// MaxFileBytes is the largest file read (default files.DefaultMaxFileBytes).
+	// MaxFileBytes is the largest file read (default notes.DefaultMaxFileBytes).
 	MaxFileBytes int64
 }
 
@@ -134,7 +135,7 @@ type Source struct {
 // root is one watched folder.
 type root struct {
 	path   string
-	ignore *files.Ignore
+	ignore *notes.Ignore
 	poll   bool
 	why    string
 	idx    int // in status.Folders
@@ -159,12 +160,12 @@ func New(cfg Config, state bus.KV, publish files.Publish, log zerolog.Logger) (*
 	s := &Source{cfg: cfg, state: state, publish: publish, log: log.With().Str("source", "watch").Logger(), known: map[string]files.Remembered{}}
 	seen := map[string]bool{}
 	for _, f := range cfg.Folders {
-		c := files.Canonical(f)
+		c := notes.Canonical(f)
 		if seen[c] {
 			continue
 		}
 		seen[c] = true
-		r := &root{path: c, ignore: files.NewIgnore(c), dirs: map[string]bool{}, idx: len(s.roots)}
+		r := &root{path: c, ignore: notes.NewIgnore(c), dirs: map[string]bool{}, idx: len(s.roots)}
 		s.roots = append(s.roots, r)
 		s.status.Folders = append(s.status.Folders, Folder{Path: c, Mode: ModeInotify})
 	}
@@ -351,7 +352,7 @@ func (s *Source) reconcile(ctx context.Context) {
 
 // sent keeps what was published in known and the counts.
 func (s *Source) sent(ev *schemas.DocChanged) {
-	p := files.Canonical(ev.Path)
+	p := notes.Canonical(ev.Path)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if ev.Deleted {
@@ -465,7 +466,7 @@ func (s *Source) event(w *fsnotify.Watcher, ev fsnotify.Event, pending map[strin
 			s.touch(r, p, pending)
 			return
 		}
-		if files.IsDocument(p) && !r.ignore.Skip(p, false) {
+		if notes.IsDocument(p) && !r.ignore.Skip(p, false) {
 			s.touch(r, p, pending)
 		}
 	case ev.Has(fsnotify.Remove), ev.Has(fsnotify.Rename):
@@ -477,11 +478,11 @@ func (s *Source) event(w *fsnotify.Watcher, ev fsnotify.Event, pending map[strin
 			s.touch(r, p, pending)
 			return
 		}
-		if files.IsDocument(p) || s.knownUnder(p) {
+		if notes.IsDocument(p) || s.knownUnder(p) {
 			s.touch(r, p, pending)
 		}
 	case ev.Has(fsnotify.Write):
-		if files.IsDocument(p) && !r.ignore.Skip(p, false) {
+		if notes.IsDocument(p) && !r.ignore.Skip(p, false) {
 			s.touch(r, p, pending)
 		}
 	}
@@ -631,7 +632,7 @@ func (s *Source) scan(r *root) map[string]fileStamp {
 			}
 			return nil
 		}
-		if d.IsDir() || !files.IsDocument(p) {
+		if d.IsDir() || !notes.IsDocument(p) {
 			if d.Name() == ".gitignore" {
 				return nil
 			}

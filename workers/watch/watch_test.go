@@ -12,8 +12,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/store"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/watch"
 )
 
@@ -65,7 +65,7 @@ func paths(t testing.TB, sys *system.System, query string) []string {
 func foundAt(t testing.TB, sys *system.System, query string, want ...string) time.Duration {
 	t.Helper()
 	for i := range want {
-		want[i] = files.Canonical(want[i])
+		want[i] = notes.Canonical(want[i])
 	}
 	slices.Sort(want)
 	start := time.Now()
@@ -229,10 +229,10 @@ func TestTheWatchListKeepsEachFolderOnce(t *testing.T) {
 		t.Errorf("second add: %v, %v; want nothing new", added, err)
 	}
 	got, err := watch.ReadList(data)
-	if err != nil || !slices.Equal(got, []string{files.Canonical(a), files.Canonical(b)}) {
+	if err != nil || !slices.Equal(got, []string{notes.Canonical(a), notes.Canonical(b)}) {
 		t.Errorf("list: %v, %v", got, err)
 	}
-	if u := watch.Union([]string{b}, got); !slices.Equal(u, []string{files.Canonical(b), files.Canonical(a)}) {
+	if u := watch.Union([]string{b}, got); !slices.Equal(u, []string{notes.Canonical(b), notes.Canonical(a)}) {
 		t.Errorf("union: %v", u)
 	}
 }

@@ -1,4 +1,4 @@
-package chunk_test
+package chunking_test
 
 import (
 	"fmt"
@@ -9,9 +9,9 @@ import (
 	"testing"
 	"unicode"
 
+	"github.com/exocortex/exocortex/chunking"
+	"github.com/exocortex/exocortex/notes"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
 )
 
 // ownText is a block's rendered text without its Markdown marks: a list
@@ -33,7 +33,7 @@ func ownText(t string) string {
 //   - every byte of a chunk's text that is not space is inside a span.
 //
 // It returns how many spans were of parts or overlaps (not a whole block).
-func checkSpans(t *testing.T, name string, doc *schemas.DocChanged, pieces []chunk.Piece) (partial int) {
+func checkSpans(t *testing.T, name string, doc *schemas.DocChanged, pieces []chunking.Piece) (partial int) {
 	t.Helper()
 	text := map[string]string{}
 	for _, b := range doc.Blocks {
@@ -121,7 +121,7 @@ func sentences(prefix string, n int) string {
 }
 
 func TestBlockSpansHoldEachBlocksText(t *testing.T) {
-	cfg := chunk.Config{MinTokens: 60, MaxTokens: 100, OverlapTokens: 15}
+	cfg := chunking.Config{MinTokens: 60, MaxTokens: 100, OverlapTokens: 15}
 
 	// Lists nested in lists, a quote holding paragraphs, a container with
 	// text of its own and children, an oversize paragraph cut into parts,
@@ -155,7 +155,7 @@ func TestBlockSpansHoldEachBlocksText(t *testing.T) {
 		b.add(schemas.BlockParagraph, "", 0, fmt.Sprintf("Абзац %d рассказывает о блоках, фрагментах и цитатах в длинной заметке. Ещё одно предложение о ссылках.", i))
 	}
 
-	pieces := chunk.Split(&b.doc, cfg)
+	pieces := chunking.Split(&b.doc, cfg)
 	if len(pieces) < 5 {
 		t.Fatalf("the fixture gives only %d chunks", len(pieces))
 	}
@@ -179,10 +179,10 @@ func TestBlockSpansHoldEachBlocksText(t *testing.T) {
 }
 
 func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
-	cfg := chunk.DefaultConfig()
-	small := chunk.Config{MinTokens: 40, MaxTokens: 80, OverlapTokens: 12}
+	cfg := chunking.DefaultConfig()
+	small := chunking.Config{MinTokens: 40, MaxTokens: 80, OverlapTokens: 12}
 	var docs []*schemas.DocChanged
-	vault := filepath.Join("..", "files", "testdata", "vault")
+	vault := filepath.Join("..", "notes", "testdata", "vault")
 	err := filepath.WalkDir(vault, func(path string, d os.DirEntry, err error) error {
 		if err != nil || d.IsDir() || filepath.Ext(path) != ".md" || strings.Contains(path, "broken") {
 			return err
@@ -191,7 +191,7 @@ func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		doc, err := files.ParseMarkdown(path, data, vault)
+		doc, err := notes.ParseMarkdown(path, data, vault)
 		if err != nil {
 			return err
 		}
@@ -201,11 +201,11 @@ func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	guide := filepath.Join("..", "..", "..", "shared", "eval", "siyuan-guide", "20210808180117-6v0mkxr")
+	guide := filepath.Join("..", "..", "shared", "eval", "siyuan-guide", "20210808180117-6v0mkxr")
 	if _, err := os.Stat(guide); err != nil {
 		t.Logf("no SiYuan guide at %s (%v): only the Markdown vault", guide, err)
 	} else {
-		nb, err := files.LoadNotebook(guide)
+		nb, err := notes.LoadNotebook(guide)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -217,7 +217,7 @@ func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			doc, err := files.ParseSiYuan(path, data, nb)
+			doc, err := notes.ParseSiYuan(path, data, nb)
 			if err != nil {
 				return err
 			}
@@ -230,8 +230,8 @@ func TestBlockSpansOfMarkdownAndSiYuanFiles(t *testing.T) {
 	}
 	chunks, spans, partial := 0, 0, 0
 	for _, doc := range docs {
-		for _, c := range []chunk.Config{cfg, small} {
-			pieces := chunk.Split(doc, c)
+		for _, c := range []chunking.Config{cfg, small} {
+			pieces := chunking.Split(doc, c)
 			partial += checkSpans(t, fmt.Sprintf("%s (max %d)", doc.Path, c.MaxTokens), doc, pieces)
 			chunks += len(pieces)
 			for _, p := range pieces {

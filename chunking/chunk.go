@@ -1,4 +1,4 @@
-package chunk
+package chunking
 
 import (
 	"crypto/sha256"
@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -29,7 +30,7 @@ type Piece struct {
 	// the chunk's first own block; a top heading that reads as the title (a
 	// Markdown note's "# Title") is not repeated.
 	SectionPath []string
-	// Lang is DetectLang(Text).
+	// Lang is lang.DetectLang(Text).
 	Lang string
 	// BlockIDs are the blocks whose text the chunk covers, in document order; a
 	// container comes before its children when its whole subtree is inside.
@@ -45,7 +46,7 @@ type Piece struct {
 	BlockSpans []schemas.BlockSpan
 	// Refs are the sorted, unique refs of the covered blocks.
 	Refs []string
-	// Tokens is EstimateTokens(Text), never above MaxTokens.
+	// Tokens is lang.EstimateTokens(Text), never above MaxTokens.
 	Tokens int
 	// Hash is the sha256 (hex) of Text.
 	Hash string
@@ -223,7 +224,7 @@ func (s *splitter) prepare(n *node, depth int) {
 			t = s.bullet + t
 			s.bullet = ""
 		}
-		n.text, n.tokens, n.hasText = t, EstimateTokens(t), true
+		n.text, n.tokens, n.hasText = t, lang.EstimateTokens(t), true
 	}
 	n.sub = n.tokens
 	for _, c := range n.children {
@@ -302,7 +303,7 @@ func (s *splitter) splitBlock(n *node) {
 	emit := func(end int) {
 		if t := strings.TrimSpace(text[start:end]); t != "" {
 			u := unit{ids: []string{n.block.ID}, first: n.index, text: t,
-				tokens: EstimateTokens(t), leaf: n.block.ID, part: k,
+				tokens: lang.EstimateTokens(t), leaf: n.block.ID, part: k,
 				spans: []schemas.BlockSpan{{ID: n.block.ID, Start: 0, End: len(t)}}}
 			if k == 0 {
 				u.heading = n.heading()
@@ -423,92 +424,124 @@ func (s *splitter) render(spans []span) []Piece {
 		base = []string{s.doc.Title}
 	}
 	pieces := make([]Piece, 0, len(spans))
-	var prevOwn string
-	var prevSpans []schemas.BlockSpan
+	var prev joined // the previous chunk's own text
 	var prevLast *unit
 	for k, sp := range spans {
 		units := s.units[sp.lo:sp.hi]
-		texts := make([]string, len(units))
-		var ids []string
-		var ownSpans []schemas.BlockSpan
-		var key strings.Builder
-		seen := make(map[string]bool)
-		at := 0
-		for i := range units {
-			u := &units[i]
-			texts[i] = u.text
-			if i > 0 {
-				at += len("\n\n")
-			}
-			for _, b := range u.spans {
-				ownSpans = append(ownSpans, schemas.BlockSpan{ID: b.ID, Start: at + b.Start, End: at + b.End})
-			}
-			at += len(u.text)
-			for _, id := range u.ids {
-				if !seen[id] {
-					seen[id] = true
-					ids = append(ids, id)
-				}
-			}
-		}
-		own := strings.Join(texts, "\n\n")
-		text := own
-		blockSpans := ownSpans
+		own := joinUnits(units)
+		text, blockSpans := own.text, own.spans
 		first := &units[0]
 		if k > 0 && !first.sectionStart() {
-			if tail := overlap(prevOwn, min(s.cfg.OverlapTokens, s.cfg.MaxTokens-sp.own)); tail != "" {
-				sep := "\n\n"
-				if first.leaf != "" && prevLast.leaf == first.leaf {
-					sep = " " // the same block goes on
-				}
-				text = tail + sep + own
-				blockSpans = append(clipSpans(prevSpans, len(prevOwn)-len(tail)), shiftSpans(ownSpans, len(tail)+len(sep))...)
-			}
+			text, blockSpans = s.withOverlap(prev, prevLast, own, first, sp.own)
 		}
-		key.WriteString(strings.Join(ids, ","))
-		parts := 0
-		for i := range units {
-			if u := &units[i]; u.leaf != "" {
-				if parts == 0 {
-					key.WriteByte('|')
-				} else {
-					key.WriteByte(',')
-				}
-				key.WriteString(u.leaf + "#" + strconv.Itoa(u.part))
-				parts++
-			}
-		}
-		idSum := sha256.Sum256([]byte(key.String()))
 		sum := sha256.Sum256([]byte(text))
-		// A heading in the path is cut like a title (schemas.MaxTitleRunes):
-		// every chunk below it repeats it; its block keeps the full text.
-		heads := s.paths[first.first]
-		if slices.ContainsFunc(heads, func(h string) bool { return schemas.BoundTitle(h) != h }) {
-			heads = slices.Clone(heads)
-			for i, h := range heads {
-				heads[i] = schemas.BoundTitle(h)
-			}
-		}
-		if len(base) > 0 && len(heads) > 0 && sameHeading(heads[0], base[len(base)-1]) {
-			heads = heads[1:] // the title's own heading (a Markdown note's first "# Title")
-		}
-		path := make([]string, 0, len(base)+len(heads))
-		path = append(append(path, base...), heads...)
 		pieces = append(pieces, Piece{
-			ID:          s.doc.DocID + ":" + hex.EncodeToString(idSum[:8]),
+			ID:          chunkID(s.doc.DocID, own.ids, units),
 			Ordinal:     k,
 			Text:        text,
-			SectionPath: path,
-			Lang:        DetectLang(text),
-			BlockIDs:    ids,
+			SectionPath: s.sectionPath(base, first),
+			Lang:        lang.DetectLang(text),
+			BlockIDs:    own.ids,
 			BlockSpans:  blockSpans,
-			Refs:        s.refs(ids),
-			Tokens:      EstimateTokens(text),
+			Refs:        s.refs(own.ids),
+			Tokens:      lang.EstimateTokens(text),
 			Hash:        hex.EncodeToString(sum[:]),
 		})
-		prevOwn, prevSpans, prevLast = own, ownSpans, &units[len(units)-1]
+		prev, prevLast = own, &units[len(units)-1]
 	}
 	return pieces
+}
+
+// joined is a chunk's own text: its units' text, separated by blank lines,
+// the spans of their blocks in it, and the ids of the blocks it covers.
+type joined struct {
+	text  string
+	spans []schemas.BlockSpan
+	ids   []string
+}
+
+// joinUnits joins units into a chunk's own text.
+func joinUnits(units []unit) joined {
+	texts := make([]string, len(units))
+	var j joined
+	seen := make(map[string]bool)
+	at := 0
+	for i := range units {
+		u := &units[i]
+		texts[i] = u.text
+		if i > 0 {
+			at += len("\n\n")
+		}
+		for _, b := range u.spans {
+			j.spans = append(j.spans, schemas.BlockSpan{ID: b.ID, Start: at + b.Start, End: at + b.End})
+		}
+		at += len(u.text)
+		for _, id := range u.ids {
+			if !seen[id] {
+				seen[id] = true
+				j.ids = append(j.ids, id)
+			}
+		}
+	}
+	j.text = strings.Join(texts, "\n\n")
+	return j
+}
+
+// withOverlap starts a chunk that continues a section (own, from first on,
+// of ownTokens tokens) with the tail of the previous chunk's own text (prev,
+// ending with prevLast): its text and block spans.
+func (s *splitter) withOverlap(prev joined, prevLast *unit, own joined, first *unit, ownTokens int) (string, []schemas.BlockSpan) {
+	tail := overlap(prev.text, min(s.cfg.OverlapTokens, s.cfg.MaxTokens-ownTokens))
+	if tail == "" {
+		return own.text, own.spans
+	}
+	sep := "\n\n"
+	if first.leaf != "" && prevLast.leaf == first.leaf {
+		sep = " " // the same block goes on
+	}
+	spans := append(clipSpans(prev.spans, len(prev.text)-len(tail)), shiftSpans(own.spans, len(tail)+len(sep))...)
+	return tail + sep + own.text, spans
+}
+
+// chunkID is a chunk's id: the document id, ':' and 16 hex digits of the
+// sha256 of the ids of the blocks it covers and the part numbers of the
+// split blocks among its units.
+func chunkID(docID string, ids []string, units []unit) string {
+	var key strings.Builder
+	key.WriteString(strings.Join(ids, ","))
+	parts := 0
+	for i := range units {
+		if u := &units[i]; u.leaf != "" {
+			if parts == 0 {
+				key.WriteByte('|')
+			} else {
+				key.WriteByte(',')
+			}
+			key.WriteString(u.leaf + "#" + strconv.Itoa(u.part))
+			parts++
+		}
+	}
+	idSum := sha256.Sum256([]byte(key.String()))
+	return docID + ":" + hex.EncodeToString(idSum[:8])
+}
+
+// sectionPath is the section path of a chunk whose first own unit is first:
+// the title path base, then the headings in force there.
+func (s *splitter) sectionPath(base []string, first *unit) []string {
+	// A heading in the path is cut like a title (schemas.MaxTitleRunes):
+	// every chunk below it repeats it; its block keeps the full text.
+	heads := s.paths[first.first]
+	if slices.ContainsFunc(heads, func(h string) bool { return schemas.BoundTitle(h) != h }) {
+		heads = slices.Clone(heads)
+		for i, h := range heads {
+			heads[i] = schemas.BoundTitle(h)
+		}
+	}
+	if len(base) > 0 && len(heads) > 0 && sameHeading(heads[0], base[len(base)-1]) {
+		heads = heads[1:] // the title's own heading (a Markdown note's first "# Title")
+	}
+	path := make([]string, 0, len(base)+len(heads))
+	return append(append(path, base...), heads...)
 }
 
 // clipSpans keeps what of spans lies at or after from, moved to start at 0
@@ -565,7 +598,7 @@ func overlap(text string, budget int) string {
 	pos, sum := len(text), 0
 	k := len(starts) - 1
 	for ; k >= 0; k-- {
-		t := EstimateTokens(text[starts[k]:pos])
+		t := lang.EstimateTokens(text[starts[k]:pos])
 		if sum+t > budget {
 			break
 		}
@@ -578,7 +611,7 @@ func overlap(text string, budget int) string {
 		wordsOf(sentence, func(a, _ int) { words = append(words, a) })
 		end := len(sentence)
 		for w := len(words) - 1; w >= 0; w-- {
-			t := EstimateTokens(sentence[words[w]:end])
+			t := lang.EstimateTokens(sentence[words[w]:end])
 			if sum+t > budget {
 				break
 			}
@@ -595,13 +628,13 @@ func overlap(text string, budget int) string {
 // long. Ranges cover text; t is the estimate of text[a:b].
 func atoms(text string, limit int, fn func(a, b, t int)) {
 	sentences(text, func(a, b int) {
-		if t := EstimateTokens(text[a:b]); t <= limit {
+		if t := lang.EstimateTokens(text[a:b]); t <= limit {
 			fn(a, b, t)
 			return
 		}
 		wordsOf(text[a:b], func(wa, wb int) {
 			wa, wb = wa+a, wb+a
-			if t := EstimateTokens(text[wa:wb]); t <= limit {
+			if t := lang.EstimateTokens(text[wa:wb]); t <= limit {
 				fn(wa, wb, t)
 				return
 			}
@@ -613,7 +646,7 @@ func atoms(text string, limit int, fn func(a, b, t int)) {
 					end += size
 					n++
 				}
-				fn(wa, end, EstimateTokens(text[wa:end]))
+				fn(wa, end, lang.EstimateTokens(text[wa:end]))
 				wa = end
 			}
 		})

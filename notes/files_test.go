@@ -1,4 +1,4 @@
-package files
+package notes
 
 import (
 	"crypto/sha256"
@@ -14,7 +14,7 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 )
 
-const guideDir = "../../../shared/eval/siyuan-guide"
+const guideDir = "../../shared/eval/siyuan-guide"
 
 // walkAll walks paths and returns the documents and the errors by path.
 func walkAll(t *testing.T, paths ...string) ([]*schemas.DocChanged, map[string]error) {

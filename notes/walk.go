@@ -1,7 +1,9 @@
-// Package files turns documents on disk into DocChanged events: Markdown
+// Package notes reads notes on disk into DocChanged events: Markdown
 // files (an Obsidian-style vault or any folder of notes) and SiYuan .sy files
 // (a notebook folder from SiYuan's data directory). It is pure Go and knows
-// nothing of the bus: the caller stamps and publishes the events.
+// nothing of the bus: the caller (the files source, workers/files; exocortex
+// eval) stamps and publishes the events. It may import schemas; never bus,
+// store or workers/.
 //
 // Block ids: SiYuan blocks keep their own ids. Markdown blocks get
 // DocID + "#" + a hash of the block's type and source, so an edit changes the
@@ -11,7 +13,7 @@
 // Markdown) or is a pure container whose text lives in paragraph children (for
 // SiYuan, as SiYuan stores it). Nested lists and other blocks of an item are its
 // children in both.
-package files
+package notes
 
 import (
 	"errors"
@@ -42,7 +44,20 @@ import (
 // MarkdownDocID). Paths are walked with symlinks resolved. A .sy file belongs to the notebook folder above it (see
 // LoadNotebook).
 func Walk(paths []string, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
-	return walk(paths, DefaultMaxFileBytes, fn, onErr, nil)
+	return WalkWith(paths, WalkOptions{}, fn, onErr)
+}
+
+// WalkOptions tunes a walk (WalkWith, WalkUnder); the zero value is Walk's.
+type WalkOptions struct {
+	// MaxFileBytes is the largest file read (DefaultMaxFileBytes when 0 or
+	// less); a larger one is reported to onErr with ErrTooLarge and skipped.
+	MaxFileBytes int64
+	// OnWarn, when set, is told what was done to read a file that is not
+	// UTF-8 or whose front matter is broken (the file is still handed to fn).
+	OnWarn func(path, note string)
+	// Ignore is WalkUnder's rules of its root (a watcher's own, kept across
+	// walks); nil: the root's own rules, read afresh.
+	Ignore *Ignore
 }
 
 // DefaultMaxFileBytes is the largest file Walk reads: 64 MiB. A larger one is
@@ -52,19 +67,21 @@ const DefaultMaxFileBytes = 64 << 20
 // ErrTooLarge is the error of a file over the size limit.
 var ErrTooLarge = errors.New("file too large")
 
-// walk is Walk with a size limit and onWarn, told what was done to read a
-// file that is not UTF-8 (which is still handed to fn).
-func walk(paths []string, maxBytes int64, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error), onWarn func(path, note string)) error {
+// WalkWith is Walk with opts' size limit and OnWarn (opts.Ignore is not
+// used: each folder's own rules are read).
+func WalkWith(paths []string, opts WalkOptions, fn func(doc *schemas.DocChanged) error, onErr func(path string, err error)) error {
+	maxBytes := opts.MaxFileBytes
 	if maxBytes <= 0 {
 		maxBytes = DefaultMaxFileBytes
 	}
+	onWarn := opts.OnWarn
 	if onErr == nil {
 		onErr = func(string, error) {}
 	}
 	abs := make([]string, len(paths))
 	infos := make([]os.FileInfo, len(paths))
 	for i, p := range paths {
-		a := canonical(p) // a folder named through a symlink is walked as itself
+		a := Canonical(p) // a folder named through a symlink is walked as itself
 		info, err := os.Stat(a)
 		if err != nil {
 			return fmt.Errorf("walk: %w", err)

@@ -1,18 +1,18 @@
-// Package chunk is the chunk stage: it turns a document's blocks
-// (schemas.DocChanged) into block-aware chunks (schemas.ChunkCreated) and the
-// document's skeleton (schemas.DocStructure).
+// Package chunking is the chunker: Split cuts a document's blocks
+// (schemas.DocChanged) into block-aware chunks (Piece): section paths, block
+// spans, overlap and the instruction flags of blocks addressed to a model.
+// It is pure and deterministic. The chunk stage (workers/chunk) runs it on
+// the bus; exocortex eval and the tests run it directly.
 //
-// Split is the pure chunker; NewHandler wraps it into a bus.Handler that keeps
-// a manifest per document in a bus.KV, so that only new and changed chunks are
-// emitted and removed ones become tombstones.
-package chunk
+// It may import schemas, lang and analysis; never bus, store or workers/.
+package chunking
 
 import (
 	"errors"
 	"fmt"
 )
 
-// Config sizes the chunks. Sizes are in estimated XLM-R tokens (EstimateTokens).
+// Config sizes the chunks. Sizes are in estimated XLM-R tokens (lang.EstimateTokens).
 type Config struct {
 	// MinTokens is the size a chunk should reach: a level 1-2 heading starts a
 	// new chunk once the chunk (or the section it is in) has MinTokens/2, and

@@ -1,4 +1,4 @@
-package files
+package notes
 
 import (
 	"crypto/sha256"
@@ -63,13 +63,14 @@ func trimMarkdownExt(name string) string {
 // subfolder is ingested, and two files never share one; a moved file gets a
 // new id (Sync deletes the old one).
 func MarkdownDocID(path string) string {
-	sum := sha256.Sum256([]byte(filepath.ToSlash(canonical(path))))
+	sum := sha256.Sum256([]byte(filepath.ToSlash(Canonical(path))))
 	return "md-" + hex.EncodeToString(sum[:])[:16]
 }
 
-// canonical is path made absolute and clean with symlinks resolved; a path
-// that does not exist (any more) is only made absolute and clean.
-func canonical(path string) string {
+// Canonical is path as the files source records it: made absolute and clean
+// with symlinks resolved; a path that does not exist (any more) is only made
+// absolute and clean.
+func Canonical(path string) string {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return filepath.Clean(path)

@@ -1,165 +1,18 @@
-package chunk
+package chunking
 
 import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"math/rand/v2"
 	"slices"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/exocortex/exocortex/chunking/chunkingtest"
+	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 )
-
-// docBuilder writes DocChanged fixtures block by block.
-type docBuilder struct {
-	doc  schemas.DocChanged
-	rng  *rand.Rand
-	next int
-}
-
-func newDoc(id string, seed uint64) *docBuilder {
-	return &docBuilder{
-		doc: schemas.DocChanged{
-			DocID: id, Source: schemas.SourceSiYuan, Path: "/notes/" + id,
-			Notebook: "box1", Title: "Doc " + id, TitlePath: []string{"Notes", "Doc " + id},
-			Hash: "hash-1", Version: 10,
-		},
-		rng: rand.New(rand.NewPCG(seed, 42)),
-	}
-}
-
-func (d *docBuilder) add(typ, parent string, level int, text string, refs ...string) string {
-	d.next++
-	id := fmt.Sprintf("%s-b%04d", d.doc.DocID, d.next)
-	d.doc.Blocks = append(d.doc.Blocks, schemas.Block{ID: id, Type: typ, ParentID: parent,
-		Level: level, Text: text, Refs: refs, Updated: "20240101120000"})
-	return id
-}
-
-func (d *docBuilder) heading(level int, text string) string {
-	return d.add(schemas.BlockHeading, "", level, text)
-}
-
-func (d *docBuilder) para(text string, refs ...string) string {
-	return d.add(schemas.BlockParagraph, "", 0, text, refs...)
-}
-
-func (d *docBuilder) code(text string) string { return d.add(schemas.BlockCode, "", 0, text) }
-
-// list adds list > list_item > paragraph for every item.
-func (d *docBuilder) list(items ...string) string {
-	l := d.add(schemas.BlockList, "", 0, "")
-	for _, it := range items {
-		li := d.add(schemas.BlockListItem, l, 0, "")
-		d.add(schemas.BlockParagraph, li, 0, it)
-	}
-	return l
-}
-
-var (
-	enWords = strings.Fields(`the a of to and in is that for it as with was on be by this are from
-		note knowledge block search vector index answer question graph document section chunk
-		retrieval embedding language model token stream worker pipeline retry message consumer
-		server storage backup citation context reranker paragraph heading reference evaluation
-		internationalization configuration performance reliability deterministic idempotency
-		acknowledgement distributed architecture observability throughput latency`)
-	ruWords = strings.Fields(`и в не на что с по как это из для к от так же все но о
-		заметка знание блок поиск вектор индекс ответ вопрос граф документ раздел фрагмент
-		извлечение язык модель токен поток обработчик очередь сообщение сервер хранилище
-		копия цитата контекст заголовок ссылка оценка достопримечательность производительность
-		надёжность детерминированный идемпотентность подтверждение распределённый архитектура
-		наблюдаемость пропускная задержка конфигурация`)
-)
-
-func (d *docBuilder) sentence(lang string) string {
-	words := enWords
-	if lang == "ru" {
-		words = ruWords
-	}
-	n := 8 + d.rng.IntN(13)
-	out := make([]string, n)
-	for i := range out {
-		out[i] = words[d.rng.IntN(len(words))]
-	}
-	out[0] = strings.ToUpper(out[0][:1]) + out[0][1:]
-	if lang == "ru" {
-		r := []rune(out[0])
-		out[0] = strings.ToUpper(string(r[0])) + string(r[1:])
-	}
-	if n > 10 {
-		out[n/2] += ","
-	}
-	return strings.Join(out, " ") + "."
-}
-
-func (d *docBuilder) text(lang string, sentences int) string {
-	out := make([]string, sentences)
-	for i := range out {
-		out[i] = d.sentence(lang)
-	}
-	return strings.Join(out, " ")
-}
-
-func (d *docBuilder) codeText(lines int) string {
-	out := make([]string, lines)
-	for i := range out {
-		out[i] = fmt.Sprintf("if err := stage%d.Handle(ctx, msg); err != nil { return fmt.Errorf(\"stage %d: %%w\", err) }", i, i)
-	}
-	return strings.Join(out, "\n")
-}
-
-// longDoc is a document of the given number of level 2 sections, alternating
-// English and Russian, with paragraphs, subsections, lists, code, refs, one
-// oversize paragraph (section 4) and one oversize list (section 7).
-func longDoc(id string, sections int) *docBuilder {
-	d := newDoc(id, 1)
-	d.heading(1, "Knowledge base handbook")
-	d.para(d.text("en", 6))
-	for s := range sections {
-		lang := "en"
-		title := fmt.Sprintf("Section %d", s)
-		if s%2 == 1 {
-			lang, title = "ru", fmt.Sprintf("Раздел %d", s)
-		}
-		d.heading(2, title)
-		for p := range 4 + d.rng.IntN(3) {
-			var refs []string
-			if p == 1 {
-				refs = []string{fmt.Sprintf("ref-%d-b", s), fmt.Sprintf("ref-%d-a", s)}
-			}
-			d.para(d.text(lang, 3+d.rng.IntN(5)), refs...)
-		}
-		if s%3 == 1 {
-			d.heading(3, title+" details")
-			d.para(d.text(lang, 4))
-			d.para(d.text(lang, 3))
-		}
-		if s%4 == 2 {
-			items := make([]string, 3+d.rng.IntN(4))
-			for i := range items {
-				items[i] = d.text(lang, 1+d.rng.IntN(2))
-			}
-			d.list(items...)
-		}
-		if s%5 == 3 {
-			d.code(d.codeText(8))
-		}
-		if s%12 == 4 {
-			d.para(d.text(lang, 40))
-		}
-		if s%12 == 7 {
-			items := make([]string, 25)
-			for i := range items {
-				items[i] = d.text(lang, 1+d.rng.IntN(2))
-			}
-			d.list(items...)
-		}
-	}
-	return d
-}
 
 // checkPieces checks what holds for every split: sizes, hashes, ids, ordinals.
 func checkPieces(t *testing.T, doc *schemas.DocChanged, cfg Config, pieces []Piece) {
@@ -169,8 +22,8 @@ func checkPieces(t *testing.T, doc *schemas.DocChanged, cfg Config, pieces []Pie
 		if p.Ordinal != i {
 			t.Errorf("chunk %d: ordinal %d", i, p.Ordinal)
 		}
-		if p.Tokens != EstimateTokens(p.Text) {
-			t.Errorf("chunk %d: tokens %d, text has %d", i, p.Tokens, EstimateTokens(p.Text))
+		if p.Tokens != lang.EstimateTokens(p.Text) {
+			t.Errorf("chunk %d: tokens %d, text has %d", i, p.Tokens, lang.EstimateTokens(p.Text))
 		}
 		if p.Tokens > cfg.MaxTokens {
 			t.Errorf("chunk %d: %d tokens, over the max %d", i, p.Tokens, cfg.MaxTokens)
@@ -213,7 +66,7 @@ func overlapTokens(prev, next string) int {
 			continue
 		}
 		if strings.HasPrefix(next, prev[i:]) {
-			return EstimateTokens(prev[i:])
+			return lang.EstimateTokens(prev[i:])
 		}
 	}
 	return 0
@@ -279,28 +132,28 @@ func TestEstimateTokens(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := EstimateTokens(tt.in); got != tt.want {
-				t.Errorf("EstimateTokens(%q) = %d, want %d", tt.in, got, tt.want)
+			if got := lang.EstimateTokens(tt.in); got != tt.want {
+				t.Errorf("lang.EstimateTokens(%q) = %d, want %d", tt.in, got, tt.want)
 			}
 		})
 	}
 	t.Run("it is additive over whitespace", func(t *testing.T) {
-		d := newDoc("x", 3)
-		a, b := d.text("en", 3), d.text("ru", 3)
-		if got, want := EstimateTokens(a+"\n\n"+b), EstimateTokens(a)+EstimateTokens(b); got != want {
+		d := chunkingtest.NewDoc("x", 3)
+		a, b := d.Text("en", 3), d.Text("ru", 3)
+		if got, want := lang.EstimateTokens(a+"\n\n"+b), lang.EstimateTokens(a)+lang.EstimateTokens(b); got != want {
 			t.Errorf("joined %d, apart %d", got, want)
 		}
 	})
 	t.Run("it does not allocate", func(t *testing.T) {
-		s := newDoc("x", 4).text("ru", 20)
-		if n := testing.AllocsPerRun(100, func() { EstimateTokens(s) }); n != 0 {
+		s := chunkingtest.NewDoc("x", 4).Text("ru", 20)
+		if n := testing.AllocsPerRun(100, func() { lang.EstimateTokens(s) }); n != 0 {
 			t.Errorf("%v allocations per call", n)
 		}
 	})
 	t.Run("Russian text costs more tokens per word than English", func(t *testing.T) {
-		d := newDoc("x", 5)
-		en, ru := d.text("en", 50), d.text("ru", 50)
-		perWord := func(s string) float64 { return float64(EstimateTokens(s)) / float64(len(strings.Fields(s))) }
+		d := chunkingtest.NewDoc("x", 5)
+		en, ru := d.Text("en", 50), d.Text("ru", 50)
+		perWord := func(s string) float64 { return float64(lang.EstimateTokens(s)) / float64(len(strings.Fields(s))) }
 		t.Logf("tokens per word: en %.2f, ru %.2f", perWord(en), perWord(ru))
 		if perWord(en) < 1.1 || perWord(en) > 1.8 || perWord(ru) <= perWord(en) || perWord(ru) > 2.5 {
 			t.Errorf("tokens per word en %.2f, ru %.2f", perWord(en), perWord(ru))
@@ -326,8 +179,8 @@ func TestDetectLang(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := DetectLang(tt.in); got != tt.want {
-				t.Errorf("DetectLang(%q) = %q, want %q", tt.in, got, tt.want)
+			if got := lang.DetectLang(tt.in); got != tt.want {
+				t.Errorf("lang.DetectLang(%q) = %q, want %q", tt.in, got, tt.want)
 			}
 		})
 	}
@@ -335,8 +188,8 @@ func TestDetectLang(t *testing.T) {
 
 func TestSplitLongDocument(t *testing.T) {
 	cfg := DefaultConfig()
-	d := longDoc("long", 24)
-	doc := &d.doc
+	d := chunkingtest.LongDoc("long", 24)
+	doc := &d.Doc
 	pieces := Split(doc, cfg)
 	checkPieces(t, doc, cfg, pieces)
 
@@ -346,7 +199,7 @@ func TestSplitLongDocument(t *testing.T) {
 	oversize := 0
 	for _, b := range doc.Blocks {
 		text := strings.TrimSpace(b.Text)
-		tokens := EstimateTokens(text)
+		tokens := lang.EstimateTokens(text)
 		switch {
 		case text == "":
 			if count[b.ID] > 1 {
@@ -411,8 +264,8 @@ func TestSplitLongDocument(t *testing.T) {
 
 func TestSplitOverlap(t *testing.T) {
 	cfg := DefaultConfig()
-	d := longDoc("ov", 24)
-	pieces := Split(&d.doc, cfg)
+	d := chunkingtest.LongDoc("ov", 24)
+	pieces := Split(&d.Doc, cfg)
 	var sizes []int
 	for i := 1; i < len(pieces); i++ {
 		prev, p := pieces[i-1], pieces[i]
@@ -438,25 +291,25 @@ func TestSplitOverlap(t *testing.T) {
 func TestSplitSectionPaths(t *testing.T) {
 	// Small chunks so that every heading starts one.
 	cfg := Config{MinTokens: 10, MaxTokens: 40, OverlapTokens: 3}
-	d := newDoc("sp", 7)
-	para := func() string { return d.text("en", 1) + " " + d.text("en", 1) }
-	d.heading(1, "A")
-	d.para(para())
-	d.heading(2, "B")
-	d.para(para())
-	d.heading(3, "C")
-	d.para(para())
-	d.heading(2, "D")
-	d.para(para())
-	d.heading(4, "E")
-	d.para(para())
-	d.heading(1, "F")
-	d.para(para())
-	pieces := Split(&d.doc, cfg)
-	checkPieces(t, &d.doc, cfg, pieces)
+	d := chunkingtest.NewDoc("sp", 7)
+	para := func() string { return d.Text("en", 1) + " " + d.Text("en", 1) }
+	d.Heading(1, "A")
+	d.Para(para())
+	d.Heading(2, "B")
+	d.Para(para())
+	d.Heading(3, "C")
+	d.Para(para())
+	d.Heading(2, "D")
+	d.Para(para())
+	d.Heading(4, "E")
+	d.Para(para())
+	d.Heading(1, "F")
+	d.Para(para())
+	pieces := Split(&d.Doc, cfg)
+	checkPieces(t, &d.Doc, cfg, pieces)
 
 	heads := map[string]string{}
-	for _, b := range d.doc.Blocks {
+	for _, b := range d.Doc.Blocks {
 		if b.Type == schemas.BlockHeading {
 			heads[b.Text] = b.ID
 		}
@@ -487,7 +340,7 @@ func TestSplitSectionPaths(t *testing.T) {
 		})
 	}
 	t.Run("the title stands in for an empty title path", func(t *testing.T) {
-		doc := d.doc
+		doc := d.Doc
 		doc.TitlePath = nil
 		p := Split(&doc, cfg)
 		if want := []string{"Doc sp", "A"}; !slices.Equal(p[0].SectionPath, want) {
@@ -496,16 +349,16 @@ func TestSplitSectionPaths(t *testing.T) {
 	})
 	t.Run("a top heading that is the title is not repeated after it", func(t *testing.T) {
 		// A Markdown note's title is its first level 1 heading.
-		d := newDoc("sp3", 9)
-		d.doc.Title, d.doc.TitlePath = "Tomatoes", []string{"veg", "Tomatoes"}
-		d.heading(1, "Tomatoes")
-		d.para(para())
-		d.heading(2, "Pests")
-		d.para(para())
-		d.heading(1, "tomatoes ")
-		d.para(para())
+		d := chunkingtest.NewDoc("sp3", 9)
+		d.Doc.Title, d.Doc.TitlePath = "Tomatoes", []string{"veg", "Tomatoes"}
+		d.Heading(1, "Tomatoes")
+		d.Para(para())
+		d.Heading(2, "Pests")
+		d.Para(para())
+		d.Heading(1, "tomatoes ")
+		d.Para(para())
 		var got [][]string
-		for _, p := range Split(&d.doc, cfg) {
+		for _, p := range Split(&d.Doc, cfg) {
 			got = append(got, p.SectionPath)
 		}
 		got = slices.CompactFunc(got, slices.Equal) // a section may take several chunks
@@ -515,13 +368,13 @@ func TestSplitSectionPaths(t *testing.T) {
 		}
 	})
 	t.Run("a chunk inside a section carries the headings above it", func(t *testing.T) {
-		d := newDoc("sp2", 8)
-		d.heading(2, "Intro")
-		d.heading(3, "Deep")
+		d := chunkingtest.NewDoc("sp2", 8)
+		d.Heading(2, "Intro")
+		d.Heading(3, "Deep")
 		for range 20 {
-			d.para(d.text("en", 4))
+			d.Para(d.Text("en", 4))
 		}
-		pieces := Split(&d.doc, DefaultConfig())
+		pieces := Split(&d.Doc, DefaultConfig())
 		if len(pieces) < 3 {
 			t.Fatalf("%d chunks", len(pieces))
 		}
@@ -540,16 +393,16 @@ func TestSplitRules(t *testing.T) {
 	cfg := DefaultConfig()
 	tests := []struct {
 		name  string
-		build func(d *docBuilder) *schemas.DocChanged
+		build func(d *chunkingtest.DocBuilder) *schemas.DocChanged
 		check func(t *testing.T, doc *schemas.DocChanged, pieces []Piece)
 	}{
 		{
 			name: "a document without text has no chunks",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.para("")
-				d.list("", " ")
-				d.heading(2, "  ")
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Para("")
+				d.List("", " ")
+				d.Heading(2, "  ")
+				return &d.Doc
 			},
 			check: func(t *testing.T, _ *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 0 {
@@ -559,10 +412,10 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "a deleted document has no chunks",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.para("text")
-				d.doc.Deleted = true
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Para("text")
+				d.Doc.Deleted = true
+				return &d.Doc
 			},
 			check: func(t *testing.T, _ *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 0 {
@@ -572,15 +425,15 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "a block that fits goes whole into the next chunk",
-			build: func(d *docBuilder) *schemas.DocChanged {
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
 				for _, n := range []int{150, 300} {
 					text := ""
-					for EstimateTokens(text) < n {
-						text += d.sentence("en") + " "
+					for lang.EstimateTokens(text) < n {
+						text += d.Sentence("en") + " "
 					}
-					d.para(strings.TrimSpace(text))
+					d.Para(strings.TrimSpace(text))
 				}
-				return &d.doc
+				return &d.Doc
 			},
 			check: func(t *testing.T, doc *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 2 {
@@ -595,9 +448,9 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "an oversize paragraph is cut at sentences into parts that carry its id",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.para(d.text("ru", 80))
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Para(d.Text("ru", 80))
+				return &d.Doc
 			},
 			check: func(t *testing.T, doc *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) < 3 {
@@ -616,10 +469,10 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "a list that fits stays one unit, container first, items marked",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.para(d.text("en", 3))
-				d.list("first item", "second item")
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Para(d.Text("en", 3))
+				d.List("first item", "second item")
+				return &d.Doc
 			},
 			check: func(t *testing.T, doc *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 1 {
@@ -639,13 +492,13 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "an oversize list is replaced by its items",
-			build: func(d *docBuilder) *schemas.DocChanged {
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
 				items := make([]string, 40)
 				for i := range items {
-					items[i] = d.text("en", 2)
+					items[i] = d.Text("en", 2)
 				}
-				d.list(items...)
-				return &d.doc
+				d.List(items...)
+				return &d.Doc
 			},
 			check: func(t *testing.T, doc *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) < 2 {
@@ -669,14 +522,14 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "nested list items are indented",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				l := d.add(schemas.BlockList, "", 0, "")
-				li := d.add(schemas.BlockListItem, l, 0, "")
-				d.add(schemas.BlockParagraph, li, 0, "outer")
-				l2 := d.add(schemas.BlockList, li, 0, "")
-				li2 := d.add(schemas.BlockListItem, l2, 0, "")
-				d.add(schemas.BlockParagraph, li2, 0, "inner")
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				l := d.Add(schemas.BlockList, "", 0, "")
+				li := d.Add(schemas.BlockListItem, l, 0, "")
+				d.Add(schemas.BlockParagraph, li, 0, "outer")
+				l2 := d.Add(schemas.BlockList, li, 0, "")
+				li2 := d.Add(schemas.BlockListItem, l2, 0, "")
+				d.Add(schemas.BlockParagraph, li2, 0, "inner")
+				return &d.Doc
 			},
 			check: func(t *testing.T, _ *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 1 || pieces[0].Text != "- outer\n\n  - inner" {
@@ -686,9 +539,9 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "a word longer than a chunk is cut by runes",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.para(strings.Repeat("QmFzZTY0IGJsb2I=", 800))
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Para(strings.Repeat("QmFzZTY0IGJsb2I=", 800))
+				return &d.Doc
 			},
 			check: func(t *testing.T, _ *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) < 2 {
@@ -698,9 +551,9 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "an oversize code block is cut at lines",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.code(d.codeText(60))
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Code(d.CodeText(60))
+				return &d.Doc
 			},
 			check: func(t *testing.T, _ *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) < 2 {
@@ -715,10 +568,10 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "refs are the sorted union of the covered blocks' refs",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.para("one", "z", "a")
-				d.para("two", "m", "a")
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Para("one", "z", "a")
+				d.Para("two", "m", "a")
+				return &d.Doc
 			},
 			check: func(t *testing.T, _ *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 1 || !slices.Equal(pieces[0].Refs, []string{"a", "m", "z"}) {
@@ -728,13 +581,13 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "empty blocks count only inside a unit with text",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.para("")
-				q := d.add(schemas.BlockQuote, "", 0, "")
-				d.add(schemas.BlockParagraph, q, 0, "")
-				d.add(schemas.BlockParagraph, q, 0, "quoted")
-				d.para("")
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Para("")
+				q := d.Add(schemas.BlockQuote, "", 0, "")
+				d.Add(schemas.BlockParagraph, q, 0, "")
+				d.Add(schemas.BlockParagraph, q, 0, "quoted")
+				d.Para("")
+				return &d.Doc
 			},
 			check: func(t *testing.T, doc *schemas.DocChanged, pieces []Piece) {
 				want := []string{doc.Blocks[1].ID, doc.Blocks[2].ID, doc.Blocks[3].ID}
@@ -745,12 +598,12 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "a level 2 heading starts a chunk once the chunk has half the minimum",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.heading(2, "One")
-				d.para(d.text("en", 9))
-				d.heading(2, "Two")
-				d.para(d.text("en", 2))
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Heading(2, "One")
+				d.Para(d.Text("en", 9))
+				d.Heading(2, "Two")
+				d.Para(d.Text("en", 2))
+				return &d.Doc
 			},
 			check: func(t *testing.T, doc *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 2 || pieces[1].BlockIDs[0] != doc.Blocks[2].ID || !strings.HasPrefix(pieces[1].Text, "## Two\n\n") {
@@ -760,12 +613,12 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "a tiny section stays with the next one",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.heading(2, "One")
-				d.para("Short.")
-				d.heading(2, "Two")
-				d.para(d.text("en", 5))
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Heading(2, "One")
+				d.Para("Short.")
+				d.Heading(2, "Two")
+				d.Para(d.Text("en", 5))
+				return &d.Doc
 			},
 			check: func(t *testing.T, _ *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 1 {
@@ -775,13 +628,13 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "a heading is not left at the end of a chunk",
-			build: func(d *docBuilder) *schemas.DocChanged {
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
 				for range 4 {
-					d.para(d.text("en", 5))
+					d.Para(d.Text("en", 5))
 				}
-				d.heading(3, "Sub")
-				d.para(d.text("en", 8))
-				return &d.doc
+				d.Heading(3, "Sub")
+				d.Para(d.Text("en", 8))
+				return &d.Doc
 			},
 			check: func(t *testing.T, doc *schemas.DocChanged, pieces []Piece) {
 				for _, p := range pieces[:len(pieces)-1] {
@@ -793,9 +646,9 @@ func TestSplitRules(t *testing.T) {
 		},
 		{
 			name: "blocks with unknown parents are top-level",
-			build: func(d *docBuilder) *schemas.DocChanged {
-				d.add(schemas.BlockParagraph, "nowhere", 0, "orphan")
-				return &d.doc
+			build: func(d *chunkingtest.DocBuilder) *schemas.DocChanged {
+				d.Add(schemas.BlockParagraph, "nowhere", 0, "orphan")
+				return &d.Doc
 			},
 			check: func(t *testing.T, _ *schemas.DocChanged, pieces []Piece) {
 				if len(pieces) != 1 || pieces[0].Text != "orphan" {
@@ -806,7 +659,7 @@ func TestSplitRules(t *testing.T) {
 	}
 	for i, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			doc := tt.build(newDoc(fmt.Sprintf("r%d", i), uint64(i)))
+			doc := tt.build(chunkingtest.NewDoc(fmt.Sprintf("r%d", i), uint64(i)))
 			pieces := Split(doc, cfg)
 			checkPieces(t, doc, cfg, pieces)
 			tt.check(t, doc, pieces)
@@ -816,8 +669,8 @@ func TestSplitRules(t *testing.T) {
 
 func TestSplitStability(t *testing.T) {
 	cfg := DefaultConfig()
-	base := longDoc("st", 12)
-	before := Split(&base.doc, cfg)
+	base := chunkingtest.LongDoc("st", 12)
+	before := Split(&base.Doc, cfg)
 	section := func(p Piece) string { // Notes, Doc, H1, H2
 		if len(p.SectionPath) < 4 {
 			return ""
@@ -833,7 +686,7 @@ func TestSplitStability(t *testing.T) {
 	}
 
 	t.Run("editing a block's text keeps every chunk id", func(t *testing.T) {
-		doc := base.doc
+		doc := base.Doc
 		doc.Blocks = slices.Clone(doc.Blocks)
 		i := slices.IndexFunc(doc.Blocks, func(b schemas.Block) bool { return b.Type == schemas.BlockParagraph && len(b.Text) > 300 })
 		doc.Blocks[i].Text = strings.Replace(doc.Blocks[i].Text, " ", "  ", 1) + " Edited."
@@ -854,10 +707,10 @@ func TestSplitStability(t *testing.T) {
 
 	t.Run("inserting a block into one section leaves the other sections alone", func(t *testing.T) {
 		for _, target := range []string{"Section 2", "Раздел 5", "Section 10"} {
-			doc := base.doc
+			doc := base.Doc
 			h := slices.IndexFunc(doc.Blocks, func(b schemas.Block) bool { return b.Text == target })
 			blocks := slices.Clone(doc.Blocks[:h+2])
-			blocks = append(blocks, schemas.Block{ID: "st-new", Type: schemas.BlockParagraph, Text: base.text("en", 6)})
+			blocks = append(blocks, schemas.Block{ID: "st-new", Type: schemas.BlockParagraph, Text: base.Text("en", 6)})
 			doc.Blocks = append(blocks, doc.Blocks[h+2:]...)
 			after := Split(&doc, cfg)
 			old, now := byKey(before), byKey(after)
@@ -878,7 +731,7 @@ func TestSplitStability(t *testing.T) {
 	})
 
 	t.Run("splitting twice gives the same chunks", func(t *testing.T) {
-		again := Split(&base.doc, cfg)
+		again := Split(&base.Doc, cfg)
 		if fmt.Sprint(again) != fmt.Sprint(before) {
 			t.Error("Split is not deterministic")
 		}
@@ -886,9 +739,9 @@ func TestSplitStability(t *testing.T) {
 }
 
 func BenchmarkSplit(b *testing.B) {
-	d := longDoc("bench", 9) // about 50 KB of text
+	d := chunkingtest.LongDoc("bench", 9) // about 50 KB of text
 	size := 0
-	for _, blk := range d.doc.Blocks {
+	for _, blk := range d.Doc.Blocks {
 		size += len(blk.Text)
 	}
 	cfg := DefaultConfig()
@@ -896,7 +749,7 @@ func BenchmarkSplit(b *testing.B) {
 	b.ReportAllocs()
 	var pieces []Piece
 	for b.Loop() {
-		pieces = Split(&d.doc, cfg)
+		pieces = Split(&d.Doc, cfg)
 	}
 	b.ReportMetric(float64(len(pieces)), "chunks")
 	b.ReportMetric(float64(size), "doc-bytes")

@@ -1,9 +1,0 @@
-package chunk
-
-import "github.com/exocortex/exocortex/lang"
-
-// EstimateTokens estimates the model tokens of s (see lang.EstimateTokens).
-func EstimateTokens(s string) int { return lang.EstimateTokens(s) }
-
-// DetectLang returns "ru", "en" or "" for s (see lang.DetectLang).
-func DetectLang(s string) string { return lang.DetectLang(s) }
