@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // ErrDigest is returned (wrapped) when a file's sha256 is not the pinned one.
@@ -522,18 +524,19 @@ func (p Progress) String() string {
 	return b.String()
 }
 
-// formatBytes writes n in decimal units, as the hub shows sizes.
+// formatBytes writes n in decimal units, as the hub shows sizes: the unit
+// is go-humanize's (ComputeSI), the precision fixed (one decimal, two from
+// GB on) so that a progress line does not change width as it counts.
 func formatBytes(n int64) string {
-	switch {
-	case n < 1000:
+	if n < 1000 {
 		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	case n < 1000*1000*1000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	default:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
 	}
+	v, prefix := humanize.ComputeSI(float64(n))
+	digits := 1
+	if prefix != "k" && prefix != "M" {
+		digits = 2
+	}
+	return fmt.Sprintf("%.*f %sB", digits, v, prefix)
 }
 
 // meter turns the bytes of one download into Progress reports, at most one
