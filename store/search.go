@@ -107,9 +107,21 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
-	idx, df, err := s.lexicalRanker(ctx)
+	idx, err := s.lexicalRanker(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	df := s.vocabDocFreq
+	if idx != nil {
+		df = func(_ context.Context, terms []string, limit int) (map[string]int, error) {
+			out := make(map[string]int, len(terms))
+			for _, t := range terms {
+				if idx.DocFreqAbove(t, limit) {
+					out[t] = limit + 1
+				}
+			}
+			return out, nil
+		}
 	}
 	aq, err := s.dropCommon(ctx, a.Query(query), df)
 	if err != nil {
@@ -137,33 +149,20 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	return s.hitsByID(ctx, query, a, aq, ranked, p.tokens, p.start, p.end)
 }
 
-// lexicalRanker returns the in-memory index to rank with and its document
-// frequencies, or a nil index and FTS5's vocabulary counts when the store
-// ranks in FTS5 (by choice, or because the index is cold).
-func (s *Store) lexicalRanker(ctx context.Context) (*lexical.Index, docFreq, error) {
+// lexicalRanker returns the in-memory index to rank with, or nil when the
+// store ranks in FTS5 (by choice, or because the index is cold).
+func (s *Store) lexicalRanker(ctx context.Context) (*lexical.Index, error) {
 	if s.LexicalEngine() != LexicalMemory {
-		return nil, s.vocabDocFreq, nil
+		return nil, nil
 	}
 	idx, err := s.LexicalIndex(ctx)
 	if errors.Is(err, ErrLexicalCold) {
 		// A store that leaves its files untouched and has no index to
 		// load cheaply: FTS5 ranks the same rows by the same BM25.
 		zerolog.Ctx(ctx).Debug().Err(err).Msg("lexical search on FTS5")
-		return nil, s.vocabDocFreq, nil
+		return nil, nil
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	df := func(_ context.Context, terms []string, limit int) (map[string]int, error) {
-		out := make(map[string]int, len(terms))
-		for _, t := range terms {
-			if idx.DocFreqAbove(t, limit) {
-				out[t] = limit + 1
-			}
-		}
-		return out, nil
-	}
-	return idx, df, nil
+	return idx, err
 }
 
 // searchParams are a search's options with their defaults filled in.
