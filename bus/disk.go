@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/nats-io/nats-server/v2/server"
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
@@ -65,10 +66,10 @@ type DiskState struct {
 // Message is the state in words, naming the store and its free space.
 func (d DiskState) Message() string {
 	if !d.Full {
-		return fmt.Sprintf("ok, %s free at %s", humanBytes(d.FreeBytes), d.Path)
+		return fmt.Sprintf("ok, %s free at %s", humanize.IBytes(d.FreeBytes), d.Path)
 	}
 	return fmt.Sprintf("full: the NATS store at %s is out of disk space (%s free), intake paused since %s until space is freed",
-		d.Path, humanBytes(d.FreeBytes), d.Since.UTC().Format(time.RFC3339))
+		d.Path, humanize.IBytes(d.FreeBytes), d.Since.UTC().Format(time.RFC3339))
 }
 
 // IsOutOfSpace reports whether err says a disk (or JetStream's store limit)
@@ -198,7 +199,7 @@ func (g *diskGuard) markFull(reason string, writeErr bool) {
 	g.changed = make(chan struct{})
 	g.mu.Unlock()
 	g.log.Error().Str("path", st.Path).Uint64("free_bytes", st.FreeBytes).Str("reason", reason).
-		Msgf("disk full: the NATS store at %s is out of disk space (%s free); intake paused until space is freed", st.Path, humanBytes(st.FreeBytes))
+		Msgf("disk full: the NATS store at %s is out of disk space (%s free); intake paused until space is freed", st.Path, humanize.IBytes(st.FreeBytes))
 }
 
 func (g *diskGuard) run() {
@@ -227,7 +228,7 @@ func (g *diskGuard) run() {
 		g.mu.Unlock()
 		switch {
 		case !full && free < reserve:
-			g.markFull(fmt.Sprintf("%s free, under the %s reserve", humanBytes(free), humanBytes(reserve)), false)
+			g.markFull(fmt.Sprintf("%s free, under the %s reserve", humanize.IBytes(free), humanize.IBytes(reserve)), false)
 		case full && free >= 2*reserve:
 			g.resume(free)
 		}
@@ -257,7 +258,7 @@ func (g *diskGuard) resume(free uint64) {
 	g.changed = make(chan struct{})
 	g.mu.Unlock()
 	g.log.Warn().Str("path", path).Uint64("free_bytes", free).Bool("jetstream_restarted", broken).Dur("paused", took).
-		Msgf("disk space is back at %s (%s free); intake resumed", path, humanBytes(free))
+		Msgf("disk space is back at %s (%s free); intake resumed", path, humanize.IBytes(free))
 }
 
 // blindRetry is how long a pause lasts where free space cannot be read.
@@ -408,17 +409,4 @@ func (b *Bus) untilFull(ctx context.Context, timeout time.Duration) (context.Con
 		}
 	}()
 	return ctx, cancel
-}
-
-// humanBytes writes n in bytes, KiB, MiB or GiB.
-func humanBytes(n uint64) string {
-	switch {
-	case n >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	case n >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
-	case n >= 1<<10:
-		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
-	}
-	return fmt.Sprintf("%d bytes", n)
 }

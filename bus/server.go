@@ -46,61 +46,13 @@ var ErrPortTaken = errors.New("port already in use")
 // StartServer starts an embedded NATS server with JetStream and waits until it
 // accepts connections, or ctx ends. A taken port fails at once.
 func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
-	if o.StoreDir == "" {
-		return nil, fmt.Errorf("start nats: store dir is empty")
-	}
-	if o.Listen == "" {
-		o.Listen = "127.0.0.1:4222"
-	}
-	for _, c := range o.Auth {
-		if err := c.Validate(); err != nil {
-			return nil, fmt.Errorf("start nats: %w", err)
-		}
-	}
-	if !IsLoopbackListen(o.Listen) {
-		var errs []error
-		if len(o.Auth) == 0 {
-			errs = append(errs, ErrNoCredentials)
-		}
-		if !o.TLS.ServesTLS() {
-			errs = append(errs, ErrNoTLS)
-		}
-		if len(errs) > 0 {
-			return nil, fmt.Errorf("start nats on %s: %w", o.Listen, errors.Join(errs...))
-		}
-	}
-	var tlsConfig *tls.Config
-	if o.TLS.ServesTLS() {
-		var err error
-		if tlsConfig, err = o.TLS.serverConfig(); err != nil {
-			return nil, fmt.Errorf("start nats: %w", err)
-		}
-	}
-	if o.MaxPayload == 0 {
-		o.MaxPayload = DefaultMaxPayload
-	}
-	if o.MaxStore < 0 {
-		return nil, fmt.Errorf("start nats: max store %d bytes is negative", o.MaxStore)
-	}
-	host, portStr, err := net.SplitHostPort(o.Listen)
+	o, tlsConfig, err := o.prepare()
 	if err != nil {
-		return nil, fmt.Errorf("start nats: listen address %q: %w", o.Listen, err)
+		return nil, err
 	}
-	port, err := strconv.Atoi(portStr)
+	host, port, err := probeListen(o.Listen)
 	if err != nil {
-		return nil, fmt.Errorf("start nats: listen port %q: %w", portStr, err)
-	}
-	if port > 0 {
-		// The server would only log the failed listen and never become
-		// ready: try the port first, to say so at once.
-		l, err := net.Listen("tcp", net.JoinHostPort(host, portStr))
-		if errors.Is(err, syscall.EADDRINUSE) {
-			return nil, fmt.Errorf("start nats on %s: %w (another exocortex up, or another NATS server?)", o.Listen, ErrPortTaken)
-		}
-		if err != nil {
-			return nil, fmt.Errorf("start nats: %w", err)
-		}
-		_ = l.Close()
+		return nil, err
 	}
 	// The store holds the notes' text: its owner's alone.
 	if err := os.MkdirAll(o.StoreDir, 0o700); err != nil {
@@ -132,16 +84,92 @@ func StartServer(ctx context.Context, o ServerOptions) (*server.Server, error) {
 		return nil, fmt.Errorf("start nats: %w", err)
 	}
 	go s.Start()
+	if err := waitReady(ctx, s, o.Listen, abs); err != nil {
+		s.Shutdown()
+		return nil, err
+	}
+	return s, nil
+}
+
+// prepare checks the options and fills in their defaults: a server off
+// the loopback needs credentials and TLS. It returns the TLS config to
+// serve with (nil: none).
+func (o ServerOptions) prepare() (ServerOptions, *tls.Config, error) {
+	if o.StoreDir == "" {
+		return o, nil, fmt.Errorf("start nats: store dir is empty")
+	}
+	if o.Listen == "" {
+		o.Listen = "127.0.0.1:4222"
+	}
+	for _, c := range o.Auth {
+		if err := c.Validate(); err != nil {
+			return o, nil, fmt.Errorf("start nats: %w", err)
+		}
+	}
+	if !IsLoopbackListen(o.Listen) {
+		var errs []error
+		if len(o.Auth) == 0 {
+			errs = append(errs, ErrNoCredentials)
+		}
+		if !o.TLS.ServesTLS() {
+			errs = append(errs, ErrNoTLS)
+		}
+		if len(errs) > 0 {
+			return o, nil, fmt.Errorf("start nats on %s: %w", o.Listen, errors.Join(errs...))
+		}
+	}
+	var tlsConfig *tls.Config
+	if o.TLS.ServesTLS() {
+		var err error
+		if tlsConfig, err = o.TLS.serverConfig(); err != nil {
+			return o, nil, fmt.Errorf("start nats: %w", err)
+		}
+	}
+	if o.MaxPayload == 0 {
+		o.MaxPayload = DefaultMaxPayload
+	}
+	if o.MaxStore < 0 {
+		return o, nil, fmt.Errorf("start nats: max store %d bytes is negative", o.MaxStore)
+	}
+	return o, tlsConfig, nil
+}
+
+// probeListen splits the listen address and, for a fixed port, tries it:
+// the server would only log the failed listen and never become ready, so
+// a port in use is reported at once (ErrPortTaken).
+func probeListen(listen string) (host string, port int, err error) {
+	host, portStr, err := net.SplitHostPort(listen)
+	if err != nil {
+		return "", 0, fmt.Errorf("start nats: listen address %q: %w", listen, err)
+	}
+	port, err = strconv.Atoi(portStr)
+	if err != nil {
+		return "", 0, fmt.Errorf("start nats: listen port %q: %w", portStr, err)
+	}
+	if port > 0 {
+		l, err := net.Listen("tcp", net.JoinHostPort(host, portStr))
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return "", 0, fmt.Errorf("start nats on %s: %w (another exocortex up, or another NATS server?)", listen, ErrPortTaken)
+		}
+		if err != nil {
+			return "", 0, fmt.Errorf("start nats: %w", err)
+		}
+		_ = l.Close()
+	}
+	return host, port, nil
+}
+
+// waitReady waits up to 30 seconds for the started server s to take
+// connections (abs: its store directory, for the error).
+func waitReady(ctx context.Context, s *server.Server, listen, abs string) error {
 	deadline := time.Now().Add(30 * time.Second)
 	for !s.ReadyForConnections(100 * time.Millisecond) {
 		if ctx.Err() != nil {
-			s.Shutdown()
-			return nil, fmt.Errorf("start nats on %s: %w", o.Listen, ctx.Err())
+			return fmt.Errorf("start nats on %s: %w", listen, ctx.Err())
 		}
 		if time.Now().After(deadline) {
-			s.Shutdown()
-			return nil, fmt.Errorf("start nats on %s: not ready after 30s (store %s locked by another process?)", o.Listen, abs)
+			return fmt.Errorf("start nats on %s: not ready after 30s (store %s locked by another process?)", listen, abs)
 		}
 	}
-	return s, nil
+	return nil
 }

@@ -539,11 +539,26 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 	if x.live == 0 {
 		return nil
 	}
+	sc := x.takeScratch()
+	defer x.scratch.Put(sc)
+
+	s := bm25Scan{x: x, sc: sc, nRow: float64(x.live)}
+	s.avgdl = float64(x.totalLen) / s.nRow
+	if s.avgdl <= 0 {
+		s.avgdl = 1
+	}
+	s.group(q.Words, 0, [3]float64{w[Body], w[Title], w[Section]})
+	s.group(q.Terms, 1, [3]float64{w[Lemmas], w[Heads], 0})
+	return x.best(sc, k, lang)
+}
+
+// takeScratch returns a search's accumulators from the pool, sized for the
+// index's rows and stamped with a fresh generation.
+func (x *Index) takeScratch() *scratch {
 	sc, _ := x.scratch.Get().(*scratch)
 	if sc == nil {
 		sc = &scratch{}
 	}
-	defer x.scratch.Put(sc)
 	if len(sc.slots) < len(x.ids) {
 		sc.slots, sc.gen = make([]slot, len(x.ids)+len(x.ids)/8), 0
 	}
@@ -553,120 +568,149 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 		sc.gen = 1
 	}
 	sc.touched = sc.touched[:0]
+	return sc
+}
 
-	nRow := float64(x.live)
-	avgdl := float64(x.totalLen) / nRow
-	if avgdl <= 0 {
-		avgdl = 1
+// bm25Scan is one search's scoring pass: it adds each query phrase's BM25
+// contribution to the accumulators of the rows its postings name.
+type bm25Scan struct {
+	x     *Index
+	sc    *scratch
+	nRow  float64 // live rows
+	avgdl float64 // average row length in tokens
+	// fw is the current column group's weighted term frequency per
+	// one-byte tf code, -1 until computed; f100 that of counts (1, 0, 0).
+	fw   [tfCodes]float64
+	f100 float64
+}
+
+// group scores the terms of one column group (g 0: words against body,
+// title and section; g 1: lemmas against lemmas and heads) with the
+// group's column weights cw.
+func (s *bm25Scan) group(terms []string, g int, cw [3]float64) {
+	if len(terms) == 0 {
+		return
 	}
-	// norm[n] would be k1*(1-b+b*D/avgdl); computed per posting instead.
-	// fw is a column group's weighted term frequency per one-byte tf code,
-	// -1 until computed.
-	var fw [tfCodes]float64
-	var f100 float64 // the weighted frequency of counts (1, 0, 0)
-	phrase := func(p plist, cw [3]float64) {
-		if p.n == 0 {
-			return
+	s.fw = fwUnknown // filled as codes are met: a query meets few
+	s.f100 = weighted(tf100, cw)
+	for _, t := range terms {
+		s.phrase(s.x.list(g, t), cw)
+	}
+}
+
+// liveHits is how many live rows the posting list p names.
+func (x *Index) liveHits(p plist) int {
+	if x.dead == 0 {
+		return int(p.n)
+	}
+	hits := 0
+	c := cursor{b: p.buf}
+	for c.next() {
+		if x.alive[c.d] {
+			hits++
 		}
-		hits := int(p.n)
-		allAlive := x.dead == 0
-		if !allAlive {
-			hits = 0
-			c := cursor{b: p.buf}
-			for c.next() {
-				if x.alive[c.d] {
-					hits++
-				}
-			}
-		}
-		if hits == 0 {
-			return
-		}
-		idf := math.Log((nRow - float64(hits) + 0.5) / (float64(hits) + 0.5))
-		if idf <= 0 {
-			idf = 1e-6
-		}
-		norm := K1 * B / avgdl
-		// Locals, not fields through pointers, in the loop.
-		buf, lens, alive := p.buf, x.lens, x.alive
-		slots, gen, touched := sc.slots, sc.gen, sc.touched
-		// A batch of postings is decoded first, then scored: the scoring
-		// loop's loads (length, stamp, accumulator) do not wait on the
-		// decoding's byte-by-byte chain.
-		var ds [batch]uint32
-		var fs [batch]float64
-		d := uint32(0)
-		for i := 0; i < len(buf); {
-			m := 0
-			for ; m < batch && i < len(buf); m++ {
-				v := uint64(buf[i])
+	}
+	return hits
+}
+
+// phrase adds one phrase's contribution, its IDF times each row's
+// saturated weighted frequency, to the rows of its posting list p.
+// norm[n] would be k1*(1-b+b*D/avgdl); it is computed per posting instead.
+func (s *bm25Scan) phrase(p plist, cw [3]float64) {
+	if p.n == 0 {
+		return
+	}
+	hits := s.x.liveHits(p)
+	if hits == 0 {
+		return
+	}
+	idf := math.Log((s.nRow - float64(hits) + 0.5) / (float64(hits) + 0.5))
+	if idf <= 0 {
+		idf = 1e-6
+	}
+	norm := K1 * B / s.avgdl
+	// Locals, not fields through pointers, in the loop.
+	buf, lens, alive, allAlive := p.buf, s.x.lens, s.x.alive, s.x.dead == 0
+	slots, gen, touched := s.sc.slots, s.sc.gen, s.sc.touched
+	fw, f100 := &s.fw, s.f100
+	// A batch of postings is decoded first, then scored: the scoring
+	// loop's loads (length, stamp, accumulator) do not wait on the
+	// decoding's byte-by-byte chain.
+	var ds [batch]uint32
+	var fs [batch]float64
+	d := uint32(0)
+	for i := 0; i < len(buf); {
+		m := 0
+		for ; m < batch && i < len(buf); m++ {
+			v := uint64(buf[i])
+			i++
+			if v >= 0x80 { // a longer uvarint; two bytes are common
+				c := uint64(buf[i])
 				i++
-				if v >= 0x80 { // a longer uvarint; two bytes are common
-					c := uint64(buf[i])
+				v = v&0x7f | (c&0x7f)<<7
+				for shift := 14; c >= 0x80; shift += 7 {
+					c = uint64(buf[i])
 					i++
-					v = v&0x7f | (c&0x7f)<<7
-					for shift := 14; c >= 0x80; shift += 7 {
-						c = uint64(buf[i])
-						i++
-						v |= (c & 0x7f) << shift
-					}
+					v |= (c & 0x7f) << shift
 				}
-				d += uint32(v >> 1)
-				ds[m] = d
-				f := f100
-				if v&1 == 0 {
-					fs[m] = f
-					continue
-				}
-				code := buf[i]
-				i++
-				if code != tfEscape {
-					if f = fw[code]; f < 0 {
-						tf := tfOf(code)
-						f = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
-						fw[code] = f
-					}
-				} else {
-					var tf [3]uint16
-					for j := range tf {
-						v, n := binary.Uvarint(buf[i:])
-						tf[j] = uint16(v)
-						i += n
-					}
-					f = cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
-				}
+			}
+			d += uint32(v >> 1)
+			ds[m] = d
+			f := f100
+			if v&1 == 0 {
 				fs[m] = f
+				continue
 			}
-			for j, d := range ds[:m] {
-				if !allAlive && !alive[d] {
-					continue
+			code := buf[i]
+			i++
+			if code != tfEscape {
+				if f = fw[code]; f < 0 {
+					f = weighted(tfOf(code), cw)
+					fw[code] = f
 				}
-				f := fs[j]
-				s := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(lens[d]))
-				if a := &slots[d]; a.stamp == gen {
-					a.acc += s
-				} else {
-					a.stamp, a.acc = gen, s
-					touched = append(touched, d)
-				}
+			} else {
+				f, i = escapedFreq(buf, i, cw)
+			}
+			fs[m] = f
+		}
+		for j, d := range ds[:m] {
+			if !allAlive && !alive[d] {
+				continue
+			}
+			f := fs[j]
+			add := idf * (f * (K1 + 1)) / (f + K1*(1-B) + norm*float64(lens[d]))
+			if a := &slots[d]; a.stamp == gen {
+				a.acc += add
+			} else {
+				a.stamp, a.acc = gen, add
+				touched = append(touched, d)
 			}
 		}
-		sc.touched = touched
 	}
-	group := func(terms []string, g int, cw [3]float64) {
-		if len(terms) == 0 {
-			return
-		}
-		fw = fwUnknown // filled as codes are met: a query meets few
-		f100 = cw[0]*float64(tf100[0]) + cw[1]*float64(tf100[1]) + cw[2]*float64(tf100[2])
+	s.sc.touched = touched
+}
 
-		for _, t := range terms {
-			phrase(x.list(g, t), cw)
-		}
+// weighted is the weighted term frequency of counts tf in a column group
+// with the weights cw.
+func weighted(tf [3]uint16, cw [3]float64) float64 {
+	return cw[0]*float64(tf[0]) + cw[1]*float64(tf[1]) + cw[2]*float64(tf[2])
+}
+
+// escapedFreq decodes the three uvarint counts of an escaped posting at
+// buf[i:] and returns their weighted frequency and the offset after them.
+func escapedFreq(buf []byte, i int, cw [3]float64) (float64, int) {
+	var tf [3]uint16
+	for j := range tf {
+		v, n := binary.Uvarint(buf[i:])
+		tf[j] = uint16(v)
+		i += n
 	}
-	group(q.Words, 0, [3]float64{w[Body], w[Title], w[Section]})
-	group(q.Terms, 1, [3]float64{w[Lemmas], w[Heads], 0})
+	return weighted(tf, cw), i
+}
 
+// best returns the k best rows among those the search touched, best first;
+// a non-empty lang keeps rows in that language and rows without one.
+func (x *Index) best(sc *scratch, k int, lang string) []Hit {
 	var code uint8
 	filter := lang != ""
 	if filter {

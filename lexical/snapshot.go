@@ -143,42 +143,13 @@ func termHash(t string) uint64 {
 // ReadSnapshot reads an index written by WriteSnapshot (or by the
 // former format 01, converted) and its stamp.
 func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
-	var raw []byte
-	var err error
-	if f, ok := r.(interface{ Stat() (fs.FileInfo, error) }); ok {
-		// A file: read it into a buffer of its size, not one grown by
-		// doubling (a 1M-chunk snapshot is a few hundred MiB).
-		if fi, serr := f.Stat(); serr == nil && fi.Mode().IsRegular() {
-			raw = make([]byte, fi.Size())
-			if _, err = io.ReadFull(r, raw); err == nil {
-				// Grown since the Stat: read the rest too.
-				var more []byte
-				if more, err = io.ReadAll(r); len(more) > 0 {
-					raw = append(raw, more...)
-				}
-			}
-		} else {
-			raw, err = io.ReadAll(r)
-		}
-	} else {
-		raw, err = io.ReadAll(r)
-	}
+	raw, err := readWhole(r)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read lexical snapshot: %w", err)
 	}
-	if len(raw) < len(snapshotMagic)+4 {
-		return nil, nil, fmt.Errorf("%w: not a snapshot", ErrCorrupt)
-	}
-	version := 0
-	switch string(raw[:len(snapshotMagic)]) {
-	case snapshotMagic:
-		version = 3
-	case snapshotMagicV2:
-		version = 2
-	case snapshotMagicV1:
-		version = 1
-	default:
-		return nil, nil, fmt.Errorf("%w: not a snapshot (%q)", ErrCorrupt, raw[:len(snapshotMagic)])
+	version, err := snapshotVersion(raw)
+	if err != nil {
+		return nil, nil, err
 	}
 	body := raw[:len(raw)-4]
 	if crc32.ChecksumIEEE(body) != binary.LittleEndian.Uint32(raw[len(raw)-4:]) {
@@ -188,6 +159,68 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 	stamp := []byte(d.str())
 	x := New()
 	x.readVersion = version
+	d.langs(x)
+	nr := d.uv()
+	if nr > uint64(len(body)) {
+		return nil, nil, fmt.Errorf("%w: %d rows", ErrCorrupt, nr)
+	}
+	d.rows(x, nr)
+	if version == 3 {
+		d.lazyGroups(x)
+	} else {
+		d.termLists(x, version)
+	}
+	if d.err == nil && len(d.b) != 0 {
+		d.fail("trailing bytes")
+	}
+	if d.err != nil {
+		return nil, nil, d.err
+	}
+	return x, stamp, nil
+}
+
+// readWhole reads all of r. A file is read into a buffer of its size, not
+// one grown by doubling (a 1M-chunk snapshot is a few hundred MiB).
+func readWhole(r io.Reader) ([]byte, error) {
+	f, ok := r.(interface{ Stat() (fs.FileInfo, error) })
+	if !ok {
+		return io.ReadAll(r)
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return io.ReadAll(r)
+	}
+	raw := make([]byte, fi.Size())
+	if _, err := io.ReadFull(r, raw); err != nil {
+		return raw, err
+	}
+	// Grown since the Stat: read the rest too.
+	more, err := io.ReadAll(r)
+	if len(more) > 0 {
+		raw = append(raw, more...)
+	}
+	return raw, err
+}
+
+// snapshotVersion is the format version raw's magic names (1 to 3), or
+// ErrCorrupt when raw is not a snapshot.
+func snapshotVersion(raw []byte) (int, error) {
+	if len(raw) < len(snapshotMagic)+4 {
+		return 0, fmt.Errorf("%w: not a snapshot", ErrCorrupt)
+	}
+	switch string(raw[:len(snapshotMagic)]) {
+	case snapshotMagic:
+		return 3, nil
+	case snapshotMagicV2:
+		return 2, nil
+	case snapshotMagicV1:
+		return 1, nil
+	}
+	return 0, fmt.Errorf("%w: not a snapshot (%q)", ErrCorrupt, raw[:len(snapshotMagic)])
+}
+
+// langs decodes the snapshot's language names into x's language table.
+func (d *decoder) langs(x *Index) {
 	nl := d.uv()
 	x.langNames = x.langNames[:0]
 	clear(x.langCodes)
@@ -196,10 +229,10 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 		x.langCodes[l] = uint8(len(x.langNames))
 		x.langNames = append(x.langNames, l)
 	}
-	nr := d.uv()
-	if nr > uint64(len(body)) {
-		return nil, nil, fmt.Errorf("%w: %d rows", ErrCorrupt, nr)
-	}
+}
+
+// rows decodes nr rows (id, length, language) into x, all live.
+func (d *decoder) rows(x *Index, nr uint64) {
 	x.ids, x.lens, x.langs, x.alive = make([]int64, 0, nr), make([]uint32, 0, nr), make([]uint8, 0, nr), make([]bool, 0, nr)
 	x.byID = make(map[int64]uint32, nr)
 	for i := uint64(0); i < nr && d.err == nil; i++ {
@@ -212,33 +245,34 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 		x.totalLen += int64(length)
 	}
 	x.live = len(x.ids)
-	rows := uint32(len(x.ids))
-	if version == 3 {
-		x.lazy = &lazyLists{rows: rows}
-		for g := range x.lazy.groups {
-			nt, size := d.uv(), d.uv()
-			if size > uint64(len(d.b)) || nt > size {
-				d.fail("term lists")
-				break
-			}
-			lists := d.b[:size:size]
-			d.b = d.b[size:]
-			slots := d.uv()
-			if slots != uint64(tableSize(int(nt))) || slots*4 > uint64(len(d.b)) {
-				d.fail("term table")
-				break
-			}
-			x.lazy.groups[g] = lazyGroup{lists: lists, table: d.b[: slots*4 : slots*4], terms: int(nt)}
-			d.b = d.b[slots*4:]
+}
+
+// lazyGroups takes a version 3 snapshot's two column groups (term lists
+// and hash table) as they lie in the buffer; lists decode when searched.
+func (d *decoder) lazyGroups(x *Index) {
+	x.lazy = &lazyLists{rows: uint32(len(x.ids))}
+	for g := range x.lazy.groups {
+		nt, size := d.uv(), d.uv()
+		if size > uint64(len(d.b)) || nt > size {
+			d.fail("term lists")
+			return
 		}
-		if d.err == nil && len(d.b) != 0 {
-			d.fail("trailing bytes")
+		lists := d.b[:size:size]
+		d.b = d.b[size:]
+		slots := d.uv()
+		if slots != uint64(tableSize(int(nt))) || slots*4 > uint64(len(d.b)) {
+			d.fail("term table")
+			return
 		}
-		if d.err != nil {
-			return nil, nil, d.err
-		}
-		return x, stamp, nil
+		x.lazy.groups[g] = lazyGroup{lists: lists, table: d.b[: slots*4 : slots*4], terms: int(nt)}
+		d.b = d.b[slots*4:]
 	}
+}
+
+// termLists decodes a version 1 or 2 snapshot's words and lemmas, each
+// term with its posting list, into x's maps.
+func (d *decoder) termLists(x *Index, version int) {
+	rows := uint32(len(x.ids))
 	for _, lists := range []map[string]plist{x.words, x.lemmas} {
 		nt := d.uv()
 		if nt > uint64(len(d.b)) {
@@ -263,13 +297,6 @@ func ReadSnapshot(r io.Reader) (*Index, []byte, error) {
 			lists[t] = p
 		}
 	}
-	if d.err == nil && len(d.b) != 0 {
-		d.fail("trailing bytes")
-	}
-	if d.err != nil {
-		return nil, nil, d.err
-	}
-	return x, stamp, nil
 }
 
 // list reads a list of np postings in the index's own encoding, copied

@@ -2,6 +2,13 @@ package lexical
 
 // The index as it was before compressed postings (snapshot format EXOLEX01),
 // kept for side-by-side benchmarks and to write old snapshots in tests.
+//
+// Frozen on purpose: this file is a reference copy of the old code, not a
+// copy to share with index.go and snapshot.go. The tests compare the
+// current index's rankings against it (index_test.go) and read the old
+// snapshots it writes, so it must not call the current code (put, del,
+// decoder...) nor follow its changes; its likeness to them (put, the
+// decoder's uv/byte/str) is expected, and duplicate finders may skip it.
 
 import (
 	"bufio"

@@ -16,6 +16,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/dustin/go-humanize"
 )
 
 // ErrDigest is returned (wrapped) when a file's sha256 is not the pinned one.
@@ -277,76 +279,129 @@ func download(ctx context.Context, opts FetchOptions, u, dst, want string, size 
 // downloadOnce makes one request for u, resuming the part file when there
 // is one. progressed says whether any byte arrived.
 func downloadOnce(ctx context.Context, opts FetchOptions, u, dst, want string, size int64, model, file string) (sum string, n int64, progressed bool, err error, transient bool) {
-	name := model + "/" + file
-	part := PartFile(dst)
-	var offset int64
-	if st, err := os.Stat(part); err == nil {
-		offset = st.Size()
-		if size > 0 && offset >= size {
-			offset = 0 // nothing left to ask for, or more than the file: start over
+	j := downloadJob{opts: opts, url: u, dst: dst, part: PartFile(dst), want: want, size: size, model: model, file: file}
+	offset := j.resumeAt()
+	resp, err, transient := j.get(ctx, offset)
+	if err != nil {
+		return "", 0, false, err, transient
+	}
+	defer resp.Body.Close()
+	offset, total, err, transient := j.accept(resp, offset)
+	if err != nil {
+		return "", 0, false, err, transient
+	}
+	h := sha256.New()
+	if offset > 0 {
+		if err := hashPrefix(h, j.part, offset); err != nil {
+			_ = os.Remove(j.part)
+			return "", 0, false, fmt.Errorf("%s: reading the partial download %s: %w; starting over", j.name(), j.part, err), true
 		}
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u, nil)
+	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
+	if offset > 0 {
+		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
+	}
+	f, err := os.OpenFile(j.part, flags, 0o644)
 	if err != nil {
-		return "", 0, false, fmt.Errorf("%s: %w", name, err), false
+		return "", 0, false, fmt.Errorf("%s: %w", j.name(), err), false
+	}
+	written, err := j.write(f, resp.Body, h, offset, total)
+	n, progressed = offset+written, written > 0
+	if err != nil {
+		// The part file stays: the next attempt resumes it.
+		return "", n, progressed, fmt.Errorf("%s: download %s: broke after %d bytes: %w", j.name(), j.url, n, err), true
+	}
+	sum = hex.EncodeToString(h.Sum(nil))
+	return j.finish(sum, n, offset, progressed)
+}
+
+// downloadJob is one file to download: from url into dst through its part
+// file, with its expected digest (want) and size (0: unknown).
+type downloadJob struct {
+	opts           FetchOptions
+	url, dst, part string
+	want           string
+	size           int64
+	model, file    string
+}
+
+// name is the file as reports name it: model/file.
+func (j downloadJob) name() string { return j.model + "/" + j.file }
+
+// resumeAt is the byte to resume at: the part file's size, or 0 to start
+// over when there is none or it is not shorter than the file.
+func (j downloadJob) resumeAt() int64 {
+	st, err := os.Stat(j.part)
+	if err != nil {
+		return 0
+	}
+	if offset := st.Size(); j.size <= 0 || offset < j.size {
+		return offset
+	}
+	return 0 // nothing left to ask for, or more than the file: start over
+}
+
+// get sends the request, asking for the bytes from offset on when it is
+// not 0. A request that could not be sent may succeed later (transient).
+func (j downloadJob) get(ctx context.Context, offset int64) (resp *http.Response, err error, transient bool) {
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, j.url, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", j.name(), err), false
 	}
 	req.Header.Set("User-Agent", "exocortex-models-fetch")
 	if offset > 0 {
 		req.Header.Set("Range", fmt.Sprintf("bytes=%d-", offset))
 	}
-	resp, err := opts.Client.Do(req) // follows the hub's redirects to its file storage, Range included
+	resp, err = j.opts.Client.Do(req) // follows the hub's redirects to its file storage, Range included
 	if err != nil {
 		var ue *url.Error
 		if errors.As(err, &ue) {
 			err = ue.Err // the URL is named once, below
 		}
-		return "", 0, false, fmt.Errorf("%s: download %s: %w (models fetch needs to reach that host; without it, copy the files into place and run exocortex models verify)", name, u, err), true
+		return nil, fmt.Errorf("%s: download %s: %w (models fetch needs to reach that host; without it, copy the files into place and run exocortex models verify)", j.name(), j.url, err), true
 	}
-	defer resp.Body.Close()
-	total := size
+	return resp, nil, false
+}
+
+// accept checks the response's status against the asked offset and
+// returns the offset its body starts at (0 when the server sent the whole
+// file) and the file's total size (-1 or 0: unknown).
+func (j downloadJob) accept(resp *http.Response, offset int64) (start, total int64, err error, transient bool) {
+	total = j.size
 	switch {
 	case resp.StatusCode == http.StatusPartialContent && offset > 0:
-		start, whole, ok := contentRange(resp.Header.Get("Content-Range"))
-		if !ok || start != offset {
-			_ = os.Remove(part)
-			return "", 0, false, fmt.Errorf("%s: download %s: asked to resume at byte %d, the server sent %q; starting over", name, u, offset, resp.Header.Get("Content-Range")), true
+		from, whole, ok := contentRange(resp.Header.Get("Content-Range"))
+		if !ok || from != offset {
+			_ = os.Remove(j.part)
+			return 0, 0, fmt.Errorf("%s: download %s: asked to resume at byte %d, the server sent %q; starting over", j.name(), j.url, offset, resp.Header.Get("Content-Range")), true
 		}
 		if total <= 0 {
 			total = whole
 		}
+		return offset, total, nil, false
 	case resp.StatusCode == http.StatusOK:
-		offset = 0 // the whole file (a server that does not resume): start over
 		if total <= 0 {
 			total = resp.ContentLength
 		}
+		return 0, total, nil, false // the whole file (a server that does not resume): start over
 	case resp.StatusCode == http.StatusRequestedRangeNotSatisfiable && offset > 0:
-		_ = os.Remove(part)
-		return "", 0, false, fmt.Errorf("%s: download %s: the server would not resume at byte %d (HTTP %s); starting over", name, u, offset, resp.Status), true
+		_ = os.Remove(j.part)
+		return 0, 0, fmt.Errorf("%s: download %s: the server would not resume at byte %d (HTTP %s); starting over", j.name(), j.url, offset, resp.Status), true
 	default:
-		return "", 0, false, fmt.Errorf("%s: download %s: HTTP %s", name, u, resp.Status),
+		return 0, 0, fmt.Errorf("%s: download %s: HTTP %s", j.name(), j.url, resp.Status),
 			resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests
 	}
-	h := sha256.New()
-	flags := os.O_CREATE | os.O_WRONLY | os.O_TRUNC
-	if offset > 0 {
-		flags = os.O_CREATE | os.O_WRONLY | os.O_APPEND
-		if err := hashPrefix(h, part, offset); err != nil {
-			_ = os.Remove(part)
-			return "", 0, false, fmt.Errorf("%s: reading the partial download %s: %w; starting over", name, part, err), true
-		}
-	}
-	f, err := os.OpenFile(part, flags, 0o644)
-	if err != nil {
-		return "", 0, false, fmt.Errorf("%s: %w", name, err), false
-	}
-	var body io.Reader = resp.Body
+}
+
+// write copies body to the part file f (at offset: its bytes so far),
+// feeding h too and reporting progress, then syncs and closes f.
+func (j downloadJob) write(f *os.File, body io.Reader, h io.Writer, offset, total int64) (int64, error) {
 	var m *meter
-	if opts.Progress != nil {
-		m = newMeter(opts, Progress{Model: model, File: file, Done: offset, Total: total, Resumed: offset})
-		body = &meteredReader{r: resp.Body, m: m}
+	if j.opts.Progress != nil {
+		m = newMeter(j.opts, Progress{Model: j.model, File: j.file, Done: offset, Total: total, Resumed: offset})
+		body = &meteredReader{r: body, m: m}
 	}
 	written, err := io.Copy(io.MultiWriter(f, h), body)
-	n, progressed = offset+written, written > 0
 	if cerr := f.Sync(); err == nil {
 		err = cerr
 	}
@@ -356,26 +411,28 @@ func downloadOnce(ctx context.Context, opts FetchOptions, u, dst, want string, s
 	if m != nil {
 		m.finish(err)
 	}
-	if err != nil {
-		// The part file stays: the next attempt resumes it.
-		return "", n, progressed, fmt.Errorf("%s: download %s: broke after %d bytes: %w", name, u, n, err), true
-	}
-	sum = hex.EncodeToString(h.Sum(nil))
-	if size > 0 && n != size {
+	return written, err
+}
+
+// finish checks the whole download (n bytes, digest sum) against the
+// manifest and renames the part file into place, or discards it.
+func (j downloadJob) finish(sum string, n, offset int64, progressed bool) (string, int64, bool, error, bool) {
+	name := j.name()
+	if j.size > 0 && n != j.size {
 		// The whole response arrived (a body cut short is an error above):
 		// the hub holds a file of another size.
-		_ = os.Remove(part)
-		return sum, n, progressed, fmt.Errorf("%s: %w: got %d bytes, the manifest says %d; the download was discarded", name, ErrDigest, n, size), false
+		_ = os.Remove(j.part)
+		return sum, n, progressed, fmt.Errorf("%s: %w: got %d bytes, the manifest says %d; the download was discarded", name, ErrDigest, n, j.size), false
 	}
-	if want != "" && sum != want {
-		_ = os.Remove(part)
+	if j.want != "" && sum != j.want {
+		_ = os.Remove(j.part)
 		if offset > 0 {
 			// The part may be another version's: once more from the start.
-			return sum, n, true, fmt.Errorf("%s: %w: got %s after resuming at byte %d, want %s; starting over", name, ErrDigest, sum, offset, want), true
+			return sum, n, true, fmt.Errorf("%s: %w: got %s after resuming at byte %d, want %s; starting over", name, ErrDigest, sum, offset, j.want), true
 		}
-		return sum, n, progressed, fmt.Errorf("%s: %w: got %s, want %s; the download was discarded", name, ErrDigest, sum, want), false
+		return sum, n, progressed, fmt.Errorf("%s: %w: got %s, want %s; the download was discarded", name, ErrDigest, sum, j.want), false
 	}
-	if err := os.Rename(part, dst); err != nil {
+	if err := os.Rename(j.part, j.dst); err != nil {
 		return "", n, progressed, fmt.Errorf("%s: %w", name, err), false
 	}
 	return sum, n, progressed, nil, false
@@ -467,18 +524,19 @@ func (p Progress) String() string {
 	return b.String()
 }
 
-// formatBytes writes n in decimal units, as the hub shows sizes.
+// formatBytes writes n in decimal units, as the hub shows sizes: the unit
+// is go-humanize's (ComputeSI), the precision fixed (one decimal, two from
+// GB on) so that a progress line does not change width as it counts.
 func formatBytes(n int64) string {
-	switch {
-	case n < 1000:
+	if n < 1000 {
 		return fmt.Sprintf("%d B", n)
-	case n < 1000*1000:
-		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
-	case n < 1000*1000*1000:
-		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
-	default:
-		return fmt.Sprintf("%.2f GB", float64(n)/1e9)
 	}
+	v, prefix := humanize.ComputeSI(float64(n))
+	digits := 1
+	if prefix != "k" && prefix != "M" {
+		digits = 2
+	}
+	return fmt.Sprintf("%.*f %sB", digits, v, prefix)
 }
 
 // meter turns the bytes of one download into Progress reports, at most one

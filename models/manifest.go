@@ -113,6 +113,7 @@ func HubURL(explicit string, m Manifest) string {
 // says otherwise. The NLI model is optional. Each default path is checked
 // against a recorded listing of its repository at its revision
 // (models/testdata/hub, TestEveryDefaultModelFileIsInTheHubListingOfItsRepository).
+// Its length is a table's (one literal per model and file), not logic's.
 func DefaultManifest() Manifest {
 	return Manifest{BaseURL: DefaultBaseURL, Models: []Spec{
 		{

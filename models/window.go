@@ -91,66 +91,10 @@ func windowOf(keys map[string]int, passage string, offsets [][2]int, n int) (lo,
 	if n >= total || n <= 0 {
 		return 0, total
 	}
-	// The query word (index into keys) each token belongs to, or -1.
-	match := make([]int, total)
-	ws := words(passage)
-	wi, lastWord := 0, -1
-	for i, off := range offsets {
-		match[i] = -1
-		for wi < len(ws) && ws[wi].end <= off[0] {
-			wi++
-		}
-		// One occurrence of a word is one match, not one per token piece.
-		if wi < len(ws) && ws[wi].start < off[1] && off[0] < ws[wi].end && wi != lastWord {
-			lastWord = wi
-			if k, ok := keys[ws[wi].key]; ok {
-				match[i] = k
-			}
-		}
-	}
-	// A word that is everywhere in the passage ("the", "что") tells little
-	// about where to look: each query word weighs 1/(its occurrences).
-	occ := make([]int, len(keys))
-	for _, k := range match {
-		if k >= 0 {
-			occ[k]++
-		}
-	}
-	weight := make([]float64, len(keys))
-	for k, n := range occ {
-		if n > 0 {
-			weight[k] = 1 / float64(n)
-		}
-	}
-	count := make([]int, len(keys))
-	score, hits := 0.0, 0
-	add := func(i, d int) {
-		k := match[i]
-		if k < 0 {
-			return
-		}
-		if count[k] == 0 && d > 0 {
-			score += weight[k]
-		}
-		count[k] += d
-		if count[k] == 0 && d < 0 {
-			score -= weight[k]
-		}
-		hits += d
-	}
-	for i := 0; i < n; i++ {
-		add(i, 1)
-	}
-	const eps = 1e-9
-	best, bestScore, bestHits := 0, score, hits
-	for s := 1; s+n <= total; s++ {
-		add(s-1, -1)
-		add(s+n-1, 1)
-		if score > bestScore+eps || score > bestScore-eps && hits > bestHits {
-			best, bestScore, bestHits = s, score, hits
-		}
-	}
-	if bestScore < eps {
+	match := tokenMatches(keys, passage, offsets)
+	weight := matchWeights(match, len(keys))
+	best, ok := bestWindow(match, weight, n)
+	if !ok {
 		return 0, n
 	}
 	// Centre the window on the telling matches it holds (those of words
@@ -173,6 +117,93 @@ func windowOf(keys map[string]int, passage string, offsets [][2]int, n int) (lo,
 	lo = first - (n-(last-first+1))/2
 	lo = max(0, min(lo, total-n))
 	return lo, lo + n
+}
+
+// tokenMatches returns the query word (index into keys) each token
+// belongs to, or -1. One occurrence of a word is one match, on its first
+// token piece.
+func tokenMatches(keys map[string]int, passage string, offsets [][2]int) []int {
+	match := make([]int, len(offsets))
+	ws := words(passage)
+	wi, lastWord := 0, -1
+	for i, off := range offsets {
+		match[i] = -1
+		for wi < len(ws) && ws[wi].end <= off[0] {
+			wi++
+		}
+		if wi < len(ws) && ws[wi].start < off[1] && off[0] < ws[wi].end && wi != lastWord {
+			lastWord = wi
+			if k, ok := keys[ws[wi].key]; ok {
+				match[i] = k
+			}
+		}
+	}
+	return match
+}
+
+// matchWeights weighs each of the nKeys query words 1/(its occurrences in
+// match): a word that is everywhere in the passage ("the", "что") tells
+// little about where to look.
+func matchWeights(match []int, nKeys int) []float64 {
+	occ := make([]int, nKeys)
+	for _, k := range match {
+		if k >= 0 {
+			occ[k]++
+		}
+	}
+	weight := make([]float64, nKeys)
+	for k, n := range occ {
+		if n > 0 {
+			weight[k] = 1 / float64(n)
+		}
+	}
+	return weight
+}
+
+// windowScore is a sliding window's distinct query words, weighed, and
+// its matches.
+type windowScore struct {
+	match  []int
+	weight []float64
+	count  []int // each query word's matches in the window
+	score  float64
+	hits   int
+}
+
+// add adds token i to the window (d 1) or takes it out (d -1).
+func (w *windowScore) add(i, d int) {
+	k := w.match[i]
+	if k < 0 {
+		return
+	}
+	if w.count[k] == 0 && d > 0 {
+		w.score += w.weight[k]
+	}
+	w.count[k] += d
+	if w.count[k] == 0 && d < 0 {
+		w.score -= w.weight[k]
+	}
+	w.hits += d
+}
+
+// bestWindow returns the start of the n tokens with the highest score
+// (then the most matches, then the earliest); ok is false when no window
+// holds a query word.
+func bestWindow(match []int, weight []float64, n int) (best int, ok bool) {
+	w := windowScore{match: match, weight: weight, count: make([]int, len(weight))}
+	for i := 0; i < n; i++ {
+		w.add(i, 1)
+	}
+	const eps = 1e-9
+	bestScore, bestHits := w.score, w.hits
+	for s := 1; s+n <= len(match); s++ {
+		w.add(s-1, -1)
+		w.add(s+n-1, 1)
+		if w.score > bestScore+eps || w.score > bestScore-eps && w.hits > bestHits {
+			best, bestScore, bestHits = s, w.score, w.hits
+		}
+	}
+	return best, bestScore >= eps
 }
 
 // windowPassage returns the part of passage that fits in room tokens

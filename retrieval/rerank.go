@@ -29,54 +29,16 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 	if rq.Options.K > 0 {
 		k = rq.Options.K
 	}
-	ctxs := make([]schemas.Context, 0, len(rq.Candidates))
-	for _, c := range rq.Candidates {
-		if c.Report && !rq.Options.IncludeReports {
-			continue // a report's chunk from a retriever that did not leave it out
-		}
-		// A single retriever's mode scores by that retriever (BM25, the
-		// cosine): its fused score would only restate the rank.
-		score, source := c.Fused, "fused"
-		switch {
-		case rq.Mode == schemas.ModeLexical && c.Lexical != nil:
-			score, source = c.Lexical.Score, "lexical"
-		case rq.Mode == schemas.ModeVector && c.Vector != nil:
-			score, source = c.Vector.Score, "vector"
-		}
-		ctxs = append(ctxs, schemas.Context{Passage: c.Passage, Score: score, Source: source, FusedRank: c.FusedRank,
-			Lexical: c.Lexical, Vector: c.Vector})
-	}
+	ctxs := contextsOf(rq)
 	if rq.Mode == schemas.ModeRerank && len(ctxs) > 0 {
 		if r.Reranker == nil {
 			out.Mode = schemas.ModeHybrid
 			out.Reasons = append(out.Reasons, ReasonNoReranker+": this worker has no reranker model; fused order kept")
 		} else {
 			t := time.Now()
-			// The best RerankCandidates by fused rank are scored (the fused
-			// top RerankFloor always); the others keep their fused order below.
-			sort.SliceStable(ctxs, func(i, j int) bool { return fusedBefore(ctxs[i].FusedRank, ctxs[j].FusedRank) })
-			n := min(len(ctxs), cfg.RerankCandidates)
-			scored := ctxs[:n]
-			texts := make([]string, n)
-			for i, c := range scored {
-				texts[i] = c.Text
+			if err := r.crossScore(ctx, rq, ctxs, cfg.RerankCandidates); err != nil {
+				return nil, err
 			}
-			scores, err := r.Reranker.Score(ctx, rq.Searched, texts)
-			if err != nil {
-				return nil, fmt.Errorf("query %s: rerank %d candidates with %s: %w", rq.QueryID, len(texts), r.Reranker.Name(), err)
-			}
-			if len(scores) != n {
-				return nil, fmt.Errorf("query %s: rerank with %s: %d scores for %d candidates", rq.QueryID, r.Reranker.Name(), len(scores), n)
-			}
-			for i := range scored {
-				scored[i].Score, scored[i].Source = float64(scores[i]), "rerank"
-			}
-			sort.SliceStable(scored, func(i, j int) bool {
-				if scored[i].Score != scored[j].Score {
-					return scored[i].Score > scored[j].Score
-				}
-				return scored[i].FusedRank < scored[j].FusedRank
-			})
 			out.TimingsMS["rerank"] = ms(time.Since(t))
 		}
 	}
@@ -112,6 +74,60 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 	return out, nil
 }
 
+// contextsOf turns the retrieved candidates into contexts in fused order,
+// leaving out reports' chunks unless the query asked for them.
+func contextsOf(rq *schemas.QueryRetrieved) []schemas.Context {
+	ctxs := make([]schemas.Context, 0, len(rq.Candidates))
+	for _, c := range rq.Candidates {
+		if c.Report && !rq.Options.IncludeReports {
+			continue // a report's chunk from a retriever that did not leave it out
+		}
+		// A single retriever's mode scores by that retriever (BM25, the
+		// cosine): its fused score would only restate the rank.
+		score, source := c.Fused, "fused"
+		switch {
+		case rq.Mode == schemas.ModeLexical && c.Lexical != nil:
+			score, source = c.Lexical.Score, "lexical"
+		case rq.Mode == schemas.ModeVector && c.Vector != nil:
+			score, source = c.Vector.Score, "vector"
+		}
+		ctxs = append(ctxs, schemas.Context{Passage: c.Passage, Score: score, Source: source, FusedRank: c.FusedRank,
+			Lexical: c.Lexical, Vector: c.Vector})
+	}
+	return ctxs
+}
+
+// crossScore reorders ctxs in place: the best candidates by fused rank
+// (at most RerankCandidates; the fused top RerankFloor always) are scored
+// by the cross-encoder and sorted by its score; the others keep their
+// fused order below.
+func (r *Retriever) crossScore(ctx context.Context, rq *schemas.QueryRetrieved, ctxs []schemas.Context, candidates int) error {
+	sort.SliceStable(ctxs, func(i, j int) bool { return fusedBefore(ctxs[i].FusedRank, ctxs[j].FusedRank) })
+	n := min(len(ctxs), candidates)
+	scored := ctxs[:n]
+	texts := make([]string, n)
+	for i, c := range scored {
+		texts[i] = c.Text
+	}
+	scores, err := r.Reranker.Score(ctx, rq.Searched, texts)
+	if err != nil {
+		return fmt.Errorf("query %s: rerank %d candidates with %s: %w", rq.QueryID, len(texts), r.Reranker.Name(), err)
+	}
+	if len(scores) != n {
+		return fmt.Errorf("query %s: rerank with %s: %d scores for %d candidates", rq.QueryID, r.Reranker.Name(), len(scores), n)
+	}
+	for i := range scored {
+		scored[i].Score, scored[i].Source = float64(scores[i]), "rerank"
+	}
+	sort.SliceStable(scored, func(i, j int) bool {
+		if scored[i].Score != scored[j].Score {
+			return scored[i].Score > scored[j].Score
+		}
+		return scored[i].FusedRank < scored[j].FusedRank
+	})
+	return nil
+}
+
 // expand adds up to n chunks that neighbour the contexts' blocks, edge kind
 // by edge kind in ExpansionOrder, and within a kind by the rank of the
 // context they neighbour. A chunk already among the contexts is not added
@@ -122,47 +138,9 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 // candidates below the top k), else its first chunk; nothing when one of its
 // chunks is already among the contexts.
 func (r *Retriever) expand(ctx context.Context, ctxs, rest []schemas.Context, n int) ([]schemas.Context, error) {
-	have := map[string]bool{}
-	haveDoc := map[string]bool{}
-	for _, c := range ctxs {
-		have[c.ChunkID] = true
-		haveDoc[c.DocID] = true
-	}
-	type cand struct {
-		block, kind, of string
-	}
-	var order []cand
-	var refs []string
-	for _, kind := range ExpansionOrder {
-		for _, c := range ctxs {
-			blocks := c.BlockIDs
-			if len(blocks) == 0 && c.BlockID != "" {
-				blocks = []string{c.BlockID}
-			}
-			// The chunk's first block stands for it: its parent is the
-			// enclosing section; refs and the next block come from any block.
-			from := blocks
-			if kind == store.EdgeParent || kind == store.EdgeSibling {
-				from = blocks[:min(1, len(blocks))]
-			} else if kind == store.EdgeNext && len(blocks) > 0 {
-				from = blocks[len(blocks)-1:]
-			}
-			for _, b := range from {
-				edges, err := r.Index.Neighbors(ctx, b, kind)
-				if err != nil {
-					return nil, err
-				}
-				for _, e := range edges {
-					order = append(order, cand{block: e.Dst, kind: kind, of: c.ChunkID})
-					if kind == store.EdgeRef {
-						refs = append(refs, e.Dst)
-					}
-				}
-			}
-		}
-	}
-	if len(order) == 0 {
-		return nil, nil
+	order, refs, err := r.neighbours(ctx, ctxs)
+	if err != nil || len(order) == 0 {
+		return nil, err
 	}
 	blocks := make([]string, 0, len(order))
 	for _, c := range order {
@@ -178,14 +156,82 @@ func (r *Retriever) expand(ctx context.Context, ctxs, rest []schemas.Context, n 
 			return nil, err
 		}
 	}
+	pick, src := pickNeighbours(ctxs, rest, order, chunkOf, firstOf, n)
+	hits, err := r.Index.Passages(ctx, pick)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]schemas.Context, 0, len(hits))
+	for _, h := range hits {
+		c := src[h.ChunkID]
+		out = append(out, schemas.Context{Passage: passage(h), Source: "graph:" + c.kind, Of: c.of})
+	}
+	return out, nil
+}
+
+// neighbour is a block linked to a context's chunk by an edge of kind.
+type neighbour struct {
+	block, kind, of string // of: the context's chunk id
+}
+
+// neighbours lists the contexts' neighbour blocks by kind in
+// ExpansionOrder, then by context, and the blocks referenced (refs: each
+// may be a document's id).
+func (r *Retriever) neighbours(ctx context.Context, ctxs []schemas.Context) (order []neighbour, refs []string, err error) {
+	for _, kind := range ExpansionOrder {
+		for _, c := range ctxs {
+			for _, b := range edgeSources(c, kind) {
+				edges, err := r.Index.Neighbors(ctx, b, kind)
+				if err != nil {
+					return nil, nil, err
+				}
+				for _, e := range edges {
+					order = append(order, neighbour{block: e.Dst, kind: kind, of: c.ChunkID})
+					if kind == store.EdgeRef {
+						refs = append(refs, e.Dst)
+					}
+				}
+			}
+		}
+	}
+	return order, refs, nil
+}
+
+// edgeSources are the blocks of c whose edges of kind count. The chunk's
+// first block stands for it: its parent is the enclosing section; refs
+// and the next block come from any block.
+func edgeSources(c schemas.Context, kind string) []string {
+	blocks := c.BlockIDs
+	if len(blocks) == 0 && c.BlockID != "" {
+		blocks = []string{c.BlockID}
+	}
+	if kind == store.EdgeParent || kind == store.EdgeSibling {
+		return blocks[:min(1, len(blocks))]
+	} else if kind == store.EdgeNext && len(blocks) > 0 {
+		return blocks[len(blocks)-1:]
+	}
+	return blocks
+}
+
+// pickNeighbours chooses up to n chunks for the neighbours in order, none
+// already among ctxs: a block's chunk (chunkOf), or for a reference to a
+// document (firstOf holds its first chunk) the document's best ranked chunk
+// below the top k (in rest) or else its first, once per document. src
+// tells each picked chunk's neighbour.
+func pickNeighbours(ctxs, rest []schemas.Context, order []neighbour, chunkOf, firstOf map[string]string, n int) (pick []string, src map[string]neighbour) {
+	have := map[string]bool{}
+	haveDoc := map[string]bool{}
+	for _, c := range ctxs {
+		have[c.ChunkID] = true
+		haveDoc[c.DocID] = true
+	}
 	bestOf := map[string]string{}
 	for _, c := range rest {
 		if _, ok := bestOf[c.DocID]; !ok && c.DocID != "" {
 			bestOf[c.DocID] = c.ChunkID
 		}
 	}
-	var pick []string
-	src := map[string]cand{}
+	src = map[string]neighbour{}
 	for _, c := range order {
 		id, ok := chunkOf[c.block]
 		if first, doc := firstOf[c.block]; doc && c.kind == store.EdgeRef {
@@ -208,16 +254,7 @@ func (r *Retriever) expand(ctx context.Context, ctxs, rest []schemas.Context, n 
 			break
 		}
 	}
-	hits, err := r.Index.Passages(ctx, pick)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]schemas.Context, 0, len(hits))
-	for _, h := range hits {
-		c := src[h.ChunkID]
-		out = append(out, schemas.Context{Passage: passage(h), Source: "graph:" + c.kind, Of: c.of})
-	}
-	return out, nil
+	return pick, src
 }
 
 // fusedBefore orders fused ranks, a missing rank (0) last.

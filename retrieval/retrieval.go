@@ -272,25 +272,51 @@ func bestScore(res []vectors.Result) float32 {
 // translation, each second in the other list, tie, and the one the question
 // itself found comes first wherever the notes are kept.
 func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vectors.Result, cfg Config) ([]schemas.Candidate, error) {
-	byID := map[string]*schemas.Candidate{}
-	var order []string
-	get := func(id string) *schemas.Candidate {
-		c, ok := byID[id]
-		if !ok {
-			c = &schemas.Candidate{}
-			c.ChunkID = id
-			byID[id] = c
-			order = append(order, id)
-		}
-		return c
+	f := fusion{byID: map[string]*schemas.Candidate{}, translated: map[string]bool{}, rrfK: cfg.RRFK}
+	f.addLexical(lexLists)
+	f.addVector(vec)
+	cands := f.ranked(cfg.FusedK)
+	cands, err := r.fillPassages(ctx, cands, f.missing)
+	if err != nil {
+		return nil, err
 	}
+	for i := range cands {
+		cands[i].FusedRank = i + 1
+	}
+	return cands, nil
+}
+
+// fusion gathers the candidates of one retrieval's lists and their
+// reciprocal rank fusion scores.
+type fusion struct {
+	byID  map[string]*schemas.Candidate
+	order []string // candidates' ids in the order first met
 	// translated: the candidate's best lexical rank is a translation's
 	// (lexLists[1:]), not the question's.
-	translated := map[string]bool{}
+	translated map[string]bool
+	missing    []string // vector-only candidates: their text is still to read
+	rrfK       float64
+}
+
+// get returns the candidate with chunk id, adding it when new.
+func (f *fusion) get(id string) *schemas.Candidate {
+	c, ok := f.byID[id]
+	if !ok {
+		c = &schemas.Candidate{}
+		c.ChunkID = id
+		f.byID[id] = c
+		f.order = append(f.order, id)
+	}
+	return c
+}
+
+// addLexical adds the lexical lists (the question's, then its
+// translations'): a chunk's best rank over them and an RRF share per list.
+func (f *fusion) addLexical(lexLists [][]store.Hit) {
 	for l, lex := range lexLists {
 		seen := map[string]bool{}
 		for i, h := range lex {
-			c := get(h.ChunkID)
+			c := f.get(h.ChunkID)
 			if seen[h.ChunkID] {
 				continue
 			}
@@ -298,29 +324,38 @@ func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vect
 			if c.Lexical == nil {
 				c.Passage = passage(h)
 				c.Lexical = &schemas.RetrieverHit{Rank: i + 1, Score: h.Score}
-				translated[h.ChunkID] = l > 0
+				f.translated[h.ChunkID] = l > 0
 			} else if i+1 < c.Lexical.Rank {
 				c.Lexical = &schemas.RetrieverHit{Rank: i + 1, Score: h.Score}
-				translated[h.ChunkID] = l > 0
+				f.translated[h.ChunkID] = l > 0
 			}
-			c.Fused += 1 / (cfg.RRFK + float64(i+1))
+			c.Fused += 1 / (f.rrfK + float64(i+1))
 		}
 	}
-	var missing []string
+}
+
+// addVector adds the vector list: each chunk's first rank and its RRF share.
+func (f *fusion) addVector(vec []vectors.Result) {
 	for i, v := range vec {
-		c := get(v.ID)
+		c := f.get(v.ID)
 		if c.Vector != nil {
 			continue
 		}
 		c.Vector = &schemas.RetrieverHit{Rank: i + 1, Score: float64(v.Score)}
-		c.Fused += 1 / (cfg.RRFK + float64(i+1))
+		c.Fused += 1 / (f.rrfK + float64(i+1))
 		if c.Lexical == nil {
-			missing = append(missing, v.ID)
+			f.missing = append(f.missing, v.ID)
 		}
 	}
-	cands := make([]schemas.Candidate, 0, len(order))
-	for _, id := range order {
-		cands = append(cands, *byID[id])
+}
+
+// ranked returns the best k candidates by fused score; ties go to the
+// better single rank, then to the question's own words over a
+// translation's, then to the chunk id.
+func (f *fusion) ranked(k int) []schemas.Candidate {
+	cands := make([]schemas.Candidate, 0, len(f.order))
+	for _, id := range f.order {
+		cands = append(cands, *f.byID[id])
 	}
 	sort.SliceStable(cands, func(i, j int) bool {
 		a, b := cands[i], cands[j]
@@ -331,15 +366,20 @@ func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vect
 		if ba != bb {
 			return ba < bb
 		}
-		if ta, tb := byTranslation(a, ba, translated), byTranslation(b, bb, translated); ta != tb {
+		if ta, tb := byTranslation(a, ba, f.translated), byTranslation(b, bb, f.translated); ta != tb {
 			return tb
 		}
 		return a.ChunkID < b.ChunkID
 	})
-	if len(cands) > cfg.FusedK {
-		cands = cands[:cfg.FusedK]
+	if len(cands) > k {
+		cands = cands[:k]
 	}
-	// Vector-only candidates need their text; one query for all that survived.
+	return cands
+}
+
+// fillPassages reads the text of the vector-only candidates (missing) that
+// survived the cut, in one query, and drops those whose chunk is gone.
+func (r *Retriever) fillPassages(ctx context.Context, cands []schemas.Candidate, missing []string) ([]schemas.Candidate, error) {
 	need := map[string]bool{}
 	for _, id := range missing {
 		need[id] = true
@@ -350,32 +390,29 @@ func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vect
 			ids = append(ids, c.ChunkID)
 		}
 	}
-	if len(ids) > 0 {
-		hits, err := r.Index.Passages(ctx, ids)
-		if err != nil {
-			return nil, err
-		}
-		found := make(map[string]store.Hit, len(hits))
-		for _, h := range hits {
-			found[h.ChunkID] = h
-		}
-		kept := cands[:0]
-		for _, c := range cands {
-			if need[c.ChunkID] {
-				h, ok := found[c.ChunkID]
-				if !ok {
-					continue // the vector outlived its chunk
-				}
-				c.Passage = passage(h)
+	if len(ids) == 0 {
+		return cands, nil
+	}
+	hits, err := r.Index.Passages(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	found := make(map[string]store.Hit, len(hits))
+	for _, h := range hits {
+		found[h.ChunkID] = h
+	}
+	kept := cands[:0]
+	for _, c := range cands {
+		if need[c.ChunkID] {
+			h, ok := found[c.ChunkID]
+			if !ok {
+				continue // the vector outlived its chunk
 			}
-			kept = append(kept, c)
+			c.Passage = passage(h)
 		}
-		cands = kept
+		kept = append(kept, c)
 	}
-	for i := range cands {
-		cands[i].FusedRank = i + 1
-	}
-	return cands, nil
+	return kept, nil
 }
 
 func bestRank(c schemas.Candidate) int {

@@ -56,6 +56,40 @@ type DocBlock struct {
 // overlapEnd). A chunk indexed before block spans existed gives its
 // whole text to its first block.
 func (s *Store) Document(ctx context.Context, docID string) (*Document, error) {
+	d, chunkIDs, err := s.documentRow(ctx, docID)
+	if err != nil {
+		return nil, err
+	}
+	at, err := s.docBlocks(ctx, d)
+	if err != nil {
+		return nil, err
+	}
+	chunks, err := s.docChunks(ctx, docID, chunkIDs)
+	if err != nil {
+		return nil, err
+	}
+	t := blockTexts{at: at, parts: map[string][]string{}, langs: map[string]string{}}
+	t.collect(chunks)
+	for _, id := range t.extra {
+		at[id] = len(d.Blocks)
+		d.Blocks = append(d.Blocks, DocBlock{BlockID: id})
+	}
+	for i := range d.Blocks {
+		b := &d.Blocks[i]
+		sep := " " // the parts of a block split at sentences
+		switch b.Type {
+		case schemas.BlockCode, schemas.BlockTable, schemas.BlockMath, schemas.BlockHTML:
+			sep = "\n"
+		}
+		b.Text, b.Lang = strings.Join(t.parts[b.BlockID], sep), t.langs[b.BlockID]
+	}
+	d.sectionPaths()
+	return d, nil
+}
+
+// documentRow reads a document's row: the document without its blocks, and
+// the ids of its chunks.
+func (s *Store) documentRow(ctx context.Context, docID string) (*Document, []string, error) {
 	d := Document{DocID: docID}
 	var titlePath, chunkIDs string
 	err := s.r.QueryRowContext(ctx, `
@@ -63,54 +97,50 @@ SELECT source, path, notebook, title, title_path, parent_doc_id, version, update
 FROM documents WHERE doc_id = ?`, docID).Scan(&d.Source, &d.Path, &d.Notebook, &d.Title, &titlePath,
 		&d.ParentDocID, &d.Version, &d.UpdatedAt, &chunkIDs)
 	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("document %s: %w", docID, ErrNotFound)
+		return nil, nil, fmt.Errorf("document %s: %w", docID, ErrNotFound)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("document %s: %w", docID, err)
+		return nil, nil, fmt.Errorf("document %s: %w", docID, err)
 	}
 	d.TitlePath = parseList(titlePath)
+	return &d, parseList(chunkIDs), nil
+}
 
+// docBlocks reads d's blocks, in order and without text, into d.Blocks and
+// returns each block's index there by id.
+func (s *Store) docBlocks(ctx context.Context, d *Document) (map[string]int, error) {
 	rows, err := s.r.QueryContext(ctx, `
-SELECT block_id, type, parent_id, chunk_id FROM blocks WHERE doc_id = ? ORDER BY ordinal, block_id`, docID)
+SELECT block_id, type, parent_id, chunk_id FROM blocks WHERE doc_id = ? ORDER BY ordinal, block_id`, d.DocID)
 	if err != nil {
-		return nil, fmt.Errorf("blocks of document %s: %w", docID, err)
+		return nil, fmt.Errorf("blocks of document %s: %w", d.DocID, err)
 	}
+	defer rows.Close()
 	at := map[string]int{}
 	for rows.Next() {
 		var b DocBlock
 		if err := rows.Scan(&b.BlockID, &b.Type, &b.ParentID, &b.ChunkID); err != nil {
-			rows.Close()
-			return nil, fmt.Errorf("blocks of document %s: %w", docID, err)
+			return nil, fmt.Errorf("blocks of document %s: %w", d.DocID, err)
 		}
 		at[b.BlockID] = len(d.Blocks)
 		d.Blocks = append(d.Blocks, b)
 	}
-	err = rows.Err()
-	rows.Close()
-	if err != nil {
-		return nil, fmt.Errorf("blocks of document %s: %w", docID, err)
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("blocks of document %s: %w", d.DocID, err)
 	}
+	return at, nil
+}
 
-	chunks, err := s.docChunks(ctx, docID, parseList(chunkIDs))
-	if err != nil {
-		return nil, err
-	}
-	parts := map[string][]string{}
-	langs := map[string]string{}
-	var extra []string // blocks the chunks hold that the structure does not list
-	add := func(id, text, lang string) {
-		text = strings.TrimSpace(text)
-		if id == "" || text == "" {
-			return
-		}
-		if _, ok := at[id]; !ok && len(parts[id]) == 0 {
-			extra = append(extra, id)
-		}
-		parts[id] = append(parts[id], text)
-		if langs[id] == "" {
-			langs[id] = lang
-		}
-	}
+// blockTexts gathers each block's text from a document's chunks.
+type blockTexts struct {
+	at    map[string]int      // the blocks the structure lists, by id
+	parts map[string][]string // each block's pieces of text, in order
+	langs map[string]string   // each block's language (its first chunk's)
+	extra []string            // blocks the chunks hold that the structure does not list
+}
+
+// collect adds the text of each chunk's blocks, leaving out what a chunk
+// repeats of the one before it (the overlap).
+func (t *blockTexts) collect(chunks []Chunk) {
 	for k := range chunks {
 		c := &chunks[k]
 		var prev *Chunk
@@ -123,29 +153,29 @@ SELECT block_id, type, parent_id, chunk_id FROM blocks WHERE doc_id = ? ORDER BY
 			if sp.ID != "" && sp.Start >= 0 && sp.Start < sp.End && sp.End <= len(c.Text) {
 				n++
 				if sp.End > from {
-					add(sp.ID, c.Text[sp.Start:sp.End], c.Lang)
+					t.add(sp.ID, c.Text[sp.Start:sp.End], c.Lang)
 				}
 			}
 		}
 		if n == 0 && len(c.BlockIDs) > 0 {
-			add(c.BlockIDs[0], c.Text, c.Lang)
+			t.add(c.BlockIDs[0], c.Text, c.Lang)
 		}
 	}
-	for _, id := range extra {
-		at[id] = len(d.Blocks)
-		d.Blocks = append(d.Blocks, DocBlock{BlockID: id})
+}
+
+// add appends a piece of block id's text in language lang.
+func (t *blockTexts) add(id, text, lang string) {
+	text = strings.TrimSpace(text)
+	if id == "" || text == "" {
+		return
 	}
-	for i := range d.Blocks {
-		b := &d.Blocks[i]
-		sep := " " // the parts of a block split at sentences
-		switch b.Type {
-		case schemas.BlockCode, schemas.BlockTable, schemas.BlockMath, schemas.BlockHTML:
-			sep = "\n"
-		}
-		b.Text, b.Lang = strings.Join(parts[b.BlockID], sep), langs[b.BlockID]
+	if _, ok := t.at[id]; !ok && len(t.parts[id]) == 0 {
+		t.extra = append(t.extra, id)
 	}
-	d.sectionPaths()
-	return &d, nil
+	t.parts[id] = append(t.parts[id], text)
+	if t.langs[id] == "" {
+		t.langs[id] = lang
+	}
 }
 
 // docChunks reads the document's chunks in order: those its structure lists

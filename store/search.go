@@ -107,23 +107,12 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
-	aq := a.Query(query)
-	memory := s.LexicalEngine() == LexicalMemory
-	var idx *lexical.Index
-	df := s.vocabDocFreq
-	if memory {
-		idx, err = s.LexicalIndex(ctx)
-		if errors.Is(err, ErrLexicalCold) {
-			// A store that leaves its files untouched and has no index to
-			// load cheaply: FTS5 ranks the same rows by the same BM25.
-			zerolog.Ctx(ctx).Debug().Err(err).Msg("lexical search on FTS5")
-			memory, err = false, nil
-		}
-		if err != nil {
-			return nil, fmt.Errorf("search %q: %w", query, err)
-		}
+	idx, err := s.lexicalRanker(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
-	if memory {
+	df := s.vocabDocFreq
+	if idx != nil {
 		df = func(_ context.Context, terms []string, limit int) (map[string]int, error) {
 			out := make(map[string]int, len(terms))
 			for _, t := range terms {
@@ -134,59 +123,93 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 			return out, nil
 		}
 	}
-	if aq, err = s.dropCommon(ctx, aq, df); err != nil {
+	aq, err := s.dropCommon(ctx, a.Query(query), df)
+	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
 	expr := matchExpr(aq)
 	if expr == "" {
 		return nil, nil
 	}
-	k := opts.K
-	if k <= 0 {
-		k = DefaultK
+	p := s.withDefaults(opts, a.Mode())
+	if idx == nil {
+		return s.searchFTS(ctx, query, a, aq, expr, opts.Lang, p)
 	}
-	k = min(k, MaxK)
-	w := opts.Weights
-	if w == (Weights{}) {
-		w = s.Weights
-	}
-	if w == (Weights{}) {
-		w = WeightsFor(a.Mode())
-	}
-	start, end := opts.MarkStart, opts.MarkEnd
-	if start == "" && end == "" {
-		start, end = DefaultMarkStart, DefaultMarkEnd
-	}
-	tokens := opts.SnippetTokens
-	if tokens == 0 {
-		tokens = DefaultSnippetTokens
-	}
-	tokens = min(tokens, 64)
-
-	if memory {
-		ranked := idx.Search(lexical.Query{Words: aq.Words, Terms: aq.Terms}, k,
-			lexical.Weights{w.Body, w.Lemmas, w.Title, w.Section, w.Heads}, opts.Lang)
-		if err := idx.Err(); err != nil {
-			// A list of the snapshot it was read from is damaged (found
-			// when first searched): search again without it.
-			if err := s.lexDamaged(ctx, idx, err); err != nil {
-				return nil, fmt.Errorf("search %q: %w", query, err)
-			}
-			return s.Search(ctx, query, opts)
+	w := p.weights
+	ranked := idx.Search(lexical.Query{Words: aq.Words, Terms: aq.Terms}, p.k,
+		lexical.Weights{w.Body, w.Lemmas, w.Title, w.Section, w.Heads}, opts.Lang)
+	if err := idx.Err(); err != nil {
+		// A list of the snapshot it was read from is damaged (found
+		// when first searched): search again without it.
+		if err := s.lexDamaged(ctx, idx, err); err != nil {
+			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
-		return s.hitsByID(ctx, query, a, aq, ranked, tokens, start, end)
+		return s.Search(ctx, query, opts)
 	}
+	return s.hitsByID(ctx, query, a, aq, ranked, p.tokens, p.start, p.end)
+}
 
-	// Rank in the full-text index alone, then join the top k: the join and
-	// the text are paid for k rows, not for every row that matches.
+// lexicalRanker returns the in-memory index to rank with, or nil when the
+// store ranks in FTS5 (by choice, or because the index is cold).
+func (s *Store) lexicalRanker(ctx context.Context) (*lexical.Index, error) {
+	if s.LexicalEngine() != LexicalMemory {
+		return nil, nil
+	}
+	idx, err := s.LexicalIndex(ctx)
+	if errors.Is(err, ErrLexicalCold) {
+		// A store that leaves its files untouched and has no index to
+		// load cheaply: FTS5 ranks the same rows by the same BM25.
+		zerolog.Ctx(ctx).Debug().Err(err).Msg("lexical search on FTS5")
+		return nil, nil
+	}
+	return idx, err
+}
+
+// searchParams are a search's options with their defaults filled in.
+type searchParams struct {
+	k          int
+	weights    Weights
+	start, end string // snippet marks
+	tokens     int    // snippet length
+}
+
+// withDefaults fills in opts' defaults: the store's weights, then the
+// analyzer mode's (mode), when opts gives none.
+func (s *Store) withDefaults(opts SearchOptions, mode analysis.Mode) searchParams {
+	p := searchParams{k: opts.K, weights: opts.Weights, start: opts.MarkStart, end: opts.MarkEnd, tokens: opts.SnippetTokens}
+	if p.k <= 0 {
+		p.k = DefaultK
+	}
+	p.k = min(p.k, MaxK)
+	if p.weights == (Weights{}) {
+		p.weights = s.Weights
+	}
+	if p.weights == (Weights{}) {
+		p.weights = WeightsFor(mode)
+	}
+	if p.start == "" && p.end == "" {
+		p.start, p.end = DefaultMarkStart, DefaultMarkEnd
+	}
+	if p.tokens == 0 {
+		p.tokens = DefaultSnippetTokens
+	}
+	p.tokens = min(p.tokens, 64)
+	return p
+}
+
+// searchFTS ranks in the full-text index alone, then joins the top k: the
+// join and the text are paid for k rows, not for every row that matches.
+func (s *Store) searchFTS(ctx context.Context, query string, a *analysis.Analyzer, aq analysis.Query,
+	expr, lang string, p searchParams) ([]Hit, error) {
+	w := p.weights
 	rank := fmt.Sprintf("bm25(%g, %g, %g, %g, %g)", w.Body, w.Lemmas, w.Title, w.Section, w.Heads)
 	inner := `SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? AND rank MATCH ? ORDER BY rank LIMIT ?`
-	args := []any{expr, rank, k}
-	if opts.Lang != "" {
+	args := []any{expr, rank, p.k}
+	if lang != "" {
 		// A language filter needs the chunk's row; rank over the join then.
 		inner = `SELECT f.rowid, f.rank FROM chunks_fts f JOIN chunks c ON c.id = f.rowid
 WHERE chunks_fts MATCH ? AND f.rank MATCH ? AND c.lang IN (?, '') ORDER BY f.rank LIMIT ?`
-		args = []any{expr, rank, opts.Lang, k}
+		args = []any{expr, rank, lang, p.k}
 	}
 	q := `
 SELECT c.chunk_id, c.doc_id, coalesce(d.title, ''), coalesce(d.path, ''), c.section_path, c.block_ids, c.lang,
@@ -210,7 +233,7 @@ ORDER BY f.rank`
 			&h.Score, &h.Text, &spans, &h.Report); err != nil {
 			return nil, fmt.Errorf("search %q: %w", query, err)
 		}
-		finishHit(&h, section, blocks, spans, a, aq, tokens, start, end)
+		finishHit(&h, section, blocks, spans, a, aq, p.tokens, p.start, p.end)
 		hits = append(hits, h)
 	}
 	if err := rows.Err(); err != nil {

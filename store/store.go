@@ -586,6 +586,38 @@ func deleteDoc(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure) error {
 }
 
 func (s *Store) putDoc(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure) error {
+	chunkIDs := jsonList(d.ChunkIDs)
+	if err := putDocRow(ctx, tx, d, chunkIDs); err != nil {
+		return err
+	}
+	// Blocks and edges: replace. A block id another document owned moves here.
+	for _, q := range []string{`DELETE FROM edges WHERE doc_id = ?`, `DELETE FROM blocks WHERE doc_id = ?`} {
+		if _, err := tx.ExecContext(ctx, q, d.DocID); err != nil {
+			return err
+		}
+		progress(ctx)
+	}
+	if err := putBlocks(ctx, tx, d); err != nil {
+		return err
+	}
+	if err := putEdges(ctx, tx, d); err != nil {
+		return err
+	}
+
+	// Chunks the structure no longer lists (missed tombstones); the trigger
+	// removes their full-text rows.
+	if _, err := tx.ExecContext(ctx, `
+DELETE FROM chunks WHERE doc_id = ? AND version <= ?
+	AND chunk_id NOT IN (SELECT value FROM json_each(?))`, d.DocID, d.Version, chunkIDs); err != nil {
+		return err
+	}
+	return s.retitle(ctx, tx, d.DocID, titleText(d.Title, d.Meta))
+}
+
+// putDocRow writes the document's row (chunkIDs its chunk ids as a JSON
+// list), takes it off the deleted documents and marks or unmarks it as a
+// research report.
+func putDocRow(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure, chunkIDs string) error {
 	meta := "{}"
 	if len(d.Meta) > 0 {
 		b, err := json.Marshal(d.Meta)
@@ -594,7 +626,6 @@ func (s *Store) putDoc(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure)
 		}
 		meta = string(b)
 	}
-	chunkIDs := jsonList(d.ChunkIDs)
 	_, err := tx.ExecContext(ctx, `
 INSERT INTO documents (doc_id, source, path, notebook, title, title_path, parent_doc_id, hash, version, meta, chunk_ids, chunk_count, updated_at)
 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -615,17 +646,13 @@ ON CONFLICT (doc_id) DO UPDATE SET
 	if d.Report || schemas.IsReportMeta(d.Meta) {
 		report = `INSERT OR IGNORE INTO report_docs (doc_id) VALUES (?)`
 	}
-	if _, err := tx.ExecContext(ctx, report, d.DocID); err != nil {
-		return err
-	}
+	_, err = tx.ExecContext(ctx, report, d.DocID)
+	return err
+}
 
-	// Blocks and edges: replace. A block id another document owned moves here.
-	for _, q := range []string{`DELETE FROM edges WHERE doc_id = ?`, `DELETE FROM blocks WHERE doc_id = ?`} {
-		if _, err := tx.ExecContext(ctx, q, d.DocID); err != nil {
-			return err
-		}
-		progress(ctx)
-	}
+// putBlocks writes the document's blocks in order; a block id another
+// document owned moves here.
+func putBlocks(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure) error {
 	insBlock, err := tx.PrepareContext(ctx, `
 INSERT INTO blocks (block_id, doc_id, type, parent_id, chunk_id, ordinal) VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (block_id) DO UPDATE SET doc_id = excluded.doc_id, type = excluded.type,
@@ -643,6 +670,11 @@ ON CONFLICT (block_id) DO UPDATE SET doc_id = excluded.doc_id, type = excluded.t
 		}
 		progress(ctx)
 	}
+	return nil
+}
+
+// putEdges writes the document's edges (BuildEdges).
+func putEdges(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure) error {
 	insEdge, err := tx.PrepareContext(ctx, `
 INSERT INTO edges (src, dst, kind, doc_id) VALUES (?, ?, ?, ?)
 ON CONFLICT (src, dst, kind) DO UPDATE SET doc_id = excluded.doc_id`)
@@ -656,15 +688,7 @@ ON CONFLICT (src, dst, kind) DO UPDATE SET doc_id = excluded.doc_id`)
 		}
 		progress(ctx)
 	}
-
-	// Chunks the structure no longer lists (missed tombstones); the trigger
-	// removes their full-text rows.
-	if _, err := tx.ExecContext(ctx, `
-DELETE FROM chunks WHERE doc_id = ? AND version <= ?
-	AND chunk_id NOT IN (SELECT value FROM json_each(?))`, d.DocID, d.Version, chunkIDs); err != nil {
-		return err
-	}
-	return s.retitle(ctx, tx, d.DocID, titleText(d.Title, d.Meta))
+	return nil
 }
 
 // retitle writes the full-text rows of a document's chunks that were held

@@ -106,21 +106,9 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 	fail := func(err error) (*Embedded, error) {
 		return nil, fmt.Errorf("vectors: open embedded store %s: %w", dir, err)
 	}
-	var lock *os.File
-	if cfg.ReadOnly {
-		if fi, err := os.Stat(dir); err != nil {
-			return fail(err)
-		} else if !fi.IsDir() {
-			return fail(fmt.Errorf("%s is not a directory", dir))
-		}
-	} else {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
-			return fail(err)
-		}
-		var err error
-		if lock, err = lockDir(dir); err != nil {
-			return fail(err)
-		}
+	lock, err := prepareDir(dir, cfg.ReadOnly)
+	if err != nil {
+		return fail(err)
 	}
 	e := &Embedded{
 		dir:     dir,
@@ -134,6 +122,47 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 		rng:     rand.New(rand.NewPCG(0x5eed, 0x1e7e1)),
 	}
 	start := time.Now()
+	if err := e.load(); err != nil {
+		e.abandon()
+		return fail(err)
+	}
+	replayed, err := e.replay()
+	if err != nil {
+		e.abandon()
+		return fail(err)
+	}
+	e.log.Debug().Int("points", e.live).Int("replayed_ops", replayed).Bool("read_only", cfg.ReadOnly).
+		Dur("took", time.Since(start)).Msg("vectors: embedded store open")
+	if !cfg.ReadOnly {
+		e.writeMu.Lock()
+		e.maintain()
+		e.writeMu.Unlock()
+	}
+	return e, nil
+}
+
+// prepareDir checks that a read-only store's directory exists, or creates
+// a writable store's directory and takes its lock (returned).
+func prepareDir(dir string, readOnly bool) (*os.File, error) {
+	if readOnly {
+		if fi, err := os.Stat(dir); err != nil {
+			return nil, err
+		} else if !fi.IsDir() {
+			return nil, fmt.Errorf("%s is not a directory", dir)
+		}
+		return nil, nil
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, err
+	}
+	return lockDir(dir)
+}
+
+// load reads the snapshot (or starts an empty graph when there is none)
+// and opens its raw vectors file; a writable store then removes raw files
+// of other generations.
+func (e *Embedded) load() error {
+	dir, dim, cfg := e.dir, e.dim, e.cfg
 	snapPath := filepath.Join(dir, snapshotFile)
 	st, err := readSnapshot(snapPath, dim)
 	switch {
@@ -161,22 +190,19 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 		// Left by a compaction whose snapshot never made it.
 		err = removeOtherRaw(dir, e.raw.gen)
 	}
-	if err != nil {
-		if e.g != nil {
-			e.g.release()
-		}
-		if e.raw != nil {
-			e.raw.close()
-		}
-		closeLock(lock)
-		return fail(err)
-	}
+	return err
+}
+
+// replay opens the op log (read-only: reads it) and applies the ops the
+// snapshot does not hold; it returns how many it applied.
+func (e *Embedded) replay() (int, error) {
 	replayed := 0
 	open := openLog
-	if cfg.ReadOnly {
+	if e.cfg.ReadOnly {
 		open = readLog
 	}
-	e.wal, err = open(filepath.Join(dir, logFile), dim, cfg.NoSync, e.log, func(op logOp) error {
+	var err error
+	e.wal, err = open(filepath.Join(e.dir, logFile), e.dim, e.cfg.NoSync, e.log, func(op logOp) error {
 		if op.lsn <= e.lsn {
 			return nil // in the snapshot already
 		}
@@ -191,20 +217,19 @@ func OpenEmbedded(ctx context.Context, dir string, dim int, cfg EmbeddedConfig) 
 		e.applyDelete(op.ids)
 		return nil
 	})
-	if err != nil {
+	return replayed, err
+}
+
+// abandon releases what a failed open holds: the graph, the raw vectors
+// file and the directory's lock.
+func (e *Embedded) abandon() {
+	if e.g != nil {
 		e.g.release()
+	}
+	if e.raw != nil {
 		e.raw.close()
-		closeLock(lock)
-		return fail(err)
 	}
-	e.log.Debug().Int("points", e.live).Int("replayed_ops", replayed).Bool("read_only", cfg.ReadOnly).
-		Dur("took", time.Since(start)).Msg("vectors: embedded store open")
-	if !cfg.ReadOnly {
-		e.writeMu.Lock()
-		e.maintain()
-		e.writeMu.Unlock()
-	}
-	return e, nil
+	closeLock(e.lock)
 }
 
 // closeLock releases the directory's lock (none when read-only).

@@ -258,36 +258,82 @@ func readSnapshot(path string, dim int) (snapshotState, error) {
 	}
 	defer f.Close()
 	r := &snapReader{r: bufio.NewReaderSize(f, 1<<20), crc: crc32.New(castagnoli)}
-	var magic [8]byte
-	r.read(magic[:])
-	if r.err == nil && string(magic[:]) != snapMagic {
-		return snapshotState{}, fmt.Errorf("not a vectors snapshot: %w", ErrCorrupt)
+	h, err := r.header(dim)
+	if err != nil {
+		return snapshotState{}, err
 	}
-	if v := r.u32(); r.err == nil && v != snapVersion {
-		return snapshotState{}, fmt.Errorf("snapshot version %d, this build reads %d: %w", v, snapVersion, ErrCorrupt)
-	}
-	fdim, m, efc, n := int(r.u32()), int(r.u32()), int(r.u32()), int(r.u32())
-	epNode, epLevel, lsn, rawGen := r.u32(), int(r.u32()), r.u64(), r.u64()
-	nLangs, nDocs := int(r.u32()), int(r.u32())
-	if r.err != nil {
-		return snapshotState{}, r.err
-	}
-	if fdim != dim {
-		return snapshotState{}, fmt.Errorf("snapshot has dimension %d, store has %d: %w", fdim, dim, ErrDimMismatch)
-	}
-	if m < 2 || m > 128 || efc < 1 || nLangs > 256 || n < 0 || n > 1<<31 || epLevel > maxLevel || int(epNode) > n {
-		return snapshotState{}, fmt.Errorf("snapshot header out of range: %w", ErrCorrupt)
-	}
-	g := newGraph(dim, m, efc)
-	st := snapshotState{g: g, lsn: lsn, rawGen: rawGen}
+	g := newGraph(dim, h.m, h.efc)
+	st := snapshotState{g: g, lsn: h.lsn, rawGen: h.rawGen}
 	fail := func(err error) (snapshotState, error) {
 		g.release()
 		return snapshotState{}, err
 	}
-	for range nLangs {
+	buf := make([]byte, 1<<16)
+	r.tables(&st, h, buf)
+	if r.err != nil {
+		return fail(r.err)
+	}
+	if err := r.nodes(g, h, buf); err != nil {
+		return fail(err)
+	}
+	if err := r.trailer(); err != nil {
+		return fail(err)
+	}
+	if err := validateGraph(st); err != nil {
+		return fail(err)
+	}
+	if h.epNode > 0 {
+		g.ep.Store(encodeEntry(h.epNode-1, h.epLevel))
+	}
+	g.countIndegrees(func(uint32) bool { return true })
+	return st, nil
+}
+
+// snapHeader is a snapshot's header: the graph's parameters and counts.
+type snapHeader struct {
+	m, efc, n     int
+	epNode        uint32 // the entry point's node plus one; 0: none
+	epLevel       int
+	lsn, rawGen   uint64
+	nLangs, nDocs int
+}
+
+// header reads and checks the magic, the version and the header of a
+// snapshot of a store of dimension dim.
+func (r *snapReader) header(dim int) (snapHeader, error) {
+	var magic [8]byte
+	r.read(magic[:])
+	if r.err == nil && string(magic[:]) != snapMagic {
+		return snapHeader{}, fmt.Errorf("not a vectors snapshot: %w", ErrCorrupt)
+	}
+	if v := r.u32(); r.err == nil && v != snapVersion {
+		return snapHeader{}, fmt.Errorf("snapshot version %d, this build reads %d: %w", v, snapVersion, ErrCorrupt)
+	}
+	var h snapHeader
+	fdim := int(r.u32())
+	h.m, h.efc, h.n = int(r.u32()), int(r.u32()), int(r.u32())
+	h.epNode, h.epLevel, h.lsn, h.rawGen = r.u32(), int(r.u32()), r.u64(), r.u64()
+	h.nLangs, h.nDocs = int(r.u32()), int(r.u32())
+	if r.err != nil {
+		return snapHeader{}, r.err
+	}
+	if fdim != dim {
+		return snapHeader{}, fmt.Errorf("snapshot has dimension %d, store has %d: %w", fdim, dim, ErrDimMismatch)
+	}
+	if h.m < 2 || h.m > 128 || h.efc < 1 || h.nLangs > 256 || h.n < 0 || h.n > 1<<31 || h.epLevel > maxLevel || int(h.epNode) > h.n {
+		return snapHeader{}, fmt.Errorf("snapshot header out of range: %w", ErrCorrupt)
+	}
+	return h, nil
+}
+
+// tables reads the languages, documents and point ids, and each node's
+// state, level, language and document; errors are left in r.err.
+func (r *snapReader) tables(st *snapshotState, h snapHeader, buf []byte) {
+	g, n := st.g, h.n
+	for range h.nLangs {
 		st.langs = append(st.langs, r.str())
 	}
-	for range nDocs {
+	for range h.nDocs {
 		if r.err != nil {
 			break
 		}
@@ -307,13 +353,15 @@ func readSnapshot(path string, dim int) (snapshotState, error) {
 	r.read(g.state)
 	r.read(g.levels)
 	r.read(st.langOf)
-	buf := make([]byte, 1<<16)
 	r.u32s(st.docOf, buf)
-	if r.err != nil {
-		return fail(r.err)
-	}
+}
+
+// nodes reads the nodes' vectors, their level-0 links and the upper
+// levels' links into g.
+func (r *snapReader) nodes(g *graph, h snapHeader, buf []byte) error {
+	n := h.n
 	if err := g.grow(n); err != nil {
-		return fail(err)
+		return err
 	}
 	g.n = n
 	for b := 0; b*blockNodes < n; b++ {
@@ -327,13 +375,19 @@ func readSnapshot(path string, dim int) (snapshotState, error) {
 	for id := range n {
 		if l := int(g.levels[id]); l > 0 {
 			if l > maxLevel {
-				return fail(fmt.Errorf("node %d level %d: %w", id, l, ErrCorrupt))
+				return fmt.Errorf("node %d level %d: %w", id, l, ErrCorrupt)
 			}
-			u := make([]uint32, l*(m+1))
+			u := make([]uint32, l*(h.m+1))
 			r.u32s(u, buf)
 			g.upper[uint32(id)] = u
 		}
 	}
+	return nil
+}
+
+// trailer checks the snapshot's end: the CRC of all read so far and the
+// end mark; it returns any earlier read error first.
+func (r *snapReader) trailer() error {
 	want := r.crc.Sum32()
 	var tail [12]byte
 	if r.err == nil {
@@ -342,19 +396,12 @@ func readSnapshot(path string, dim int) (snapshotState, error) {
 		}
 	}
 	if r.err != nil {
-		return fail(r.err)
+		return r.err
 	}
 	if binary.LittleEndian.Uint32(tail[:4]) != want || string(tail[4:]) != snapEnd {
-		return fail(fmt.Errorf("snapshot checksum mismatch: %w", ErrCorrupt))
+		return fmt.Errorf("snapshot checksum mismatch: %w", ErrCorrupt)
 	}
-	if err := validateGraph(st); err != nil {
-		return fail(err)
-	}
-	if epNode > 0 {
-		g.ep.Store(encodeEntry(epNode-1, epLevel))
-	}
-	g.countIndegrees(func(uint32) bool { return true })
-	return st, nil
+	return nil
 }
 
 // validateGraph checks the references a corrupt file could get wrong, so a

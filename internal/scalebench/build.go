@@ -72,45 +72,69 @@ type vectorsInfo struct {
 // from VectorStamp, its vectors are rebuilt and the SQLite store is not
 // opened. logf reports progress.
 func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, args ...any)) (BuildInfo, error) {
-	var info BuildInfo
-	raw, err := os.ReadFile(filepath.Join(dir, buildInfoFile))
-	if err == nil && json.Unmarshal(raw, &info) == nil && info.Stamp == c.cfg.Stamp() {
-		info.Cached = true
-		var vi vectorsInfo
-		if readJSON(filepath.Join(dir, vectorsInfoFile), &vi) && vi.Stamp == VectorStamp && vi.Chunks == c.cfg.Chunks {
-			return info, nil
-		}
-		logf("vectors of %s are %q, want %q: rebuilding the vectors alone (the SQLite store is kept)", dir, vi.Stamp, VectorStamp)
-		secs, err := BuildVectors(ctx, dir, c, logf)
-		if err != nil {
-			return info, err
-		}
-		info.Seconds += secs - info.VectorSeconds
-		info.VectorStamp, info.VectorSeconds = VectorStamp, secs
-		stored := info
-		stored.Cached = false
-		if err := writeJSON(filepath.Join(dir, buildInfoFile), stored); err != nil {
-			return info, fmt.Errorf("scale build: %w", err)
-		}
-		info.VectorsBuilt = true
-		return info, nil
+	if info, ok, err := reuseBuild(ctx, dir, c, logf); ok {
+		return info, err
 	}
 	if err := os.RemoveAll(dir); err != nil {
-		return info, fmt.Errorf("scale build: clear %s: %w", dir, err)
+		return BuildInfo{}, fmt.Errorf("scale build: clear %s: %w", dir, err)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return info, fmt.Errorf("scale build: %w", err)
+		return BuildInfo{}, fmt.Errorf("scale build: %w", err)
 	}
 	st, err := store.Open(StorePath(dir))
 	if err != nil {
-		return info, fmt.Errorf("scale build: %w", err)
+		return BuildInfo{}, fmt.Errorf("scale build: %w", err)
 	}
 	defer st.Close()
 	vs, err := vectors.Open(ctx, vectors.Config{Dir: VectorsPath(dir), Dim: Dim,
 		Embedded: vectors.EmbeddedConfig{NoSync: true}})
 	if err != nil {
+		return BuildInfo{}, fmt.Errorf("scale build: %w", err)
+	}
+	info, err := fill(ctx, st, vs, c, logf)
+	if err != nil {
+		return info, err
+	}
+	if err := writeJSON(filepath.Join(dir, vectorsInfoFile), vectorsInfo{Stamp: VectorStamp, Chunks: info.Chunks, Seconds: info.VectorSeconds}); err != nil {
 		return info, fmt.Errorf("scale build: %w", err)
 	}
+	if err := writeJSON(filepath.Join(dir, buildInfoFile), info); err != nil {
+		return info, fmt.Errorf("scale build: %w", err)
+	}
+	return info, nil
+}
+
+// reuseBuild returns the build in dir when it is of this corpus (ok),
+// rebuilding its vectors alone when they are of another VectorStamp.
+func reuseBuild(ctx context.Context, dir string, c *Corpus, logf func(format string, args ...any)) (info BuildInfo, ok bool, err error) {
+	raw, err := os.ReadFile(filepath.Join(dir, buildInfoFile))
+	if err != nil || json.Unmarshal(raw, &info) != nil || info.Stamp != c.cfg.Stamp() {
+		return BuildInfo{}, false, nil
+	}
+	info.Cached = true
+	var vi vectorsInfo
+	if readJSON(filepath.Join(dir, vectorsInfoFile), &vi) && vi.Stamp == VectorStamp && vi.Chunks == c.cfg.Chunks {
+		return info, true, nil
+	}
+	logf("vectors of %s are %q, want %q: rebuilding the vectors alone (the SQLite store is kept)", dir, vi.Stamp, VectorStamp)
+	secs, err := BuildVectors(ctx, dir, c, logf)
+	if err != nil {
+		return info, true, err
+	}
+	info.Seconds += secs - info.VectorSeconds
+	info.VectorStamp, info.VectorSeconds = VectorStamp, secs
+	stored := info
+	stored.Cached = false
+	if err := writeJSON(filepath.Join(dir, buildInfoFile), stored); err != nil {
+		return info, true, fmt.Errorf("scale build: %w", err)
+	}
+	info.VectorsBuilt = true
+	return info, true, nil
+}
+
+// fill writes the corpus's chunks, documents and vectors, a batch at a
+// time (the next batches made meanwhile), and closes vs.
+func fill(ctx context.Context, st *store.Store, vs vectors.Store, c *Corpus, logf func(format string, args ...any)) (BuildInfo, error) {
 	defer func() {
 		if vs != nil {
 			vs.Close()
@@ -118,12 +142,8 @@ func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, 
 	}()
 	vg := NewVectors(c)
 	n := c.cfg.Chunks
-	type batch struct {
-		chunks []Chunk
-		pts    []vectors.Point
-	}
-	next, stop := inOrder(ctx, (n+buildBatch-1)/buildBatch, func(b int) batch {
-		var out batch
+	next, stop := inOrder(ctx, (n+buildBatch-1)/buildBatch, func(b int) buildBatchData {
+		var out buildBatchData
 		for i := b * buildBatch; i < min((b+1)*buildBatch, n); i++ {
 			ch := c.Chunk(i)
 			out.chunks = append(out.chunks, ch)
@@ -132,42 +152,17 @@ func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, 
 		return out
 	})
 	defer stop()
+	var info BuildInfo
 	start := time.Now()
 	var storeTime, vecTime time.Duration
-	docs := map[string]*schemas.DocStructure{}
 	for bi := range (n + buildBatch - 1) / buildBatch {
 		b, err := next()
 		if err != nil {
 			return info, err
 		}
 		t0 := time.Now()
-		err = st.Batch(ctx, func(ctx context.Context) error {
-			for _, x := range b.chunks {
-				info.Words += int64(len(strings.Fields(x.Text)))
-				cc := &schemas.ChunkCreated{ChunkID: x.ID, DocID: x.DocID, DocVersion: 1, Ordinal: x.Ordinal,
-					Hash: x.ID, Text: x.Text, SectionPath: x.SectionPath, Lang: x.Lang, BlockIDs: []string{x.ID + "-b0"}}
-				if _, err := st.UpsertChunk(ctx, cc); err != nil {
-					return fmt.Errorf("chunk %s: %w", x.ID, err)
-				}
-				d := docs[x.DocID]
-				if d == nil {
-					d = &schemas.DocStructure{DocID: x.DocID, Source: "files", Path: x.DocID, Title: x.Title,
-						Hash: x.DocID, Version: 1}
-					docs[x.DocID] = d
-				}
-				d.ChunkIDs = append(d.ChunkIDs, x.ID)
-			}
-			// A note never spans batches (buildBatch is a multiple of
-			// ChunksPerDoc; a planted paragraph is one chunk), so each is
-			// complete at the end of its batch.
-			for id, d := range docs {
-				if _, err := st.ApplyStructure(ctx, d); err != nil {
-					return fmt.Errorf("document %s: %w", id, err)
-				}
-				delete(docs, id)
-			}
-			return nil
-		})
+		words, err := storeBatch(ctx, st, b.chunks)
+		info.Words += words
 		if err != nil {
 			return info, fmt.Errorf("scale build: %w", err)
 		}
@@ -183,21 +178,53 @@ func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, 
 		}
 	}
 	t1 := time.Now()
-	err = vs.Close()
+	err := vs.Close()
 	vs = nil
 	if err != nil {
 		return info, fmt.Errorf("scale build: close vectors: %w", err)
 	}
 	vecTime += time.Since(t1)
-	info = BuildInfo{Stamp: c.cfg.Stamp(), VectorStamp: VectorStamp, Seconds: time.Since(start).Seconds(),
-		StoreSeconds: storeTime.Seconds(), VectorSeconds: vecTime.Seconds(), Chunks: n, Words: info.Words}
-	if err := writeJSON(filepath.Join(dir, vectorsInfoFile), vectorsInfo{Stamp: VectorStamp, Chunks: n, Seconds: vecTime.Seconds()}); err != nil {
-		return info, fmt.Errorf("scale build: %w", err)
-	}
-	if err := writeJSON(filepath.Join(dir, buildInfoFile), info); err != nil {
-		return info, fmt.Errorf("scale build: %w", err)
-	}
-	return info, nil
+	return BuildInfo{Stamp: c.cfg.Stamp(), VectorStamp: VectorStamp, Seconds: time.Since(start).Seconds(),
+		StoreSeconds: storeTime.Seconds(), VectorSeconds: vecTime.Seconds(), Chunks: n, Words: info.Words}, nil
+}
+
+// buildBatchData is one batch of the build: its chunks and their vectors.
+type buildBatchData struct {
+	chunks []Chunk
+	pts    []vectors.Point
+}
+
+// storeBatch writes chunks and their documents in one transaction and
+// returns the words they hold.
+func storeBatch(ctx context.Context, st *store.Store, chunks []Chunk) (words int64, err error) {
+	docs := map[string]*schemas.DocStructure{}
+	err = st.Batch(ctx, func(ctx context.Context) error {
+		for _, x := range chunks {
+			words += int64(len(strings.Fields(x.Text)))
+			cc := &schemas.ChunkCreated{ChunkID: x.ID, DocID: x.DocID, DocVersion: 1, Ordinal: x.Ordinal,
+				Hash: x.ID, Text: x.Text, SectionPath: x.SectionPath, Lang: x.Lang, BlockIDs: []string{x.ID + "-b0"}}
+			if _, err := st.UpsertChunk(ctx, cc); err != nil {
+				return fmt.Errorf("chunk %s: %w", x.ID, err)
+			}
+			d := docs[x.DocID]
+			if d == nil {
+				d = &schemas.DocStructure{DocID: x.DocID, Source: "files", Path: x.DocID, Title: x.Title,
+					Hash: x.DocID, Version: 1}
+				docs[x.DocID] = d
+			}
+			d.ChunkIDs = append(d.ChunkIDs, x.ID)
+		}
+		// A note never spans batches (buildBatch is a multiple of
+		// ChunksPerDoc; a planted paragraph is one chunk), so each is
+		// complete at the end of its batch.
+		for id, d := range docs {
+			if _, err := st.ApplyStructure(ctx, d); err != nil {
+				return fmt.Errorf("document %s: %w", id, err)
+			}
+		}
+		return nil
+	})
+	return words, err
 }
 
 // BuildVectors rebuilds the embedded vector index of a built directory

@@ -72,78 +72,99 @@ func Dir(tb testing.TB, o Options) string {
 		return dir
 	}
 	tok := readTokenizer(tb)
-	vocab := vocabSize(tb, tok)
-	m := models.Manifest{BaseURL: "http://127.0.0.1:1"}
-	add := func(name, role string, head onnxgen.Head, maxLen int) {
-		cfg := onnxgen.Tiny(head, vocab)
-		if role == models.RoleNLI {
-			cfg.Labels = 3
-		}
-		if o.RealShapes {
-			switch {
-			case head == onnxgen.HeadHidden:
-				cfg = onnxgen.E5Small().WithVocab(vocab)
-			case role == models.RoleNLI:
-				cfg = onnxgen.MiniLMNLI().WithVocab(vocab) // the export is fp32
-			case head == onnxgen.HeadClassifier:
-				cfg = onnxgen.MiniLMReranker().WithVocab(vocab)
-				cfg.Quantized = true // the default file is the int8 (quint8_avx2) export
-			case head == onnxgen.HeadQA:
-				cfg = onnxgen.XLMRBaseQA().WithVocab(vocab)
-			}
-		}
-		cfg.Seed = o.Seed + int64(len(m.Models))
-		mdir := filepath.Join(dir, name)
-		if err := os.MkdirAll(filepath.Join(mdir, "onnx"), 0o755); err != nil {
-			tb.Fatal(err)
-		}
-		if err := onnxgen.WriteEncoder(filepath.Join(mdir, "onnx", "model.onnx"), cfg); err != nil {
-			tb.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(mdir, "tokenizer.json"), tok, 0o644); err != nil {
-			tb.Fatal(err)
-		}
-		spec := models.Spec{Name: name, Role: role, Repo: "test/" + name, Revision: "generated",
-			ONNX: "onnx/model.onnx", Tokenizer: "tokenizer.json", MaxLength: maxLen}
-		files := []string{"onnx/model.onnx", "tokenizer.json"}
-		if role == models.RoleNLI {
-			labels := o.NLILabels
-			if labels == nil {
-				labels = []string{"entailment", "neutral", "contradiction"}
-			}
-			raw, err := onnxgen.HFConfig(cfg, labels)
-			if err != nil {
-				tb.Fatal(err)
-			}
-			if err := os.WriteFile(filepath.Join(mdir, "onnx", "config.json"), raw, 0o644); err != nil {
-				tb.Fatal(err)
-			}
-			spec.Config, spec.Optional = "onnx/config.json", true
-			files = append(files, spec.Config)
-		}
-		for _, p := range files {
-			spec.Files = append(spec.Files, models.File{Path: p, SHA256: digest(tb, filepath.Join(mdir, p))})
-		}
-		if role == models.RoleEmbed {
-			spec.Dim, spec.QueryPrefix, spec.PassagePrefix = cfg.Hidden, "query: ", "passage: "
-		}
-		m.Models = append(m.Models, spec)
-	}
-	add("tiny-e5", models.RoleEmbed, onnxgen.HeadHidden, 512)
+	g := generator{tb: tb, o: o, dir: dir, tok: tok, vocab: vocabSize(tb, tok),
+		m: models.Manifest{BaseURL: "http://127.0.0.1:1"}}
+	g.add("tiny-e5", models.RoleEmbed, onnxgen.HeadHidden, 512)
 	if !o.NoReranker {
-		add("tiny-reranker", models.RoleRerank, onnxgen.HeadClassifier, 512)
+		g.add("tiny-reranker", models.RoleRerank, onnxgen.HeadClassifier, 512)
 	}
 	if !o.NoQA {
-		add("tiny-qa", models.RoleQA, onnxgen.HeadQA, 384)
+		g.add("tiny-qa", models.RoleQA, onnxgen.HeadQA, 384)
 	}
 	if o.NLI {
-		add("tiny-nli", models.RoleNLI, onnxgen.HeadClassifier, 512)
+		g.add("tiny-nli", models.RoleNLI, onnxgen.HeadClassifier, 512)
 	}
-	raw, _ := json.MarshalIndent(m, "", "  ")
+	raw, _ := json.MarshalIndent(g.m, "", "  ")
 	if err := os.WriteFile(filepath.Join(dir, models.ManifestFile), raw, 0o644); err != nil {
 		tb.Fatal(err)
 	}
 	return dir
+}
+
+// generator writes Dir's models and gathers their manifest.
+type generator struct {
+	tb    testing.TB
+	o     Options
+	dir   string
+	tok   []byte // the tokenizer.json every model shares
+	vocab int
+	m     models.Manifest
+}
+
+// config is the shape of a model of role with head: tiny, or the real
+// model's (Options.RealShapes).
+func (g *generator) config(role string, head onnxgen.Head) onnxgen.Config {
+	cfg := onnxgen.Tiny(head, g.vocab)
+	if role == models.RoleNLI {
+		cfg.Labels = 3
+	}
+	if g.o.RealShapes {
+		switch {
+		case head == onnxgen.HeadHidden:
+			cfg = onnxgen.E5Small().WithVocab(g.vocab)
+		case role == models.RoleNLI:
+			cfg = onnxgen.MiniLMNLI().WithVocab(g.vocab) // the export is fp32
+		case head == onnxgen.HeadClassifier:
+			cfg = onnxgen.MiniLMReranker().WithVocab(g.vocab)
+			cfg.Quantized = true // the default file is the int8 (quint8_avx2) export
+		case head == onnxgen.HeadQA:
+			cfg = onnxgen.XLMRBaseQA().WithVocab(g.vocab)
+		}
+	}
+	cfg.Seed = g.o.Seed + int64(len(g.m.Models))
+	return cfg
+}
+
+// add writes model name (its ONNX file, tokenizer and, for NLI, its label
+// config) and lists it in the manifest with its files' digests.
+func (g *generator) add(name, role string, head onnxgen.Head, maxLen int) {
+	tb := g.tb
+	cfg := g.config(role, head)
+	mdir := filepath.Join(g.dir, name)
+	if err := os.MkdirAll(filepath.Join(mdir, "onnx"), 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	if err := onnxgen.WriteEncoder(filepath.Join(mdir, "onnx", "model.onnx"), cfg); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(mdir, "tokenizer.json"), g.tok, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	spec := models.Spec{Name: name, Role: role, Repo: "test/" + name, Revision: "generated",
+		ONNX: "onnx/model.onnx", Tokenizer: "tokenizer.json", MaxLength: maxLen}
+	files := []string{"onnx/model.onnx", "tokenizer.json"}
+	if role == models.RoleNLI {
+		labels := g.o.NLILabels
+		if labels == nil {
+			labels = []string{"entailment", "neutral", "contradiction"}
+		}
+		raw, err := onnxgen.HFConfig(cfg, labels)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(mdir, "onnx", "config.json"), raw, 0o644); err != nil {
+			tb.Fatal(err)
+		}
+		spec.Config, spec.Optional = "onnx/config.json", true
+		files = append(files, spec.Config)
+	}
+	for _, p := range files {
+		spec.Files = append(spec.Files, models.File{Path: p, SHA256: digest(tb, filepath.Join(mdir, p))})
+	}
+	if role == models.RoleEmbed {
+		spec.Dim, spec.QueryPrefix, spec.PassagePrefix = cfg.Hidden, "query: ", "passage: "
+	}
+	g.m.Models = append(g.m.Models, spec)
 }
 
 func readTokenizer(tb testing.TB) []byte {

@@ -286,39 +286,9 @@ func parseNormalizer(raw json.RawMessage, path string) (normalizer, error) {
 	}
 	switch typ {
 	case "Sequence":
-		var v struct {
-			Normalizers []json.RawMessage `json:"normalizers"`
-		}
-		if err := decode(raw, path, &v); err != nil {
-			return nil, err
-		}
-		var seq normalizerSeq
-		for i, r := range v.Normalizers {
-			n, err := parseNormalizer(r, fmt.Sprintf("%s.normalizers[%d]", path, i))
-			if err != nil {
-				return nil, err
-			}
-			seq = append(seq, n)
-		}
-		return seq, nil
+		return parseNormalizerSeq(raw, path)
 	case "Precompiled":
-		var v struct {
-			Charsmap *string `json:"precompiled_charsmap"`
-		}
-		if err := decode(raw, path, &v); err != nil {
-			return nil, err
-		}
-		var blob []byte
-		if v.Charsmap != nil {
-			if blob, err = base64.StdEncoding.DecodeString(*v.Charsmap); err != nil {
-				return nil, fmt.Errorf("%s.precompiled_charsmap: %w", path, err)
-			}
-		}
-		p, err := newPrecompiled(blob)
-		if err != nil {
-			return nil, fmt.Errorf("%s.precompiled_charsmap: %w", path, err)
-		}
-		return p, nil
+		return parsePrecompiled(raw, path)
 	case "Replace":
 		var v struct {
 			Pattern patternJSON `json:"pattern"`
@@ -362,22 +332,70 @@ func parseNormalizer(raw json.RawMessage, path string) (normalizer, error) {
 		}
 		return prependNormalizer{v.Prepend}, nil
 	case "BertNormalizer":
-		v := struct {
-			CleanText    bool  `json:"clean_text"`
-			ChineseChars bool  `json:"handle_chinese_chars"`
-			StripAccents *bool `json:"strip_accents"`
-			Lowercase    bool  `json:"lowercase"`
-		}{CleanText: true, ChineseChars: true, Lowercase: true}
-		if err := decode(raw, path, &v); err != nil {
-			return nil, err
-		}
-		b := bertNormalizer{cleanText: v.CleanText, chineseChars: v.ChineseChars, lowercase: v.Lowercase, stripAccents: v.Lowercase}
-		if v.StripAccents != nil {
-			b.stripAccents = *v.StripAccents
-		}
-		return b, nil
+		return parseBertNormalizer(raw, path)
 	}
 	return nil, unsupported(path+".type", "normalizer", typ)
+}
+
+// parseNormalizerSeq parses a Sequence normalizer: its normalizers in order.
+func parseNormalizerSeq(raw json.RawMessage, path string) (normalizer, error) {
+	var v struct {
+		Normalizers []json.RawMessage `json:"normalizers"`
+	}
+	if err := decode(raw, path, &v); err != nil {
+		return nil, err
+	}
+	var seq normalizerSeq
+	for i, r := range v.Normalizers {
+		n, err := parseNormalizer(r, fmt.Sprintf("%s.normalizers[%d]", path, i))
+		if err != nil {
+			return nil, err
+		}
+		seq = append(seq, n)
+	}
+	return seq, nil
+}
+
+// parsePrecompiled parses a Precompiled normalizer: SentencePiece's
+// character map, base64 in the JSON.
+func parsePrecompiled(raw json.RawMessage, path string) (normalizer, error) {
+	var v struct {
+		Charsmap *string `json:"precompiled_charsmap"`
+	}
+	if err := decode(raw, path, &v); err != nil {
+		return nil, err
+	}
+	var blob []byte
+	if v.Charsmap != nil {
+		var err error
+		if blob, err = base64.StdEncoding.DecodeString(*v.Charsmap); err != nil {
+			return nil, fmt.Errorf("%s.precompiled_charsmap: %w", path, err)
+		}
+	}
+	p, err := newPrecompiled(blob)
+	if err != nil {
+		return nil, fmt.Errorf("%s.precompiled_charsmap: %w", path, err)
+	}
+	return p, nil
+}
+
+// parseBertNormalizer parses a BertNormalizer; accents are stripped when
+// lowercasing unless strip_accents says otherwise.
+func parseBertNormalizer(raw json.RawMessage, path string) (normalizer, error) {
+	v := struct {
+		CleanText    bool  `json:"clean_text"`
+		ChineseChars bool  `json:"handle_chinese_chars"`
+		StripAccents *bool `json:"strip_accents"`
+		Lowercase    bool  `json:"lowercase"`
+	}{CleanText: true, ChineseChars: true, Lowercase: true}
+	if err := decode(raw, path, &v); err != nil {
+		return nil, err
+	}
+	b := bertNormalizer{cleanText: v.CleanText, chineseChars: v.ChineseChars, lowercase: v.Lowercase, stripAccents: v.Lowercase}
+	if v.StripAccents != nil {
+		b.stripAccents = *v.StripAccents
+	}
+	return b, nil
 }
 
 func parsePattern(p patternJSON, path string) (pattern, error) {
@@ -419,54 +437,9 @@ func parsePreTokenizer(raw json.RawMessage, path string) (preTokenizer, error) {
 	}
 	switch typ {
 	case "Sequence":
-		var v struct {
-			PreTokenizers []json.RawMessage `json:"pretokenizers"`
-		}
-		if err := decode(raw, path, &v); err != nil {
-			return nil, err
-		}
-		var seq preTokenizerSeq
-		for i, r := range v.PreTokenizers {
-			p, err := parsePreTokenizer(r, fmt.Sprintf("%s.pretokenizers[%d]", path, i))
-			if err != nil {
-				return nil, err
-			}
-			seq = append(seq, p)
-		}
-		return seq, nil
+		return parsePreTokenizerSeq(raw, path)
 	case "Metaspace":
-		v := struct {
-			Replacement    string  `json:"replacement"`
-			AddPrefixSpace *bool   `json:"add_prefix_space"`
-			PrependScheme  *string `json:"prepend_scheme"`
-			Split          *bool   `json:"split"`
-		}{Replacement: "▁"}
-		if err := decode(raw, path, &v); err != nil {
-			return nil, err
-		}
-		if utf8.RuneCountInString(v.Replacement) != 1 {
-			return nil, fmt.Errorf("%s.replacement: %q is not one character", path, v.Replacement)
-		}
-		scheme := prependAlways
-		if v.PrependScheme != nil {
-			switch *v.PrependScheme {
-			case "always":
-			case "first":
-				scheme = prependFirst
-			case "never":
-				scheme = prependNever
-			default:
-				return nil, unsupported(path+".prepend_scheme", "prepend scheme", *v.PrependScheme)
-			}
-		}
-		if v.AddPrefixSpace != nil && !*v.AddPrefixSpace {
-			if v.PrependScheme != nil && scheme != prependNever {
-				return nil, fmt.Errorf("%s: add_prefix_space false contradicts prepend_scheme %q", path, *v.PrependScheme)
-			}
-			scheme = prependNever
-		}
-		split := v.Split == nil || *v.Split
-		return newMetaspace(v.Replacement, scheme, split), nil
+		return parseMetaspace(raw, path)
 	case "WhitespaceSplit":
 		return whitespaceSplit, nil
 	case "Whitespace":
@@ -497,26 +470,7 @@ func parsePreTokenizer(raw json.RawMessage, path string) (preTokenizer, error) {
 		}
 		return patternSplit{runePattern(isNumeric), contiguous}, nil
 	case "Split":
-		var v struct {
-			Pattern  patternJSON `json:"pattern"`
-			Behavior string      `json:"behavior"`
-			Invert   bool        `json:"invert"`
-		}
-		if err := decode(raw, path, &v); err != nil {
-			return nil, err
-		}
-		pat, err := parsePattern(v.Pattern, path+".pattern")
-		if err != nil {
-			return nil, err
-		}
-		how, err := parseBehavior(v.Behavior, path+".behavior")
-		if err != nil {
-			return nil, err
-		}
-		if v.Invert {
-			pat = invertPattern{pat}
-		}
-		return patternSplit{pat, how}, nil
+		return parseSplit(raw, path)
 	case "CharDelimiterSplit":
 		var v struct {
 			Delimiter string `json:"delimiter"`
@@ -531,6 +485,89 @@ func parsePreTokenizer(raw json.RawMessage, path string) (preTokenizer, error) {
 		return patternSplit{runePattern(func(r rune) bool { return r == d }), removed}, nil
 	}
 	return nil, unsupported(path+".type", "pre_tokenizer", typ)
+}
+
+// parsePreTokenizerSeq parses a Sequence pre-tokenizer: its
+// pre-tokenizers in order.
+func parsePreTokenizerSeq(raw json.RawMessage, path string) (preTokenizer, error) {
+	var v struct {
+		PreTokenizers []json.RawMessage `json:"pretokenizers"`
+	}
+	if err := decode(raw, path, &v); err != nil {
+		return nil, err
+	}
+	var seq preTokenizerSeq
+	for i, r := range v.PreTokenizers {
+		p, err := parsePreTokenizer(r, fmt.Sprintf("%s.pretokenizers[%d]", path, i))
+		if err != nil {
+			return nil, err
+		}
+		seq = append(seq, p)
+	}
+	return seq, nil
+}
+
+// parseMetaspace parses a Metaspace pre-tokenizer: its replacement
+// character, when it prepends one (prepend_scheme, or the older
+// add_prefix_space) and whether it splits at it.
+func parseMetaspace(raw json.RawMessage, path string) (preTokenizer, error) {
+	v := struct {
+		Replacement    string  `json:"replacement"`
+		AddPrefixSpace *bool   `json:"add_prefix_space"`
+		PrependScheme  *string `json:"prepend_scheme"`
+		Split          *bool   `json:"split"`
+	}{Replacement: "▁"}
+	if err := decode(raw, path, &v); err != nil {
+		return nil, err
+	}
+	if utf8.RuneCountInString(v.Replacement) != 1 {
+		return nil, fmt.Errorf("%s.replacement: %q is not one character", path, v.Replacement)
+	}
+	scheme := prependAlways
+	if v.PrependScheme != nil {
+		switch *v.PrependScheme {
+		case "always":
+		case "first":
+			scheme = prependFirst
+		case "never":
+			scheme = prependNever
+		default:
+			return nil, unsupported(path+".prepend_scheme", "prepend scheme", *v.PrependScheme)
+		}
+	}
+	if v.AddPrefixSpace != nil && !*v.AddPrefixSpace {
+		if v.PrependScheme != nil && scheme != prependNever {
+			return nil, fmt.Errorf("%s: add_prefix_space false contradicts prepend_scheme %q", path, *v.PrependScheme)
+		}
+		scheme = prependNever
+	}
+	split := v.Split == nil || *v.Split
+	return newMetaspace(v.Replacement, scheme, split), nil
+}
+
+// parseSplit parses a Split pre-tokenizer: a pattern (inverted or not) and
+// what becomes of its matches (behavior).
+func parseSplit(raw json.RawMessage, path string) (preTokenizer, error) {
+	var v struct {
+		Pattern  patternJSON `json:"pattern"`
+		Behavior string      `json:"behavior"`
+		Invert   bool        `json:"invert"`
+	}
+	if err := decode(raw, path, &v); err != nil {
+		return nil, err
+	}
+	pat, err := parsePattern(v.Pattern, path+".pattern")
+	if err != nil {
+		return nil, err
+	}
+	how, err := parseBehavior(v.Behavior, path+".behavior")
+	if err != nil {
+		return nil, err
+	}
+	if v.Invert {
+		pat = invertPattern{pat}
+	}
+	return patternSplit{pat, how}, nil
 }
 
 // ---- post-processors ----

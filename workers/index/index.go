@@ -135,62 +135,13 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		if err != nil {
 			return nil, err
 		}
-		applied, err := h.st.UpsertChunk(ctx, c)
-		if err != nil {
-			return nil, classify(fmt.Errorf("index chunk %s of doc %s: %w", c.ChunkID, c.DocID, err))
-		}
-		if c.Tombstone && applied && h.vs != nil {
-			if err := h.vs.Delete(ctx, []string{c.ChunkID}); err != nil {
-				return nil, fmt.Errorf("index: delete vector of chunk %s: %w", c.ChunkID, err)
-			}
-		}
-		zerolog.Ctx(ctx).Debug().Str("chunk_id", c.ChunkID).Str("doc_id", c.DocID).Int64("doc_version", c.DocVersion).
-			Bool("tombstone", c.Tombstone).Bool("applied", applied).Msg("index chunk")
-		return nil, nil
+		return nil, h.indexChunk(ctx, c)
 	case schemas.SubjectDocStructure:
 		d, err := bus.Decode[*schemas.DocStructure](m)
 		if err != nil {
 			return nil, err
 		}
-		if h.cfg.WriteTimeout > 0 {
-			// A large document writes a row per block and a few edges per
-			// block (a 20 MB note has ~100k blocks): the write runs, in one
-			// transaction, as long as rows keep going in, and fails once it
-			// has made no progress for WriteTimeout.
-			var cancel context.CancelFunc
-			ctx, cancel = store.WithStallTimeout(ctx, h.cfg.WriteTimeout)
-			defer cancel()
-		}
-		var gone []string
-		if d.Deleted && h.vs != nil {
-			if gone, err = h.book.DocChunkIDs(ctx, d.DocID); err != nil {
-				return nil, err
-			}
-		}
-		applied, err := h.st.ApplyStructure(ctx, d)
-		if err != nil {
-			if cause := context.Cause(ctx); errors.Is(cause, store.ErrStalled) {
-				err = fmt.Errorf("%w: %w", cause, err)
-			}
-			return nil, classify(fmt.Errorf("index structure of doc %s (%d blocks): %w", d.DocID, len(d.Blocks), err))
-		}
-		if applied && len(gone) > 0 {
-			if err := h.vs.Delete(ctx, gone); err != nil {
-				return nil, fmt.Errorf("index: delete vectors of doc %s: %w", d.DocID, err)
-			}
-		}
-		if applied && !d.Deleted && h.vs != nil {
-			if err := h.refreshLexical(ctx, d.DocID); err != nil {
-				return nil, err
-			}
-		}
-		if applied && !d.Deleted && d.Version > 0 {
-			// The version is the source's update time (unix ns).
-			metrics.ObserveSourceLag(d.Source, time.Unix(0, d.Version))
-		}
-		zerolog.Ctx(ctx).Debug().Str("doc_id", d.DocID).Int64("doc_version", d.Version).
-			Bool("deleted", d.Deleted).Int("blocks", len(d.Blocks)).Bool("applied", applied).Msg("index structure")
-		return nil, nil
+		return nil, h.indexStructure(ctx, d)
 	case schemas.SubjectEmbedDone:
 		if h.vs == nil {
 			return nil, bus.Permanent(fmt.Errorf("index: %s arrived but this index has no vector store", m.Subject))
@@ -203,6 +154,69 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 	default:
 		return nil, bus.Permanent(fmt.Errorf("index: unexpected subject %q", m.Subject))
 	}
+}
+
+// indexChunk stores a chunk (or its tombstone, which also deletes its
+// vector).
+func (h *handler) indexChunk(ctx context.Context, c *schemas.ChunkCreated) error {
+	applied, err := h.st.UpsertChunk(ctx, c)
+	if err != nil {
+		return classify(fmt.Errorf("index chunk %s of doc %s: %w", c.ChunkID, c.DocID, err))
+	}
+	if c.Tombstone && applied && h.vs != nil {
+		if err := h.vs.Delete(ctx, []string{c.ChunkID}); err != nil {
+			return fmt.Errorf("index: delete vector of chunk %s: %w", c.ChunkID, err)
+		}
+	}
+	zerolog.Ctx(ctx).Debug().Str("chunk_id", c.ChunkID).Str("doc_id", c.DocID).Int64("doc_version", c.DocVersion).
+		Bool("tombstone", c.Tombstone).Bool("applied", applied).Msg("index chunk")
+	return nil
+}
+
+// indexStructure applies a document's structure (or its deletion, which
+// also deletes its chunks' vectors) and refreshes its chunks' lexical
+// vectors.
+func (h *handler) indexStructure(ctx context.Context, d *schemas.DocStructure) error {
+	if h.cfg.WriteTimeout > 0 {
+		// A large document writes a row per block and a few edges per
+		// block (a 20 MB note has ~100k blocks): the write runs, in one
+		// transaction, as long as rows keep going in, and fails once it
+		// has made no progress for WriteTimeout.
+		var cancel context.CancelFunc
+		ctx, cancel = store.WithStallTimeout(ctx, h.cfg.WriteTimeout)
+		defer cancel()
+	}
+	var gone []string
+	if d.Deleted && h.vs != nil {
+		var err error
+		if gone, err = h.book.DocChunkIDs(ctx, d.DocID); err != nil {
+			return err
+		}
+	}
+	applied, err := h.st.ApplyStructure(ctx, d)
+	if err != nil {
+		if cause := context.Cause(ctx); errors.Is(cause, store.ErrStalled) {
+			err = fmt.Errorf("%w: %w", cause, err)
+		}
+		return classify(fmt.Errorf("index structure of doc %s (%d blocks): %w", d.DocID, len(d.Blocks), err))
+	}
+	if applied && len(gone) > 0 {
+		if err := h.vs.Delete(ctx, gone); err != nil {
+			return fmt.Errorf("index: delete vectors of doc %s: %w", d.DocID, err)
+		}
+	}
+	if applied && !d.Deleted && h.vs != nil {
+		if err := h.refreshLexical(ctx, d.DocID); err != nil {
+			return err
+		}
+	}
+	if applied && !d.Deleted && d.Version > 0 {
+		// The version is the source's update time (unix ns).
+		metrics.ObserveSourceLag(d.Source, time.Unix(0, d.Version))
+	}
+	zerolog.Ctx(ctx).Debug().Str("doc_id", d.DocID).Int64("doc_version", d.Version).
+		Bool("deleted", d.Deleted).Int("blocks", len(d.Blocks)).Bool("applied", applied).Msg("index structure")
+	return nil
 }
 
 // classify marks events the store rejects as invalid permanent; the rest (the
