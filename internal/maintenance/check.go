@@ -266,7 +266,7 @@ func attachCheck(ctx context.Context, cfg system.Config) (*checkTarget, func(), 
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:-1"
 	}
-	cfg.SiYuan = nil // check reads the kernel itself; no bridge here
+	cfg.StagesOnly = true // check reads its sources itself; no source runs here
 	sys, err := system.Start(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -481,7 +481,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	rep.Roots = roots
 	kernel := opts.SiYuan
 	if kernel == nil && !explicit && len(bridged) > 0 {
-		if st, err := system.SiYuanStatus(ctx, t.bus); err == nil && st != nil && st.URL != "" {
+		if st, err := siyuan.ReadStatus(ctx, t.bus); err == nil && st != nil && st.URL != "" {
 			kernel = &siyuan.Config{URL: st.URL, Token: os.Getenv("EXOCORTEX_SIYUAN_TOKEN")}
 		} else {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s from SiYuan not compared with the kernel (no bridge has run here): give --siyuan URL",
