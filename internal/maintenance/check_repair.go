@@ -131,7 +131,7 @@ func (r *repairRun) rewriteLexicalPoints(ctx context.Context) error {
 // needs says what each document needs, once per document (r.need, r.ids).
 func (r *repairRun) needs() {
 	// What each document needs, once per document.
-	need := map[string]string{}
+	r.need = map[string]string{}
 	for _, d := range r.c.report.Differences {
 		switch d.Repair {
 		case RepairNone:
@@ -148,8 +148,8 @@ func (r *repairRun) needs() {
 			r.need[d.DocID] = d.Repair
 		}
 	}
-	r.ids = make([]string, 0, len(need))
-	for id := range need {
+	r.ids = make([]string, 0, len(r.need))
+	for id := range r.need {
 		r.ids = append(r.ids, id)
 	}
 	sort.Strings(r.ids)
