@@ -23,8 +23,8 @@ func TestTheSiYuanBridgesStateShowsInTheMetrics(t *testing.T) {
 	}
 	k.SetAsync(true)
 	sys, err := system.Start(context.Background(), system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1",
-		Log:    zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
-		SiYuan: &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}})
+		Log:         zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.ErrorLevel),
+		StageConfig: []any{&siyuan.RoleConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}}})
 	if err != nil {
 		t.Fatal(err)
 	}

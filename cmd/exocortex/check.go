@@ -63,13 +63,13 @@ func check(ctx context.Context, args []string) error {
 	if err := n.apply(&cfg); err != nil {
 		return err
 	}
-	var sy system.Config
-	if err := br.apply(&sy); err != nil {
+	sy, err := br.roleConfig()
+	if err != nil {
 		return err
 	}
 	opts := maintenance.CheckOptions{Paths: paths, Forget: forget, Settle: *settle}
-	if sy.SiYuan != nil {
-		opts.SiYuan = &sy.SiYuan.Config
+	if sy != nil {
+		opts.SiYuan = &sy.Config
 	}
 	// The first line after a second: a small check shows none.
 	pr := &checkProgress{quiet: *quiet, last: time.Now().Add(500 * time.Millisecond)}

@@ -314,14 +314,14 @@ func saveToDir(dir string, r *schemas.ResearchReport) (string, error) {
 // the bridge is configured: --siyuan, --siyuan-config, the environment; the
 // notebook) and returns what saves a report there.
 func siyuanSaver(ctx context.Context, br bridge, notebook string) (func(*schemas.ResearchReport) error, error) {
-	var sc system.Config
-	if err := br.apply(&sc); err != nil {
+	sc, err := br.roleConfig()
+	if err != nil {
 		return nil, err
 	}
-	if sc.SiYuan == nil || sc.SiYuan.URL == "" {
+	if sc == nil || sc.URL == "" {
 		return nil, &usageError{cmd: "research", msg: "--save siyuan needs the kernel: --siyuan URL or EXOCORTEX_SIYUAN_URL (the token in EXOCORTEX_SIYUAN_TOKEN), or --siyuan-config FILE"}
 	}
-	client := siyuan.NewClient(sc.SiYuan.URL, sc.SiYuan.Token)
+	client := siyuan.NewClient(sc.URL, sc.Token)
 	cctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	nbs, err := client.Notebooks(cctx)
@@ -340,7 +340,7 @@ func siyuanSaver(ctx context.Context, br bridge, notebook string) (func(*schemas
 			EnvReportNotebook, strings.Join(names, ", "))}
 	}
 	if !found {
-		return nil, fmt.Errorf("--save siyuan: the kernel at %s has no open notebook %s; its notebooks: %s", sc.SiYuan.URL, notebook, strings.Join(names, ", "))
+		return nil, fmt.Errorf("--save siyuan: the kernel at %s has no open notebook %s; its notebooks: %s", sc.URL, notebook, strings.Join(names, ", "))
 	}
 	return func(r *schemas.ResearchReport) error {
 		title := export.SafeTitle(r.Title)

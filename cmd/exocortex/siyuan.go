@@ -46,16 +46,27 @@ type bridgeFile struct {
 	Poll            string   `json:"poll"`
 }
 
-// apply sets cfg.SiYuan when a kernel is configured.
+// apply adds the bridge's configuration to cfg's roles when a kernel is
+// configured (up then runs the siyuan role).
 func (b *bridge) apply(cfg *system.Config) error {
+	sc, err := b.roleConfig()
+	if sc != nil {
+		cfg.StageConfig = append(cfg.StageConfig, sc)
+	}
+	return err
+}
+
+// roleConfig is the bridge's configuration from the flags, the settings
+// file and the environment; nil when no kernel is configured.
+func (b *bridge) roleConfig() (*siyuan.RoleConfig, error) {
 	var f bridgeFile
 	if b.config != "" {
 		raw, err := os.ReadFile(b.config)
 		if err != nil {
-			return fmt.Errorf("--siyuan-config: %w", err)
+			return nil, fmt.Errorf("--siyuan-config: %w", err)
 		}
 		if err := json.Unmarshal(raw, &f); err != nil {
-			return fmt.Errorf("--siyuan-config %s: %w", b.config, err)
+			return nil, fmt.Errorf("--siyuan-config %s: %w", b.config, err)
 		}
 	}
 	if b.url != "" {
@@ -66,16 +77,16 @@ func (b *bridge) apply(cfg *system.Config) error {
 	}
 	if f.URL == "" {
 		if b.config != "" {
-			return fmt.Errorf("--siyuan-config %s: no url", b.config)
+			return nil, fmt.Errorf("--siyuan-config %s: no url", b.config)
 		}
 		if b.plugin != "" {
 			// The plugin's endpoint is part of the bridge: without it the
 			// flag would be silently ignored.
-			return fmt.Errorf("--siyuan-plugin-listen %s needs the SiYuan bridge: give --siyuan URL too (the kernel's address, e.g. http://127.0.0.1:6806), or url in --siyuan-config", b.plugin)
+			return nil, fmt.Errorf("--siyuan-plugin-listen %s needs the SiYuan bridge: give --siyuan URL too (the kernel's address, e.g. http://127.0.0.1:6806), or url in --siyuan-config", b.plugin)
 		}
-		return nil
+		return nil, nil
 	}
-	sc := &system.SiYuanConfig{Config: siyuan.Config{URL: f.URL, Token: f.Token, Include: f.Include, Exclude: f.Exclude,
+	sc := &siyuan.RoleConfig{Config: siyuan.Config{URL: f.URL, Token: f.Token, Include: f.Include, Exclude: f.Exclude,
 		PluginSecret: f.PluginSecret}, PluginListen: f.PluginListen}
 	if f.TokenEnv != "" {
 		sc.Token = os.Getenv(f.TokenEnv)
@@ -105,22 +116,21 @@ func (b *bridge) apply(cfg *system.Config) error {
 	if f.Poll != "" {
 		d, err := time.ParseDuration(f.Poll)
 		if err != nil || d <= 0 {
-			return fmt.Errorf("SiYuan poll interval %q (poll in the settings file or EXOCORTEX_SIYUAN_POLL) is not a duration such as 30s", f.Poll)
+			return nil, fmt.Errorf("SiYuan poll interval %q (poll in the settings file or EXOCORTEX_SIYUAN_POLL) is not a duration such as 30s", f.Poll)
 		}
 		sc.Poll = d
 	}
 	if sc.PluginListen != "" && sc.PluginSecret == "" {
-		return fmt.Errorf("the SiYuan plugin endpoint needs a shared secret: set EXOCORTEX_SIYUAN_PLUGIN_SECRET (or plugin_secret_env in the settings file)")
+		return nil, fmt.Errorf("the SiYuan plugin endpoint needs a shared secret: set EXOCORTEX_SIYUAN_PLUGIN_SECRET (or plugin_secret_env in the settings file)")
 	}
 	if f.Reconcile != "" {
 		d, err := time.ParseDuration(f.Reconcile)
 		if err != nil || d <= 0 {
-			return fmt.Errorf("--siyuan-config %s: reconcile %q is not a duration such as 3m", b.config, f.Reconcile)
+			return nil, fmt.Errorf("--siyuan-config %s: reconcile %q is not a duration such as 3m", b.config, f.Reconcile)
 		}
 		sc.Reconcile = d
 	}
-	cfg.SiYuan = sc
-	return nil
+	return sc, nil
 }
 
 // printBridge prints the bridge's state for status (a stopped bridge's is

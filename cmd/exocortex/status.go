@@ -207,8 +207,8 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	}
 	// The bridge's last state stays after it stopped (a refused token
 	// stops it, and up with it): shown as stopped then.
-	rep.SiYuan, _ = system.SiYuanStatus(ctx, b)
-	rep.Watch, _ = system.WatchStatus(ctx, b)
+	rep.SiYuan, _ = siyuan.ReadStatus(ctx, b)
+	rep.Watch, _ = watch.ReadStatus(ctx, b)
 	if cs, err := answer.ReadCacheStats(ctx, system.CachePath(dataDir)); err == nil {
 		rep.Cache = &cs
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"net"
 	"os"
@@ -31,21 +32,12 @@ func cmdUp(ctx context.Context, args []string) error {
 	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "text analysis of the full-text index: plain, stem or full (default: the index's own, full for a new one); a change rebuilds the index")
 	stopTimeout := fs.Duration("stop-timeout", defaultStopTimeout, "on SIGTERM or Ctrl-C, how long to let in-flight work finish before exiting anyway (status 1, naming what was stuck)")
-	var n neural
-	n.register(fs)
-	var af answerFlags
-	af.register(fs)
-	var br bridge
-	br.register(fs)
-	var wf watchFlags
-	wf.register(fs)
-	var hf httpFlags
-	hf.register(fs)
-	var sf storageFlags
-	sf.register(fs, true)
+	var rf roleFlags
+	rf.register(fs, true)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	n, hf, sf := &rf.n, &rf.hf, &rf.sf
 	if *stopTimeout <= 0 {
 		return fmt.Errorf("--stop-timeout %s: give a positive duration", *stopTimeout)
 	}
@@ -80,19 +72,7 @@ func cmdUp(ctx context.Context, args []string) error {
 	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Listen: *listen, Workers: *workers, Replicas: *replicas,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
 	cfg.TLS.Cert, cfg.TLS.Key = *tlsCert, *tlsKey
-	if err := n.apply(&cfg); err != nil {
-		return err
-	}
-	if err := af.apply(&cfg); err != nil {
-		return err
-	}
-	if err := br.apply(&cfg); err != nil {
-		return err
-	}
-	if err := wf.apply(&cfg); err != nil {
-		return err
-	}
-	if err := sf.apply(&cfg); err != nil {
+	if err := rf.apply(&cfg); err != nil {
 		return err
 	}
 	sys, err := system.Start(ctx, cfg)
@@ -120,8 +100,8 @@ func cmdUp(ctx context.Context, args []string) error {
 	}
 	log.Info().Str("data", c.data).Str("nats", sys.Bus.URL()).Str("nats_creds", bus.NKeyFile(c.data)).Str("http", httpAddr).Strs("stages", system.StageNames()).Msg("exocortex is up")
 	fmt.Fprintf(os.Stderr, "exocortex is up: data %s, NATS %s%s (Ctrl-C stops)\n", c.data, sys.Bus.URL(), httpNote)
-	if cfg.Watch != nil {
-		fmt.Fprintf(os.Stderr, "watching %s live\n", plural(len(cfg.Watch.Folders), "folder", "folders"))
+	for _, line := range sys.Announcements() {
+		fmt.Fprintln(os.Stderr, line)
 	}
 	var gwDone <-chan error
 	if gw != nil {
@@ -129,11 +109,12 @@ func cmdUp(ctx context.Context, args []string) error {
 	}
 	select {
 	case <-ctx.Done():
-	case err := <-sys.SiYuanFailed():
-		// A refused token: retrying cannot help, and the bridge is up's only
-		// live source, so up stops rather than run on with nothing to follow.
-		log.Error().Err(err).Msg("the SiYuan bridge stopped; exocortex stops")
-		return errors.Join(fmt.Errorf("siyuan bridge: %w", err), stopWithin(gw, sys, *stopTimeout, log))
+	case err := <-sys.Failed():
+		// A role that cannot go on (the SiYuan bridge's refused token:
+		// retrying cannot help, and a source may be up's only live one):
+		// up stops rather than run on without it.
+		log.Error().Err(err).Msg("a role stopped; exocortex stops")
+		return errors.Join(err, stopWithin(gw, sys, *stopTimeout, log))
 	case err := <-gwDone:
 		log.Error().Err(err).Msg("the HTTP gateway stopped; exocortex stops")
 		return errors.Join(err, stopWithin(nil, sys, *stopTimeout, log))
@@ -185,25 +166,20 @@ func cmdWorker(ctx context.Context, args []string) error {
 	fs := newFlags("worker")
 	var c common
 	c.register(fs, "info")
-	stage := fs.String("stage", "", "stage to run: "+strings.Join(system.StageNames(), ", ")+", siyuan (the SiYuan bridge) or gateway (the HTTP gateway, --http)")
+	roles := strings.Join(system.RoleNames(), ", ") + " or " + gateway.StageName
+	stage := fs.String("stage", "", "role to run: "+roles+" (the stages, the sources, the HTTP gateway with --http)")
+	fs.StringVar(stage, "role", "", "the same as --stage")
 	workers := fs.Int("workers", 1, "workers in this stage's pool")
 	replicas := registerReplicas(fs)
 	analyzer := fs.String("analyzer", "", "index stage: text analysis plain, stem or full (default: the index's own)")
-	var n neural
-	n.register(fs)
-	var af answerFlags
-	af.register(fs)
-	var br bridge
-	br.register(fs)
-	var hf httpFlags
-	hf.register(fs)
-	var sf storageFlags
-	sf.register(fs, false)
+	var rf roleFlags
+	rf.register(fs, false)
 	if _, err := parse(fs, args); err != nil {
 		return err
 	}
+	n, hf, sf := &rf.n, &rf.hf, &rf.sf
 	if *stage == "" {
-		return fmt.Errorf("--stage is required (one of %s, siyuan or gateway)", strings.Join(system.StageNames(), ", "))
+		return fmt.Errorf("--stage is required (one of %s)", roles)
 	}
 	if c.nats == "" {
 		url, ok := system.Running(c.data)
@@ -213,21 +189,12 @@ func cmdWorker(ctx context.Context, args []string) error {
 		c.nats = url
 	}
 	if *stage == gateway.StageName {
-		return runGatewayWorker(ctx, c, hf, n.models)
+		return runGatewayWorker(ctx, c, *hf, n.models)
 	}
 	log := c.logger()
 	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Stages: []string{*stage}, Workers: *workers, Replicas: *replicas,
 		Analyzer: analysis.Mode(*analyzer), Log: log}
-	if err := n.apply(&cfg); err != nil {
-		return err
-	}
-	if err := af.apply(&cfg); err != nil {
-		return err
-	}
-	if err := br.apply(&cfg); err != nil {
-		return err
-	}
-	if err := sf.apply(&cfg); err != nil {
+	if err := rf.apply(&cfg); err != nil {
 		return err
 	}
 	sys, err := system.Start(ctx, cfg)
@@ -237,9 +204,51 @@ func cmdWorker(ctx context.Context, args []string) error {
 	log.Info().Str("stage", *stage).Str("nats", c.nats).Msg("worker started")
 	select {
 	case <-ctx.Done():
-	case err := <-sys.SiYuanFailed():
+	case err := <-sys.Failed():
 		_ = sys.Stop()
 		return err // a refused token: retrying cannot help
 	}
 	return sys.Stop()
+}
+
+// roleFlags are the flags that configure the roles, shared by up and
+// worker: the models, the answer stage, the sources (SiYuan bridge, watched
+// folders), the gateway and the storage.
+type roleFlags struct {
+	n  neural
+	af answerFlags
+	br bridge
+	wf watchFlags
+	hf httpFlags
+	sf storageFlags
+	up bool
+}
+
+// register adds the flags to fs (up: with up's storage flags).
+func (r *roleFlags) register(fs *flag.FlagSet, up bool) {
+	r.up = up
+	r.n.register(fs)
+	r.af.register(fs)
+	r.br.register(fs)
+	r.wf.register(fs)
+	r.hf.register(fs)
+	r.sf.register(fs, up)
+}
+
+// apply sets cfg's configuration from the flags: the roles' own values
+// (a source configured here runs under up, or alone under worker).
+func (r *roleFlags) apply(cfg *system.Config) error {
+	if err := r.n.apply(cfg); err != nil {
+		return err
+	}
+	if err := r.af.apply(cfg); err != nil {
+		return err
+	}
+	if err := r.br.apply(cfg); err != nil {
+		return err
+	}
+	if err := r.wf.apply(cfg); err != nil {
+		return err
+	}
+	return r.sf.apply(cfg)
 }

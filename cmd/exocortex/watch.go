@@ -20,8 +20,8 @@ func (w *watchFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&w.poll, "watch-poll", false, "follow the watched folders by scanning them every second instead of inotify (network drives, containers)")
 }
 
-// apply sets cfg.Watch when --watch or the data directory's watch list names
-// a folder.
+// apply adds the watcher's configuration to cfg's roles when --watch or the
+// data directory's watch list names a folder (up then runs the files role).
 func (w *watchFlags) apply(cfg *system.Config) error {
 	listed, err := watch.ReadList(cfg.DataDir)
 	if err != nil {
@@ -38,7 +38,7 @@ func (w *watchFlags) apply(cfg *system.Config) error {
 	if err := wc.Validate(); err != nil {
 		return err
 	}
-	cfg.Watch = &wc
+	cfg.StageConfig = append(cfg.StageConfig, &wc)
 	return nil
 }
 

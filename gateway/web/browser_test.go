@@ -93,10 +93,10 @@ func startSystem(t *testing.T) (*system.System, *llmtest.Server, string) {
 	provider.SetTokenDelay(120 * time.Millisecond)
 	dataDir := t.TempDir()
 	sys, err := system.Start(context.Background(), system.Config{DataDir: dataDir, Listen: "127.0.0.1:-1", NoModels: true,
-		LLM:        &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: provider.URL(), Models: map[string]string{llm.RoleFast: "m", llm.RoleStrategic: "m"}}}},
-		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
-		SiYuan:     &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}},
-		Log:        zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+		LLM:         &llm.Config{Providers: []llm.Provider{{Name: "fake", BaseURL: provider.URL(), Models: map[string]string{llm.RoleFast: "m", llm.RoleStrategic: "m"}}}},
+		LLMOptions:  llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond},
+		StageConfig: []any{&siyuan.RoleConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}},
+		Log:         zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
 	if err != nil {
 		t.Fatal(err)
 	}

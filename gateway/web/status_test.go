@@ -9,6 +9,7 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/workers/siyuan"
 )
 
 func statusOf(ctx context.Context, sys *system.System) (map[string]any, error) {
@@ -51,7 +52,7 @@ func statusOf(ctx context.Context, sys *system.System) (map[string]any, error) {
 	if hs, err := system.ProviderHealth(ctx, b); err == nil {
 		out["providers"] = hs
 	}
-	if sy, err := system.SiYuanStatus(ctx, b); err == nil && sy != nil {
+	if sy, err := siyuan.ReadStatus(ctx, b); err == nil && sy != nil {
 		out["siyuan"] = sy
 	}
 	return out, nil

@@ -267,7 +267,7 @@ func attachCheck(ctx context.Context, cfg system.Config) (*checkTarget, func(), 
 	if cfg.Listen == "" {
 		cfg.Listen = "127.0.0.1:-1"
 	}
-	cfg.SiYuan = nil // check reads the kernel itself; no bridge here
+	cfg.StagesOnly = true // check reads its sources itself; no source runs here
 	sys, err := system.Start(ctx, cfg)
 	if err != nil {
 		return nil, nil, err
@@ -415,97 +415,154 @@ type checked struct {
 	src           *siyuan.Source
 	orphanVectors []string
 	orphanKeys    []string // manifests of unknown documents
+	remembered    []files.Remembered
+	bridged       map[string]siyuan.Remembered
 	relex         []string // points whose lexical vector and passage a repair rewrites
 }
 
+// doc is what is known of document id, made on first use.
+func (c *checked) doc(id string) *docFacts {
+	f := c.docs[id]
+	if f == nil {
+		f = &docFacts{id: id}
+		c.docs[id] = f
+	}
+	return f
+}
+
+// checkScope is what a check compares: explicit paths and kernel, or what
+// was recorded.
+type checkScope struct {
+	explicit bool
+	roots    []string
+	dirs     map[string]bool // recorded roots that are folders
+	forget   map[string]bool
+	kernel   *siyuan.Config
+}
+
+// inScope says whether path is among what an explicit check compares.
+func (s *checkScope) inScope(path string) bool {
+	if !s.explicit {
+		return true
+	}
+	for _, r := range s.roots {
+		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
+			return true
+		}
+	}
+	return false
+}
+
+// check reads every source, the index, the manifests and the vectors, one
+// method per part, then compares them document by document.
 func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, error) {
 	rep := &CheckReport{Vectors: -1, Differences: []Difference{}}
 	c := &checked{report: rep, docs: map[string]*docFacts{}}
-	doc := func(id string) *docFacts {
-		f := c.docs[id]
-		if f == nil {
-			f = &docFacts{id: id}
-			c.docs[id] = f
-		}
-		return f
-	}
 	sources, err := t.bus.KV(ctx, stage.BucketSources)
 	if err != nil {
 		return nil, err
 	}
-	manifests, err := t.bus.KV(ctx, stage.BucketChunks)
+	if err := t.readSourceState(ctx, c, sources); err != nil {
+		return nil, err
+	}
+	sc, err := t.scope(ctx, c, sources, opts)
 	if err != nil {
 		return nil, err
+	}
+	if err := t.walkFiles(ctx, c, sc, opts); err != nil {
+		return nil, err
+	}
+	t.readRemembered(c, sc)
+	if sc.kernel, err = t.readKernel(ctx, c, sources, sc.kernel, opts); err != nil {
+		return nil, err
+	}
+	for _, f := range c.docs {
+		if f.exists {
+			rep.SourceDocs++
+		}
+	}
+	chunkDoc, err := t.readIndex(ctx, c, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := t.readManifests(ctx, c, opts); err != nil {
+		return nil, err
+	}
+	if err := t.readVectors(ctx, c, chunkDoc, opts); err != nil {
+		return nil, err
+	}
+	t.compareAll(c, sc)
+	return c, nil
+}
+
+// readSourceState reads what the source state remembers sending.
+func (t *checkTarget) readSourceState(ctx context.Context, c *checked, sources bus.KV) error {
+	var err error
+	c.remembered, err = files.RememberedDocs(ctx, sources)
+	if err != nil {
+		return err
+	}
+	for i := range c.remembered {
+		c.doc(c.remembered[i].DocID).fileState = &c.remembered[i]
+	}
+	c.bridged, err = siyuan.RememberedDocs(ctx, sources)
+	if err != nil {
+		return err
+	}
+	for id, r := range c.bridged {
+		c.doc(id).bridgeState = &r
 	}
 
-	// What the source state remembers.
-	remembered, err := files.RememberedDocs(ctx, sources)
-	if err != nil {
-		return nil, err
-	}
-	for i := range remembered {
-		doc(remembered[i].DocID).fileState = &remembered[i]
-	}
-	bridged, err := siyuan.RememberedDocs(ctx, sources)
-	if err != nil {
-		return nil, err
-	}
-	for id, r := range bridged {
-		doc(id).bridgeState = &r
-	}
+	return nil
+}
 
-	// The scope: explicit paths and kernel, or what was recorded.
-	explicit := len(opts.Paths) > 0 || opts.SiYuan != nil
-	var roots []string
-	dirs := map[string]bool{} // recorded roots that are folders
+// scope is what this check compares: the paths and kernel given, or the
+// roots ingest recorded and the kernel the bridge last reported.
+func (t *checkTarget) scope(ctx context.Context, c *checked, sources bus.KV, opts CheckOptions) (*checkScope, error) {
+	rep := c.report
+	sc := &checkScope{explicit: len(opts.Paths) > 0 || opts.SiYuan != nil, dirs: map[string]bool{}, forget: map[string]bool{}}
 	for _, p := range opts.Paths {
-		roots = append(roots, notes.Canonical(p))
+		sc.roots = append(sc.roots, notes.Canonical(p))
 	}
-	if !explicit {
+	if !sc.explicit {
 		recorded, err := files.Roots(ctx, sources)
 		if err != nil {
 			return nil, err
 		}
 		for _, r := range recorded {
-			roots = append(roots, r.Path)
-			dirs[r.Path] = r.Dir
+			sc.roots = append(sc.roots, r.Path)
+			sc.dirs[r.Path] = r.Dir
 		}
-		if len(roots) == 0 && len(remembered) > 0 {
+		if len(sc.roots) == 0 && len(c.remembered) > 0 {
 			rep.Notes = append(rep.Notes, "no ingested folders are recorded (ingest records them from now on): "+
 				"each remembered file is compared, but new files are not looked for; give the folders: exocortex check DIR...")
 		}
 	}
-	forget := map[string]bool{}
 	for _, p := range opts.Forget {
-		forget[notes.Canonical(p)] = true
+		sc.forget[notes.Canonical(p)] = true
 	}
-	rep.Roots = roots
-	kernel := opts.SiYuan
-	if kernel == nil && !explicit && len(bridged) > 0 {
-		if st, err := system.SiYuanStatus(ctx, t.bus); err == nil && st != nil && st.URL != "" {
-			kernel = &siyuan.Config{URL: st.URL, Token: os.Getenv("EXOCORTEX_SIYUAN_TOKEN")}
+	rep.Roots = sc.roots
+	sc.kernel = opts.SiYuan
+	if sc.kernel == nil && !sc.explicit && len(c.bridged) > 0 {
+		if st, err := siyuan.ReadStatus(ctx, t.bus); err == nil && st != nil && st.URL != "" {
+			sc.kernel = &siyuan.Config{URL: st.URL, Token: os.Getenv("EXOCORTEX_SIYUAN_TOKEN")}
 		} else {
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s from SiYuan not compared with the kernel (no bridge has run here): give --siyuan URL",
-				pluralize(len(bridged), "document", "documents")))
+				pluralize(len(c.bridged), "document", "documents")))
 		}
-	}
-	inScope := func(path string) bool {
-		if !explicit {
-			return true
-		}
-		for _, r := range roots {
-			if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
-				return true
-			}
-		}
-		return false
 	}
 
-	// The files.
+	return sc, nil
+}
+
+// walkFiles walks the roots in scope; a missing root is a difference (or,
+// forgotten or a single file, gone for good).
+func (t *checkTarget) walkFiles(ctx context.Context, c *checked, sc *checkScope, opts CheckOptions) error {
+	rep := c.report
 	var walk []string
-	for _, r := range roots {
+	for _, r := range sc.roots {
 		if _, err := os.Stat(r); err != nil {
-			if !dirs[r] || forget[r] {
+			if !sc.dirs[r] || sc.forget[r] {
 				// A file ingested alone that is gone, or a folder the user
 				// says is gone for good: its documents are gone.
 				c.goneRoots = append(c.goneRoots, r)
@@ -514,9 +571,9 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 			rep.Differences = append(rep.Differences, Difference{Kind: DiffRootMissing, Where: r, Repair: RepairNone,
 				Detail: "ingested folder is missing (unmounted, moved or deleted?); its documents are left as they are " +
 					"('exocortex check --repair --forget " + r + "' deletes them from the index)"})
-			for _, rm := range remembered {
+			for _, rm := range c.remembered {
 				if rm.Path == r || strings.HasPrefix(rm.Path, r+string(filepath.Separator)) {
-					doc(rm.DocID).protected = true
+					c.doc(rm.DocID).protected = true
 				}
 			}
 			continue
@@ -530,29 +587,34 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 			if err := ctx.Err(); err != nil {
 				return err
 			}
-			f := doc(d.DocID)
+			f := c.doc(d.DocID)
 			f.known, f.exists, f.srcHash, f.where, f.root = true, true, d.Hash, d.Path, r
 			walked++
 			t.progress(opts, CheckProgress{Phase: "sources", Done: walked})
 			return nil
 		}, func(path string, err error) {
-			c := notes.Canonical(path)
-			for _, rm := range remembered {
-				if rm.Path == c {
-					doc(rm.DocID).protected = true
+			p := notes.Canonical(path)
+			for _, rm := range c.remembered {
+				if rm.Path == p {
+					c.doc(rm.DocID).protected = true
 				}
 			}
 			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not compared: %v", path, err))
 		})
 		if err != nil {
-			return nil, fmt.Errorf("check: read %s: %w", r, err)
+			return fmt.Errorf("check: read %s: %w", r, err)
 		}
 	}
-	// Remembered files no walk reached: look at each one.
-	for i := range remembered {
-		rm := &remembered[i]
-		f := doc(rm.DocID)
-		if f.known || f.protected || !inScope(rm.Path) {
+	return nil
+}
+
+// readRemembered looks at each c.remembered file no walk reached.
+func (t *checkTarget) readRemembered(c *checked, sc *checkScope) {
+	rep := c.report
+	for i := range c.remembered {
+		rm := &c.remembered[i]
+		f := c.doc(rm.DocID)
+		if f.known || f.protected || !sc.inScope(rm.Path) {
 			continue
 		}
 		f.known, f.where = true, rm.Path
@@ -566,58 +628,64 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 			f.exists, f.srcHash = true, files.ContentHash(content)
 		}
 	}
+}
 
-	// The kernel.
+// readKernel lists the kernel's documents (when one is compared) and how
+// each differs from what the bridge sent. It returns the kernel compared:
+// nil when none, or when the one the bridge last used could not be read.
+func (t *checkTarget) readKernel(ctx context.Context, c *checked, sources bus.KV, kernel *siyuan.Config, opts CheckOptions) (*siyuan.Config, error) {
+	rep := c.report
+	if kernel == nil {
+		return nil, nil
+	}
+	rep.SiYuan = kernel.URL
+	c.src = siyuan.New(*kernel, sources, func(ctx context.Context, ev *schemas.DocChanged) error {
+		_, err := t.bus.Publish(ctx, ev, t.trace)
+		return err
+	}, t.log)
+	kdocs, err := c.src.Compare(ctx)
+	switch {
+	case err != nil && (opts.SiYuan != nil || ctx.Err() != nil):
+		return nil, fmt.Errorf("check: read SiYuan at %s: %w", kernel.URL, err)
+	case err != nil:
+		// The kernel the bridge last used, not one asked for: say so
+		// and check the rest.
+		rep.Notes = append(rep.Notes, fmt.Sprintf("SiYuan at %s could not be read (%v): its %s compared with what was sent only",
+			kernel.URL, err, pluralize(len(c.bridged), "document", "documents")))
+		rep.SiYuan, c.src, kernel = "", nil, nil
+		kdocs = nil
+	}
+	for _, kd := range kdocs {
+		f := c.doc(kd.DocID)
+		f.known, f.exists, f.bridge, f.drift = true, true, true, kd.Drift
+		f.where = bridgeName(kd.DocID, kd.Notebook, kd.HPath)
+	}
 	if kernel != nil {
-		rep.SiYuan = kernel.URL
-		c.src = siyuan.New(*kernel, sources, func(ctx context.Context, ev *schemas.DocChanged) error {
-			_, err := t.bus.Publish(ctx, ev, t.trace)
-			return err
-		}, t.log)
-		kdocs, err := c.src.Compare(ctx)
-		switch {
-		case err != nil && (opts.SiYuan != nil || ctx.Err() != nil):
-			return nil, fmt.Errorf("check: read SiYuan at %s: %w", kernel.URL, err)
-		case err != nil:
-			// The kernel the bridge last used, not one asked for: say so
-			// and check the rest.
-			rep.Notes = append(rep.Notes, fmt.Sprintf("SiYuan at %s could not be read (%v): its %s compared with what was sent only",
-				kernel.URL, err, pluralize(len(bridged), "document", "documents")))
-			rep.SiYuan, c.src, kernel = "", nil, nil
-			kdocs = nil
-		}
-		for _, kd := range kdocs {
-			f := doc(kd.DocID)
-			f.known, f.exists, f.bridge, f.drift = true, true, true, kd.Drift
-			f.where = bridgeName(kd.DocID, kd.Notebook, kd.HPath)
-		}
-		if kernel != nil {
-			for id := range bridged {
-				f := doc(id)
-				if !f.exists {
-					f.known, f.bridge = true, true
-				}
+		for id := range c.bridged {
+			f := c.doc(id)
+			if !f.exists {
+				f.known, f.bridge = true, true
 			}
 		}
 	}
-	for _, f := range c.docs {
-		if f.exists {
-			rep.SourceDocs++
-		}
-	}
+	return kernel, nil
+}
 
-	// The index.
+// readIndex reads the index's documents and chunks; it returns the
+// document of each chunk.
+func (t *checkTarget) readIndex(ctx context.Context, c *checked, opts CheckOptions) (map[string]string, error) {
+	rep := c.report
 	rows, err := t.store.CheckDocs(ctx)
 	if err != nil {
 		return nil, err
 	}
 	for i := range rows {
-		doc(rows[i].DocID).row = &rows[i]
+		c.doc(rows[i].DocID).row = &rows[i]
 	}
 	rep.Documents = len(rows)
 	chunkDoc := map[string]string{}
 	err = t.store.CheckChunks(ctx, func(cr store.ChunkRow) error {
-		f := doc(cr.DocID)
+		f := c.doc(cr.DocID)
 		f.chunks = append(f.chunks, cr)
 		chunkDoc[cr.ChunkID] = cr.DocID
 		rep.Chunks++
@@ -631,10 +699,19 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	}
 	t.progress(opts, CheckProgress{Phase: "index", Done: rep.Chunks, Total: rep.Chunks})
 
-	// The chunk manifests.
+	return chunkDoc, nil
+}
+
+// readManifests reads the chunk stage's manifests.
+func (t *checkTarget) readManifests(ctx context.Context, c *checked, opts CheckOptions) error {
+	rep := c.report
+	manifests, err := t.bus.KV(ctx, stage.BucketChunks)
+	if err != nil {
+		return err
+	}
 	keys, err := manifests.Keys(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("check: list chunk manifests: %w", err)
+		return fmt.Errorf("check: list chunk manifests: %w", err)
 	}
 	byKey := map[string]string{}
 	for id := range c.docs {
@@ -643,7 +720,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	for i, k := range keys {
 		raw, err := manifests.Get(ctx, k)
 		if err != nil {
-			return nil, fmt.Errorf("check: read chunk manifest %s: %w", k, err)
+			return fmt.Errorf("check: read chunk manifest %s: %w", k, err)
 		}
 		if raw == nil {
 			continue
@@ -665,13 +742,20 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 				Detail: "chunk manifest of a document no source or index knows"})
 			continue
 		}
-		f := doc(id)
+		f := c.doc(id)
 		f.manifest, f.mfKey = &mf, k
 		if (i+1)%500 == 0 {
 			t.progress(opts, CheckProgress{Phase: "manifests", Done: i + 1, Total: len(keys)})
 		}
 	}
 
+	return nil
+}
+
+// readVectors lists the vector store's points (when this process holds
+// it) and finds those of chunks the index does not hold.
+func (t *checkTarget) readVectors(ctx context.Context, c *checked, chunkDoc map[string]string, opts CheckOptions) error {
+	rep := c.report
 	// The vectors. Read from the index's records, a system whose index
 	// records no vector at all has no embedding model anywhere.
 	if t.vec == nil && !t.noVec && rep.Chunks > 0 {
@@ -697,11 +781,11 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	if t.vec != nil {
 		lister, ok := t.vec.(vectors.Lister)
 		if !ok {
-			return nil, fmt.Errorf("check: the %s vector store cannot list its points", t.vec.Name())
+			return fmt.Errorf("check: the %s vector store cannot list its points", t.vec.Name())
 		}
 		pts, err := lister.Points(ctx)
 		if err != nil {
-			return nil, fmt.Errorf("check: list vectors: %w", err)
+			return fmt.Errorf("check: list vectors: %w", err)
 		}
 		rep.Vectors = len(pts)
 		lexicalOn := false
@@ -725,7 +809,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 				if id == "" {
 					id = chunk.DocOfChunk(p.ID)
 				}
-				doc(id).vectors = append(doc(id).vectors, p.ID)
+				c.doc(id).vectors = append(c.doc(id).vectors, p.ID)
 				c.orphanVectors = append(c.orphanVectors, p.ID)
 			}
 		}
@@ -733,7 +817,12 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 		t.progress(opts, CheckProgress{Phase: "vectors", Done: len(pts), Total: len(pts)})
 	}
 
-	// Compare, document by document.
+	return nil
+}
+
+// compareAll compares document by document, in id order.
+func (t *checkTarget) compareAll(c *checked, sc *checkScope) {
+	rep := c.report
 	ids := make([]string, 0, len(c.docs))
 	for id := range c.docs {
 		ids = append(ids, id)
@@ -741,7 +830,7 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	sort.Strings(ids)
 	for _, id := range ids {
 		f := c.docs[id]
-		diffs := t.compare(f, explicit, inScope, kernel != nil)
+		diffs := t.compare(f, sc.explicit, sc.inScope, sc.kernel != nil)
 		rep.Differences = append(rep.Differences, diffs...)
 		c.relex = append(c.relex, f.relex...)
 	}
@@ -749,7 +838,6 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	t.log.Info().Str("trace_id", t.trace).Int("differences", len(rep.Differences)).Int("source_docs", rep.SourceDocs).
 		Int("documents", rep.Documents).Int("chunks", rep.Chunks).Int("vectors", rep.Vectors).Str("vector_check", rep.VectorCheck).
 		Msg("check: compared the index with its sources")
-	return c, nil
 }
 
 // compare lists how one document differs.

@@ -5,6 +5,10 @@ import (
 	"fmt"
 	"sort"
 
+	"github.com/rs/zerolog"
+
+	"github.com/exocortex/exocortex/bus"
+
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/vectors"
@@ -41,58 +45,97 @@ func (t *checkTarget) repairAll(ctx context.Context, opts CheckOptions) (*Repair
 	return res, nil
 }
 
+// repairRun is one repair: what it sends with, what it found to do, and
+// what it did.
+type repairRun struct {
+	t         *checkTarget
+	c         *checked
+	res       *RepairResult
+	opts      CheckOptions
+	sources   bus.KV
+	manifests bus.KV
+	log       zerolog.Logger
+	step      int
+	// need is the repair of each document, ids their ids in order.
+	need map[string]string
+	ids  []string
+	// deletedBySync are documents an ingest deleted already.
+	deletedBySync map[string]bool
+}
+
+func (r *repairRun) publish(ctx context.Context, ev *schemas.DocChanged) error {
+	_, err := r.t.bus.Publish(ctx, ev, r.t.trace)
+	return err
+}
+
+func (r *repairRun) tick() {
+	r.step++
+	r.t.progress(r.opts, CheckProgress{Phase: "repair", Done: r.step, Total: len(r.c.report.Differences)})
+}
+
 // repair sends what each difference calls for: the normal ingest path for
 // new and changed sources, a forced resend for documents the index lacks
 // parts of, the normal deletion path for documents whose source is gone,
-// and removes vectors and manifests nothing owns.
+// and removes vectors and manifests nothing owns. Vectors go first, so
+// that a chunk resent after gets its vector back.
 func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult, opts CheckOptions) error {
-	sources, err := t.bus.KV(ctx, stage.BucketSources)
-	if err != nil {
+	r := &repairRun{t: t, c: c, res: res, opts: opts, log: t.log.With().Str("trace_id", t.trace).Logger(), deletedBySync: map[string]bool{}}
+	var err error
+	if r.sources, err = t.bus.KV(ctx, stage.BucketSources); err != nil {
 		return err
 	}
-	manifests, err := t.bus.KV(ctx, stage.BucketChunks)
-	if err != nil {
+	if r.manifests, err = t.bus.KV(ctx, stage.BucketChunks); err != nil {
 		return err
 	}
-	trace := t.trace
-	log := t.log.With().Str("trace_id", trace).Logger()
-	publish := func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := t.bus.Publish(ctx, ev, trace)
-		return err
+	r.needs()
+	for _, step := range []func(context.Context) error{r.dropOrphanVectors, r.rewriteLexicalPoints, r.ingestFiles, r.resendFiles,
+		r.resyncSiYuan, r.deleteGone, r.dropManifests} {
+		if err := step(ctx); err != nil {
+			return err
+		}
 	}
-	step := 0
-	tick := func() {
-		step++
-		t.progress(opts, CheckProgress{Phase: "repair", Done: step, Total: len(c.report.Differences)})
-	}
+	r.log.Info().Int("ingested", res.Ingested).Int("resent", res.Resent).Int("deleted", res.Deleted).
+		Int("dropped", res.Dropped).Int("rewritten", res.Rewritten).Int("unrepaired", res.Unrepaired).Msg("check: repair sent")
+	return nil
+}
 
+// dropOrphanVectors removes the vectors of chunks the index does not hold.
+func (r *repairRun) dropOrphanVectors(ctx context.Context) error {
 	// Vectors of chunks the index does not hold: nothing else would remove
 	// them. First, so that a chunk resent below gets its vector back.
-	if len(c.orphanVectors) > 0 && t.vec != nil {
-		if err := t.vec.Delete(ctx, c.orphanVectors); err != nil {
-			return fmt.Errorf("repair: delete %d orphan vectors: %w", len(c.orphanVectors), err)
+	if len(r.c.orphanVectors) > 0 && r.t.vec != nil {
+		if err := r.t.vec.Delete(ctx, r.c.orphanVectors); err != nil {
+			return fmt.Errorf("repair: delete %d orphan vectors: %w", len(r.c.orphanVectors), err)
 		}
-		res.Dropped += len(c.orphanVectors)
-		tick()
+		r.res.Dropped += len(r.c.orphanVectors)
+		r.tick()
 	}
+	return nil
+}
 
+// rewriteLexicalPoints rewrites the points without a current lexical vector and passage.
+func (r *repairRun) rewriteLexicalPoints(ctx context.Context) error {
 	// Points without a current lexical vector and passage: rewritten in
 	// place from the index, keeping their dense vectors.
-	if len(c.relex) > 0 {
-		n, err := t.rewriteLexical(ctx, c.relex)
-		res.Rewritten += n
+	if len(r.c.relex) > 0 {
+		n, err := r.t.rewriteLexical(ctx, r.c.relex)
+		r.res.Rewritten += n
 		if err != nil {
 			return fmt.Errorf("repair: %w", err)
 		}
-		tick()
+		r.tick()
 	}
+	return nil
+}
 
+// needs says what each document needs, once per document (r.need, r.ids).
+func (r *repairRun) needs() {
 	// What each document needs, once per document.
-	need := map[string]string{}
-	for _, d := range c.report.Differences {
+	r.need = map[string]string{}
+	for _, d := range r.c.report.Differences {
 		switch d.Repair {
 		case RepairNone:
-			res.Unrepaired++
+			r.res.Unrepaired++
 			continue
 		case RepairDrop, RepairLexical:
 			continue // below
@@ -101,22 +144,25 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 			continue
 		}
 		// A deletion or an ingest supersedes a resend.
-		if prev := need[d.DocID]; prev == "" || prev == RepairResend {
-			need[d.DocID] = d.Repair
+		if prev := r.need[d.DocID]; prev == "" || prev == RepairResend {
+			r.need[d.DocID] = d.Repair
 		}
 	}
-	ids := make([]string, 0, len(need))
-	for id := range need {
-		ids = append(ids, id)
+	r.ids = make([]string, 0, len(r.need))
+	for id := range r.need {
+		r.ids = append(r.ids, id)
 	}
-	sort.Strings(ids)
+	sort.Strings(r.ids)
+}
 
+// ingestFiles sends new and changed files through the normal ingest path.
+func (r *repairRun) ingestFiles(ctx context.Context) error {
 	// New and changed files: the normal ingest path over their folders.
 	var syncPaths []string
 	seenPath := map[string]bool{}
-	for _, id := range ids {
-		f := c.docs[id]
-		if need[id] != RepairIngest || f.bridge {
+	for _, id := range r.ids {
+		f := r.c.docs[id]
+		if r.need[id] != RepairIngest || f.bridge {
 			continue
 		}
 		p := f.root
@@ -128,38 +174,41 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 			syncPaths = append(syncPaths, p)
 		}
 	}
-	deletedBySync := map[string]bool{}
 	if len(syncPaths) > 0 {
-		st, ferrs, err := files.Sync(ctx, syncPaths, sources, publish, files.SyncOptions{
+		st, ferrs, err := files.Sync(ctx, syncPaths, r.sources, r.publish, files.SyncOptions{
 			OnSent: func(ev *schemas.DocChanged) {
 				if ev.Deleted {
-					deletedBySync[ev.DocID] = true
+					r.deletedBySync[ev.DocID] = true
 				}
-				tick()
+				r.tick()
 			},
 		})
 		if err != nil {
 			return fmt.Errorf("repair: ingest %v: %w", syncPaths, err)
 		}
 		for _, fe := range ferrs {
-			log.Warn().Str("path", fe.Path).Str("error", fe.Err).Msg("repair: file skipped")
+			r.log.Warn().Str("path", fe.Path).Str("error", fe.Err).Msg("repair: file skipped")
 		}
-		res.Ingested += st.Sent
-		res.Deleted += st.Deleted
+		r.res.Ingested += st.Sent
+		r.res.Deleted += st.Deleted
 	}
+	return nil
+}
 
+// resendFiles resends files, forced, at a version above what the stages hold.
+func (r *repairRun) resendFiles(ctx context.Context) error {
 	// Forced resends of files, walked from their folders (a file outside
 	// every folder alone), each at a version above what the stages hold.
 	floors := map[string]int64{}
 	byPath := map[string][]string{}
 	var paths []string
-	for _, id := range ids {
-		f := c.docs[id]
-		if need[id] != RepairResend || f.bridge || f.bridgeState != nil {
+	for _, id := range r.ids {
+		f := r.c.docs[id]
+		if r.need[id] != RepairResend || f.bridge || f.bridgeState != nil {
 			continue
 		}
 		floor := f.newest()
-		if v, err := t.store.DeletedVersion(ctx, id); err == nil {
+		if v, err := r.t.store.DeletedVersion(ctx, id); err == nil {
 			floor = max(floor, v)
 		}
 		floors[id] = floor
@@ -173,58 +222,66 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 		byPath[p] = append(byPath[p], id)
 	}
 	for _, p := range paths {
-		n, err := files.Resend(ctx, []string{p}, sources, publish, func(id string) (int64, bool) {
+		n, err := files.Resend(ctx, []string{p}, r.sources, r.publish, func(id string) (int64, bool) {
 			floor, ok := floors[id]
 			if ok {
 				delete(floors, id) // once, even if walked twice
-				tick()
+				r.tick()
 			}
 			return floor, ok
 		}, func(path string, err error) {
-			log.Warn().Str("path", path).Err(err).Msg("repair: file skipped")
+			r.log.Warn().Str("path", path).Err(err).Msg("repair: file skipped")
 		})
 		if err != nil {
 			return fmt.Errorf("repair: resend from %s: %w", p, err)
 		}
-		res.Resent += n
+		r.res.Resent += n
 	}
-	res.Unrepaired += len(floors) // not found again where they were
+	r.res.Unrepaired += len(floors) // not found again where they were
+	return nil
+}
 
+// resyncSiYuan resends SiYuan documents through the bridge's own path.
+func (r *repairRun) resyncSiYuan(ctx context.Context) error {
 	// SiYuan documents: through the bridge's own path.
-	for _, id := range ids {
-		f := c.docs[id]
-		if !(f.bridge || f.bridgeState != nil) || need[id] == RepairDelete {
+	for _, id := range r.ids {
+		f := r.c.docs[id]
+		if !(f.bridge || f.bridgeState != nil) || r.need[id] == RepairDelete {
 			continue
 		}
-		if c.src == nil {
-			res.Unrepaired++
+		if r.c.src == nil {
+			r.res.Unrepaired++
 			continue
 		}
 		floor := f.newest()
-		if v, err := t.store.DeletedVersion(ctx, id); err == nil {
+		if v, err := r.t.store.DeletedVersion(ctx, id); err == nil {
 			floor = max(floor, v)
 		}
-		force := need[id] == RepairResend
-		if err := c.src.Resync(ctx, id, force, floor); err != nil {
+		force := r.need[id] == RepairResend
+		if err := r.c.src.Resync(ctx, id, force, floor); err != nil {
 			return fmt.Errorf("repair: resend SiYuan document %s: %w", id, err)
 		}
 		if force {
-			res.Resent++
+			r.res.Resent++
 		} else {
-			res.Ingested++
+			r.res.Ingested++
 		}
-		tick()
+		r.tick()
 	}
+	return nil
+}
 
+// deleteGone sends the deletion of documents whose source is gone.
+func (r *repairRun) deleteGone(ctx context.Context) error {
 	// Documents whose source is gone: the normal deletion path.
-	for _, id := range ids {
-		f := c.docs[id]
-		if need[id] != RepairDelete || deletedBySync[id] {
+	for _, id := range r.ids {
+		f := r.c.docs[id]
+		if r.need[id] != RepairDelete || r.deletedBySync[id] {
 			continue
 		}
 		var err error
-		if f.bridgeState != nil && c.src != nil {
-			err = c.src.Remove(ctx, id)
+		if f.bridgeState != nil && r.c.src != nil {
+			err = r.c.src.Remove(ctx, id)
 		} else {
 			hash, path := "", f.name()
 			if f.fileState != nil {
@@ -233,37 +290,39 @@ func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult,
 				hash, path = f.row.Hash, f.row.Path
 			}
 			floor := f.newest()
-			if v, e := t.store.DeletedVersion(ctx, id); e == nil {
+			if v, e := r.t.store.DeletedVersion(ctx, id); e == nil {
 				floor = max(floor, v)
 			}
 			src := f.source()
 			if src == "" {
 				src = schemas.SourceMarkdown
 			}
-			err = files.Delete(ctx, sources, publish, id, src, path, hash, floor)
+			err = files.Delete(ctx, r.sources, r.publish, id, src, path, hash, floor)
 		}
 		if err != nil {
 			return fmt.Errorf("repair: delete %s: %w", f.name(), err)
 		}
-		res.Deleted++
-		tick()
+		r.res.Deleted++
+		r.tick()
 	}
+	return nil
+}
 
+// dropManifests forgets the roots gone for good and drops manifests nobody owns.
+func (r *repairRun) dropManifests(ctx context.Context) error {
 	// Manifests of documents nobody knows: nothing else would remove them.
-	for _, r := range c.goneRoots {
-		if err := files.ForgetRoot(ctx, sources, r); err != nil {
+	for _, root := range r.c.goneRoots {
+		if err := files.ForgetRoot(ctx, r.sources, root); err != nil {
 			return fmt.Errorf("repair: %w", err)
 		}
 	}
-	for _, k := range c.orphanKeys {
-		if err := manifests.Delete(ctx, k); err != nil {
+	for _, k := range r.c.orphanKeys {
+		if err := r.manifests.Delete(ctx, k); err != nil {
 			return fmt.Errorf("repair: delete chunk manifest %s: %w", k, err)
 		}
-		res.Dropped++
-		tick()
+		r.res.Dropped++
+		r.tick()
 	}
-	log.Info().Int("ingested", res.Ingested).Int("resent", res.Resent).Int("deleted", res.Deleted).
-		Int("dropped", res.Dropped).Int("rewritten", res.Rewritten).Int("unrepaired", res.Unrepaired).Msg("check: repair sent")
 	return nil
 }
 

@@ -235,7 +235,7 @@ func TestCheckComparesASiYuanKernelAndRepairSyncsIt(t *testing.T) {
 	dir := t.TempDir()
 	sy := siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}
 	bridge, err := system.Start(ctx, system.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: testLog(t),
-		SiYuan: &system.SiYuanConfig{Config: sy}})
+		StageConfig: []any{&siyuan.RoleConfig{Config: sy}}})
 	if err != nil {
 		t.Fatal(err)
 	}

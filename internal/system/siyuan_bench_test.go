@@ -23,7 +23,7 @@ import (
 func BenchmarkSiYuanEditToSearchable(b *testing.B) {
 	k := siyuanKernel(b)
 	sys, err := system.Start(context.Background(), system.Config{DataDir: b.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
-		Log: zerolog.Nop(), SiYuan: &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok"}}})
+		Log: zerolog.Nop(), StageConfig: []any{&siyuan.RoleConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok"}}}})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -81,11 +81,11 @@ func BenchmarkSiYuanInitialSync10k(b *testing.B) {
 		ctx := context.Background()
 		t0 := time.Now()
 		sys, err := system.Start(ctx, system.Config{DataDir: b.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
-			Log: zerolog.Nop(), SiYuan: &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok"}}})
+			Log: zerolog.Nop(), StageConfig: []any{&siyuan.RoleConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok"}}}})
 		if err != nil {
 			b.Fatal(err)
 		}
-		for sys.SiYuan.Status().DocsSynced != 100 {
+		for siyuanOf(sys).Status().DocsSynced != 100 {
 			time.Sleep(5 * time.Millisecond)
 		}
 		if err := system.WaitIdle(ctx, sys.Bus, system.StageSpecs(), 10*time.Millisecond, nil); err != nil {
@@ -100,4 +100,9 @@ func BenchmarkSiYuanInitialSync10k(b *testing.B) {
 	}
 	b.ReportMetric(10000*float64(b.N)/total.Seconds(), "blocks/s")
 	b.ReportMetric(total.Seconds()/float64(b.N), "s/sync")
+}
+
+// siyuanOf is the bridge running in sys.
+func siyuanOf(sys *system.System) *siyuan.Source {
+	return sys.Service(siyuan.RoleName).(*siyuan.Service).Source
 }

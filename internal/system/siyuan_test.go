@@ -64,8 +64,8 @@ func searchable(t testing.TB, sys *system.System, query, block string) time.Dura
 func TestALiveSiYuanKernelsEditsAndDeletesReachTheIndex(t *testing.T) {
 	k := siyuanKernel(t)
 	sys, err := system.Start(context.Background(), system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", Log: testLog(t),
-		SiYuan: &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond,
-			PluginSecret: "s3cret"}, PluginListen: "127.0.0.1:0"}})
+		StageConfig: []any{&siyuan.RoleConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond,
+			PluginSecret: "s3cret"}, PluginListen: "127.0.0.1:0"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,10 +89,10 @@ func TestALiveSiYuanKernelsEditsAndDeletesReachTheIndex(t *testing.T) {
 	searchable(t, sys, "faces", "")
 	searchable(t, sys, "owls", "")
 
-	st, err := system.SiYuanStatus(context.Background(), sys.Bus)
+	st, err := siyuan.ReadStatus(context.Background(), sys.Bus)
 	for deadline := time.Now().Add(5 * time.Second); (st == nil || st.Deleted < 2) && time.Now().Before(deadline); {
 		time.Sleep(100 * time.Millisecond)
-		st, err = system.SiYuanStatus(context.Background(), sys.Bus)
+		st, err = siyuan.ReadStatus(context.Background(), sys.Bus)
 	}
 	if err != nil || st == nil || !st.Connected || st.Deleted < 2 || st.LastReconcile.IsZero() || st.URL != k.URL() {
 		t.Errorf("bridge status on the bus: %+v, %v", st, err)
@@ -101,7 +101,7 @@ func TestALiveSiYuanKernelsEditsAndDeletesReachTheIndex(t *testing.T) {
 	// The plugin endpoint: a wrong secret is refused, the right one applies
 	// the event like /ws.
 	post := func(secret string) int {
-		req, _ := http.NewRequest(http.MethodPost, "http://"+sys.PluginAddr+"/siyuan/events",
+		req, _ := http.NewRequest(http.MethodPost, "http://"+sys.Service(siyuan.RoleName).(*siyuan.Service).PluginAddr+"/siyuan/events",
 			strings.NewReader(`{"cmd":"savedoc","data":{"rootID":"20261121100900-plugin1"}}`))
 		req.Header.Set(siyuan.PluginHeader, secret)
 		resp, err := http.DefaultClient.Do(req)
@@ -156,7 +156,7 @@ func sectionOf(t testing.TB, sys *system.System, query, block string, want ...st
 func TestARenamedOrMovedSiYuanDocumentsChunksTakeTheNewSectionPath(t *testing.T) {
 	k := siyuanKernel(t)
 	sys, err := system.Start(context.Background(), system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", Log: testLog(t),
-		SiYuan: &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}})
+		StageConfig: []any{&siyuan.RoleConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestASiYuanDocumentsTagsAndAliasesFindIt(t *testing.T) {
 		t.Fatal(err)
 	}
 	sys, err := system.Start(context.Background(), system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", Log: testLog(t),
-		SiYuan: &system.SiYuanConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}})
+		StageConfig: []any{&siyuan.RoleConfig{Config: siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,7 +246,7 @@ func TestCheckKeepsAClosedNotebookAndNoticesTheNotebooksOwnDocument(t *testing.T
 	dir := t.TempDir()
 	sy := siyuan.Config{URL: k.URL(), Token: "tok", Coalesce: 50 * time.Millisecond}
 	bridge, err := system.Start(ctx, system.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: testLog(t),
-		SiYuan: &system.SiYuanConfig{Config: sy}})
+		StageConfig: []any{&siyuan.RoleConfig{Config: sy}}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,8 +16,8 @@ import (
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
+	"github.com/exocortex/exocortex/workers/registry"
 	"github.com/exocortex/exocortex/workers/stage"
-	"github.com/exocortex/exocortex/workers/stages"
 )
 
 // echoStage is a stage declared here, outside the bus and the pipeline: it
@@ -60,7 +60,7 @@ var echoStream = jetstream.StreamConfig{Name: "TEST_ECHO", Subjects: []string{"t
 func TestAStageDeclaredOutsideTheBusAndThePipelineRunsWithTheOthers(t *testing.T) {
 	ctx := context.Background()
 	echo := &echoStage{}
-	cat := stages.Catalog().With([]jetstream.StreamConfig{echoStream}, echo.declaration())
+	cat := registry.Catalog().With([]jetstream.StreamConfig{echoStream}, echo.declaration())
 	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
 		Catalog: &cat, Log: testLog(t)})
 	if err != nil {
@@ -104,7 +104,7 @@ func TestAStageDeclaredOutsideTheBusAndThePipelineRunsWithTheOthers(t *testing.T
 			t.Errorf("echo stage state = %+v, want 3 delivered", s)
 		}
 	}
-	if len(names) != len(stages.All())+1 || names[len(names)-1] != "echo" {
+	if len(names) != len(registry.Stages())+1 || names[len(names)-1] != "echo" {
 		t.Errorf("stage states list %v, want this build's stages then echo", names)
 	}
 
@@ -157,7 +157,7 @@ func TestAResearchStageGetsTheRouterRetrieverAnalyzerBucketsAndCorePublish(t *te
 			}), nil
 		},
 	}
-	cat := stages.Catalog().With(nil, probe)
+	cat := registry.Catalog().With(nil, probe)
 	dir := t.TempDir()
 	st, err := store.Open(system.DBPath(dir)) // a reader needs an index to read
 	if err != nil {
@@ -209,7 +209,7 @@ func TestAResearchStageGetsTheRouterRetrieverAnalyzerBucketsAndCorePublish(t *te
 
 func TestAStageOnAStreamNobodyDeclaredIsRefused(t *testing.T) {
 	echo := &echoStage{}
-	cat := stages.Catalog().With(nil, echo.declaration(), echo.declaration())
+	cat := registry.Catalog().With(nil, echo.declaration(), echo.declaration())
 	_, err := system.Start(context.Background(), system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
 		Catalog: &cat, Log: testLog(t)})
 	if err == nil || !strings.Contains(err.Error(), "stream TEST_ECHO is not declared") || !strings.Contains(err.Error(), `"echo" declared twice`) {

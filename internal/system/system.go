@@ -27,10 +27,8 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
-	"github.com/exocortex/exocortex/workers/siyuan"
+	"github.com/exocortex/exocortex/workers/registry"
 	"github.com/exocortex/exocortex/workers/stage"
-	"github.com/exocortex/exocortex/workers/stages"
-	"github.com/exocortex/exocortex/workers/watch"
 )
 
 // Config locates the data and the bus.
@@ -69,14 +67,20 @@ type Config struct {
 	// $EXOCORTEX_REPLICAS, else the existing ones' count (1 for new ones);
 	// more than 1 needs an external cluster (NATSURL).
 	Replicas int
-	// Stages to run in-process; empty means every stage of the catalog.
+	// Stages are the roles to run in-process (stages or services, see
+	// workers/registry); empty means every stage of the catalog and every
+	// service configured in StageConfig.
 	Stages []string
+	// StagesOnly, with Stages empty, runs the bus stages and no service (a
+	// check starts no source of its own).
+	StagesOnly bool
 	// Catalog is the streams, buckets and stages of the system; nil means
-	// this build's (workers/stages.Catalog()).
+	// this build's (workers/registry.Catalog()).
 	Catalog *stage.Catalog
-	// StageConfig holds more stages' own configuration values, one per
-	// type (Chunk is added to them); a stage finds its own with
-	// stage.ConfigOf.
+	// StageConfig holds more roles' own configuration values, one per
+	// type (Chunk is added to them); a role finds its own with
+	// stage.ConfigOf, and a service runs under up when its own is here
+	// (a source's kernel or folders).
 	StageConfig []any
 	// NoStages starts the bus and topology only (status, dlq).
 	NoStages bool
@@ -123,13 +127,7 @@ type Config struct {
 	// Answer tunes the answer stage (its deadline, default 60 s, and the
 	// rest of answer.Config's defaults).
 	Answer answer.Config
-	// SiYuan, when set, runs the SiYuan bridge with the stages (or alone
-	// with Stages ["siyuan"]).
-	SiYuan *SiYuanConfig
-	// Watch, when set, follows Markdown folders live (exocortex up --watch
-	// and the data directory's watch list) with the stages.
-	Watch *watch.Config
-	Log   zerolog.Logger
+	Log    zerolog.Logger
 }
 
 // Validate joins every problem with the configuration.
@@ -143,14 +141,8 @@ func (c Config) Validate() error {
 		errs = append(errs, err)
 	}
 	for _, s := range c.Stages {
-		if s == StageSiYuan {
-			if c.SiYuan == nil {
-				errs = append(errs, errors.New("stage siyuan needs the kernel's URL (--siyuan URL or EXOCORTEX_SIYUAN_URL)"))
-			}
-			continue
-		}
 		if _, ok := cat.Lookup(s); !ok {
-			errs = append(errs, fmt.Errorf("unknown stage %q (known: %s)", s, strings.Join(cat.Names(), ", ")))
+			errs = append(errs, fmt.Errorf("unknown stage %q (known: %s)", s, strings.Join(cat.RoleNames(), ", ")))
 		}
 	}
 	if c.Replicas < 0 {
@@ -176,15 +168,19 @@ func (c Config) StageCatalog() stage.Catalog {
 	if c.Catalog != nil {
 		return *c.Catalog
 	}
-	return stages.Catalog()
+	return registry.Catalog()
 }
 
 // StageNames lists the stages this build runs, in pipeline order.
-func StageNames() []string { return stages.Catalog().Names() }
+func StageNames() []string { return registry.Catalog().Names() }
+
+// RoleNames lists every role this build runs: the stages in pipeline
+// order, then the services (sources, doors).
+func RoleNames() []string { return registry.Catalog().RoleNames() }
 
 // StageSpecs are the consumer specs of the stages this build runs, in
 // pipeline order (for status and WaitIdle).
-func StageSpecs() []bus.StageSpec { return stages.Catalog().Specs() }
+func StageSpecs() []bus.StageSpec { return registry.Catalog().Specs() }
 
 // DBPath is the SQLite index inside a data directory.
 func DBPath(dataDir string) string { return filepath.Join(dataDir, "exocortex.db") }
@@ -209,12 +205,11 @@ type System struct {
 	// NLI is the optional entailment model, loaded on first use.
 	NLI   *models.LazyNLI
 	Cache *answer.Cache
-	// SiYuan is the bridge when it runs here; PluginAddr its plugin endpoint.
-	SiYuan     *siyuan.Source
-	PluginAddr string
-	siyuanErr  chan error
-	// Watch follows Markdown folders when it runs here.
-	Watch *watch.Source
+	// services are the service roles running here, by name; failed
+	// delivers the first error that stopped one.
+	services     map[string]stage.Service
+	serviceOrder []string
+	failed       chan error
 	// ModelNotes say which models are missing and what that changes.
 	ModelNotes []string
 	embedSpec  models.Spec
@@ -290,7 +285,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		b.Close()
 		return nil, err
 	}
-	s := &System{Bus: b, cfg: cfg, siyuanErr: make(chan error, 1), lock: lock}
+	s := &System{Bus: b, cfg: cfg, failed: make(chan error, 1), services: map[string]stage.Service{}, lock: lock}
 	started = true // from here on Stop releases the lock
 	// /metrics shows every stage's consumer (those of other processes too).
 	specs := cat.Specs()
@@ -310,29 +305,19 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		}
 		s.ownURL = true
 	}
-	stages := cfg.Stages
-	runSiYuan := cfg.SiYuan != nil && !cfg.NoStages && (len(stages) == 0 || slices.Contains(stages, StageSiYuan))
-	stages = slices.DeleteFunc(slices.Clone(stages), func(n string) bool { return n == StageSiYuan })
-	if cfg.NoStages {
-		stages = nil
-	} else if len(cfg.Stages) == 0 {
-		stages = cat.Names()
-	}
-	var decls []stage.Declaration
+	stages, services := cfg.roles(cat)
 	var needs stage.Needs
-	for _, name := range stages {
-		d, _ := cat.Lookup(name)
-		decls = append(decls, d)
+	for _, d := range append(slices.Clone(stages), services...) {
 		needs |= d.Needs
 	}
-	s.storeOptional = storeOptional(cfg, decls)
+	s.storeOptional = storeOptional(cfg, stages)
 	if err := s.openParts(ctx, needs); err != nil {
 		s.Stop()
 		return nil, err
 	}
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
-	for _, d := range decls {
+	for _, d := range stages {
 		if err := s.startStage(runCtx, d); err != nil {
 			s.Stop()
 			return nil, err
@@ -348,14 +333,8 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			s.publishStat(runCtx, HealthKey, 2*time.Second, func() any { return s.Router.Health() })
 		}()
 	}
-	if runSiYuan {
-		if err := s.startSiYuan(runCtx); err != nil {
-			s.Stop()
-			return nil, err
-		}
-	}
-	if cfg.Watch != nil && !cfg.NoStages {
-		if err := s.startWatch(runCtx); err != nil {
+	for _, d := range services {
+		if err := s.startService(runCtx, d); err != nil {
 			s.Stop()
 			return nil, err
 		}
@@ -374,10 +353,11 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	return s, nil
 }
 
-func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
-	deps := &stage.Deps{
+// deps are the system's parts as role d's constructor sees them.
+func (s *System) deps(d stage.Declaration) *stage.Deps {
+	return &stage.Deps{
 		Stage:     d,
-		Config:    append([]any{s.cfg.Chunk}, s.cfg.StageConfig...),
+		Config:    s.cfg.roleConfig(),
 		Log:       s.cfg.Log.With().Str("stage", d.Name).Logger(),
 		Store:     s.Store,
 		Vectors:   s.Vectors,
@@ -394,7 +374,10 @@ func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
 		PublishCore: s.Bus.PublishCore,
 		Bus:         s.Bus,
 	}
-	h, err := d.New(ctx, deps)
+}
+
+func (s *System) startStage(ctx context.Context, d stage.Declaration) error {
+	h, err := d.New(ctx, s.deps(d))
 	if err != nil {
 		return fmt.Errorf("stage %s: %w", d.Name, err)
 	}

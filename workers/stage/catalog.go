@@ -89,20 +89,46 @@ func Buckets() []jetstream.KeyValueConfig {
 	return out
 }
 
-// Catalog is a build's streams, KV buckets and stages, in pipeline order.
+// Catalog is a build's streams, KV buckets and roles: the stages (bus
+// consumers), in pipeline order, and the services (sources, doors).
 type Catalog struct {
-	Streams []jetstream.StreamConfig
-	Buckets []jetstream.KeyValueConfig
-	Stages  []Declaration
+	Streams  []jetstream.StreamConfig
+	Buckets  []jetstream.KeyValueConfig
+	Stages   []Declaration
+	Services []Declaration
 }
 
-// With returns a copy of c with more stages (and the streams they need).
+// With returns a copy of c with more roles (and the streams they need): a
+// declaration with Serve is a service, any other a stage.
 func (c Catalog) With(streams []jetstream.StreamConfig, decls ...Declaration) Catalog {
-	return Catalog{
-		Streams: append(append([]jetstream.StreamConfig(nil), c.Streams...), streams...),
-		Buckets: append([]jetstream.KeyValueConfig(nil), c.Buckets...),
-		Stages:  append(append([]Declaration(nil), c.Stages...), decls...),
+	out := Catalog{
+		Streams:  append(append([]jetstream.StreamConfig(nil), c.Streams...), streams...),
+		Buckets:  append([]jetstream.KeyValueConfig(nil), c.Buckets...),
+		Stages:   slices.Clone(c.Stages),
+		Services: slices.Clone(c.Services),
 	}
+	for _, d := range decls {
+		if d.IsService() {
+			out.Services = append(out.Services, d)
+		} else {
+			out.Stages = append(out.Stages, d)
+		}
+	}
+	return out
+}
+
+// Roles are c's stages, then its services: every role worker --stage runs.
+func (c Catalog) Roles() []Declaration {
+	return append(slices.Clone(c.Stages), c.Services...)
+}
+
+// RoleNames are the names of c's roles, stages first.
+func (c Catalog) RoleNames() []string {
+	var out []string
+	for _, d := range c.Roles() {
+		out = append(out, d.Name)
+	}
+	return out
 }
 
 // WithBucketMaxBytes returns a copy of c whose bucket of that name holds at
@@ -140,9 +166,9 @@ func (c Catalog) Names() []string {
 	return out
 }
 
-// Lookup returns the declaration of a named stage.
+// Lookup returns the declaration of a named role (a stage or a service).
 func (c Catalog) Lookup(name string) (Declaration, bool) {
-	for _, d := range c.Stages {
+	for _, d := range c.Roles() {
 		if d.Name == name {
 			return d, true
 		}
@@ -159,7 +185,7 @@ func (c Catalog) Validate() error {
 		streams[s.Name] = true
 	}
 	seen := map[string]bool{}
-	for _, d := range c.Stages {
+	for _, d := range c.Roles() {
 		if err := d.Validate(); err != nil {
 			errs = append(errs, err)
 		}

@@ -5,7 +5,9 @@
 // declarations it is given (Catalog.Topology); the system (internal/system)
 // opens the parts the running stages need and calls their constructors; the
 // CLI (up, worker --stage, status, dlq, ingest's and eval's waits) reads the
-// same list. The registry of this build's stages is workers/stages.
+// same list. A service role (a source such as the SiYuan bridge, a door
+// such as the HTTP gateway) is declared the same way with Serve instead of
+// New. The registry of this build's roles is workers/registry.
 package stage
 
 import (
@@ -101,6 +103,17 @@ type Declaration struct {
 	Needs Needs
 	// New builds the stage's handler from the system's parts.
 	New func(ctx context.Context, d *Deps) (bus.Handler, error)
+
+	// A service role (a source, a door) consumes no subject: Serve builds
+	// it instead of New, and it runs until the system stops (see role.go).
+	Serve func(ctx context.Context, d *Deps) (Service, error)
+	// Kind is the role's kind (empty: KindStage).
+	Kind Kind
+	// Enabled says whether up runs the service with the configuration in
+	// d.Config (a source's kernel URL or folders, a door's address); nil
+	// runs it always. worker --stage NAME runs it when asked, and its
+	// constructor says what is missing.
+	Enabled func(d *Deps) bool
 }
 
 // Spec is the declaration's consumer spec for the bus.
@@ -120,6 +133,9 @@ func (d Declaration) Workers(configured int) int {
 
 // Validate joins every problem with the declaration.
 func (d Declaration) Validate() error {
+	if d.IsService() {
+		return d.validateService()
+	}
 	var errs []error
 	if d.Name == "" {
 		errs = append(errs, errors.New("stage without a name"))

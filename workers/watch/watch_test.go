@@ -25,7 +25,7 @@ func testLog(t testing.TB) zerolog.Logger {
 func startWatching(t testing.TB, data, vault string, poll bool) *system.System {
 	t.Helper()
 	sys, err := system.Start(context.Background(), system.Config{DataDir: data, Listen: "127.0.0.1:-1", NoModels: true, Log: testLog(t),
-		Watch: &watch.Config{Folders: []string{vault}, Poll: poll, PollEvery: 300 * time.Millisecond}})
+		StageConfig: []any{&watch.Config{Folders: []string{vault}, Poll: poll, PollEvery: 300 * time.Millisecond}}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -164,7 +164,7 @@ func TestAWatchedFolderFollowsEditsCreatesDeletesAndRenames(t *testing.T) {
 				t.Errorf("left-out files were indexed: %q", got)
 			}
 
-			st := sys.Watch.Status()
+			st := sys.Service(watch.RoleName).(*watch.Service).Source.Status()
 			wantMode := watch.ModeInotify
 			if mode.poll {
 				wantMode = watch.ModePolling
@@ -174,7 +174,7 @@ func TestAWatchedFolderFollowsEditsCreatesDeletesAndRenames(t *testing.T) {
 			}
 			var onBus *watch.Status
 			for deadline := time.Now().Add(3 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
-				if onBus, _ = system.WatchStatus(context.Background(), sys.Bus); onBus != nil && onBus.Folders[0].Documents == 4 {
+				if onBus, _ = watch.ReadStatus(context.Background(), sys.Bus); onBus != nil && onBus.Folders[0].Documents == 4 {
 					break
 				}
 			}
@@ -210,7 +210,7 @@ func TestChangesMadeWhileUpWasDownAreCaughtAtStart(t *testing.T) {
 	foundAt(t, sys, "silently")
 	foundAt(t, sys, "запоминают", filepath.Join(vault, "Вороны.md"))
 	foundAt(t, sys, "mirrors", filepath.Join(vault, "a", "Magpies.md"))
-	if st := sys.Watch.Status(); st.LastReconcile.IsZero() {
+	if st := sys.Service(watch.RoleName).(*watch.Service).Source.Status(); st.LastReconcile.IsZero() {
 		t.Errorf("no reconciliation in the status: %+v", st)
 	}
 	// And it is live again.

@@ -1,16 +1,16 @@
-package stages_test
+package registry_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/registry"
 	"github.com/exocortex/exocortex/workers/stage"
-	"github.com/exocortex/exocortex/workers/stages"
 )
 
 func TestTheRegistryIsAValidCatalogInPipelineOrder(t *testing.T) {
-	c := stages.Catalog()
+	c := registry.Catalog()
 	if err := c.Validate(); err != nil {
 		t.Fatal(err)
 	}
@@ -24,12 +24,12 @@ func TestEveryInputSubjectIsProducedOrPublishedFromOutside(t *testing.T) {
 	outside := map[string]bool{schemas.SubjectDocChanged: true, schemas.SubjectQuery: true, schemas.SubjectEmbedRequest: true,
 		schemas.SubjectResearchRequested: true}
 	produced := map[string]bool{}
-	for _, d := range stages.All() {
+	for _, d := range registry.Stages() {
 		for _, o := range d.Outputs {
 			produced[o] = true
 		}
 	}
-	for _, d := range stages.All() {
+	for _, d := range registry.Stages() {
 		for _, in := range d.Inputs {
 			if !outside[in] && !produced[in] {
 				t.Errorf("stage %s reads %s, which no stage declares as an output", d.Name, in)
@@ -42,7 +42,7 @@ func TestEveryInputSubjectIsProducedOrPublishedFromOutside(t *testing.T) {
 // a time, so questions asked together are worked on together (a single
 // worker fetching 32 at once answered them one after another).
 func TestTheQueryStagesWorkOnSeveralQuestionsAtOnce(t *testing.T) {
-	for _, d := range stages.All() {
+	for _, d := range registry.Stages() {
 		if d.Stream != stage.StreamQuery {
 			continue
 		}
