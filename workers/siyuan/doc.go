@@ -67,45 +67,35 @@ func (c *Client) FetchDoc(ctx context.Context, rootID string, notebooks map[stri
 
 // buildDoc assembles the kb.doc.changed event of a document.
 func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, notebooks map[string]string) (*schemas.DocChanged, error) {
-	byID := map[string]Row{}
-	var root Row
-	for _, r := range rows {
-		id := r.Str("id")
-		if _, dup := byID[id]; dup {
-			continue
-		}
-		byID[id] = r
-		if id == rootID {
-			root = r
-		}
-	}
+	tree, root := newDocTree(rootID, rows)
 	if root == nil {
 		return nil, fmt.Errorf("document %s: its rows have no document block", rootID)
 	}
-	box, hpath := root.Str("box"), root.Str("hpath")
-	boxDoc := rootID == box
-	if boxDoc && len(byID) < 2 || !boxDoc && strings.Contains(root.Str("ial"), `custom-hidden="true"`) {
+	boxDoc := rootID == root.Str("box")
+	if boxDoc && len(tree.byID) < 2 || !boxDoc && strings.Contains(root.Str("ial"), `custom-hidden="true"`) {
 		return nil, fmt.Errorf("document %s: %w", rootID, ErrHidden)
 	}
+	doc := docHeader(rootID, root, boxDoc, notebooks)
+	refsOf := refsByBlock(refs)
+	for _, id := range tree.ordered(order) {
+		doc.Blocks = append(doc.Blocks, blockOf(id, tree.byID[id], tree.parent(id), refsOf[id]))
+	}
+	doc.Hash = docHash(doc)
+	return doc, nil
+}
+
+// docHeader is a document's event without its blocks and hash: its
+// notebook, title path, properties, parent document and version.
+func docHeader(rootID string, root Row, boxDoc bool, notebooks map[string]string) *schemas.DocChanged {
+	box, hpath := root.Str("box"), root.Str("hpath")
 	doc := &schemas.DocChanged{DocID: rootID, Source: schemas.SourceSiYuan, Notebook: box, Title: root.Str("content"),
 		Meta: map[string]string{"hpath": hpath}}
-	var titles []string
-	if name := notebooks[box]; name != "" {
-		titles = append(titles, name)
+	name := notebooks[box]
+	if name != "" {
 		doc.Meta["notebook_name"] = name
 	}
-	for _, t := range strings.Split(strings.Trim(hpath, "/"), "/") {
-		if t != "" {
-			titles = append(titles, t)
-		}
-	}
 	if boxDoc {
-		// The notebook's own document: its title path is the notebook.
-		titles = titles[:min(len(titles), 1)]
 		doc.Meta[NotebookDocMeta] = "true"
-	}
-	if len(titles) == 0 || titles[len(titles)-1] != doc.Title {
-		titles = append(titles, doc.Title)
 	}
 	// The document's tags and aliases (its properties in SiYuan), indexed
 	// with its title as Markdown front matter's are.
@@ -121,15 +111,42 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 		doc.Meta[schemas.ReportAttr] = id
 		doc.Report = true
 	}
-	doc.TitlePath = titles
-	doc.Path = strings.Join(titles, "/")
+	doc.TitlePath = titlePath(hpath, name, doc.Title, boxDoc)
+	doc.Path = strings.Join(doc.TitlePath, "/")
 	if parts := strings.Split(strings.TrimSuffix(strings.Trim(root.Str("path"), "/"), ".sy"), "/"); len(parts) > 1 {
 		doc.ParentDocID = parts[len(parts)-2]
 	}
 	if t, err := time.ParseInLocation("20060102150405", root.Str("updated"), time.Local); err == nil {
 		doc.Version = t.UnixNano()
 	}
+	return doc
+}
 
+// titlePath is a document's titles: its notebook's name (when known), the
+// titles of its hpath, and its own title unless hpath ends with it. The
+// notebook's own document's title path is the notebook.
+func titlePath(hpath, notebookName, title string, boxDoc bool) []string {
+	var titles []string
+	if notebookName != "" {
+		titles = append(titles, notebookName)
+	}
+	for _, t := range strings.Split(strings.Trim(hpath, "/"), "/") {
+		if t != "" {
+			titles = append(titles, t)
+		}
+	}
+	if boxDoc {
+		titles = titles[:min(len(titles), 1)]
+	}
+	if len(titles) == 0 || titles[len(titles)-1] != title {
+		titles = append(titles, title)
+	}
+	return titles
+}
+
+// refsByBlock is the blocks each block references (the refs table's
+// rows), each once.
+func refsByBlock(refs []Row) map[string][]string {
 	refsOf := map[string][]string{}
 	for _, r := range refs {
 		from, to := r.Str("block_id"), r.Str("def_block_id")
@@ -137,28 +154,59 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 			refsOf[from] = append(refsOf[from], to)
 		}
 	}
-	// parent is the enclosing block: SQL gives a block after a heading the
-	// heading as parent; the tree's parent is the heading's own parent.
-	parent := func(id string) string {
-		p := byID[id].Str("parent_id")
-		for p != "" && p != rootID {
-			r, ok := byID[p]
-			if !ok || r.Str("type") != "h" {
-				break
-			}
-			p = r.Str("parent_id")
+	return refsOf
+}
+
+// docTree is a document's block rows by id.
+type docTree struct {
+	rootID string
+	byID   map[string]Row
+}
+
+// newDocTree indexes rows by id (the first of duplicates SQL's paging
+// gives) and returns the document block's row too (nil if absent).
+func newDocTree(rootID string, rows []Row) (docTree, Row) {
+	t := docTree{rootID: rootID, byID: map[string]Row{}}
+	var root Row
+	for _, r := range rows {
+		id := r.Str("id")
+		if _, dup := t.byID[id]; dup {
+			continue
 		}
-		if p == rootID {
-			return ""
-		}
-		return p
-	}
-	// A block's place is the first of its own and its descendants'
-	// positions in the kramdown (a container's attributes close it there);
-	// a container sorts before its children.
-	pos, depth := map[string]int{}, map[string]int{}
-	for id := range byID {
+		t.byID[id] = r
 		if id == rootID {
+			root = r
+		}
+	}
+	return t, root
+}
+
+// parent is the enclosing block of id ("" for the document): SQL gives a
+// block after a heading the heading as parent; the tree's parent is the
+// heading's own parent.
+func (t docTree) parent(id string) string {
+	p := t.byID[id].Str("parent_id")
+	for p != "" && p != t.rootID {
+		r, ok := t.byID[p]
+		if !ok || r.Str("type") != "h" {
+			break
+		}
+		p = r.Str("parent_id")
+	}
+	if p == t.rootID {
+		return ""
+	}
+	return p
+}
+
+// ordered is the document's blocks (the document block aside) in reading
+// order. A block's place is the first of its own and its descendants'
+// positions in the kramdown (order; a container's attributes close it
+// there); a container sorts before its children.
+func (t docTree) ordered(order map[string]int) []string {
+	pos, depth := map[string]int{}, map[string]int{}
+	for id := range t.byID {
+		if id == t.rootID {
 			continue
 		}
 		p, ok := order[id]
@@ -166,7 +214,7 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 			p = len(order) + 1 // not in the kramdown: last
 		}
 		d := 0
-		for a := id; a != ""; a = parent(a) {
+		for a := id; a != ""; a = t.parent(a) {
 			if q, ok := pos[a]; !ok || p < q {
 				pos[a] = p
 			}
@@ -176,7 +224,7 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 	}
 	ids := make([]string, 0, len(pos))
 	for id := range pos {
-		if _, ok := byID[id]; ok && id != rootID {
+		if _, ok := t.byID[id]; ok && id != t.rootID {
 			ids = append(ids, id)
 		}
 	}
@@ -190,26 +238,33 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 		}
 		return a < b
 	})
-	for _, id := range ids {
-		r := byID[id]
-		b := schemas.Block{ID: id, Type: blockType(r.Str("type")), ParentID: parent(id), Updated: r.Str("updated"), Refs: refsOf[id]}
-		switch b.Type {
-		case schemas.BlockHeading:
-			fmt.Sscanf(r.Str("subtype"), "h%d", &b.Level)
-			b.Text = r.Str("content")
-		case schemas.BlockCode, schemas.BlockTable:
-			b.Text = r.Str("markdown")
-		case schemas.BlockEmbed:
-			b.Text = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(r.Str("markdown")), "{{"), "}}")
-		case schemas.BlockList, schemas.BlockListItem, schemas.BlockQuote, schemas.BlockSuperBlock, schemas.BlockCallout:
-			// containers: their children carry the text
-		default:
-			b.Text = r.Str("content")
-		}
-		doc.Blocks = append(doc.Blocks, b)
+	return ids
+}
+
+// blockOf is the shared block of row r, block id, with its enclosing
+// block and references.
+func blockOf(id string, r Row, parent string, refs []string) schemas.Block {
+	b := schemas.Block{ID: id, Type: blockType(r.Str("type")), ParentID: parent, Updated: r.Str("updated"), Refs: refs}
+	switch b.Type {
+	case schemas.BlockHeading:
+		fmt.Sscanf(r.Str("subtype"), "h%d", &b.Level)
+		b.Text = r.Str("content")
+	case schemas.BlockCode, schemas.BlockTable:
+		b.Text = r.Str("markdown")
+	case schemas.BlockEmbed:
+		b.Text = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(r.Str("markdown")), "{{"), "}}")
+	case schemas.BlockList, schemas.BlockListItem, schemas.BlockQuote, schemas.BlockSuperBlock, schemas.BlockCallout:
+		// containers: their children carry the text
+	default:
+		b.Text = r.Str("content")
 	}
-	// Tags and aliases count only when set, so the hash of a document
-	// without them is what it was before they were read.
+	return b
+}
+
+// docHash is the hash of what a document says: its title path, blocks,
+// and labels. Tags and aliases count only when set, so the hash of a
+// document without them is what it was before they were read.
+func docHash(doc *schemas.DocChanged) string {
 	raw, _ := json.Marshal(struct {
 		T      []string
 		Bs     []schemas.Block
@@ -218,8 +273,7 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 		Report string `json:",omitempty"`
 	}{doc.TitlePath, doc.Blocks, doc.Meta["tags"], doc.Meta["alias"], doc.Meta[schemas.ReportAttr]})
 	sum := sha256.Sum256(raw)
-	doc.Hash = hex.EncodeToString(sum[:])
-	return doc, nil
+	return hex.EncodeToString(sum[:])
 }
 
 // ialAttr is the value of attribute name in a block's ial ({: id="..."

@@ -21,171 +21,230 @@ func (s *Source) Handle(ctx context.Context, ev Event) error {
 	s.setStatus(func(x *Status) { x.LastEvent = time.Now() })
 	switch ev.Cmd {
 	case "savedoc":
-		var d struct {
-			RootID string `json:"rootID"`
-		}
-		if json.Unmarshal(ev.Data, &d) == nil && d.RootID != "" {
-			s.markDirty(d.RootID)
-		}
+		s.onSaveDoc(ev.Data)
 	case "transactions":
-		var txs []struct {
-			DoOperations []struct {
-				RootID string `json:"rootID"`
-			} `json:"doOperations"`
-		}
-		if json.Unmarshal(ev.Data, &txs) == nil {
-			for _, tx := range txs {
-				for _, op := range tx.DoOperations {
-					if op.RootID != "" {
-						s.markDirty(op.RootID)
-					}
-				}
-			}
-		}
+		s.onTransactions(ev.Data)
 	case "create":
-		var d struct {
-			Path string `json:"path"`
-		}
-		if json.Unmarshal(ev.Data, &d) == nil {
-			if id := docIDOfPath(d.Path); id != "" {
-				s.markDirty(id)
-			}
-		}
+		s.onCreate(ev.Data)
 	case "rename", "moveDoc":
-		// The document's title path changed, and so did its descendants'.
-		var d struct {
-			ID      string `json:"id"`
-			NewPath string `json:"newPath"`
-		}
-		if json.Unmarshal(ev.Data, &d) != nil {
-			return nil
-		}
-		id := d.ID
-		if id == "" {
-			id = docIDOfPath(d.NewPath)
-		}
-		if id == "" {
-			return nil
-		}
-		s.markDirty(id)
-		// A move's new paths reach SQL only at the kernel's next flush.
-		if err := s.client.Flush(ctx); err != nil {
-			return err
-		}
-		kids, err := s.client.DescendantDocs(ctx, id)
-		if err != nil {
-			return err
-		}
-		for _, k := range kids {
-			s.markDirty(k)
-		}
+		return s.onMoved(ctx, ev.Data)
 	case "removeDoc":
-		var d struct {
-			IDs []string `json:"ids"`
-		}
-		if json.Unmarshal(ev.Data, &d) != nil {
-			return nil
-		}
-		for _, id := range d.IDs {
-			s.undirty(id)
-			if err := s.remove(ctx, id); err != nil {
-				return err
-			}
-		}
+		return s.onRemoveDoc(ctx, ev.Data)
 	case "removeBox":
-		var d struct {
-			Box string `json:"box"`
+		if box := eventBox(ev.Data); box != "" {
+			return s.removeBox(ctx, box)
 		}
-		if json.Unmarshal(ev.Data, &d) != nil || d.Box == "" {
-			return nil
-		}
-		return s.removeBox(ctx, d.Box)
 	case "createnotebook":
 		return s.loadNotebooks(ctx)
 	case "unmount":
-		// A notebook closed (/api/notebook/closeNotebook): its documents
-		// leave the kernel's SQL but not the disk; the index keeps them,
-		// marked closed. (Kernels before 3.x said "unmount" for a removed
-		// notebook too: one no longer listed is removed.)
-		var d struct {
-			Box string `json:"box"`
-		}
-		if json.Unmarshal(ev.Data, &d) != nil || d.Box == "" {
-			return nil
-		}
-		if err := s.loadNotebooks(ctx); err != nil {
-			return err
-		}
-		s.mu.Lock()
-		_, listed := s.names[d.Box]
-		s.mu.Unlock()
-		if !listed {
-			return s.removeBox(ctx, d.Box)
-		}
-		n := 0
-		err := s.eachDoc(ctx, func(id string, st *docState) error {
-			if st.Box != d.Box {
-				return nil
-			}
-			s.undirty(id)
-			kept, err := s.keepClosed(ctx, id)
-			if kept {
-				n++
-			}
-			return err
-		})
-		s.log.Info().Str("box", d.Box).Int("docs", n).Msg("siyuan: notebook closed; its documents stay indexed, marked closed")
-		return err
+		return s.onUnmount(ctx, ev.Data)
 	case "mount":
-		// A notebook opened: its documents are back in SQL (unchanged ones
-		// are not sent again; the reconciliation clears their closed mark).
-		if err := s.loadNotebooks(ctx); err != nil {
-			return err
-		}
-		_, err := s.Reconcile(ctx, nil)
-		return err
+		return s.onMount(ctx)
 	case "renamenotebook":
-		var d struct {
-			Box string `json:"box"`
-		}
-		if json.Unmarshal(ev.Data, &d) != nil || d.Box == "" {
-			return nil
-		}
-		if err := s.loadNotebooks(ctx); err != nil {
-			return err
-		}
-		return s.eachDoc(ctx, func(id string, st *docState) error {
-			if st.Box == d.Box {
-				s.markDirty(id)
-			}
-			return nil
-		})
+		return s.onRenameNotebook(ctx, ev.Data)
 	case "syncMergeResult":
-		var d struct {
-			Upsert []string `json:"upsertRootIDs"`
-			Remove []string `json:"removeRootIDs"`
+		return s.onSyncMerge(ctx, ev.Data)
+	case "databaseIndexCommit":
+		s.onIndexCommit()
+	}
+	return nil
+}
+
+// eventBox is the notebook id of a notebook event ({"box": ...}), "" when
+// the data is not one.
+func eventBox(data json.RawMessage) string {
+	var d struct {
+		Box string `json:"box"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return ""
+	}
+	return d.Box
+}
+
+// onSaveDoc marks the saved document changed.
+func (s *Source) onSaveDoc(data json.RawMessage) {
+	var d struct {
+		RootID string `json:"rootID"`
+	}
+	if json.Unmarshal(data, &d) == nil && d.RootID != "" {
+		s.markDirty(d.RootID)
+	}
+}
+
+// onTransactions marks the documents of every operation changed.
+func (s *Source) onTransactions(data json.RawMessage) {
+	var txs []struct {
+		DoOperations []struct {
+			RootID string `json:"rootID"`
+		} `json:"doOperations"`
+	}
+	if json.Unmarshal(data, &txs) != nil {
+		return
+	}
+	for _, tx := range txs {
+		for _, op := range tx.DoOperations {
+			if op.RootID != "" {
+				s.markDirty(op.RootID)
+			}
 		}
-		if json.Unmarshal(ev.Data, &d) != nil {
-			return nil
-		}
-		for _, id := range d.Upsert {
+	}
+}
+
+// onCreate marks a created document changed.
+func (s *Source) onCreate(data json.RawMessage) {
+	var d struct {
+		Path string `json:"path"`
+	}
+	if json.Unmarshal(data, &d) == nil {
+		if id := docIDOfPath(d.Path); id != "" {
 			s.markDirty(id)
 		}
-		for _, id := range d.Remove {
-			s.undirty(id)
-			if err := s.remove(ctx, id); err != nil {
-				return err
-			}
-		}
-	case "databaseIndexCommit":
-		s.mu.Lock()
-		n := len(s.dirty)
-		s.mu.Unlock()
-		if n > 0 {
-			s.poke()
+	}
+}
+
+// onMoved handles a rename or move: the document's title path changed,
+// and so did its descendants'.
+func (s *Source) onMoved(ctx context.Context, data json.RawMessage) error {
+	var d struct {
+		ID      string `json:"id"`
+		NewPath string `json:"newPath"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	id := d.ID
+	if id == "" {
+		id = docIDOfPath(d.NewPath)
+	}
+	if id == "" {
+		return nil
+	}
+	s.markDirty(id)
+	// A move's new paths reach SQL only at the kernel's next flush.
+	if err := s.client.Flush(ctx); err != nil {
+		return err
+	}
+	kids, err := s.client.DescendantDocs(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, k := range kids {
+		s.markDirty(k)
+	}
+	return nil
+}
+
+// onRemoveDoc deletes the removed documents now.
+func (s *Source) onRemoveDoc(ctx context.Context, data json.RawMessage) error {
+	var d struct {
+		IDs []string `json:"ids"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	return s.removeDocs(ctx, d.IDs)
+}
+
+// removeDocs deletes documents ids, and forgets that they changed.
+func (s *Source) removeDocs(ctx context.Context, ids []string) error {
+	for _, id := range ids {
+		s.undirty(id)
+		if err := s.remove(ctx, id); err != nil {
+			return err
 		}
 	}
 	return nil
+}
+
+// onUnmount handles a notebook closed (/api/notebook/closeNotebook): its
+// documents leave the kernel's SQL but not the disk; the index keeps
+// them, marked closed. (Kernels before 3.x said "unmount" for a removed
+// notebook too: one no longer listed is removed.)
+func (s *Source) onUnmount(ctx context.Context, data json.RawMessage) error {
+	box := eventBox(data)
+	if box == "" {
+		return nil
+	}
+	if err := s.loadNotebooks(ctx); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	_, listed := s.names[box]
+	s.mu.Unlock()
+	if !listed {
+		return s.removeBox(ctx, box)
+	}
+	n := 0
+	err := s.eachDoc(ctx, func(id string, st *docState) error {
+		if st.Box != box {
+			return nil
+		}
+		s.undirty(id)
+		kept, err := s.keepClosed(ctx, id)
+		if kept {
+			n++
+		}
+		return err
+	})
+	s.log.Info().Str("box", box).Int("docs", n).Msg("siyuan: notebook closed; its documents stay indexed, marked closed")
+	return err
+}
+
+// onMount handles a notebook opened: its documents are back in SQL
+// (unchanged ones are not sent again; the reconciliation clears their
+// closed mark).
+func (s *Source) onMount(ctx context.Context) error {
+	if err := s.loadNotebooks(ctx); err != nil {
+		return err
+	}
+	_, err := s.Reconcile(ctx, nil)
+	return err
+}
+
+// onRenameNotebook marks every document of the renamed notebook changed
+// (the notebook's name is in their paths).
+func (s *Source) onRenameNotebook(ctx context.Context, data json.RawMessage) error {
+	box := eventBox(data)
+	if box == "" {
+		return nil
+	}
+	if err := s.loadNotebooks(ctx); err != nil {
+		return err
+	}
+	return s.eachDoc(ctx, func(id string, st *docState) error {
+		if st.Box == box {
+			s.markDirty(id)
+		}
+		return nil
+	})
+}
+
+// onSyncMerge applies a cloud sync's merge: upserted documents are read
+// again, removed ones deleted.
+func (s *Source) onSyncMerge(ctx context.Context, data json.RawMessage) error {
+	var d struct {
+		Upsert []string `json:"upsertRootIDs"`
+		Remove []string `json:"removeRootIDs"`
+	}
+	if json.Unmarshal(data, &d) != nil {
+		return nil
+	}
+	for _, id := range d.Upsert {
+		s.markDirty(id)
+	}
+	return s.removeDocs(ctx, d.Remove)
+}
+
+// onIndexCommit reads the changed documents now that the kernel has
+// committed its index, instead of waiting out the coalescing window.
+func (s *Source) onIndexCommit() {
+	s.mu.Lock()
+	n := len(s.dirty)
+	s.mu.Unlock()
+	if n > 0 {
+		s.poke()
+	}
 }
 
 // docIDOfPath is the document id of a .sy path such as /a/b/<id>.sy.

@@ -62,210 +62,275 @@ func (s *Source) Run(ctx context.Context) error {
 	if n, err := s.remembered(ctx); err == nil {
 		s.setStatus(func(x *Status) { x.DocsSynced = n })
 	}
-	var (
-		conn    *websocket.Conn
-		ends    = make(chan wsEnd, 1)
-		backoff = firstRetry
-		up      bool   // the kernel answered the last call
-		due     = true // reconcile as soon as the kernel answers (start, or it came back)
-		short   int    // /ws sessions in a row that ended before settled
-		why     string // why /ws is not open, for the log on change
-		reconAt time.Time
-	)
-	link := time.NewTimer(0) // the next try of the kernel and /ws
-	recon := time.NewTimer(time.Hour)
-	recon.Stop()
-	settle := time.NewTimer(time.Hour)
-	settle.Stop()
-	defer func() {
-		link.Stop()
-		recon.Stop()
-		settle.Stop()
-		if conn != nil {
-			_ = conn.CloseNow()
-		}
-		s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Stopped = false, false, true })
-	}()
-	// schedule sets the next reconciliation d from now (force) or, when
-	// one is set already, only earlier than it.
-	schedule := func(d time.Duration, force bool) {
-		at := time.Now().Add(d)
-		if force || reconAt.IsZero() || at.Before(reconAt) {
-			recon.Reset(d)
-			reconAt = at
-		}
-	}
-	drop := func() {
-		if conn != nil {
-			_ = conn.CloseNow()
-			conn = nil
-		}
-		settle.Stop()
-	}
-	again := func() {
-		link.Reset(backoff)
-		backoff = min(2*backoff, maxRetry)
-	}
-	retry := func(err error) {
-		up, due = false, true
-		drop()
-		s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Error = false, false, err.Error() })
-		s.log.Warn().Err(err).Dur("retry_in", backoff).Msg("siyuan: kernel unreachable; trying again")
-		again()
-	}
-	// polling records that /ws is not open (notice says why and what to
-	// do) and the kernel is followed over HTTP instead.
-	polling := func(reason, notice string) {
-		s.setStatus(func(x *Status) {
-			x.Connected, x.Polling, x.PollEvery, x.Error, x.Notice = false, true, s.cfg.Poll.String(), "", notice
-		})
-		if reason != why {
-			why = reason
-			s.log.Warn().Str("reason", reason).Dur("poll_every", s.cfg.Poll).Msg("siyuan: " + notice)
-		}
-		schedule(s.cfg.Poll, false)
-	}
-	reconcile := func() error {
-		_, err := s.Reconcile(ctx, nil)
-		switch {
-		case err == nil:
-			due = false
-		case errors.Is(err, ErrAuth):
-			return s.refused(err)
-		case ctx.Err() != nil:
-			return ctx.Err()
-		case isUnreachable(err):
-			retry(err)
-		default:
-			s.log.Warn().Err(err).Msg("siyuan: reconciliation failed; the next one tries again")
-		}
-		every := s.cfg.Poll
-		if conn != nil {
-			every = s.cfg.Reconcile
-		}
-		schedule(every, true)
-		return nil
-	}
-	// stop ends Run: nil on shutdown, the error of a refused token.
-	stop := func(err error) error {
-		if errors.Is(err, ErrAuth) {
-			return err
-		}
-		return nil
-	}
+	r := newRunLoop(s)
+	defer r.close()
 	for {
-		select {
-		case <-ctx.Done():
-			return nil
-		case <-link.C:
-			// The kernel over HTTP (lsNotebooks checks the token).
-			if err := s.client.Check(ctx); err != nil {
-				if errors.Is(err, ErrAuth) {
-					return s.refused(err)
-				}
-				if ctx.Err() != nil {
-					return nil
-				}
-				retry(err)
-				continue
-			}
-			up = true
-			if conn != nil {
-				continue
-			}
-			c, err := s.dial(ctx)
-			if err == nil {
-				// Reconciled once it has lived a moment (settle): a kernel
-				// behind an access code accepts and closes at once.
-				conn = c
-				s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Error, x.Notice = true, false, "", "" })
-				go s.read(ctx, c, ends)
-				settle.Reset(settled)
-				continue
-			}
-			if ctx.Err() != nil {
-				return nil
-			}
-			reason, notice, next := s.noWS(err)
-			if next == 0 { // the kernel went away between the calls
-				retry(err)
-				continue
-			}
-			polling(reason, notice)
-			link.Reset(next)
-			if due {
-				if err := reconcile(); err != nil {
-					return stop(err)
-				}
-			}
-		case <-settle.C:
-			if conn == nil {
-				continue
-			}
-			short, backoff, why = 0, firstRetry, ""
-			s.log.Info().Msg("siyuan: connected to /ws")
-			// Whatever changed while /ws was not open.
-			if err := reconcile(); err != nil {
-				return stop(err)
-			}
-		case end := <-ends:
-			if end.conn != conn {
-				continue
-			}
-			drop()
-			if ctx.Err() != nil {
-				return nil
-			}
-			if end.took >= settled {
-				short = 0
-				s.setStatus(func(x *Status) { x.Connected, x.Error = false, end.err.Error() })
-				s.log.Warn().Err(end.err).Dur("retry_in", backoff).Msg("siyuan: /ws closed; reconnecting")
-				again()
-				schedule(s.cfg.Poll, false)
-				continue
-			}
-			short++
-			switch {
-			case closedUnauthenticated(end.err):
-				polling("access code", s.accessNotice())
-				link.Reset(s.cfg.Poll)
-			case short >= shortSessions:
-				polling("short sessions", fmt.Sprintf("/ws closes right after it opens (%v): edits are read over the HTTP API every %s; "+
-					"install the Exocortex plugin in SiYuan for live edits", end.err, s.cfg.Poll))
-				link.Reset(s.cfg.Poll)
-			default:
-				s.setStatus(func(x *Status) { x.Connected = false })
-				again()
-			}
-			if due {
-				if err := reconcile(); err != nil {
-					return stop(err)
-				}
-			}
-		case ev := <-s.inbox:
-			if err := s.Handle(ctx, ev); err != nil {
-				if errors.Is(err, ErrAuth) {
-					return s.refused(err)
-				}
-				s.log.Warn().Err(err).Str("cmd", ev.Cmd).Msg("siyuan: event not applied; the next reconciliation catches up")
-			}
-		case <-s.kick:
-			if _, err := s.Flush(ctx); err != nil {
-				if errors.Is(err, ErrAuth) {
-					return s.refused(err)
-				}
-				s.log.Warn().Err(err).Msg("siyuan: changed documents not read yet")
-			}
-		case <-recon.C:
-			reconAt = time.Time{}
-			if !up {
-				continue // the link's retries reconcile when the kernel answers
-			}
-			if err := reconcile(); err != nil {
-				return stop(err)
-			}
+		if err := r.step(ctx); err != nil {
+			return runEnd(err)
 		}
 	}
+}
+
+// runEnd is what Run returns once a step ends it: the error of a refused
+// token, nil on shutdown.
+func runEnd(err error) error {
+	if errors.Is(err, ErrAuth) {
+		return err
+	}
+	return nil
+}
+
+// runLoop is the state of one Run: the /ws connection, the timers of the
+// next kernel try, the next reconciliation and a new session's settling,
+// and what the loop knows of the kernel. Its steps return nil to go on
+// and an error to end Run (see runEnd).
+type runLoop struct {
+	s       *Source
+	conn    *websocket.Conn
+	ends    chan wsEnd
+	backoff time.Duration
+	up      bool   // the kernel answered the last call
+	due     bool   // reconcile as soon as the kernel answers (start, or it came back)
+	short   int    // /ws sessions in a row that ended before settled
+	why     string // why /ws is not open, for the log on change
+	reconAt time.Time
+
+	link   *time.Timer // the next try of the kernel and /ws
+	recon  *time.Timer // the next reconciliation (at reconAt)
+	settle *time.Timer // a new /ws session counts once it has lived settled
+}
+
+func newRunLoop(s *Source) *runLoop {
+	r := &runLoop{s: s, ends: make(chan wsEnd, 1), backoff: firstRetry, due: true,
+		link: time.NewTimer(0), recon: time.NewTimer(time.Hour), settle: time.NewTimer(time.Hour)}
+	r.recon.Stop()
+	r.settle.Stop()
+	return r
+}
+
+// close stops the timers, closes /ws and marks the bridge stopped.
+func (r *runLoop) close() {
+	r.link.Stop()
+	r.recon.Stop()
+	r.settle.Stop()
+	if r.conn != nil {
+		_ = r.conn.CloseNow()
+	}
+	r.s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Stopped = false, false, true })
+}
+
+// step waits for the next thing to happen and handles it.
+func (r *runLoop) step(ctx context.Context) error {
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-r.link.C:
+		return r.tryKernel(ctx)
+	case <-r.settle.C:
+		return r.settled(ctx)
+	case end := <-r.ends:
+		return r.wsEnded(ctx, end)
+	case ev := <-r.s.inbox:
+		return r.apply(ctx, ev)
+	case <-r.s.kick:
+		return r.flush(ctx)
+	case <-r.recon.C:
+		r.reconAt = time.Time{}
+		if !r.up {
+			return nil // the link's retries reconcile when the kernel answers
+		}
+		return r.reconcile(ctx)
+	}
+}
+
+// schedule sets the next reconciliation d from now (force) or, when one
+// is set already, only earlier than it.
+func (r *runLoop) schedule(d time.Duration, force bool) {
+	at := time.Now().Add(d)
+	if force || r.reconAt.IsZero() || at.Before(r.reconAt) {
+		r.recon.Reset(d)
+		r.reconAt = at
+	}
+}
+
+// drop closes /ws, if open.
+func (r *runLoop) drop() {
+	if r.conn != nil {
+		_ = r.conn.CloseNow()
+		r.conn = nil
+	}
+	r.settle.Stop()
+}
+
+// again tries the kernel again after the backoff, and doubles it.
+func (r *runLoop) again() {
+	r.link.Reset(r.backoff)
+	r.backoff = min(2*r.backoff, maxRetry)
+}
+
+// retry records a kernel that did not answer and tries it again.
+func (r *runLoop) retry(err error) {
+	r.up, r.due = false, true
+	r.drop()
+	r.s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Error = false, false, err.Error() })
+	r.s.log.Warn().Err(err).Dur("retry_in", r.backoff).Msg("siyuan: kernel unreachable; trying again")
+	r.again()
+}
+
+// polling records that /ws is not open (notice says why and what to do)
+// and the kernel is followed over HTTP instead.
+func (r *runLoop) polling(reason, notice string) {
+	s := r.s
+	s.setStatus(func(x *Status) {
+		x.Connected, x.Polling, x.PollEvery, x.Error, x.Notice = false, true, s.cfg.Poll.String(), "", notice
+	})
+	if reason != r.why {
+		r.why = reason
+		s.log.Warn().Str("reason", reason).Dur("poll_every", s.cfg.Poll).Msg("siyuan: " + notice)
+	}
+	r.schedule(s.cfg.Poll, false)
+}
+
+// reconcile reconciles now and sets the next one; it ends Run only on a
+// refused token or shutdown.
+func (r *runLoop) reconcile(ctx context.Context) error {
+	_, err := r.s.Reconcile(ctx, nil)
+	switch {
+	case err == nil:
+		r.due = false
+	case errors.Is(err, ErrAuth):
+		return r.s.refused(err)
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case isUnreachable(err):
+		r.retry(err)
+	default:
+		r.s.log.Warn().Err(err).Msg("siyuan: reconciliation failed; the next one tries again")
+	}
+	every := r.s.cfg.Poll
+	if r.conn != nil {
+		every = r.s.cfg.Reconcile
+	}
+	r.schedule(every, true)
+	return nil
+}
+
+// reconcileIfDue reconciles when the kernel came back since the last one.
+func (r *runLoop) reconcileIfDue(ctx context.Context) error {
+	if r.due {
+		return r.reconcile(ctx)
+	}
+	return nil
+}
+
+// tryKernel checks the kernel over HTTP (lsNotebooks checks the token)
+// and, when /ws is not open, dials it or falls back to polling.
+func (r *runLoop) tryKernel(ctx context.Context) error {
+	s := r.s
+	if err := s.client.Check(ctx); err != nil {
+		if errors.Is(err, ErrAuth) {
+			return s.refused(err)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		r.retry(err)
+		return nil
+	}
+	r.up = true
+	if r.conn != nil {
+		return nil
+	}
+	c, err := s.dial(ctx)
+	if err == nil {
+		// Reconciled once it has lived a moment (settle): a kernel
+		// behind an access code accepts and closes at once.
+		r.conn = c
+		s.setStatus(func(x *Status) { x.Connected, x.Polling, x.Error, x.Notice = true, false, "", "" })
+		go s.read(ctx, c, r.ends)
+		r.settle.Reset(settled)
+		return nil
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	reason, notice, next := s.noWS(err)
+	if next == 0 { // the kernel went away between the calls
+		r.retry(err)
+		return nil
+	}
+	r.polling(reason, notice)
+	r.link.Reset(next)
+	return r.reconcileIfDue(ctx)
+}
+
+// settled counts a /ws session that lived a moment as connected and
+// reconciles whatever changed while /ws was not open.
+func (r *runLoop) settled(ctx context.Context) error {
+	if r.conn == nil {
+		return nil
+	}
+	r.short, r.backoff, r.why = 0, firstRetry, ""
+	r.s.log.Info().Msg("siyuan: connected to /ws")
+	return r.reconcile(ctx)
+}
+
+// wsEnded handles the end of the open /ws session: a settled one is
+// dialed again after the backoff; short ones, closed for want of the
+// access code or too many in a row, turn to polling.
+func (r *runLoop) wsEnded(ctx context.Context, end wsEnd) error {
+	s := r.s
+	if end.conn != r.conn {
+		return nil
+	}
+	r.drop()
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if end.took >= settled {
+		r.short = 0
+		s.setStatus(func(x *Status) { x.Connected, x.Error = false, end.err.Error() })
+		s.log.Warn().Err(end.err).Dur("retry_in", r.backoff).Msg("siyuan: /ws closed; reconnecting")
+		r.again()
+		r.schedule(s.cfg.Poll, false)
+		return nil
+	}
+	r.short++
+	switch {
+	case closedUnauthenticated(end.err):
+		r.polling("access code", s.accessNotice())
+		r.link.Reset(s.cfg.Poll)
+	case r.short >= shortSessions:
+		r.polling("short sessions", fmt.Sprintf("/ws closes right after it opens (%v): edits are read over the HTTP API every %s; "+
+			"install the Exocortex plugin in SiYuan for live edits", end.err, s.cfg.Poll))
+		r.link.Reset(s.cfg.Poll)
+	default:
+		s.setStatus(func(x *Status) { x.Connected = false })
+		r.again()
+	}
+	return r.reconcileIfDue(ctx)
+}
+
+// apply applies one /ws or plugin event; only a refused token ends Run.
+func (r *runLoop) apply(ctx context.Context, ev Event) error {
+	if err := r.s.Handle(ctx, ev); err != nil {
+		if errors.Is(err, ErrAuth) {
+			return r.s.refused(err)
+		}
+		r.s.log.Warn().Err(err).Str("cmd", ev.Cmd).Msg("siyuan: event not applied; the next reconciliation catches up")
+	}
+	return nil
+}
+
+// flush reads the documents marked changed; only a refused token ends Run.
+func (r *runLoop) flush(ctx context.Context) error {
+	if _, err := r.s.Flush(ctx); err != nil {
+		if errors.Is(err, ErrAuth) {
+			return r.s.refused(err)
+		}
+		r.s.log.Warn().Err(err).Msg("siyuan: changed documents not read yet")
+	}
+	return nil
 }
 
 // accessNotice says that /ws needs the access code and what works instead.

@@ -215,64 +215,118 @@ type ReconcileStats struct {
 // when set, sees the counts.
 func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (ReconcileStats, error) {
 	var st ReconcileStats
-	if err := s.loadNotebooks(ctx); err != nil {
+	if err := s.prepareReconcile(ctx); err != nil {
 		return st, err
+	}
+	seen, err := s.reconcileDocs(ctx, &st, progress)
+	if err != nil {
+		return st, err
+	}
+	synced, err := s.sweep(ctx, seen, &st)
+	if err != nil {
+		return st, err
+	}
+	s.setStatus(func(x *Status) {
+		x.LastReconcile, x.DocsSynced = time.Now(), synced
+	})
+	s.log.Info().Int("docs", st.Docs).Int("sent", st.Sent).Int("unchanged", st.Unchanged).Int("deleted", st.Deleted).
+		Int("closed", st.Closed).Int("failed", st.Failed).Msg("siyuan: reconciled")
+	return st, nil
+}
+
+// prepareReconcile reads the notebooks and asks the kernel to flush its
+// SQL index; a failed flush is only logged (unless the token was refused
+// or ctx ended).
+func (s *Source) prepareReconcile(ctx context.Context) error {
+	if err := s.loadNotebooks(ctx); err != nil {
+		return err
 	}
 	if err := s.client.Flush(ctx); err != nil {
 		if errors.Is(err, ErrAuth) || ctx.Err() != nil {
-			return st, err
+			return err
 		}
 		// Still worth comparing: what SQL holds now is synced.
 		s.log.Warn().Err(err).Msg("siyuan: the kernel did not flush its SQL index; documents created a moment ago wait for the next reconciliation")
 	}
+	return nil
+}
+
+// reconcileDocs reads and sends again each of the kernel's documents that
+// changed since it was sent, counting in st, and returns the ids it saw.
+// progress, when set, sees the counts after each document read.
+func (s *Source) reconcileDocs(ctx context.Context, st *ReconcileStats, progress func(ReconcileStats)) (map[string]bool, error) {
 	s.mu.Lock()
 	names := s.names
 	s.mu.Unlock()
 	docs, counts, err := s.listDocs(ctx)
 	if err != nil {
-		return st, err
+		return nil, err
 	}
 	st.Docs = len(docs)
 	seen := make(map[string]bool, len(docs))
 	for _, d := range docs {
 		if err := ctx.Err(); err != nil {
-			return st, err
+			return nil, err
 		}
 		seen[d.ID] = true
 		prev, err := s.load(ctx, d.ID)
 		if err != nil {
-			return st, err
+			return nil, err
 		}
-		if prev != nil && prev.Updated == d.Updated && prev.Blocks == counts[d.ID] && prev.HPath == d.HPath &&
-			prev.Notebook == names[d.Box] && prev.Labels == d.Labels && prev.Format >= sendFormat {
+		if unchangedSince(prev, d, counts[d.ID], names[d.Box]) {
 			if prev.Closed { // its notebook opened again, nothing changed
 				prev.Closed = false
 				if err := s.save(ctx, d.ID, *prev); err != nil {
-					return st, err
+					return nil, err
 				}
 			}
 			st.Unchanged++
 			continue
 		}
-		sent, err := s.sync(ctx, d.ID, prev)
-		switch {
-		case err != nil && ctx.Err() != nil:
-			return st, ctx.Err()
-		case err != nil:
-			st.Failed++
-			s.log.Warn().Err(err).Str("doc_id", d.ID).Msg("siyuan: document skipped; the next reconciliation tries again")
-		case sent:
-			st.Sent++
-		default:
-			st.Unchanged++
+		if err := s.resend(ctx, d.ID, prev, st); err != nil {
+			return nil, err
 		}
 		if progress != nil {
-			progress(st)
+			progress(*st)
 		}
 	}
+	return seen, nil
+}
+
+// unchangedSince says whether document d (with its block count and its
+// notebook's name) is as it was when prev was sent, in the current send
+// format.
+func unchangedSince(prev *docState, d DocInfo, blocks int, notebook string) bool {
+	return prev != nil && prev.Updated == d.Updated && prev.Blocks == blocks && prev.HPath == d.HPath &&
+		prev.Notebook == notebook && prev.Labels == d.Labels && prev.Format >= sendFormat
+}
+
+// resend reads document id and sends it if it changed, counting in st; a
+// failure is counted and logged, and ends the reconciliation only when
+// ctx ended.
+func (s *Source) resend(ctx context.Context, id string, prev *docState, st *ReconcileStats) error {
+	sent, err := s.sync(ctx, id, prev)
+	switch {
+	case err != nil && ctx.Err() != nil:
+		return ctx.Err()
+	case err != nil:
+		st.Failed++
+		s.log.Warn().Err(err).Str("doc_id", id).Msg("siyuan: document skipped; the next reconciliation tries again")
+	case sent:
+		st.Sent++
+	default:
+		st.Unchanged++
+	}
+	return nil
+}
+
+// sweep deletes the documents sent before that the kernel no longer lists
+// (seen), but keeps those of a closed notebook, counting in st; it returns
+// how many documents stay synced.
+func (s *Source) sweep(ctx context.Context, seen map[string]bool, st *ReconcileStats) (int, error) {
 	keys, err := s.state.Keys(ctx)
 	if err != nil {
-		return st, err
+		return 0, err
 	}
 	synced := 0
 	for _, k := range keys {
@@ -286,7 +340,7 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 		}
 		kept, err := s.keepClosed(ctx, id)
 		if err != nil {
-			return st, err
+			return 0, err
 		}
 		if kept {
 			synced++
@@ -294,16 +348,11 @@ func (s *Source) Reconcile(ctx context.Context, progress func(ReconcileStats)) (
 			continue
 		}
 		if err := s.remove(ctx, id); err != nil {
-			return st, err
+			return 0, err
 		}
 		st.Deleted++
 	}
-	s.setStatus(func(x *Status) {
-		x.LastReconcile, x.DocsSynced = time.Now(), synced
-	})
-	s.log.Info().Int("docs", st.Docs).Int("sent", st.Sent).Int("unchanged", st.Unchanged).Int("deleted", st.Deleted).
-		Int("closed", st.Closed).Int("failed", st.Failed).Msg("siyuan: reconciled")
-	return st, nil
+	return synced, nil
 }
 
 // listDocs lists the kernel's documents in the synced notebooks with their

@@ -209,26 +209,46 @@ func (s *Source) Run(ctx context.Context) error {
 		s.setError(err)
 		return err
 	}
-
-	var w *fsnotify.Watcher
-	if !s.cfg.Poll {
-		var err error
-		w, err = fsnotify.NewWatcher()
-		if err != nil {
-			s.log.Warn().Err(err).Msg("inotify unavailable: every watched folder is polled")
-			for _, r := range s.roots {
-				s.toPolling(r, fmt.Sprintf("inotify unavailable (%v)", err))
-			}
-		} else {
-			defer w.Close()
-		}
-	} else {
-		for _, r := range s.roots {
-			s.toPolling(r, "polling asked for")
-		}
+	w := s.openWatcher()
+	if w != nil {
+		defer w.Close()
 	}
 	// Watches first, then the reconciliation: a change made while it runs
 	// is seen by one or the other.
+	s.watchRoots(w)
+	for _, r := range s.roots {
+		if r.poll {
+			r.snap = s.scan(r)
+		}
+	}
+	s.reconcile(ctx)
+	s.follow(ctx, w)
+	return nil
+}
+
+// openWatcher opens the inotify watcher, or returns nil with every folder
+// polled (polling asked for, or inotify unavailable).
+func (s *Source) openWatcher() *fsnotify.Watcher {
+	if s.cfg.Poll {
+		for _, r := range s.roots {
+			s.toPolling(r, "polling asked for")
+		}
+		return nil
+	}
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		s.log.Warn().Err(err).Msg("inotify unavailable: every watched folder is polled")
+		for _, r := range s.roots {
+			s.toPolling(r, fmt.Sprintf("inotify unavailable (%v)", err))
+		}
+		return nil
+	}
+	return w
+}
+
+// watchRoots puts inotify watches on the folders not polled; a folder
+// whose tree cannot be watched whole (the inotify limit) is polled.
+func (s *Source) watchRoots(w *fsnotify.Watcher) {
 	for _, r := range s.roots {
 		if r.poll {
 			continue
@@ -240,13 +260,11 @@ func (s *Source) Run(ctx context.Context) error {
 			s.log.Info().Str("folder", r.path).Int("folders_watched", len(r.dirs)).Msg("watching folder (inotify)")
 		}
 	}
-	for _, r := range s.roots {
-		if r.poll {
-			r.snap = s.scan(r)
-		}
-	}
-	s.reconcile(ctx)
+}
 
+// follow applies inotify events and polls the polled folders until ctx
+// ends, publishing each changed path once its debounce has passed.
+func (s *Source) follow(ctx context.Context, w *fsnotify.Watcher) {
 	pending := map[string]*due{}
 	tick := time.NewTicker(s.cfg.Debounce / 4)
 	defer tick.Stop()
@@ -254,7 +272,6 @@ func (s *Source) Run(ctx context.Context) error {
 	// folder over the inotify limit).
 	pt := time.NewTicker(s.cfg.PollEvery)
 	defer pt.Stop()
-	pollC := pt.C
 	var events <-chan fsnotify.Event
 	var errs <-chan error
 	if w != nil {
@@ -263,7 +280,7 @@ func (s *Source) Run(ctx context.Context) error {
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case ev, ok := <-events:
 			if !ok {
 				events = nil
@@ -280,7 +297,7 @@ func (s *Source) Run(ctx context.Context) error {
 			// hash each).
 			s.log.Warn().Err(err).Msg("inotify reported an error; reconciling the watched folders")
 			s.reconcile(ctx)
-		case <-pollC:
+		case <-pt.C:
 			for _, r := range s.roots {
 				if r.poll {
 					s.pollOnce(r, pending)
