@@ -69,7 +69,7 @@ func check(ctx context.Context, args []string) error {
 	}
 	opts := maintenance.CheckOptions{Paths: paths, Forget: forget, Settle: *settle}
 	if sy != nil {
-		opts.SiYuan = &sy.Config
+		opts.Sources = append(opts.Sources, &sy.Config)
 	}
 	// The first line after a second: a small check shows none.
 	pr := &checkProgress{quiet: *quiet, last: time.Now().Add(500 * time.Millisecond)}

@@ -43,7 +43,8 @@ func Role() stage.Declaration {
 		Enabled: func(d *stage.Deps) bool {
 			return stage.ConfigOf[*RoleConfig](d, nil) != nil
 		},
-		Serve: newService,
+		Serve:  newService,
+		Source: openInventory,
 	}
 }
 
