@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,8 +29,15 @@ func ObserveSourceLag(source string, changed time.Time) {
 	sourceLag.WithLabelValues(source).Observe(lag.Seconds())
 }
 
-// Bridge is the SiYuan bridge's state as the gauges show it.
-type Bridge struct {
+// Source names a live source for its gauges: Name is in the metric names
+// (exocortex_<name>_connected...), Noun and Upstream in their help ("the
+// folder watcher", "its folders").
+type Source struct {
+	Name, Noun, Upstream string
+}
+
+// SourceState is a live source's state as its gauges show it.
+type SourceState struct {
 	Connected     bool
 	LastEvent     time.Time
 	LastReconcile time.Time
@@ -38,36 +46,51 @@ type Bridge struct {
 	Deleted       int
 }
 
-var bridgeSource source[func() Bridge]
-
-// SetBridge makes state the source of the SiYuan bridge's gauges and
-// returns the function that removes it.
-func SetBridge(state func() Bridge) (remove func()) { return bridgeSource.set(state) }
+// liveSource is a registered source's gauges.
+type liveSource struct {
+	descs [6]*prometheus.Desc
+	state *source[func() SourceState]
+}
 
 var (
-	bridgeConnectedDesc = prometheus.NewDesc("exocortex_siyuan_connected",
-		"1 while the SiYuan bridge is connected to the kernel's event stream.", nil, nil)
-	bridgeLastEventDesc = prometheus.NewDesc("exocortex_siyuan_last_event_timestamp_seconds",
-		"Unix time of the last change event the bridge received from the kernel (0: none yet).", nil, nil)
-	bridgeLastReconcileDesc = prometheus.NewDesc("exocortex_siyuan_last_reconcile_timestamp_seconds",
-		"Unix time of the bridge's last completed reconciliation with the kernel (0: none yet).", nil, nil)
-	bridgeDocsDesc = prometheus.NewDesc("exocortex_siyuan_docs_synced",
-		"The kernel's documents indexed now.", nil, nil)
-	bridgeSentDesc = prometheus.NewDesc("exocortex_siyuan_docs_sent_total",
-		"Documents the bridge sent to the pipeline since it started.", nil, nil)
-	bridgeDeletedDesc = prometheus.NewDesc("exocortex_siyuan_docs_deleted_total",
-		"Document deletions the bridge sent since it started.", nil, nil)
+	liveMu  sync.Mutex
+	sources = map[string]*liveSource{}
+	order   []string
 )
 
-type bridgeCollector struct{}
+// SetSource makes state the source of src's gauges and returns the
+// function that removes it.
+func SetSource(src Source, state func() SourceState) (remove func()) {
+	liveMu.Lock()
+	ls := sources[src.Name]
+	if ls == nil {
+		ls = &liveSource{descs: sourceDescs(src), state: &source[func() SourceState]{}}
+		sources[src.Name] = ls
+		order = append(order, src.Name)
+	}
+	liveMu.Unlock()
+	return ls.state.set(state)
+}
 
-var _ = register(bridgeCollector{})
-
-func (bridgeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{bridgeConnectedDesc, bridgeLastEventDesc, bridgeLastReconcileDesc, bridgeDocsDesc, bridgeSentDesc, bridgeDeletedDesc} {
-		ch <- d
+func sourceDescs(s Source) [6]*prometheus.Desc {
+	name := func(n string) string { return "exocortex_" + s.Name + "_" + n }
+	return [6]*prometheus.Desc{
+		prometheus.NewDesc(name("connected"), "1 while "+s.Noun+" is connected to "+s.Upstream+"'s event stream.", nil, nil),
+		prometheus.NewDesc(name("last_event_timestamp_seconds"), "Unix time of the last change event "+s.Noun+" received from "+s.Upstream+" (0: none yet).", nil, nil),
+		prometheus.NewDesc(name("last_reconcile_timestamp_seconds"), "Unix time of "+s.Noun+"'s last completed reconciliation with "+s.Upstream+" (0: none yet).", nil, nil),
+		prometheus.NewDesc(name("docs_synced"), "The documents of "+s.Upstream+" indexed now.", nil, nil),
+		prometheus.NewDesc(name("docs_sent_total"), "Documents "+s.Noun+" sent to the pipeline since it started.", nil, nil),
+		prometheus.NewDesc(name("docs_deleted_total"), "Document deletions "+s.Noun+" sent since it started.", nil, nil),
 	}
 }
+
+// sourceCollector collects the live sources' gauges; unchecked (its
+// Describe sends nothing), as sources come and go by name.
+type sourceCollector struct{}
+
+var _ = register(sourceCollector{})
+
+func (sourceCollector) Describe(chan<- *prometheus.Desc) {}
 
 func unix(t time.Time) float64 {
 	if t.IsZero() {
@@ -76,20 +99,29 @@ func unix(t time.Time) float64 {
 	return float64(t.UnixNano()) / 1e9
 }
 
-func (bridgeCollector) Collect(ch chan<- prometheus.Metric) {
-	state, ok := bridgeSource.get()
-	if !ok {
-		return
+func (sourceCollector) Collect(ch chan<- prometheus.Metric) {
+	liveMu.Lock()
+	live := make([]*liveSource, 0, len(order))
+	for _, n := range order {
+		live = append(live, sources[n])
 	}
-	b := state()
-	connected := 0.0
-	if b.Connected {
-		connected = 1
+	liveMu.Unlock()
+	for _, ls := range live {
+		state, ok := ls.state.get()
+		if !ok {
+			continue
+		}
+		b := state()
+		connected := 0.0
+		if b.Connected {
+			connected = 1
+		}
+		d := ls.descs
+		ch <- prometheus.MustNewConstMetric(d[0], prometheus.GaugeValue, connected)
+		ch <- prometheus.MustNewConstMetric(d[1], prometheus.GaugeValue, unix(b.LastEvent))
+		ch <- prometheus.MustNewConstMetric(d[2], prometheus.GaugeValue, unix(b.LastReconcile))
+		ch <- prometheus.MustNewConstMetric(d[3], prometheus.GaugeValue, float64(b.DocsSynced))
+		ch <- prometheus.MustNewConstMetric(d[4], prometheus.CounterValue, float64(b.Sent))
+		ch <- prometheus.MustNewConstMetric(d[5], prometheus.CounterValue, float64(b.Deleted))
 	}
-	ch <- prometheus.MustNewConstMetric(bridgeConnectedDesc, prometheus.GaugeValue, connected)
-	ch <- prometheus.MustNewConstMetric(bridgeLastEventDesc, prometheus.GaugeValue, unix(b.LastEvent))
-	ch <- prometheus.MustNewConstMetric(bridgeLastReconcileDesc, prometheus.GaugeValue, unix(b.LastReconcile))
-	ch <- prometheus.MustNewConstMetric(bridgeDocsDesc, prometheus.GaugeValue, float64(b.DocsSynced))
-	ch <- prometheus.MustNewConstMetric(bridgeSentDesc, prometheus.CounterValue, float64(b.Sent))
-	ch <- prometheus.MustNewConstMetric(bridgeDeletedDesc, prometheus.CounterValue, float64(b.Deleted))
 }

@@ -83,9 +83,9 @@ func newService(ctx context.Context, d *stage.Deps) (stage.Service, error) {
 
 // Run serves the plugin endpoint and runs the bridge until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	defer metrics.SetBridge(func() metrics.Bridge {
+	defer metrics.SetSource(metrics.Source{Name: RoleName, Noun: "the SiYuan bridge", Upstream: "the kernel"}, func() metrics.SourceState {
 		st := s.Source.Status()
-		return metrics.Bridge{Connected: st.Connected && !st.Stopped, LastEvent: st.LastEvent, LastReconcile: st.LastReconcile,
+		return metrics.SourceState{Connected: st.Connected && !st.Stopped, LastEvent: st.LastEvent, LastReconcile: st.LastReconcile,
 			DocsSynced: st.DocsSynced, Sent: st.Sent, Deleted: st.Deleted}
 	})()
 	served := make(chan struct{})
