@@ -46,31 +46,30 @@ type SourceState struct {
 	Deleted       int
 }
 
-// liveSource is a registered source's gauges.
-type liveSource struct {
+// SourceGauges are one source's gauges, declared once by its package
+// (DeclareSource) and pointed at the running source by Set.
+type SourceGauges struct {
 	descs [6]*prometheus.Desc
-	state *source[func() SourceState]
+	state source[func() SourceState]
 }
 
-var (
-	liveMu  sync.Mutex
-	sources = map[string]*liveSource{}
-	order   []string
-)
+var declareMu sync.Mutex
 
-// SetSource makes state the source of src's gauges and returns the
-// function that removes it.
-func SetSource(src Source, state func() SourceState) (remove func()) {
-	liveMu.Lock()
-	ls := sources[src.Name]
-	if ls == nil {
-		ls = &liveSource{descs: sourceDescs(src), state: &source[func() SourceState]{}}
-		sources[src.Name] = ls
-		order = append(order, src.Name)
-	}
-	liveMu.Unlock()
-	return ls.state.set(state)
+// DeclareSource declares the gauges of a live source (in a package-level
+// var of the source's package, so that they are declared before any
+// scrape) and registers them.
+func DeclareSource(src Source) *SourceGauges {
+	g := &SourceGauges{descs: sourceDescs(src)}
+	declareMu.Lock()
+	defer declareMu.Unlock()
+	all = append(all, g)
+	Registry.MustRegister(g)
+	return g
 }
+
+// Set makes state the source of the gauges and returns the function that
+// removes it.
+func (g *SourceGauges) Set(state func() SourceState) (remove func()) { return g.state.set(state) }
 
 func sourceDescs(s Source) [6]*prometheus.Desc {
 	name := func(n string) string { return "exocortex_" + s.Name + "_" + n }
@@ -84,13 +83,11 @@ func sourceDescs(s Source) [6]*prometheus.Desc {
 	}
 }
 
-// sourceCollector collects the live sources' gauges; unchecked (its
-// Describe sends nothing), as sources come and go by name.
-type sourceCollector struct{}
-
-var _ = register(sourceCollector{})
-
-func (sourceCollector) Describe(chan<- *prometheus.Desc) {}
+func (g *SourceGauges) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range g.descs {
+		ch <- d
+	}
+}
 
 func unix(t time.Time) float64 {
 	if t.IsZero() {
@@ -99,29 +96,21 @@ func unix(t time.Time) float64 {
 	return float64(t.UnixNano()) / 1e9
 }
 
-func (sourceCollector) Collect(ch chan<- prometheus.Metric) {
-	liveMu.Lock()
-	live := make([]*liveSource, 0, len(order))
-	for _, n := range order {
-		live = append(live, sources[n])
+func (g *SourceGauges) Collect(ch chan<- prometheus.Metric) {
+	state, ok := g.state.get()
+	if !ok {
+		return
 	}
-	liveMu.Unlock()
-	for _, ls := range live {
-		state, ok := ls.state.get()
-		if !ok {
-			continue
-		}
-		b := state()
-		connected := 0.0
-		if b.Connected {
-			connected = 1
-		}
-		d := ls.descs
-		ch <- prometheus.MustNewConstMetric(d[0], prometheus.GaugeValue, connected)
-		ch <- prometheus.MustNewConstMetric(d[1], prometheus.GaugeValue, unix(b.LastEvent))
-		ch <- prometheus.MustNewConstMetric(d[2], prometheus.GaugeValue, unix(b.LastReconcile))
-		ch <- prometheus.MustNewConstMetric(d[3], prometheus.GaugeValue, float64(b.DocsSynced))
-		ch <- prometheus.MustNewConstMetric(d[4], prometheus.CounterValue, float64(b.Sent))
-		ch <- prometheus.MustNewConstMetric(d[5], prometheus.CounterValue, float64(b.Deleted))
+	b := state()
+	connected := 0.0
+	if b.Connected {
+		connected = 1
 	}
+	d := g.descs
+	ch <- prometheus.MustNewConstMetric(d[0], prometheus.GaugeValue, connected)
+	ch <- prometheus.MustNewConstMetric(d[1], prometheus.GaugeValue, unix(b.LastEvent))
+	ch <- prometheus.MustNewConstMetric(d[2], prometheus.GaugeValue, unix(b.LastReconcile))
+	ch <- prometheus.MustNewConstMetric(d[3], prometheus.GaugeValue, float64(b.DocsSynced))
+	ch <- prometheus.MustNewConstMetric(d[4], prometheus.CounterValue, float64(b.Sent))
+	ch <- prometheus.MustNewConstMetric(d[5], prometheus.CounterValue, float64(b.Deleted))
 }

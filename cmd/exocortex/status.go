@@ -8,8 +8,6 @@ import (
 	"path/filepath"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
@@ -80,21 +78,6 @@ func (r statusReport) MarshalJSON() ([]byte, error) {
 		}
 	}
 	return json.Marshal(fields)
-}
-
-// sourceStates are the states the sources last reported (those that ran).
-func sourceStates(ctx context.Context, b *bus.Bus) []*source.Status {
-	srcs, err := system.OpenSources(ctx, registry.Catalog(), b, zerolog.Nop(), "", nil)
-	if err != nil {
-		return nil
-	}
-	var out []*source.Status
-	for _, src := range srcs {
-		if st, _ := src.Status(ctx); st != nil {
-			out = append(out, st)
-		}
-	}
-	return out
 }
 
 type modelStatus struct {
@@ -242,7 +225,7 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	}
 	// A source's last state stays after it stopped (a refused token
 	// stops the bridge, and up with it): shown as stopped then.
-	rep.Sources = sourceStates(ctx, b)
+	rep.Sources = system.SourceStates(ctx, registry.Catalog(), b)
 	if cs, err := answer.ReadCacheStats(ctx, system.CachePath(dataDir)); err == nil {
 		rep.Cache = &cs
 	}

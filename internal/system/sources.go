@@ -31,3 +31,19 @@ func OpenSources(ctx context.Context, cat stage.Catalog, b *bus.Bus, log zerolog
 	}
 	return out, nil
 }
+
+// SourceStates are the states the catalog's sources last reported (those
+// that ran on bus b), for status.
+func SourceStates(ctx context.Context, cat stage.Catalog, b *bus.Bus) []*source.Status {
+	srcs, err := OpenSources(ctx, cat, b, zerolog.Nop(), "", nil)
+	if err != nil {
+		return nil
+	}
+	var out []*source.Status
+	for _, src := range srcs {
+		if st, _ := src.Status(ctx); st != nil {
+			out = append(out, st)
+		}
+	}
+	return out
+}

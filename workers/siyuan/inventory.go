@@ -124,10 +124,12 @@ func (inv *inventory) Held(ctx context.Context, scope source.Scope) (*source.Hol
 	return h, nil
 }
 
-// Claim takes the index's documents without an absolute path: the
-// kernel's (a file's path is absolute).
+// Claim takes the index's documents of the kernel or of the files
+// source without an absolute path: the kernel's (a file's path is
+// absolute).
 func (inv *inventory) Claim(d source.Doc) (string, bool) {
-	if d.Kind == "" && d.Path == "" || filepath.IsAbs(d.Path) {
+	if d.Kind == "" && d.Path == "" || filepath.IsAbs(d.Path) ||
+		d.Kind != schemas.SourceSiYuan && d.Kind != schemas.SourceMarkdown && d.Kind != "" {
 		return "", false
 	}
 	if d.Kind == schemas.SourceSiYuan {

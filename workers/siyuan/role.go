@@ -48,6 +48,9 @@ func Role() stage.Declaration {
 	}
 }
 
+// bridgeGauges are the bridge's metrics (exocortex_siyuan_connected...).
+var bridgeGauges = metrics.DeclareSource(metrics.Source{Name: RoleName, Noun: "the SiYuan bridge", Upstream: "the kernel"})
+
 // Service is the bridge running in a system, with its plugin endpoint.
 type Service struct {
 	Source *Source
@@ -83,7 +86,7 @@ func newService(ctx context.Context, d *stage.Deps) (stage.Service, error) {
 
 // Run serves the plugin endpoint and runs the bridge until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	defer metrics.SetSource(metrics.Source{Name: RoleName, Noun: "the SiYuan bridge", Upstream: "the kernel"}, func() metrics.SourceState {
+	defer bridgeGauges.Set(func() metrics.SourceState {
 		st := s.Source.Status()
 		return metrics.SourceState{Connected: st.Connected && !st.Stopped, LastEvent: st.LastEvent, LastReconcile: st.LastReconcile,
 			DocsSynced: st.DocsSynced, Sent: st.Sent, Deleted: st.Deleted}
