@@ -1,6 +1,7 @@
 package metrics
 
 import (
+	"sync"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -28,8 +29,15 @@ func ObserveSourceLag(source string, changed time.Time) {
 	sourceLag.WithLabelValues(source).Observe(lag.Seconds())
 }
 
-// Bridge is the SiYuan bridge's state as the gauges show it.
-type Bridge struct {
+// Source names a live source for its gauges: Name is in the metric names
+// (exocortex_<name>_connected...), Noun and Upstream in their help ("the
+// folder watcher", "its folders").
+type Source struct {
+	Name, Noun, Upstream string
+}
+
+// SourceState is a live source's state as its gauges show it.
+type SourceState struct {
 	Connected     bool
 	LastEvent     time.Time
 	LastReconcile time.Time
@@ -38,33 +46,45 @@ type Bridge struct {
 	Deleted       int
 }
 
-var bridgeSource source[func() Bridge]
+// SourceGauges are one source's gauges, declared once by its package
+// (DeclareSource) and pointed at the running source by Set.
+type SourceGauges struct {
+	descs [6]*prometheus.Desc
+	state source[func() SourceState]
+}
 
-// SetBridge makes state the source of the SiYuan bridge's gauges and
-// returns the function that removes it.
-func SetBridge(state func() Bridge) (remove func()) { return bridgeSource.set(state) }
+var declareMu sync.Mutex
 
-var (
-	bridgeConnectedDesc = prometheus.NewDesc("exocortex_siyuan_connected",
-		"1 while the SiYuan bridge is connected to the kernel's event stream.", nil, nil)
-	bridgeLastEventDesc = prometheus.NewDesc("exocortex_siyuan_last_event_timestamp_seconds",
-		"Unix time of the last change event the bridge received from the kernel (0: none yet).", nil, nil)
-	bridgeLastReconcileDesc = prometheus.NewDesc("exocortex_siyuan_last_reconcile_timestamp_seconds",
-		"Unix time of the bridge's last completed reconciliation with the kernel (0: none yet).", nil, nil)
-	bridgeDocsDesc = prometheus.NewDesc("exocortex_siyuan_docs_synced",
-		"The kernel's documents indexed now.", nil, nil)
-	bridgeSentDesc = prometheus.NewDesc("exocortex_siyuan_docs_sent_total",
-		"Documents the bridge sent to the pipeline since it started.", nil, nil)
-	bridgeDeletedDesc = prometheus.NewDesc("exocortex_siyuan_docs_deleted_total",
-		"Document deletions the bridge sent since it started.", nil, nil)
-)
+// DeclareSource declares the gauges of a live source (in a package-level
+// var of the source's package, so that they are declared before any
+// scrape) and registers them.
+func DeclareSource(src Source) *SourceGauges {
+	g := &SourceGauges{descs: sourceDescs(src)}
+	declareMu.Lock()
+	defer declareMu.Unlock()
+	all = append(all, g)
+	Registry.MustRegister(g)
+	return g
+}
 
-type bridgeCollector struct{}
+// Set makes state the source of the gauges and returns the function that
+// removes it.
+func (g *SourceGauges) Set(state func() SourceState) (remove func()) { return g.state.set(state) }
 
-var _ = register(bridgeCollector{})
+func sourceDescs(s Source) [6]*prometheus.Desc {
+	name := func(n string) string { return "exocortex_" + s.Name + "_" + n }
+	return [6]*prometheus.Desc{
+		prometheus.NewDesc(name("connected"), "1 while "+s.Noun+" is connected to "+s.Upstream+"'s event stream.", nil, nil),
+		prometheus.NewDesc(name("last_event_timestamp_seconds"), "Unix time of the last change event "+s.Noun+" received from "+s.Upstream+" (0: none yet).", nil, nil),
+		prometheus.NewDesc(name("last_reconcile_timestamp_seconds"), "Unix time of "+s.Noun+"'s last completed reconciliation with "+s.Upstream+" (0: none yet).", nil, nil),
+		prometheus.NewDesc(name("docs_synced"), "The documents of "+s.Upstream+" indexed now.", nil, nil),
+		prometheus.NewDesc(name("docs_sent_total"), "Documents "+s.Noun+" sent to the pipeline since it started.", nil, nil),
+		prometheus.NewDesc(name("docs_deleted_total"), "Document deletions "+s.Noun+" sent since it started.", nil, nil),
+	}
+}
 
-func (bridgeCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{bridgeConnectedDesc, bridgeLastEventDesc, bridgeLastReconcileDesc, bridgeDocsDesc, bridgeSentDesc, bridgeDeletedDesc} {
+func (g *SourceGauges) Describe(ch chan<- *prometheus.Desc) {
+	for _, d := range g.descs {
 		ch <- d
 	}
 }
@@ -76,8 +96,8 @@ func unix(t time.Time) float64 {
 	return float64(t.UnixNano()) / 1e9
 }
 
-func (bridgeCollector) Collect(ch chan<- prometheus.Metric) {
-	state, ok := bridgeSource.get()
+func (g *SourceGauges) Collect(ch chan<- prometheus.Metric) {
+	state, ok := g.state.get()
 	if !ok {
 		return
 	}
@@ -86,10 +106,11 @@ func (bridgeCollector) Collect(ch chan<- prometheus.Metric) {
 	if b.Connected {
 		connected = 1
 	}
-	ch <- prometheus.MustNewConstMetric(bridgeConnectedDesc, prometheus.GaugeValue, connected)
-	ch <- prometheus.MustNewConstMetric(bridgeLastEventDesc, prometheus.GaugeValue, unix(b.LastEvent))
-	ch <- prometheus.MustNewConstMetric(bridgeLastReconcileDesc, prometheus.GaugeValue, unix(b.LastReconcile))
-	ch <- prometheus.MustNewConstMetric(bridgeDocsDesc, prometheus.GaugeValue, float64(b.DocsSynced))
-	ch <- prometheus.MustNewConstMetric(bridgeSentDesc, prometheus.CounterValue, float64(b.Sent))
-	ch <- prometheus.MustNewConstMetric(bridgeDeletedDesc, prometheus.CounterValue, float64(b.Deleted))
+	d := g.descs
+	ch <- prometheus.MustNewConstMetric(d[0], prometheus.GaugeValue, connected)
+	ch <- prometheus.MustNewConstMetric(d[1], prometheus.GaugeValue, unix(b.LastEvent))
+	ch <- prometheus.MustNewConstMetric(d[2], prometheus.GaugeValue, unix(b.LastReconcile))
+	ch <- prometheus.MustNewConstMetric(d[3], prometheus.GaugeValue, float64(b.DocsSynced))
+	ch <- prometheus.MustNewConstMetric(d[4], prometheus.CounterValue, float64(b.Sent))
+	ch <- prometheus.MustNewConstMetric(d[5], prometheus.CounterValue, float64(b.Deleted))
 }

@@ -69,38 +69,48 @@ func check(ctx context.Context, args []string) error {
 	}
 	opts := maintenance.CheckOptions{Paths: paths, Forget: forget, Settle: *settle}
 	if sy != nil {
-		opts.SiYuan = &sy.Config
+		opts.Sources = append(opts.Sources, &sy.Config)
 	}
 	// The first line after a second: a small check shows none.
 	pr := &checkProgress{quiet: *quiet, last: time.Now().Add(500 * time.Millisecond)}
 	opts.Progress = pr.update
 	if !*repair {
-		rep, err := maintenance.Check(ctx, cfg, opts)
-		pr.done()
-		if err != nil {
+		return runCheck(ctx, cfg, opts, pr, *asJSON)
+	}
+	return runRepair(ctx, cfg, opts, pr, *asJSON)
+}
+
+// runCheck checks and prints the report.
+func runCheck(ctx context.Context, cfg system.Config, opts maintenance.CheckOptions, pr *checkProgress, asJSON bool) error {
+	rep, err := maintenance.Check(ctx, cfg, opts)
+	pr.done()
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		if err := printJSON(rep); err != nil {
 			return err
 		}
-		if *asJSON {
-			if err := printJSON(rep); err != nil {
-				return err
-			}
-		} else {
-			printCheck(rep)
-		}
-		if !rep.Clean() {
-			return errDifferences
-		}
-		return nil
+	} else {
+		printCheck(rep)
 	}
+	if !rep.Clean() {
+		return errDifferences
+	}
+	return nil
+}
+
+// runRepair repairs and prints the checks before and after, and what it did.
+func runRepair(ctx context.Context, cfg system.Config, opts maintenance.CheckOptions, pr *checkProgress, asJSON bool) error {
 	res, err := maintenance.Repair(ctx, cfg, opts)
 	pr.done()
 	if err != nil {
-		if res != nil && res.Before != nil && !*asJSON {
+		if res != nil && res.Before != nil && !asJSON {
 			printCheck(res.Before)
 		}
 		return err
 	}
-	if *asJSON {
+	if asJSON {
 		if err := printJSON(res); err != nil {
 			return err
 		}
@@ -109,21 +119,26 @@ func check(ctx context.Context, args []string) error {
 			printCheck(res.Before)
 			return nil
 		}
-		printCheck(res.Before)
-		fmt.Printf("repair: %d ingested, %d resent, %d deleted, %d orphans removed", res.Ingested, res.Resent, res.Deleted, res.Dropped)
-		if res.Rewritten > 0 {
-			fmt.Printf(", %s rewritten", plural(res.Rewritten, "point's lexical vector", "points' lexical vectors"))
-		}
-		if res.Unrepaired > 0 {
-			fmt.Printf(", %s left for you", plural(res.Unrepaired, "difference", "differences"))
-		}
-		fmt.Println("; checked again after the pipeline settled:")
-		printCheck(res.After)
+		printRepair(res)
 	}
 	if !res.After.Clean() {
 		return errDifferences
 	}
 	return nil
+}
+
+// printRepair prints the check before, what the repair did, and the check after.
+func printRepair(res *maintenance.RepairResult) {
+	printCheck(res.Before)
+	fmt.Printf("repair: %d ingested, %d resent, %d deleted, %d orphans removed", res.Ingested, res.Resent, res.Deleted, res.Dropped)
+	if res.Rewritten > 0 {
+		fmt.Printf(", %s rewritten", plural(res.Rewritten, "point's lexical vector", "points' lexical vectors"))
+	}
+	if res.Unrepaired > 0 {
+		fmt.Printf(", %s left for you", plural(res.Unrepaired, "difference", "differences"))
+	}
+	fmt.Println("; checked again after the pipeline settled:")
+	printCheck(res.After)
 }
 
 // printCheck prints a report: one line per difference, notes, a summary.

@@ -132,31 +132,3 @@ func (b *bridge) roleConfig() (*siyuan.RoleConfig, error) {
 	}
 	return sc, nil
 }
-
-// printBridge prints the bridge's state for status (a stopped bridge's is
-// the state it left).
-func printBridge(st *siyuan.Status) {
-	state := "connected"
-	switch {
-	case st.Stopped:
-		state = "stopped"
-	case st.Polling:
-		state = "following over the HTTP API every " + st.PollEvery + ", no /ws"
-	case !st.Connected:
-		state = "disconnected"
-	}
-	switch {
-	case !st.Connected && !st.Stopped && st.Polling && st.Notice != "":
-		state += " (" + st.Notice + ")"
-	case !st.Connected && st.Error != "":
-		state += " (" + st.Error + ")"
-	}
-	ago := func(t time.Time) string {
-		if t.IsZero() {
-			return "never"
-		}
-		return time.Since(t).Round(time.Second).String() + " ago"
-	}
-	fmt.Printf("siyuan %s: %s; last event %s, last reconciliation %s; %s synced, %d sent, %d deleted\n",
-		st.URL, state, ago(st.LastEvent), ago(st.LastReconcile), plural(st.DocsSynced, "document", "documents"), st.Sent, st.Deleted)
-}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -15,8 +16,8 @@ import (
 	"github.com/exocortex/exocortex/models/ort"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
-	"github.com/exocortex/exocortex/workers/siyuan"
-	"github.com/exocortex/exocortex/workers/watch"
+	"github.com/exocortex/exocortex/workers/registry"
+	"github.com/exocortex/exocortex/workers/source"
 )
 
 type stageStatus struct {
@@ -52,13 +53,31 @@ type statusReport struct {
 	// Cache is the answer cache's size and hit rate (absent before the
 	// answer stage first ran).
 	Cache *answer.CacheStats `json:"answer_cache,omitempty"`
-	// SiYuan is the SiYuan bridge's state as it last reported it.
-	SiYuan *siyuan.Status `json:"siyuan,omitempty"`
-	// Watch is the folder watcher's state as it last reported it.
-	Watch *watch.Status `json:"watch,omitempty"`
+	// Sources are the sources' states as their roles last reported them,
+	// each under its own key ("siyuan", "watch": see MarshalJSON).
+	Sources []*source.Status `json:"-"`
 	// Disk is the embedded JetStream store's disk as the running system's
 	// guard sees it (absent with an external NATS server).
 	Disk *bus.DiskState `json:"disk,omitempty"`
+}
+
+// MarshalJSON writes the report with each source's state under its key.
+func (r statusReport) MarshalJSON() ([]byte, error) {
+	type plain statusReport
+	raw, err := json.Marshal(plain(r))
+	if err != nil || len(r.Sources) == 0 {
+		return raw, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	for _, st := range r.Sources {
+		if fields[st.Key], err = json.Marshal(st.Value); err != nil {
+			return nil, fmt.Errorf("status of %s: %w", st.Key, err)
+		}
+	}
+	return json.Marshal(fields)
 }
 
 type modelStatus struct {
@@ -138,11 +157,10 @@ func cmdStatus(ctx context.Context, args []string) error {
 		fmt.Printf("llm %-16s breaker %-9s errors %.2f  latency %s  free %v  requests in window %d\n",
 			p.Name, p.State, p.ErrorScore, p.LatencyEWMA.Round(time.Millisecond), p.Free, p.WindowRequests)
 	}
-	if rep.SiYuan != nil {
-		printBridge(rep.SiYuan)
-	}
-	if rep.Watch != nil {
-		printWatch(rep.Watch)
+	for _, st := range rep.Sources {
+		for _, line := range st.Lines {
+			fmt.Println(line)
+		}
 	}
 	if cs := rep.Cache; cs != nil {
 		fmt.Printf("answer cache: %s, hit rate %.1f%% (%s, %s)\n", plural(cs.Entries, "answer", "answers"), 100*cs.HitRate,
@@ -205,10 +223,9 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	if remote {
 		rep.Providers, _ = system.ProviderHealth(ctx, b)
 	}
-	// The bridge's last state stays after it stopped (a refused token
-	// stops it, and up with it): shown as stopped then.
-	rep.SiYuan, _ = siyuan.ReadStatus(ctx, b)
-	rep.Watch, _ = watch.ReadStatus(ctx, b)
+	// A source's last state stays after it stopped (a refused token
+	// stops the bridge, and up with it): shown as stopped then.
+	rep.Sources = system.SourceStates(ctx, registry.Catalog(), b)
 	if cs, err := answer.ReadCacheStats(ctx, system.CachePath(dataDir)); err == nil {
 		rep.Cache = &cs
 	}

@@ -2,8 +2,6 @@ package main
 
 import (
 	"flag"
-	"fmt"
-	"time"
 
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/workers/watch"
@@ -40,29 +38,4 @@ func (w *watchFlags) apply(cfg *system.Config) error {
 	}
 	cfg.StageConfig = append(cfg.StageConfig, &wc)
 	return nil
-}
-
-// printWatch prints the folder watcher's state for status.
-func printWatch(st *watch.Status) {
-	ago := func(t time.Time) string {
-		if t.IsZero() {
-			return "never"
-		}
-		return time.Since(t).Round(time.Second).String() + " ago"
-	}
-	state := "running"
-	if st.Stopped {
-		state = "stopped"
-	}
-	if st.Error != "" {
-		state += " (" + st.Error + ")"
-	}
-	fmt.Printf("watch: %s; last reconciliation %s; %d sent, %d deleted, %d failed\n", state, ago(st.LastReconcile), st.Sent, st.Deleted, st.Failed)
-	for _, f := range st.Folders {
-		mode := f.Mode
-		if f.Why != "" {
-			mode += " (" + f.Why + ")"
-		}
-		fmt.Printf("  %s: %s, %s, last event %s\n", f.Path, mode, plural(f.Documents, "document", "documents"), ago(f.LastEvent))
-	}
 }

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
@@ -17,12 +15,10 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/notes"
-	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
 	"github.com/exocortex/exocortex/workers/chunk"
-	"github.com/exocortex/exocortex/workers/files"
-	"github.com/exocortex/exocortex/workers/siyuan"
+	"github.com/exocortex/exocortex/workers/source"
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
@@ -61,7 +57,7 @@ type Difference struct {
 	Kind   string `json:"kind"`
 	DocID  string `json:"doc_id,omitempty"`
 	Source string `json:"source,omitempty"`
-	// Where names the document: its path, or "siyuan <id> <notebook/hpath>".
+	// Where names the document as its source does (its path, say).
 	Where  string `json:"where"`
 	Detail string `json:"detail"`
 	Repair string `json:"repair"`
@@ -72,7 +68,9 @@ func (d Difference) String() string { return d.Where + ": " + d.Detail }
 
 // CheckReport is what Check found.
 type CheckReport struct {
-	// Roots are the folders and files compared; SiYuan the kernel ("" when none).
+	// Roots are the folders and files compared; SiYuan the service a
+	// source compared (source.Holding.Address: a kernel's URL; "" when
+	// none), under the name its JSON has always had.
 	Roots  []string `json:"roots"`
 	SiYuan string   `json:"siyuan,omitempty"`
 	// SourceDocs are the documents the sources hold; Documents, Chunks and
@@ -104,13 +102,14 @@ type CheckProgress struct {
 
 // CheckOptions say what the index is compared with.
 type CheckOptions struct {
-	// Paths are folders and files (Markdown, SiYuan .sy) to compare; empty
-	// means those ingest recorded, and every document the source state
-	// remembers. With Paths (or SiYuan), only those sources are checked.
+	// Paths are folders and files to compare; empty means those ingest
+	// recorded, and every document the source state remembers. With Paths
+	// (or Sources), only what they name is checked.
 	Paths []string
-	// SiYuan is the kernel to compare; nil means the one the system's
-	// bridge last reported (its token from EXOCORTEX_SIYUAN_TOKEN), if any.
-	SiYuan *siyuan.Config
+	// Sources are configurations for the sources (workers/source), each
+	// found by its type: a kernel to compare, say. A source not given one
+	// compares what its role last reported, if anything.
+	Sources []any
 	// Progress, when set, sees the check go.
 	Progress func(CheckProgress)
 	// Forget are ingested folders removed for good: their documents are
@@ -137,6 +136,7 @@ type RepairResult struct {
 // checkTarget is what a check reads: the bus, the index, and the vector
 // store when this process holds it.
 type checkTarget struct {
+	cat   stage.Catalog // its roles: the sources compared
 	bus   *bus.Bus
 	store *store.Store
 	vec   vectors.Store // nil: vectors are checked from the index's records
@@ -211,7 +211,7 @@ func RepairSystem(ctx context.Context, s *system.System, opts CheckOptions) (*Re
 // store (the index opened read-only when s does not hold it).
 func targetOf(s *system.System) (*checkTarget, func(), error) {
 	cfg := s.Config()
-	t := &checkTarget{bus: s.Bus, store: s.Store, log: cfg.Log, noVec: s.Embedder == nil, trace: checkTrace()}
+	t := &checkTarget{cat: cfg.StageCatalog(), bus: s.Bus, store: s.Store, log: cfg.Log, noVec: s.Embedder == nil, trace: checkTrace()}
 	if s.Embedder != nil {
 		t.model, t.vec = s.Embedder.Name(), s.Vectors
 	}
@@ -244,7 +244,7 @@ func attachCheck(ctx context.Context, cfg system.Config) (*checkTarget, func(), 
 			closeBus()
 			return nil, nil, fmt.Errorf("check reads the index in the data directory (run it where %s is): %w", system.DBPath(cfg.DataDir), err)
 		}
-		t := &checkTarget{bus: b, store: st, log: cfg.Log, trace: checkTrace()}
+		t := &checkTarget{cat: cfg.StageCatalog(), bus: b, store: st, log: cfg.Log, trace: checkTrace()}
 		if set, err := system.RunningSettings(ctx, b); err == nil && set != nil && (set.NoModels || set.Search == "lexical") {
 			t.noVec = true
 		}
@@ -321,22 +321,19 @@ func (t *checkTarget) settle(ctx context.Context, opts CheckOptions) error {
 // docFacts is everything known of one document.
 type docFacts struct {
 	id string
-	// The source: exists says it holds the document now (known: it was
-	// looked at); hash its content's hash, where its name.
+	// The source: owner is the source it belongs to (nil when none claims
+	// it); exists says it holds the document now (known: it was looked
+	// at), held is how it holds it.
+	owner         *openSource
 	known, exists bool
-	srcHash       string
-	where         string
-	bridge        bool   // a SiYuan kernel document (not a file)
-	drift         string // the bridge's comparison ("" when unchanged)
-	root          string // the walked root it lies under ("" when none)
-	// What the system holds.
-	fileState   *files.Remembered
-	bridgeState *siyuan.Remembered
-	row         *store.DocRow
-	chunks      []store.ChunkRow
-	manifest    *chunk.Manifest
-	mfKey       string
-	vectors     []string // vector ids of this doc whose chunk the index lacks
+	held          *source.Doc
+	// What the system holds: sent is what the source remembers sending.
+	sent     *source.Doc
+	row      *store.DocRow
+	chunks   []store.ChunkRow
+	manifest *chunk.Manifest
+	mfKey    string
+	vectors  []string // vector ids of this doc whose chunk the index lacks
 	// protected: its source could not be read this time (unparsable file,
 	// missing root): never taken for gone.
 	protected bool
@@ -345,12 +342,18 @@ type docFacts struct {
 	relex []string
 }
 
+// openSource is a source opened for one check, with what it holds.
+type openSource struct {
+	src     source.Source
+	holding *source.Holding
+}
+
 func (f *docFacts) source() string {
 	switch {
-	case f.bridge || f.bridgeState != nil:
-		return schemas.SourceSiYuan
-	case f.fileState != nil:
-		return f.fileState.Source
+	case f.held != nil && f.held.Kind != "":
+		return f.held.Kind
+	case f.sent != nil:
+		return f.sent.Kind
 	case f.row != nil:
 		return f.row.Source
 	}
@@ -360,11 +363,8 @@ func (f *docFacts) source() string {
 // newest is the highest version any part of the system holds of it.
 func (f *docFacts) newest() int64 {
 	var v int64
-	if f.fileState != nil {
-		v = max(v, f.fileState.Version)
-	}
-	if f.bridgeState != nil {
-		v = max(v, f.bridgeState.Version)
+	if f.sent != nil {
+		v = max(v, f.sent.Version)
 	}
 	if f.row != nil {
 		v = max(v, f.row.Version)
@@ -378,45 +378,36 @@ func (f *docFacts) newest() int64 {
 	return v
 }
 
-func (f *docFacts) name() string {
-	if f.where != "" {
-		return f.where
+// indexed is the document as the index's row has it (ID alone without one).
+func (f *docFacts) indexed() source.Doc {
+	if f.row == nil {
+		return source.Doc{ID: f.id}
 	}
-	switch {
-	case f.fileState != nil:
-		return f.fileState.Path
-	case f.bridgeState != nil:
-		return bridgeName(f.id, f.bridgeState.Notebook, f.bridgeState.HPath)
-	case f.row != nil && f.row.Source == schemas.SourceSiYuan && !filepath.IsAbs(f.row.Path):
-		return bridgeName(f.id, "", f.row.Title)
-	case f.row != nil && f.row.Path != "":
-		return f.row.Path
-	}
-	return f.id
+	return source.Doc{ID: f.id, Kind: f.row.Source, Path: f.row.Path, Title: f.row.Title, Hash: f.row.Hash}
 }
 
-func bridgeName(id, notebook, hpath string) string {
-	title := strings.TrimPrefix(hpath, "/")
-	if notebook != "" {
-		title = notebook + "/" + title
+func (f *docFacts) name() string {
+	switch {
+	case f.held != nil && f.held.Where != "":
+		return f.held.Where
+	case f.sent != nil && f.sent.Where != "":
+		return f.sent.Where
+	case f.owner != nil && f.row != nil:
+		if where, _ := f.owner.src.Claim(f.indexed()); where != "" {
+			return where
+		}
 	}
-	if title == "" {
-		return "siyuan " + id
-	}
-	return "siyuan " + id + " " + title
+	return f.id
 }
 
 // checked is a check's report with what a repair needs.
 type checked struct {
 	report        *CheckReport
 	docs          map[string]*docFacts
-	roots         []string // walked roots
-	goneRoots     []string // recorded roots gone for good (forgotten by a repair)
-	src           *siyuan.Source
+	sources       []*openSource
+	explicit      bool
 	orphanVectors []string
 	orphanKeys    []string // manifests of unknown documents
-	remembered    []files.Remembered
-	bridged       map[string]siyuan.Remembered
 	relex         []string // points whose lexical vector and passage a repair rewrites
 }
 
@@ -430,51 +421,25 @@ func (c *checked) doc(id string) *docFacts {
 	return f
 }
 
-// checkScope is what a check compares: explicit paths and kernel, or what
-// was recorded.
-type checkScope struct {
-	explicit bool
-	roots    []string
-	dirs     map[string]bool // recorded roots that are folders
-	forget   map[string]bool
-	kernel   *siyuan.Config
-}
-
-// inScope says whether path is among what an explicit check compares.
-func (s *checkScope) inScope(path string) bool {
-	if !s.explicit {
-		return true
-	}
-	for _, r := range s.roots {
-		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
-			return true
-		}
-	}
-	return false
-}
-
 // check reads every source, the index, the manifests and the vectors, one
 // method per part, then compares them document by document.
 func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, error) {
 	rep := &CheckReport{Vectors: -1, Differences: []Difference{}}
-	c := &checked{report: rep, docs: map[string]*docFacts{}}
-	sources, err := t.bus.KV(ctx, stage.BucketSources)
+	c := &checked{report: rep, docs: map[string]*docFacts{}, explicit: len(opts.Paths) > 0 || len(opts.Sources) > 0}
+	srcs, err := system.OpenSources(ctx, t.cat, t.bus, t.log, t.trace, opts.Sources)
 	if err != nil {
 		return nil, err
 	}
-	if err := t.readSourceState(ctx, c, sources); err != nil {
-		return nil, err
+	sent := make([][]source.Doc, len(srcs))
+	for i, src := range srcs {
+		if sent[i], err = t.readSent(ctx, c, src); err != nil {
+			return nil, err
+		}
 	}
-	sc, err := t.scope(ctx, c, sources, opts)
-	if err != nil {
-		return nil, err
-	}
-	if err := t.walkFiles(ctx, c, sc, opts); err != nil {
-		return nil, err
-	}
-	t.readRemembered(c, sc)
-	if sc.kernel, err = t.readKernel(ctx, c, sources, sc.kernel, opts); err != nil {
-		return nil, err
+	for i, src := range srcs {
+		if err := t.readHeld(ctx, c, src, sent[i], opts); err != nil {
+			return nil, err
+		}
 	}
 	for _, f := range c.docs {
 		if f.exists {
@@ -491,184 +456,79 @@ func (t *checkTarget) check(ctx context.Context, opts CheckOptions) (*checked, e
 	if err := t.readVectors(ctx, c, chunkDoc, opts); err != nil {
 		return nil, err
 	}
-	t.compareAll(c, sc)
+	t.claim(c)
+	t.compareAll(c)
 	return c, nil
 }
 
-// readSourceState reads what the source state remembers sending.
-func (t *checkTarget) readSourceState(ctx context.Context, c *checked, sources bus.KV) error {
-	var err error
-	c.remembered, err = files.RememberedDocs(ctx, sources)
+// readSent reads what a source remembers sending.
+func (t *checkTarget) readSent(ctx context.Context, c *checked, src source.Source) ([]source.Doc, error) {
+	sent, err := src.Sent(ctx)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	for i := range c.remembered {
-		c.doc(c.remembered[i].DocID).fileState = &c.remembered[i]
+	for i := range sent {
+		c.doc(sent[i].ID).sent = &sent[i]
 	}
-	c.bridged, err = siyuan.RememberedDocs(ctx, sources)
-	if err != nil {
-		return err
-	}
-	for id, r := range c.bridged {
-		c.doc(id).bridgeState = &r
-	}
-
-	return nil
+	return sent, nil
 }
 
-// scope is what this check compares: the paths and kernel given, or the
-// roots ingest recorded and the kernel the bridge last reported.
-func (t *checkTarget) scope(ctx context.Context, c *checked, sources bus.KV, opts CheckOptions) (*checkScope, error) {
+// readHeld reads what a source holds now, within this check's scope: the
+// paths and configurations given, or what was recorded.
+func (t *checkTarget) readHeld(ctx context.Context, c *checked, src source.Source, sent []source.Doc, opts CheckOptions) error {
 	rep := c.report
-	sc := &checkScope{explicit: len(opts.Paths) > 0 || opts.SiYuan != nil, dirs: map[string]bool{}, forget: map[string]bool{}}
+	scope := source.Scope{Explicit: c.explicit, Config: opts.Sources, Sent: sent,
+		Progress: func(done int) { t.progress(opts, CheckProgress{Phase: "sources", Done: done}) }}
 	for _, p := range opts.Paths {
-		sc.roots = append(sc.roots, notes.Canonical(p))
-	}
-	if !sc.explicit {
-		recorded, err := files.Roots(ctx, sources)
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range recorded {
-			sc.roots = append(sc.roots, r.Path)
-			sc.dirs[r.Path] = r.Dir
-		}
-		if len(sc.roots) == 0 && len(c.remembered) > 0 {
-			rep.Notes = append(rep.Notes, "no ingested folders are recorded (ingest records them from now on): "+
-				"each remembered file is compared, but new files are not looked for; give the folders: exocortex check DIR...")
-		}
+		scope.Paths = append(scope.Paths, notes.Canonical(p))
 	}
 	for _, p := range opts.Forget {
-		sc.forget[notes.Canonical(p)] = true
+		scope.Forget = append(scope.Forget, notes.Canonical(p))
 	}
-	rep.Roots = sc.roots
-	sc.kernel = opts.SiYuan
-	if sc.kernel == nil && !sc.explicit && len(c.bridged) > 0 {
-		if st, err := siyuan.ReadStatus(ctx, t.bus); err == nil && st != nil && st.URL != "" {
-			sc.kernel = &siyuan.Config{URL: st.URL, Token: os.Getenv("EXOCORTEX_SIYUAN_TOKEN")}
-		} else {
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s from SiYuan not compared with the kernel (no bridge has run here): give --siyuan URL",
-				pluralize(len(c.bridged), "document", "documents")))
-		}
+	h, err := src.Held(ctx, scope)
+	if err != nil {
+		return err
 	}
-
-	return sc, nil
-}
-
-// walkFiles walks the roots in scope; a missing root is a difference (or,
-// forgotten or a single file, gone for good).
-func (t *checkTarget) walkFiles(ctx context.Context, c *checked, sc *checkScope, opts CheckOptions) error {
-	rep := c.report
-	var walk []string
-	for _, r := range sc.roots {
-		if _, err := os.Stat(r); err != nil {
-			if !sc.dirs[r] || sc.forget[r] {
-				// A file ingested alone that is gone, or a folder the user
-				// says is gone for good: its documents are gone.
-				c.goneRoots = append(c.goneRoots, r)
-				continue
-			}
-			rep.Differences = append(rep.Differences, Difference{Kind: DiffRootMissing, Where: r, Repair: RepairNone,
-				Detail: "ingested folder is missing (unmounted, moved or deleted?); its documents are left as they are " +
-					"('exocortex check --repair --forget " + r + "' deletes them from the index)"})
-			for _, rm := range c.remembered {
-				if rm.Path == r || strings.HasPrefix(rm.Path, r+string(filepath.Separator)) {
-					c.doc(rm.DocID).protected = true
-				}
-			}
-			continue
-		}
-		walk = append(walk, r)
+	o := &openSource{src: src, holding: h}
+	c.sources = append(c.sources, o)
+	rep.Notes = append(rep.Notes, h.Notes...)
+	rep.Roots = append(rep.Roots, h.Roots...)
+	if h.Address != "" {
+		rep.SiYuan = h.Address
 	}
-	c.roots = walk
-	walked := 0
-	for _, r := range walk {
-		err := notes.Walk([]string{r}, func(d *schemas.DocChanged) error {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			f := c.doc(d.DocID)
-			f.known, f.exists, f.srcHash, f.where, f.root = true, true, d.Hash, d.Path, r
-			walked++
-			t.progress(opts, CheckProgress{Phase: "sources", Done: walked})
-			return nil
-		}, func(path string, err error) {
-			p := notes.Canonical(path)
-			for _, rm := range c.remembered {
-				if rm.Path == p {
-					c.doc(rm.DocID).protected = true
-				}
-			}
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not compared: %v", path, err))
-		})
-		if err != nil {
-			return fmt.Errorf("check: read %s: %w", r, err)
-		}
+	for _, p := range h.Problems {
+		rep.Differences = append(rep.Differences, Difference{Kind: DiffRootMissing, Where: p.Where, Repair: RepairNone, Detail: p.Detail})
+	}
+	for _, d := range sent {
+		c.doc(d.ID).owner = o
+	}
+	for _, id := range h.Unread {
+		c.doc(id).protected = true
+	}
+	for _, id := range h.Gone {
+		c.doc(id).known = true
+	}
+	for i := range h.Docs {
+		f := c.doc(h.Docs[i].ID)
+		f.owner, f.known, f.exists, f.held = o, true, true, &h.Docs[i]
 	}
 	return nil
 }
 
-// readRemembered looks at each c.remembered file no walk reached.
-func (t *checkTarget) readRemembered(c *checked, sc *checkScope) {
-	rep := c.report
-	for i := range c.remembered {
-		rm := &c.remembered[i]
-		f := c.doc(rm.DocID)
-		if f.known || f.protected || !sc.inScope(rm.Path) {
+// claim gives each document no source sent or holds the source that
+// claims it (by the index's row).
+func (t *checkTarget) claim(c *checked) {
+	for _, f := range c.docs {
+		if f.owner != nil {
 			continue
 		}
-		f.known, f.where = true, rm.Path
-		content, err := os.ReadFile(rm.Path)
-		switch {
-		case errors.Is(err, os.ErrNotExist):
-		case err != nil:
-			f.protected = true
-			rep.Notes = append(rep.Notes, fmt.Sprintf("%s: not compared: %v", rm.Path, err))
-		default:
-			f.exists, f.srcHash = true, files.ContentHash(content)
-		}
-	}
-}
-
-// readKernel lists the kernel's documents (when one is compared) and how
-// each differs from what the bridge sent. It returns the kernel compared:
-// nil when none, or when the one the bridge last used could not be read.
-func (t *checkTarget) readKernel(ctx context.Context, c *checked, sources bus.KV, kernel *siyuan.Config, opts CheckOptions) (*siyuan.Config, error) {
-	rep := c.report
-	if kernel == nil {
-		return nil, nil
-	}
-	rep.SiYuan = kernel.URL
-	c.src = siyuan.New(*kernel, sources, func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := t.bus.Publish(ctx, ev, t.trace)
-		return err
-	}, t.log)
-	kdocs, err := c.src.Compare(ctx)
-	switch {
-	case err != nil && (opts.SiYuan != nil || ctx.Err() != nil):
-		return nil, fmt.Errorf("check: read SiYuan at %s: %w", kernel.URL, err)
-	case err != nil:
-		// The kernel the bridge last used, not one asked for: say so
-		// and check the rest.
-		rep.Notes = append(rep.Notes, fmt.Sprintf("SiYuan at %s could not be read (%v): its %s compared with what was sent only",
-			kernel.URL, err, pluralize(len(c.bridged), "document", "documents")))
-		rep.SiYuan, c.src, kernel = "", nil, nil
-		kdocs = nil
-	}
-	for _, kd := range kdocs {
-		f := c.doc(kd.DocID)
-		f.known, f.exists, f.bridge, f.drift = true, true, true, kd.Drift
-		f.where = bridgeName(kd.DocID, kd.Notebook, kd.HPath)
-	}
-	if kernel != nil {
-		for id := range c.bridged {
-			f := c.doc(id)
-			if !f.exists {
-				f.known, f.bridge = true, true
+		for _, o := range c.sources {
+			if _, ok := o.src.Claim(f.indexed()); ok {
+				f.owner = o
+				break
 			}
 		}
 	}
-	return kernel, nil
 }
 
 // readIndex reads the index's documents and chunks; it returns the
@@ -821,7 +681,7 @@ func (t *checkTarget) readVectors(ctx context.Context, c *checked, chunkDoc map[
 }
 
 // compareAll compares document by document, in id order.
-func (t *checkTarget) compareAll(c *checked, sc *checkScope) {
+func (t *checkTarget) compareAll(c *checked) {
 	rep := c.report
 	ids := make([]string, 0, len(c.docs))
 	for id := range c.docs {
@@ -830,7 +690,7 @@ func (t *checkTarget) compareAll(c *checked, sc *checkScope) {
 	sort.Strings(ids)
 	for _, id := range ids {
 		f := c.docs[id]
-		diffs := t.compare(f, sc.explicit, sc.inScope, sc.kernel != nil)
+		diffs := t.compare(f, c.explicit)
 		rep.Differences = append(rep.Differences, diffs...)
 		c.relex = append(c.relex, f.relex...)
 	}
@@ -840,8 +700,11 @@ func (t *checkTarget) compareAll(c *checked, sc *checkScope) {
 		Msg("check: compared the index with its sources")
 }
 
+// differ makes the differences of one document.
+type differ func(kind, repair, detail string) Difference
+
 // compare lists how one document differs.
-func (t *checkTarget) compare(f *docFacts, explicit bool, inScope func(string) bool, kernel bool) []Difference {
+func (t *checkTarget) compare(f *docFacts, explicit bool) []Difference {
 	src := f.source()
 	d := func(kind, repair, detail string) Difference {
 		return Difference{Kind: kind, DocID: f.id, Source: src, Where: f.name(), Detail: detail, Repair: repair}
@@ -850,92 +713,105 @@ func (t *checkTarget) compare(f *docFacts, explicit bool, inScope func(string) b
 	if len(f.vectors) > 0 {
 		out = append(out, d(DiffOrphanVectors, RepairDrop, fmt.Sprintf("%s of chunks the index does not hold", pluralize(len(f.vectors), "vector", "vectors"))))
 	}
-	// Is it in the scope of this check at all?
-	isBridge := f.bridge || f.bridgeState != nil || (f.fileState == nil && f.row != nil && !filepath.IsAbs(f.row.Path))
-	if isBridge && !kernel && !f.known {
-		if explicit {
-			return out
-		}
-		// Not compared with a kernel: check the index against what was sent.
-		if f.bridgeState == nil {
-			return out
-		}
-		return append(out, t.compareIndex(f, f.bridgeState.Hash, d)...)
-	}
-	if !isBridge && !f.known {
-		path := f.name()
-		if f.row != nil {
-			path = f.row.Path
-		}
-		if explicit && !inScope(path) {
-			return out
-		}
-		// Only in the index (or a manifest): is its file there?
-		if f.row != nil && filepath.IsAbs(f.row.Path) {
-			if content, err := os.ReadFile(f.row.Path); err == nil {
-				f.known, f.exists, f.srcHash = true, true, files.ContentHash(content)
-			} else if errors.Is(err, os.ErrNotExist) {
-				f.known = true
-			} else {
-				f.protected = true
+	if !f.known {
+		if f.owner != nil && !f.owner.holding.Compared {
+			// Its source was not read: check the index against what was sent.
+			if explicit || f.sent == nil {
+				return out
 			}
-		} else {
-			f.known = true // no path to look at: nothing can bring it back
+			return append(out, t.compareIndex(f, f.sent.Hash, d)...)
+		}
+		if !t.look(f, explicit) {
+			return out
 		}
 	}
 	if f.protected {
 		return out
 	}
-	held := f.row != nil || len(f.chunks) > 0 || f.manifest != nil || f.fileState != nil || f.bridgeState != nil
 	if !f.exists {
-		if !held {
-			return out
-		}
-		var what []string
-		if f.row != nil {
-			what = append(what, "its document")
-		}
-		if len(f.chunks) > 0 {
-			what = append(what, pluralize(len(f.chunks), "chunk", "chunks"))
-		}
-		if f.manifest != nil {
-			what = append(what, "its chunk manifest")
-		}
-		if f.fileState != nil || f.bridgeState != nil {
-			what = append(what, "its source state")
-		}
-		gone := "file is gone"
-		if isBridge {
-			gone = "document is gone from SiYuan"
-		}
-		return append(out, d(DiffSourceGone, RepairDelete, gone+"; the index still holds "+strings.Join(what, ", ")))
+		return append(out, gone(f, d)...)
 	}
 	// The source holds it.
 	remembered := ""
-	switch {
-	case f.fileState != nil:
-		remembered = f.fileState.Hash
-	case f.bridgeState != nil:
-		remembered = f.bridgeState.Hash
+	if f.sent != nil {
+		remembered = f.sent.Hash
 	}
 	switch {
-	case remembered == "" && f.row == nil && isBridge:
-		return append(out, d(DiffNotIndexed, RepairIngest, "in SiYuan, not indexed"))
+	case remembered == "" && f.row == nil && f.held.Drift != "":
+		return append(out, d(DiffNotIndexed, RepairIngest, f.held.Drift)) // the source's own words
 	case remembered == "" && f.row == nil:
 		return append(out, d(DiffNotIndexed, RepairIngest, "not indexed"))
 	case remembered == "":
 		return append(out, d(DiffNotIndexed, RepairIngest, "indexed, but the source state does not remember it (ingest would not see it change)"))
-	case isBridge && f.drift != "":
-		return append(out, d(DiffChanged, RepairIngest, f.drift))
-	case !isBridge && remembered != f.srcHash:
+	case f.held.Drift != "":
+		return append(out, d(DiffChanged, RepairIngest, f.held.Drift))
+	case f.held.Hash != "" && remembered != f.held.Hash:
 		return append(out, d(DiffChanged, RepairIngest, "changed since it was ingested (content hash differs)"))
 	}
 	return append(out, t.compareIndex(f, remembered, d)...)
 }
 
+// look asks its source of a document only the index (or a manifest)
+// holds whether it holds it; false when it is out of this check's scope.
+func (t *checkTarget) look(f *docFacts, explicit bool) bool {
+	path := f.name()
+	if f.row != nil {
+		path = f.row.Path
+	}
+	if f.owner == nil {
+		f.known = !explicit // no source claims it: nothing can bring it back
+		return !explicit
+	}
+	if in := f.owner.holding.InScope; explicit && in != nil && !in(path) {
+		return false
+	}
+	held, err := f.owner.src.Look(context.Background(), f.indexed())
+	switch {
+	case err != nil:
+		f.protected = true
+	case held != nil:
+		f.known, f.exists, f.held = true, true, held
+	default:
+		f.known = true
+	}
+	return true
+}
+
+// gone is the difference of a document its source no longer holds, when
+// the system still holds any of it.
+func gone(f *docFacts, d differ) []Difference {
+	var what []string
+	if f.row != nil {
+		what = append(what, "its document")
+	}
+	if len(f.chunks) > 0 {
+		what = append(what, pluralize(len(f.chunks), "chunk", "chunks"))
+	}
+	if f.manifest != nil {
+		what = append(what, "its chunk manifest")
+	}
+	if f.sent != nil {
+		what = append(what, "its source state")
+	}
+	if len(what) == 0 {
+		return nil
+	}
+	goneText := "document is gone"
+	if f.owner != nil && f.owner.holding.GoneText != "" {
+		goneText = f.owner.holding.GoneText
+	}
+	return []Difference{d(DiffSourceGone, RepairDelete, goneText+"; the index still holds "+strings.Join(what, ", "))}
+}
+
+// chunkTally sorts a document's chunks by how they differ from its manifest.
+type chunkTally struct {
+	missing, stale, noFTS, noVec, noLex, oldLex, extra []string
+	oldFormats                                       map[int]bool
+}
+
 // compareIndex lists how the index and the chunk manifest differ from the
 // document the source sent (of content hash want).
-func (t *checkTarget) compareIndex(f *docFacts, want string, d func(kind, repair, detail string) Difference) []Difference {
+func (t *checkTarget) compareIndex(f *docFacts, want string, d differ) []Difference {
 	var out []Difference
 	if f.row == nil {
 		detail := "no document row in the index"
@@ -952,76 +828,88 @@ func (t *checkTarget) compareIndex(f *docFacts, want string, d func(kind, repair
 	if f.manifest.DocHash != want {
 		out = append(out, d(DiffStale, RepairResend, "the chunk manifest is of another version"))
 	}
+	tally := t.tallyChunks(f)
+	out = append(out, t.chunkDiffs(f, tally, d)...)
+	f.relex = append(f.relex, tally.noLex...)
+	f.relex = append(f.relex, tally.oldLex...)
+	return out
+}
+
+// tallyChunks compares each chunk the manifest lists with the index, the
+// full-text rows and the vectors.
+func (t *checkTarget) tallyChunks(f *docFacts) *chunkTally {
 	have := make(map[string]store.ChunkRow, len(f.chunks))
 	for _, c := range f.chunks {
 		have[c.ChunkID] = c
 	}
 	listed := make(map[string]bool, len(f.manifest.Chunks))
-	var missing, stale, noFTS, noVec, noLex, oldLex []string
-	oldFormats := map[int]bool{}
+	k := &chunkTally{oldFormats: map[int]bool{}}
 	for _, mc := range f.manifest.Chunks {
 		listed[mc.ID] = true
 		c, ok := have[mc.ID]
 		switch {
 		case !ok:
-			missing = append(missing, mc.ID)
+			k.missing = append(k.missing, mc.ID)
 			continue
 		case c.Hash != mc.Hash:
-			stale = append(stale, mc.ID)
+			k.stale = append(k.stale, mc.ID)
 		}
 		if !c.FTS && f.row != nil {
-			noFTS = append(noFTS, mc.ID)
+			k.noFTS = append(k.noFTS, mc.ID)
 		}
 		if !t.noVec && !t.hasVector(c) {
-			noVec = append(noVec, mc.ID)
+			k.noVec = append(k.noVec, mc.ID)
 		} else if p, ok := t.lexical[mc.ID]; ok && t.vec != nil && f.row != nil && c.Hash == mc.Hash {
 			if p.Lexical == vectors.LexicalMissing {
-				noLex = append(noLex, mc.ID)
+				k.noLex = append(k.noLex, mc.ID)
 			} else {
-				oldLex = append(oldLex, mc.ID)
-				oldFormats[max(p.LexFormat, 1)] = true
+				k.oldLex = append(k.oldLex, mc.ID)
+				k.oldFormats[max(p.LexFormat, 1)] = true
 			}
 		}
 	}
-	var extra []string
 	for _, c := range f.chunks {
 		if !listed[c.ChunkID] {
-			extra = append(extra, c.ChunkID)
+			k.extra = append(k.extra, c.ChunkID)
 		}
 	}
+	return k
+}
+
+// chunkDiffs are the differences a tally found.
+func (t *checkTarget) chunkDiffs(f *docFacts, k *chunkTally, d differ) []Difference {
+	var out []Difference
 	total := len(f.manifest.Chunks)
-	if len(missing) > 0 {
-		out = append(out, d(DiffMissingChunks, RepairResend, fmt.Sprintf("%s missing from the index (%s)", ofChunks(len(missing), total, "is", "are"), firstIDs(missing))))
+	if len(k.missing) > 0 {
+		out = append(out, d(DiffMissingChunks, RepairResend, fmt.Sprintf("%s missing from the index (%s)", ofChunks(len(k.missing), total, "is", "are"), firstIDs(k.missing))))
 	}
-	if len(stale) > 0 {
-		out = append(out, d(DiffStale, RepairResend, fmt.Sprintf("%s other content than the manifest (%s)", ofChunks(len(stale), total, "holds", "hold"), firstIDs(stale))))
+	if len(k.stale) > 0 {
+		out = append(out, d(DiffStale, RepairResend, fmt.Sprintf("%s other content than the manifest (%s)", ofChunks(len(k.stale), total, "holds", "hold"), firstIDs(k.stale))))
 	}
-	if len(extra) > 0 {
-		out = append(out, d(DiffExtraChunks, RepairResend, fmt.Sprintf("%s in the index that the manifest does not list (%s)", pluralize(len(extra), "chunk", "chunks"), firstIDs(extra))))
+	if len(k.extra) > 0 {
+		out = append(out, d(DiffExtraChunks, RepairResend, fmt.Sprintf("%s in the index that the manifest does not list (%s)", pluralize(len(k.extra), "chunk", "chunks"), firstIDs(k.extra))))
 	}
-	if f.row != nil && len(f.row.ChunkIDs) != total && len(missing) == 0 && len(extra) == 0 {
+	if f.row != nil && len(f.row.ChunkIDs) != total && len(k.missing) == 0 && len(k.extra) == 0 {
 		out = append(out, d(DiffStale, RepairResend, fmt.Sprintf("the document row lists %d chunks, the manifest %d", len(f.row.ChunkIDs), total)))
 	}
-	if len(noFTS) > 0 {
-		out = append(out, d(DiffNoFTS, RepairResend, fmt.Sprintf("%s no full-text row (%s)", ofChunks(len(noFTS), total, "has", "have"), firstIDs(noFTS))))
+	if len(k.noFTS) > 0 {
+		out = append(out, d(DiffNoFTS, RepairResend, fmt.Sprintf("%s no full-text row (%s)", ofChunks(len(k.noFTS), total, "has", "have"), firstIDs(k.noFTS))))
 	}
-	if len(noVec) > 0 {
-		out = append(out, d(DiffNoVectors, RepairResend, fmt.Sprintf("%s no vector (%s)", ofChunks(len(noVec), total, "has", "have"), firstIDs(noVec))))
+	if len(k.noVec) > 0 {
+		out = append(out, d(DiffNoVectors, RepairResend, fmt.Sprintf("%s no vector (%s)", ofChunks(len(k.noVec), total, "has", "have"), firstIDs(k.noVec))))
 	}
-	if len(noLex) > 0 {
+	if len(k.noLex) > 0 {
 		out = append(out, d(DiffNoLexical, RepairLexical, fmt.Sprintf("%s no lexical vector and no passage on %s, so the retrieve stage cannot find them there "+
-			"(written before lexical search on Qdrant) (%s)", ofChunks(len(noLex), total, "has", "have"), t.vec.Name(), firstIDs(noLex))))
+			"(written before lexical search on Qdrant) (%s)", ofChunks(len(k.noLex), total, "has", "have"), t.vec.Name(), firstIDs(k.noLex))))
 	}
-	if len(oldLex) > 0 {
+	if len(k.oldLex) > 0 {
 		var formats []string
-		for _, v := range slices.Sorted(maps.Keys(oldFormats)) {
+		for _, v := range slices.Sorted(maps.Keys(k.oldFormats)) {
 			formats = append(formats, fmt.Sprint(v))
 		}
 		out = append(out, d(DiffStaleLexical, RepairLexical, fmt.Sprintf("%s a lexical vector of an older format on %s (format %s, now %d) (%s)",
-			ofChunks(len(oldLex), total, "has", "have"), t.vec.Name(), strings.Join(formats, ", "), vectors.LexicalFormat, firstIDs(oldLex))))
+			ofChunks(len(k.oldLex), total, "has", "have"), t.vec.Name(), strings.Join(formats, ", "), vectors.LexicalFormat, firstIDs(k.oldLex))))
 	}
-	f.relex = append(f.relex, noLex...)
-	f.relex = append(f.relex, oldLex...)
 	return out
 }
 

@@ -8,11 +8,10 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
-
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/vectors"
-	"github.com/exocortex/exocortex/workers/files"
+	"github.com/exocortex/exocortex/workers/source"
 	"github.com/exocortex/exocortex/workers/stage"
 )
 
@@ -52,14 +51,13 @@ type repairRun struct {
 	c         *checked
 	res       *RepairResult
 	opts      CheckOptions
-	sources   bus.KV
 	manifests bus.KV
 	log       zerolog.Logger
 	step      int
 	// need is the repair of each document, ids their ids in order.
 	need map[string]string
 	ids  []string
-	// deletedBySync are documents an ingest deleted already.
+	// deletedBySync are documents a source's resend deleted already.
 	deletedBySync map[string]bool
 }
 
@@ -81,15 +79,12 @@ func (r *repairRun) tick() {
 func (t *checkTarget) repair(ctx context.Context, c *checked, res *RepairResult, opts CheckOptions) error {
 	r := &repairRun{t: t, c: c, res: res, opts: opts, log: t.log.With().Str("trace_id", t.trace).Logger(), deletedBySync: map[string]bool{}}
 	var err error
-	if r.sources, err = t.bus.KV(ctx, stage.BucketSources); err != nil {
-		return err
-	}
 	if r.manifests, err = t.bus.KV(ctx, stage.BucketChunks); err != nil {
 		return err
 	}
 	r.needs()
-	for _, step := range []func(context.Context) error{r.dropOrphanVectors, r.rewriteLexicalPoints, r.ingestFiles, r.resendFiles,
-		r.resyncSiYuan, r.deleteGone, r.dropManifests} {
+	for _, step := range []func(context.Context) error{r.dropOrphanVectors, r.rewriteLexicalPoints, r.sendAgain,
+		r.deleteGone, r.dropManifests} {
 		if err := step(ctx); err != nil {
 			return err
 		}
@@ -155,152 +150,93 @@ func (r *repairRun) needs() {
 	sort.Strings(r.ids)
 }
 
-// ingestFiles sends new and changed files through the normal ingest path.
-func (r *repairRun) ingestFiles(ctx context.Context) error {
-	// New and changed files: the normal ingest path over their folders.
-	var syncPaths []string
-	seenPath := map[string]bool{}
-	for _, id := range r.ids {
-		f := r.c.docs[id]
-		if r.need[id] != RepairIngest || f.bridge {
-			continue
-		}
-		p := f.root
-		if p == "" {
-			p = f.name()
-		}
-		if !seenPath[p] {
-			seenPath[p] = true
-			syncPaths = append(syncPaths, p)
-		}
-	}
-	if len(syncPaths) > 0 {
-		st, ferrs, err := files.Sync(ctx, syncPaths, r.sources, r.publish, files.SyncOptions{
-			OnSent: func(ev *schemas.DocChanged) {
-				if ev.Deleted {
-					r.deletedBySync[ev.DocID] = true
-				}
-				r.tick()
-			},
-		})
-		if err != nil {
-			return fmt.Errorf("repair: ingest %v: %w", syncPaths, err)
-		}
-		for _, fe := range ferrs {
-			r.log.Warn().Str("path", fe.Path).Str("error", fe.Err).Msg("repair: file skipped")
-		}
-		r.res.Ingested += st.Sent
-		r.res.Deleted += st.Deleted
-	}
-	return nil
-}
-
-// resendFiles resends files, forced, at a version above what the stages hold.
-func (r *repairRun) resendFiles(ctx context.Context) error {
-	// Forced resends of files, walked from their folders (a file outside
-	// every folder alone), each at a version above what the stages hold.
-	floors := map[string]int64{}
-	byPath := map[string][]string{}
-	var paths []string
-	for _, id := range r.ids {
-		f := r.c.docs[id]
-		if r.need[id] != RepairResend || f.bridge || f.bridgeState != nil {
-			continue
-		}
-		floor := f.newest()
-		if v, err := r.t.store.DeletedVersion(ctx, id); err == nil {
-			floor = max(floor, v)
-		}
-		floors[id] = floor
-		p := f.root
-		if p == "" {
-			p = f.name()
-		}
-		if _, ok := byPath[p]; !ok {
-			paths = append(paths, p)
-		}
-		byPath[p] = append(byPath[p], id)
-	}
-	for _, p := range paths {
-		n, err := files.Resend(ctx, []string{p}, r.sources, r.publish, func(id string) (int64, bool) {
-			floor, ok := floors[id]
-			if ok {
-				delete(floors, id) // once, even if walked twice
-				r.tick()
+// sendAgain sends each source's documents again: new and changed ones
+// through its normal path, then forced resends of those the index lacks
+// parts of, each at a version above what the stages hold.
+func (r *repairRun) sendAgain(ctx context.Context) error {
+	for _, o := range r.c.sources {
+		for _, force := range []bool{false, true} {
+			want := RepairIngest
+			if force {
+				want = RepairResend
 			}
-			return floor, ok
-		}, func(path string, err error) {
-			r.log.Warn().Str("path", path).Err(err).Msg("repair: file skipped")
-		})
-		if err != nil {
-			return fmt.Errorf("repair: resend from %s: %w", p, err)
+			docs := r.docsOf(ctx, o, want, force)
+			if len(docs) == 0 {
+				continue
+			}
+			res, err := o.src.Resend(ctx, docs, force, r.tick)
+			if err != nil {
+				return err
+			}
+			if force {
+				r.res.Resent += res.Sent
+			} else {
+				r.res.Ingested += res.Sent
+			}
+			for _, id := range res.Deleted {
+				r.deletedBySync[id] = true
+			}
+			r.res.Deleted += len(res.Deleted)
+			r.res.Unrepaired += res.Missed
 		}
-		r.res.Resent += n
 	}
-	r.res.Unrepaired += len(floors) // not found again where they were
 	return nil
 }
 
-// resyncSiYuan resends SiYuan documents through the bridge's own path.
-func (r *repairRun) resyncSiYuan(ctx context.Context) error {
-	// SiYuan documents: through the bridge's own path.
+// docsOf are the documents of source o that need repair want, in id order;
+// with floor, each with the newest version the stages hold of it.
+func (r *repairRun) docsOf(ctx context.Context, o *openSource, want string, floor bool) []source.Doc {
+	var out []source.Doc
 	for _, id := range r.ids {
 		f := r.c.docs[id]
-		if !(f.bridge || f.bridgeState != nil) || r.need[id] == RepairDelete {
+		if r.need[id] != want || f.owner != o || (want == RepairDelete && r.deletedBySync[id]) {
 			continue
 		}
-		if r.c.src == nil {
-			r.res.Unrepaired++
-			continue
-		}
-		floor := f.newest()
-		if v, err := r.t.store.DeletedVersion(ctx, id); err == nil {
-			floor = max(floor, v)
-		}
-		force := r.need[id] == RepairResend
-		if err := r.c.src.Resync(ctx, id, force, floor); err != nil {
-			return fmt.Errorf("repair: resend SiYuan document %s: %w", id, err)
-		}
-		if force {
-			r.res.Resent++
-		} else {
-			r.res.Ingested++
-		}
-		r.tick()
+		out = append(out, r.repairDoc(ctx, f, floor))
 	}
-	return nil
+	return out
 }
 
-// deleteGone sends the deletion of documents whose source is gone.
+// repairDoc is what a source is given to resend or delete f: as it was
+// sent, else as the index holds it.
+func (r *repairRun) repairDoc(ctx context.Context, f *docFacts, floor bool) source.Doc {
+	d := source.Doc{ID: f.id, Kind: f.source(), Where: f.name(), Path: f.name()}
+	switch {
+	case f.sent != nil:
+		d.Hash, d.Path, d.Version, d.Sent = f.sent.Hash, f.sent.Path, f.sent.Version, true
+	case f.row != nil:
+		d.Hash, d.Path = f.row.Hash, f.row.Path
+	}
+	if f.held != nil {
+		d.Group = f.held.Group
+	}
+	if floor {
+		d.Floor = f.newest()
+		if v, err := r.t.store.DeletedVersion(ctx, f.id); err == nil {
+			d.Floor = max(d.Floor, v)
+		}
+	}
+	return d
+}
+
+// deleteGone sends the deletion of documents whose source is gone, through
+// their source (which forgets what it found gone for good too).
 func (r *repairRun) deleteGone(ctx context.Context) error {
-	// Documents whose source is gone: the normal deletion path.
-	for _, id := range r.ids {
-		f := r.c.docs[id]
-		if r.need[id] != RepairDelete || r.deletedBySync[id] {
+	for _, o := range r.c.sources {
+		docs := r.docsOf(ctx, o, RepairDelete, true)
+		if len(docs) == 0 && len(o.holding.Forget) == 0 {
 			continue
 		}
-		var err error
-		if f.bridgeState != nil && r.c.src != nil {
-			err = r.c.src.Remove(ctx, id)
-		} else {
-			hash, path := "", f.name()
-			if f.fileState != nil {
-				hash, path = f.fileState.Hash, f.fileState.Path
-			} else if f.row != nil {
-				hash, path = f.row.Hash, f.row.Path
-			}
-			floor := f.newest()
-			if v, e := r.t.store.DeletedVersion(ctx, id); e == nil {
-				floor = max(floor, v)
-			}
-			src := f.source()
-			if src == "" {
-				src = schemas.SourceMarkdown
-			}
-			err = files.Delete(ctx, r.sources, r.publish, id, src, path, hash, floor)
-		}
+		n, err := o.src.Remove(ctx, docs, o.holding.Forget, r.tick)
+		r.res.Deleted += n
 		if err != nil {
-			return fmt.Errorf("repair: delete %s: %w", f.name(), err)
+			return err
+		}
+	}
+	// Documents no source claims: a plain deletion.
+	for _, d := range r.docsOf(ctx, nil, RepairDelete, true) {
+		if err := r.publish(ctx, source.Deletion(d)); err != nil {
+			return fmt.Errorf("repair: delete %s: %w", d.Where, err)
 		}
 		r.res.Deleted++
 		r.tick()
@@ -308,14 +244,9 @@ func (r *repairRun) deleteGone(ctx context.Context) error {
 	return nil
 }
 
-// dropManifests forgets the roots gone for good and drops manifests nobody owns.
+// dropManifests drops the manifests nobody owns.
 func (r *repairRun) dropManifests(ctx context.Context) error {
 	// Manifests of documents nobody knows: nothing else would remove them.
-	for _, root := range r.c.goneRoots {
-		if err := files.ForgetRoot(ctx, r.sources, root); err != nil {
-			return fmt.Errorf("repair: %w", err)
-		}
-	}
 	for _, k := range r.c.orphanKeys {
 		if err := r.manifests.Delete(ctx, k); err != nil {
 			return fmt.Errorf("repair: delete chunk manifest %s: %w", k, err)

@@ -275,7 +275,7 @@ func TestCheckComparesASiYuanKernelAndRepairSyncsIt(t *testing.T) {
 	}
 	execDB(t, dir, `DELETE FROM chunks WHERE doc_id = ?`, third)
 
-	rep, err = maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{SiYuan: &sy})
+	rep, err = maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{Sources: []any{&sy}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -296,7 +296,7 @@ func TestCheckComparesASiYuanKernelAndRepairSyncsIt(t *testing.T) {
 		t.Errorf("differences in %d documents, want 4: %+v", len(byID), rep.Differences)
 	}
 
-	res, err := maintenance.RepairSystem(ctx, sys, maintenance.CheckOptions{SiYuan: &sy})
+	res, err := maintenance.RepairSystem(ctx, sys, maintenance.CheckOptions{Sources: []any{&sy}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -307,14 +307,14 @@ func TestCheckComparesASiYuanKernelAndRepairSyncsIt(t *testing.T) {
 	searchable(t, sys, "lamp", "20261121100834-para001")
 	searchable(t, sys, "echo", "20261121100833-para001")
 	searchable(t, sys, "owls", "")
-	if rep, err := maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{SiYuan: &sy}); err != nil || !rep.Clean() || rep.Documents != 3 {
+	if rep, err := maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{Sources: []any{&sy}}); err != nil || !rep.Clean() || rep.Documents != 3 {
 		t.Errorf("check after the repair: %+v %v", rep, err)
 	}
 
 	// A kernel that cannot be read: an error when it was asked for; when
 	// it is only the one the bridge last used, a note, and the rest checked.
 	bad := siyuan.Config{URL: k.URL(), Token: "wrong"}
-	if _, err := maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{SiYuan: &bad}); err == nil || !strings.Contains(err.Error(), "read SiYuan at "+k.URL()) {
+	if _, err := maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{Sources: []any{&bad}}); err == nil || !strings.Contains(err.Error(), "read SiYuan at "+k.URL()) {
 		t.Errorf("check --siyuan of a kernel that refuses the token: %v", err)
 	}
 	t.Setenv("EXOCORTEX_SIYUAN_TOKEN", "wrong")

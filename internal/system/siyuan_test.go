@@ -261,7 +261,7 @@ func TestCheckKeepsAClosedNotebookAndNoticesTheNotebooksOwnDocument(t *testing.T
 	}
 
 	sys := start(t, dir)
-	rep, err := maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{SiYuan: &sy})
+	rep, err := maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{Sources: []any{&sy}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -277,7 +277,7 @@ func TestCheckKeepsAClosedNotebookAndNoticesTheNotebooksOwnDocument(t *testing.T
 	}); err != nil {
 		t.Fatal(err)
 	}
-	rep, err = maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{SiYuan: &sy})
+	rep, err = maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{Sources: []any{&sy}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -116,100 +116,126 @@ type Publish func(ctx context.Context, ev *schemas.DocChanged) error
 // Unchanged documents publish nothing. A file that cannot be parsed is
 // reported and skipped, and is never taken for deleted.
 func Sync(ctx context.Context, paths []string, state bus.KV, publish Publish, opts SyncOptions) (SyncStats, []FileError, error) {
-	var st SyncStats
-	var ferrs []FileError
-	seen := map[string]bool{}
-	seenHash := map[string]bool{} // content hashes of the Markdown documents walked
-	failed := map[string]bool{}
-	progress := func() {
-		if opts.Progress != nil {
-			opts.Progress(st)
-		}
+	w := &syncWalk{opts: opts, seen: map[string]bool{}, seenHash: map[string]bool{}, failed: map[string]bool{}}
+	if err := w.walk(ctx, paths, state, publish); err != nil {
+		return w.st, w.ferrs, err
 	}
-	walk := notes.WalkOptions{MaxFileBytes: opts.MaxFileBytes, OnWarn: opts.warn(&st)}
-	err := notes.WalkWith(paths, walk, func(doc *schemas.DocChanged) error {
+	err := w.deleteGone(ctx, paths, state, publish)
+	return w.st, w.ferrs, err
+}
+
+// syncWalk is one Sync: what it saw and sent.
+type syncWalk struct {
+	opts     SyncOptions
+	st       SyncStats
+	ferrs    []FileError
+	seen     map[string]bool
+	seenHash map[string]bool // content hashes of the Markdown documents walked
+	failed   map[string]bool
+}
+
+func (w *syncWalk) progress() {
+	if w.opts.Progress != nil {
+		w.opts.Progress(w.st)
+	}
+}
+
+// walk sends every new or changed document under paths.
+func (w *syncWalk) walk(ctx context.Context, paths []string, state bus.KV, publish Publish) error {
+	walk := notes.WalkOptions{MaxFileBytes: w.opts.MaxFileBytes, OnWarn: w.opts.warn(&w.st)}
+	return notes.WalkWith(paths, walk, func(doc *schemas.DocChanged) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		st.Seen++
-		seen[doc.DocID] = true
+		w.st.Seen++
+		w.seen[doc.DocID] = true
 		if doc.Source == schemas.SourceMarkdown {
-			seenHash[doc.Hash] = true
+			w.seenHash[doc.Hash] = true
 		}
-		err := send(ctx, state, publish, doc, opts, &st)
+		err := send(ctx, state, publish, doc, w.opts, &w.st)
 		if errors.Is(err, ErrRefused) {
 			// Refused before it was sent (too large for the store): this
 			// file is reported and skipped, the others go on.
-			st.Seen--
-			st.Failed++
-			failed[notes.Canonical(doc.Path)] = true
-			ferrs = append(ferrs, FileError{Path: doc.Path, Err: err.Error()})
-			progress()
+			w.st.Seen--
+			w.st.Failed++
+			w.failed[notes.Canonical(doc.Path)] = true
+			w.ferrs = append(w.ferrs, FileError{Path: doc.Path, Err: err.Error()})
+			w.progress()
 			return nil
 		}
 		return err
 	}, func(path string, err error) {
-		st.Failed++
-		failed[notes.Canonical(path)] = true
-		ferrs = append(ferrs, FileError{Path: path, Err: reason(path, err)})
-		progress()
+		w.st.Failed++
+		w.failed[notes.Canonical(path)] = true
+		w.ferrs = append(w.ferrs, FileError{Path: path, Err: reason(path, err)})
+		w.progress()
 	})
-	if err != nil {
-		return st, ferrs, err
-	}
+}
 
+// deleteGone publishes the deletion of every remembered document the walk
+// found gone (see Sync).
+func (w *syncWalk) deleteGone(ctx context.Context, paths []string, state bus.KV, publish Publish) error {
 	roots := folderRoots(paths)
 	igs := map[string]*notes.Ignore{}
 	keys, err := state.Keys(ctx)
 	if err != nil {
-		return st, ferrs, err
+		return err
 	}
 	for _, key := range keys {
 		docID, ok := docIDOfKey(key)
-		if !ok || seen[docID] {
+		if !ok || w.seen[docID] {
 			continue
 		}
 		prev, err := loadState(ctx, state, key)
 		if err != nil || prev == nil || !filepath.IsAbs(prev.Path) {
 			continue // files record absolute paths; anything else is not theirs
 		}
-		path := notes.Canonical(prev.Path)
-		if failed[path] {
-			continue // unreadable this time: keep what the index has
-		}
-		_, statErr := os.Stat(path)
-		gone := statErr != nil
-		markdown := prev.Source == schemas.SourceMarkdown
-		switch {
-		case !gone && ignoredUnder(path, roots, igs):
-			// Left out of a folder walked now (a .gitignore, say): it goes
-			// from the index as the walk left it out.
-		case markdown && !gone && notes.MarkdownDocID(path) != docID && seen[notes.MarkdownDocID(path)]:
-			// An id from before ids were per file (relative to the folder
-			// ingested): the file was just sent under its own id.
-		case gone && underAny(path, roots):
-			// Deleted from a folder walked now.
-		case gone && markdown && seenHash[prev.Hash]:
-			// Moved (its folder renamed, say): the same content was walked
-			// under its new path.
-		default:
-			continue // still there, or out of this walk's reach: not a deletion
+		if !w.gone(docID, prev, roots, igs) {
+			continue
 		}
 		version := max(time.Now().UnixNano(), prev.Version+1)
 		del := &schemas.DocChanged{DocID: docID, Source: prev.Source, Path: prev.Path, Hash: prev.Hash, Version: version, Deleted: true}
 		if err := publish(ctx, del); err != nil {
-			return st, ferrs, fmt.Errorf("publish deletion of %s: %w", prev.Path, err)
+			return fmt.Errorf("publish deletion of %s: %w", prev.Path, err)
 		}
 		if err := state.Delete(ctx, key); err != nil {
-			return st, ferrs, err
+			return err
 		}
-		st.Deleted++
-		if opts.OnSent != nil {
-			opts.OnSent(del)
+		w.st.Deleted++
+		if w.opts.OnSent != nil {
+			w.opts.OnSent(del)
 		}
-		progress()
+		w.progress()
 	}
-	return st, ferrs, nil
+	return nil
+}
+
+// gone says whether a remembered document this walk did not send is to be
+// deleted.
+func (w *syncWalk) gone(docID string, prev *docState, roots []string, igs map[string]*notes.Ignore) bool {
+	path := notes.Canonical(prev.Path)
+	if w.failed[path] {
+		return false // unreadable this time: keep what the index has
+	}
+	_, statErr := os.Stat(path)
+	gone := statErr != nil
+	markdown := prev.Source == schemas.SourceMarkdown
+	switch {
+	case !gone && ignoredUnder(path, roots, igs):
+		// Left out of a folder walked now (a .gitignore, say): it goes
+		// from the index as the walk left it out.
+	case markdown && !gone && notes.MarkdownDocID(path) != docID && w.seen[notes.MarkdownDocID(path)]:
+		// An id from before ids were per file (relative to the folder
+		// ingested): the file was just sent under its own id.
+	case gone && underAny(path, roots):
+		// Deleted from a folder walked now.
+	case gone && markdown && w.seenHash[prev.Hash]:
+		// Moved (its folder renamed, say): the same content was walked
+		// under its new path.
+	default:
+		return false // still there, or out of this walk's reach: not a deletion
+	}
+	return true
 }
 
 // send publishes doc unless the state remembers it with the same content

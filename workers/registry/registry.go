@@ -52,3 +52,7 @@ func All() []stage.Declaration { return append(Stages(), Services()...) }
 func Catalog() stage.Catalog {
 	return stage.Catalog{Streams: stage.Streams(), Buckets: stage.Buckets(), Stages: Stages(), Services: Services()}
 }
+
+// Sources returns the source roles (workers/source): what check, repair,
+// status and metrics go through.
+func Sources() []stage.Declaration { return Catalog().Sources() }

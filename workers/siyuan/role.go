@@ -43,9 +43,13 @@ func Role() stage.Declaration {
 		Enabled: func(d *stage.Deps) bool {
 			return stage.ConfigOf[*RoleConfig](d, nil) != nil
 		},
-		Serve: newService,
+		Serve:  newService,
+		Source: openInventory,
 	}
 }
+
+// bridgeGauges are the bridge's metrics (exocortex_siyuan_connected...).
+var bridgeGauges = metrics.DeclareSource(metrics.Source{Name: RoleName, Noun: "the SiYuan bridge", Upstream: "the kernel"})
 
 // Service is the bridge running in a system, with its plugin endpoint.
 type Service struct {
@@ -82,9 +86,9 @@ func newService(ctx context.Context, d *stage.Deps) (stage.Service, error) {
 
 // Run serves the plugin endpoint and runs the bridge until ctx ends.
 func (s *Service) Run(ctx context.Context) error {
-	defer metrics.SetBridge(func() metrics.Bridge {
+	defer bridgeGauges.Set(func() metrics.SourceState {
 		st := s.Source.Status()
-		return metrics.Bridge{Connected: st.Connected && !st.Stopped, LastEvent: st.LastEvent, LastReconcile: st.LastReconcile,
+		return metrics.SourceState{Connected: st.Connected && !st.Stopped, LastEvent: st.LastEvent, LastReconcile: st.LastReconcile,
 			DocsSynced: st.DocsSynced, Sent: st.Sent, Deleted: st.Deleted}
 	})()
 	served := make(chan struct{})

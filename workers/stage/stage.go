@@ -28,6 +28,7 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/vectors"
+	"github.com/exocortex/exocortex/workers/source"
 )
 
 // Needs says which parts of the system a stage uses; the system opens the
@@ -114,6 +115,10 @@ type Declaration struct {
 	// runs it always. worker --stage NAME runs it when asked, and its
 	// constructor says what is missing.
 	Enabled func(d *Deps) bool
+	// Source, on a source role, opens the source as check, repair, status
+	// and metrics see it (workers/source); d.Config holds what check was
+	// given (a kernel to compare), d.Publish sends with check's trace.
+	Source func(ctx context.Context, d *Deps) (source.Source, error)
 }
 
 // Spec is the declaration's consumer spec for the bus.

@@ -32,7 +32,8 @@ func Role() stage.Declaration {
 		Enabled: func(d *stage.Deps) bool {
 			return stage.ConfigOf[*Config](d, nil) != nil
 		},
-		Serve: newService,
+		Serve:  newService,
+		Source: openInventory,
 	}
 }
 
