@@ -16,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
@@ -340,29 +341,19 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, temp bool, mo
 	if _, running := system.Running(c.data); running || c.nats != "" {
 		return nil, fmt.Errorf("eval builds and reads its own index: stop the system running on %s, or leave out --data", c.data)
 	}
-	start := time.Now()
 	cfg := system.Config{DataDir: c.data, Listen: "127.0.0.1:-1", Analyzer: mode, Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return nil, err
-	}
-	evalCollection(&cfg, temp)
-	sys, err := system.Start(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer sys.Stop()
-	defer dropEvalCollection(sys, cfg)
-	for _, note := range sys.ModelNotes {
-		fmt.Fprintf(os.Stderr, "note: %s\n", note)
 	}
 	var docs []*schemas.DocChanged
 	for _, s := range loaded {
 		docs = append(docs, s.Docs...)
 	}
-	if err := indexForEval(ctx, sys.Bus, docs, extra, newTraceID("eval")); err != nil {
+	sys, indexSecs, stop, err := startEvalIndex(ctx, cfg, temp, docs, extra, true)
+	if err != nil {
 		return nil, err
 	}
-	indexSecs := time.Since(start).Seconds()
+	defer stop()
 	if len(modes) == 0 {
 		modes = installedModes(sys.Retriever)
 	}
@@ -493,6 +484,43 @@ func dropEvalCollection(sys *system.System, cfg system.Config) {
 	if err := d.DropCollection(context.Background()); err != nil {
 		fmt.Fprintf(os.Stderr, "note: %v (eval's throwaway collection: delete it by hand)\n", err)
 	}
+}
+
+// startEvalIndex starts the system on cfg, eval's own index (in its own
+// Qdrant collection, see evalCollection), and indexes the documents and
+// folders into it; indexSecs is how long that took. printNotes prints the
+// system's model notes on stderr before indexing. stop stops the system
+// and drops a throwaway collection.
+func startEvalIndex(ctx context.Context, cfg system.Config, temp bool, docs []*schemas.DocChanged, folders []string, printNotes bool) (
+	sys *system.System, indexSecs float64, stop func(), err error) {
+	evalCollection(&cfg, temp)
+	start := time.Now()
+	sys, err = system.Start(ctx, cfg)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	stop = func() {
+		dropEvalCollection(sys, cfg)
+		sys.Stop()
+	}
+	if printNotes {
+		for _, note := range sys.ModelNotes {
+			fmt.Fprintf(os.Stderr, "note: %s\n", note)
+		}
+	}
+	if err := indexForEval(ctx, sys.Bus, docs, folders, newTraceID("eval")); err != nil {
+		stop()
+		return nil, 0, nil, err
+	}
+	return sys, time.Since(start).Seconds(), stop, nil
+}
+
+// scriptedLLM is the LLM configuration of the scripted test provider at
+// url, in every role; structured is its StructuredOutput.
+func scriptedLLM(url, structured string) *llm.Config {
+	return &llm.Config{Providers: []llm.Provider{{Name: "scripted", BaseURL: url, Free: true, Timeout: 30 * time.Second,
+		StructuredOutput: structured,
+		Models:           map[string]string{llm.RoleFast: "scripted", llm.RoleLongContext: "scripted", llm.RoleStrategic: "scripted"}}}}
 }
 
 // indexForEval publishes the sets' documents and the folders' notes onto
