@@ -145,41 +145,9 @@ func Backup(ctx context.Context, b *bus.Bus, o BackupOptions) (BackupManifest, e
 				"start exocortex up so they are indexed, then back up", describePending(ctx, b, ingest), o.DataDir)
 		}
 	}
-	deadline := time.Now().Add(o.Wait)
-	waitCtx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
 	m := BackupManifest{Format: BackupFormat, Version: BackupVersion, DataDir: absPath(o.DataDir)}
-	for attempt := 1; ; attempt++ {
-		m.Attempts = attempt
-		before, err := waitQuiet(waitCtx, b, ingest, o)
-		if err != nil {
-			clearDir(o.Dir)
-			if ctx.Err() == nil && waitCtx.Err() != nil {
-				return m, fmt.Errorf("the ingest stages were not idle for long enough to take a backup within %s "+
-					"(pending: %s); try again when ingest is done, or with a longer --wait", o.Wait, describePending(ctx, b, ingest))
-			}
-			return m, err
-		}
-		m.Created = time.Now().UTC()
-		if err := copyState(ctx, b, cat, o, &m); err != nil {
-			clearDir(o.Dir)
-			return m, err
-		}
-		after, err := b.StageStates(ctx, ingest)
-		if err != nil {
-			clearDir(o.Dir)
-			return m, fmt.Errorf("read the ingest stages after the copy: %w", err)
-		}
-		if sameQuiet(before, after) {
-			m.Delivered = map[string]uint64{}
-			for _, s := range after {
-				m.Delivered[s.Stage] = s.Delivered
-			}
-			break
-		}
-		o.progress("ingest went on while copying; taking the copy again")
-		o.Log.Info().Int("attempt", attempt).Msg("backup: ingest went on while copying; taking the copy again")
-		clearDir(o.Dir)
+	if err := copyWhileQuiet(ctx, b, cat, ingest, o, &m); err != nil {
+		return m, err
 	}
 	if dead, err := b.DeadLetterCounts(ctx); err == nil {
 		n := uint64(0)
@@ -207,6 +175,47 @@ func Backup(ctx context.Context, b *bus.Bus, o BackupOptions) (BackupManifest, e
 		return m, err
 	}
 	return m, nil
+}
+
+// copyWhileQuiet copies the state into o.Dir once the ingest stages are
+// idle, and again until they stayed idle through a whole copy (within
+// o.Wait); it records the attempts, the time and the stages' delivered
+// counts in m. On an error o.Dir is left empty.
+func copyWhileQuiet(ctx context.Context, b *bus.Bus, cat stage.Catalog, ingest []bus.StageSpec, o BackupOptions, m *BackupManifest) error {
+	waitCtx, cancel := context.WithDeadline(ctx, time.Now().Add(o.Wait))
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		m.Attempts = attempt
+		before, err := waitQuiet(waitCtx, b, ingest, o)
+		if err != nil {
+			clearDir(o.Dir)
+			if ctx.Err() == nil && waitCtx.Err() != nil {
+				return fmt.Errorf("the ingest stages were not idle for long enough to take a backup within %s "+
+					"(pending: %s); try again when ingest is done, or with a longer --wait", o.Wait, describePending(ctx, b, ingest))
+			}
+			return err
+		}
+		m.Created = time.Now().UTC()
+		if err := copyState(ctx, b, cat, o, m); err != nil {
+			clearDir(o.Dir)
+			return err
+		}
+		after, err := b.StageStates(ctx, ingest)
+		if err != nil {
+			clearDir(o.Dir)
+			return fmt.Errorf("read the ingest stages after the copy: %w", err)
+		}
+		if sameQuiet(before, after) {
+			m.Delivered = map[string]uint64{}
+			for _, s := range after {
+				m.Delivered[s.Stage] = s.Delivered
+			}
+			return nil
+		}
+		o.progress("ingest went on while copying; taking the copy again")
+		o.Log.Info().Int("attempt", attempt).Msg("backup: ingest went on while copying; taking the copy again")
+		clearDir(o.Dir)
+	}
 }
 
 // waitQuiet waits until no ingest stage has anything pending or in flight
