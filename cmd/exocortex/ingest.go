@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/notes"
@@ -291,7 +292,7 @@ func fitsStore(ev *schemas.DocChanged, limit int64) error {
 	}
 	if n := int64(len(raw)); n*storeShare > limit {
 		return fmt.Errorf("%w: the note takes %s and its chunks as much again, more than the JetStream store's limit of %s (up --max-store); raise --max-store or split the note",
-			files.ErrRefused, system.HumanBytes(n), system.HumanBytes(limit))
+			files.ErrRefused, humanize.IBytes(uint64(n)), humanize.IBytes(uint64(limit)))
 	}
 	return nil
 }

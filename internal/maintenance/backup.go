@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
@@ -289,7 +290,7 @@ func copyState(ctx context.Context, b *bus.Bus, cat stage.Catalog, o BackupOptio
 			return err
 		}
 		if fi, err := os.Stat(dst); err == nil {
-			o.progress("copied %s (%s)", filepath.Base(db), mib(fi.Size()))
+			o.progress("copied %s (%s)", filepath.Base(db), humanize.IBytes(uint64(fi.Size())))
 		}
 	}
 	vdir := filepath.Join(o.DataDir, "vectors")
@@ -449,7 +450,7 @@ func VerifyBackup(dir string, progress func(string)) (BackupManifest, error) {
 		}
 		done += size
 		if progress != nil && time.Since(last) > time.Second {
-			progress(fmt.Sprintf("checked %s of %s", mib(done), mib(total)))
+			progress(fmt.Sprintf("checked %s of %s", humanize.IBytes(uint64(done)), humanize.IBytes(uint64(total))))
 			last = time.Now()
 		}
 	}
@@ -631,7 +632,7 @@ func copyTree(ctx context.Context, src, dst string, keep func(rel string) bool, 
 			return nil
 		}
 		if info, err := d.Info(); err == nil && info.Size() > 64<<20 {
-			o.progress("copying vectors/%s (%s)", filepath.ToSlash(rel), mib(info.Size()))
+			o.progress("copying vectors/%s (%s)", filepath.ToSlash(rel), humanize.IBytes(uint64(info.Size())))
 		}
 		return copyFile(path, filepath.Join(dst, rel))
 	})
@@ -765,5 +766,3 @@ func absPath(p string) string {
 	}
 	return p
 }
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }
