@@ -146,7 +146,7 @@ func Backup(ctx context.Context, b *bus.Bus, o BackupOptions) (BackupManifest, e
 				"start exocortex up so they are indexed, then back up", describePending(ctx, b, ingest), o.DataDir)
 		}
 	}
-	m := BackupManifest{Format: BackupFormat, Version: BackupVersion, DataDir: absPath(o.DataDir)}
+	m := BackupManifest{Format: BackupFormat, Version: BackupVersion, DataDir: system.AbsPath(o.DataDir)}
 	if err := copyWhileQuiet(ctx, b, cat, ingest, o, &m); err != nil {
 		return m, err
 	}
@@ -470,7 +470,7 @@ func Restore(ctx context.Context, o RestoreOptions) (BackupManifest, error) {
 	if err != nil {
 		return m, err
 	}
-	abs := absPath(o.DataDir)
+	abs := system.AbsPath(o.DataDir)
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return m, fmt.Errorf("restore into %s: %w", o.DataDir, err)
 	}
@@ -760,9 +760,3 @@ func (m BackupManifest) BucketNames() []string {
 }
 
 // absPath is p made absolute (p itself when that fails).
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
-}
