@@ -11,7 +11,6 @@ import (
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
-	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
 )
@@ -20,7 +19,7 @@ import (
 // through the running system's retrieve and rerank stages, or here from
 // the data directory. Options.SearchTimeout bounds it.
 func (c *Client) Search(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.QueryReranked, error) {
-	detectLang(q)
+	system.DetectLang(q)
 	if c.local != nil {
 		return c.local.Search(ctx, q, c.opts.SearchTimeout)
 	}
@@ -45,7 +44,7 @@ type AskOptions struct {
 // tokens to o.OnToken, and returns the finished kb.answer.done.
 // Options.AskTimeout bounds it.
 func (c *Client) Ask(ctx context.Context, q *schemas.QuerySubmitted, o AskOptions) (*schemas.AnswerDone, *FollowUps, error) {
-	detectLang(q)
+	system.DetectLang(q)
 	done, fu, err := c.answer(ctx, q, o.OnToken)
 	if err != nil {
 		if o.CancelIfLeft && ctx.Err() != nil {
@@ -107,16 +106,6 @@ func pathOf(names ...string) []bus.StageSpec {
 		}
 	}
 	return out
-}
-
-// detectLang gives a query without a language its question's (the answer,
-// its messages and follow-ups are in it), before it leaves the client, so a
-// running system from before language detection answers in it too. The
-// chunk filter (Options.Lang) is left alone.
-func detectLang(q *schemas.QuerySubmitted) {
-	if q.Lang == "" {
-		q.Lang = lang.DetectLang(q.Question)
-	}
 }
 
 // FollowUps waits for the follow-up questions of an answer, which come

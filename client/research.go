@@ -66,34 +66,8 @@ func awaitReport(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested
 	}
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	failed := make(chan string, 1)
-	reported := make(chan struct{}, 1) // the report step said it is done
-	stop, err := b.Subscribe(schemas.SubjectResearchProgressPrefix+req.ResearchID, func(ev schemas.Event) {
-		p, ok := ev.(*schemas.ResearchProgress)
-		if !ok || p.ResearchID != req.ResearchID {
-			return
-		}
-		if onProgress != nil {
-			onProgress(p)
-		}
-		var ch chan string
-		switch {
-		case p.Step == "failed" && p.TaskID == "":
-			ch = failed
-		case p.Step == "report" && p.Done:
-			select {
-			case reported <- struct{}{}:
-			default:
-			}
-			return
-		default:
-			return
-		}
-		select {
-		case ch <- p.Message:
-		default:
-		}
-	})
+	prog := &researchProgress{id: req.ResearchID, onProgress: onProgress, failed: make(chan string, 1), reported: make(chan struct{}, 1)}
+	stop, err := b.Subscribe(schemas.SubjectResearchProgressPrefix+req.ResearchID, prog.see)
 	if err != nil {
 		return nil, err
 	}
@@ -105,25 +79,7 @@ func awaitReport(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested
 		return nil, err
 	}
 	defer w.Close()
-	reports := make(chan *schemas.ResearchReport, 1)
-	go func() {
-		for {
-			ev, err := w.Next(ctx)
-			if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
-				return
-			}
-			if err != nil {
-				// A report whose body cannot be read: the stored one is
-				// read once the report step says it is done.
-				b.Log.Warn().Err(err).Str("research_id", req.ResearchID).Msg("research report not readable from its event")
-				continue
-			}
-			if r, ok := ev.(*schemas.ResearchReport); ok {
-				reports <- r
-				return
-			}
-		}
-	}()
+	reports := nextReport(ctx, b, w, req.ResearchID)
 	ack, err := b.Publish(ctx, req, req.ResearchID)
 	if err != nil {
 		return nil, fmt.Errorf("research %s: %w", req.ResearchID, err)
@@ -138,15 +94,15 @@ func awaitReport(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested
 			// the step arrive, so the progress shown ends with it.
 			if poll == nil {
 				select {
-				case <-reported:
+				case <-prog.reported:
 				case <-time.After(time.Second):
 				case <-ctx.Done():
 				}
 			}
 			return r, nil
-		case why := <-failed:
+		case why := <-prog.failed:
 			return nil, fmt.Errorf("research %s: %w: %s", req.ResearchID, ErrResearchFailed, why)
-		case <-reported:
+		case <-prog.reported:
 			if poll == nil {
 				t := time.NewTicker(500 * time.Millisecond)
 				defer t.Stop()
@@ -157,21 +113,82 @@ func awaitReport(ctx context.Context, b *bus.Bus, req *schemas.ResearchRequested
 				return r, nil
 			}
 		case <-ctx.Done():
-			// The report may have been stored while its event was missed
-			// (a reconnect): look before giving up.
-			lookCtx, cancelLook := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-			defer cancelLook()
-			if r, err := loadReport(lookCtx, b, req.ResearchID); err == nil && r != nil {
-				return r, nil
-			}
-			if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-				why := w.Explain(ctx, pathOf(researchstage.StagePlan, researchstage.StageInvestigate, researchstage.StageDraft, researchstage.StageReport), ack.Sequence)
-				why.What, why.Waited = "report", timeout
-				return nil, fmt.Errorf("research %s: %w ('exocortex research status %s' tells later whether it finished)", req.ResearchID, why, req.ResearchID)
-			}
-			return nil, fmt.Errorf("research %s: %w", req.ResearchID, ctx.Err())
+			return lastLook(ctx, b, w, req.ResearchID, ack.Sequence, timeout)
 		}
 	}
+}
+
+// researchProgress passes one research's progress on and signals its
+// ends: failed (the research failed, with why) and reported (the report
+// step said it is done).
+type researchProgress struct {
+	id         string
+	onProgress func(*schemas.ResearchProgress)
+	failed     chan string
+	reported   chan struct{}
+}
+
+func (rp *researchProgress) see(ev schemas.Event) {
+	p, ok := ev.(*schemas.ResearchProgress)
+	if !ok || p.ResearchID != rp.id {
+		return
+	}
+	if rp.onProgress != nil {
+		rp.onProgress(p)
+	}
+	switch {
+	case p.Step == "failed" && p.TaskID == "":
+		select {
+		case rp.failed <- p.Message:
+		default:
+		}
+	case p.Step == "report" && p.Done:
+		select {
+		case rp.reported <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// nextReport hands on the research's report event when it comes.
+func nextReport(ctx context.Context, b *bus.Bus, w *bus.Reply, researchID string) <-chan *schemas.ResearchReport {
+	reports := make(chan *schemas.ResearchReport, 1)
+	go func() {
+		for {
+			ev, err := w.Next(ctx)
+			if errors.Is(err, ctx.Err()) && ctx.Err() != nil {
+				return
+			}
+			if err != nil {
+				// A report whose body cannot be read: the stored one is
+				// read once the report step says it is done.
+				b.Log.Warn().Err(err).Str("research_id", researchID).Msg("research report not readable from its event")
+				continue
+			}
+			if r, ok := ev.(*schemas.ResearchReport); ok {
+				reports <- r
+				return
+			}
+		}
+	}()
+	return reports
+}
+
+// lastLook is the end of a wait that ran out (ctx is done): the report
+// may have been stored while its event was missed (a reconnect), so look
+// before giving up; else say where the research stopped.
+func lastLook(ctx context.Context, b *bus.Bus, w *bus.Reply, researchID string, seq uint64, timeout time.Duration) (*schemas.ResearchReport, error) {
+	lookCtx, cancelLook := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+	defer cancelLook()
+	if r, err := loadReport(lookCtx, b, researchID); err == nil && r != nil {
+		return r, nil
+	}
+	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+		why := w.Explain(ctx, pathOf(researchstage.StagePlan, researchstage.StageInvestigate, researchstage.StageDraft, researchstage.StageReport), seq)
+		why.What, why.Waited = "report", timeout
+		return nil, fmt.Errorf("research %s: %w ('exocortex research status %s' tells later whether it finished)", researchID, why, researchID)
+	}
+	return nil, fmt.Errorf("research %s: %w", researchID, ctx.Err())
 }
 
 // Report returns the stored report of a research (KB_RESEARCH_REPORTS),

@@ -290,30 +290,16 @@ func ScoreAnswer(q Question, done *schemas.AnswerDone, blocks map[string]string)
 	if q.Unanswerable {
 		return s
 	}
-	claims := map[schemas.TextSpan]bool{} // span -> has a correct citation
-	own := 0
+	var t claimTally // a claim is supported by a correct citation
 	for _, c := range done.Citations {
 		ok := CitationCorrect(q, c, blocks)
 		if ok {
 			s.Correct++
 		}
-		if len(c.Spans) == 0 {
-			own++
-			if ok {
-				s.Supported++
-			}
-			continue
-		}
-		for _, sp := range c.Spans {
-			claims[sp] = claims[sp] || ok
-		}
+		t.add(c, ok)
 	}
-	s.Claims = own + len(claims) + s.Unsupported
-	for _, ok := range claims {
-		if ok {
-			s.Supported++
-		}
-	}
+	claims, supported := t.counts()
+	s.Claims, s.Supported = claims+s.Unsupported, s.Supported+supported
 	if done.Mode == schemas.AnswerExtractive {
 		s.Extractive = true
 		for _, g := range q.Answers {
@@ -327,8 +313,7 @@ func ScoreAnswer(q Question, done *schemas.AnswerDone, blocks map[string]string)
 // supportOf checks each citation against its own claims.
 func (s *AnswerScore) supportOf(done *schemas.AnswerDone, blocks map[string]string) {
 	runes := []rune(done.Answer)
-	claims := map[schemas.TextSpan]bool{}
-	own := 0
+	var t claimTally
 	for _, c := range done.Citations {
 		var texts []string
 		for _, sp := range c.Spans {
@@ -340,23 +325,46 @@ func (s *AnswerScore) supportOf(done *schemas.AnswerDone, blocks map[string]stri
 		if ok {
 			s.SupportCitations++
 		}
-		if len(c.Spans) == 0 {
-			own++
-			if ok {
-				s.SupportClaims++
-			}
-			continue
-		}
-		for _, sp := range c.Spans {
-			claims[sp] = claims[sp] || ok
-		}
+		t.add(c, ok)
 	}
-	s.AllClaims = own + len(claims) + s.Unsupported
-	for _, ok := range claims {
+	claims, supported := t.counts()
+	s.AllClaims, s.SupportClaims = claims+s.Unsupported, s.SupportClaims+supported
+}
+
+// claimTally counts an answer's cited claims from its citations: a
+// citation without spans is a claim of its own; each cited span is one
+// claim, held when any of its citations is.
+type claimTally struct {
+	spans       map[schemas.TextSpan]bool // span -> a citation of it holds
+	own, ownHeld int
+}
+
+// add counts citation c, which holds (is correct, supports its claim) or not.
+func (t *claimTally) add(c schemas.Citation, held bool) {
+	if len(c.Spans) == 0 {
+		t.own++
+		if held {
+			t.ownHeld++
+		}
+		return
+	}
+	if t.spans == nil {
+		t.spans = map[schemas.TextSpan]bool{}
+	}
+	for _, sp := range c.Spans {
+		t.spans[sp] = t.spans[sp] || held
+	}
+}
+
+// counts are the claims counted and those held.
+func (t *claimTally) counts() (claims, held int) {
+	held = t.ownHeld
+	for _, ok := range t.spans {
 		if ok {
-			s.SupportClaims++
+			held++
 		}
 	}
+	return t.own + len(t.spans), held
 }
 
 // Supports tells whether a block's text holds a citation's support: its

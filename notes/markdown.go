@@ -168,24 +168,7 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 	if err != nil {
 		return nil, err // *PathError names the file
 	}
-	utf, note := decodeText(content)
-	var notes []string
-	if note != "" {
-		notes = append(notes, note)
-	}
-
-	text := strings.TrimPrefix(string(utf), "\uFEFF")
-	text = strings.ReplaceAll(text, "\r\n", "\n")
-	text = strings.ReplaceAll(text, "\r", "\n")
-	meta, body, raw, fmErr := splitFrontMatter(text)
-	if fmErr != nil {
-		// What the user wrote is kept: the note is indexed, its front matter
-		// as plain text in the first block, without properties.
-		notes = append(notes, "front matter is "+frontMatterProblem(fmErr)+"; indexed without its properties")
-	}
-	if len(notes) > 0 && v.onNote != nil {
-		v.onNote(abs, strings.Join(notes, "; "))
-	}
+	meta, body, raw, fmErr := v.readText(abs, content)
 
 	sum := sha256.Sum256(content)
 	doc := &schemas.DocChanged{
@@ -217,18 +200,7 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 	p.blocks(lines, "")
 	doc.Blocks = p.out
 
-	doc.Title = strings.TrimSpace(meta["title"])
-	if doc.Title == "" {
-		for _, b := range doc.Blocks {
-			if b.Type == schemas.BlockHeading && b.Level == 1 && b.Text != "" {
-				doc.Title = b.Text
-				break
-			}
-		}
-	}
-	if doc.Title == "" {
-		doc.Title = trimMarkdownExt(filepath.Base(abs))
-	}
+	doc.Title = noteTitle(meta, doc.Blocks, abs)
 	// TitlePath: the folders between root and the file, then the title.
 	if dir := pathDir(rel); dir != "" {
 		doc.TitlePath = strings.Split(dir, "/")
@@ -236,6 +208,45 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 	doc.TitlePath = append(doc.TitlePath, doc.Title)
 	doc.BoundTitles() // the heading block keeps the whole text
 	return doc, nil
+}
+
+// readText decodes a note's content (noting a repaired encoding), unifies
+// its line ends and splits off its front matter. A front matter that
+// cannot be read is returned in raw with fmErr (and noted): the note is
+// then indexed without properties.
+func (v *vault) readText(abs string, content []byte) (meta map[string]string, body string, raw []string, fmErr error) {
+	utf, note := decodeText(content)
+	var notes []string
+	if note != "" {
+		notes = append(notes, note)
+	}
+	text := strings.TrimPrefix(string(utf), "\uFEFF")
+	text = strings.ReplaceAll(text, "\r\n", "\n")
+	text = strings.ReplaceAll(text, "\r", "\n")
+	meta, body, raw, fmErr = splitFrontMatter(text)
+	if fmErr != nil {
+		// What the user wrote is kept: the note is indexed, its front matter
+		// as plain text in the first block, without properties.
+		notes = append(notes, "front matter is "+frontMatterProblem(fmErr)+"; indexed without its properties")
+	}
+	if len(notes) > 0 && v.onNote != nil {
+		v.onNote(abs, strings.Join(notes, "; "))
+	}
+	return meta, body, raw, fmErr
+}
+
+// noteTitle is a note's title: its front matter's, else its first level-1
+// heading, else its file name without the extension.
+func noteTitle(meta map[string]string, blocks []schemas.Block, abs string) string {
+	if t := strings.TrimSpace(meta["title"]); t != "" {
+		return t
+	}
+	for _, b := range blocks {
+		if b.Type == schemas.BlockHeading && b.Level == 1 && b.Text != "" {
+			return b.Text
+		}
+	}
+	return trimMarkdownExt(filepath.Base(abs))
 }
 
 // pathDir is path.Dir for a slash-separated relative path, "" at the top.

@@ -22,9 +22,9 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 
+	"github.com/dustin/go-humanize"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -123,14 +123,9 @@ func (w *walker) read(p string) ([]byte, error) {
 		return nil, err
 	}
 	if info.Size() > w.maxBytes {
-		return nil, fmt.Errorf("%s: %w: %s, the limit is %s", p, ErrTooLarge, mib(info.Size()), mib(w.maxBytes))
+		return nil, fmt.Errorf("%s: %w: %s, the limit is %s", p, ErrTooLarge, humanize.IBytes(uint64(info.Size())), humanize.IBytes(uint64(w.maxBytes)))
 	}
 	return os.ReadFile(p)
-}
-
-// mib formats a size in MiB ("20.3 MiB").
-func mib(n int64) string {
-	return strconv.FormatFloat(float64(n)/(1<<20), 'f', 1, 64) + " MiB"
 }
 
 // isHidden reports whether a file or folder name is hidden (".git", ".siyuan").

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/exocortex/exocortex/internal/maintenance"
 	"github.com/exocortex/exocortex/internal/system"
 )
@@ -55,7 +56,7 @@ func cmdBackup(ctx context.Context, args []string) error {
 	}
 	fmt.Printf("backed up %s into %s: %s, %s; %s; %s, %s\n", c.data, pos[0],
 		plural(m.Documents, "document", "documents"), plural(m.Chunks, "chunk", "chunks"), bucketCounts(m),
-		plural(len(m.Files), "file", "files"), mibString(m.TotalSize()))
+		plural(len(m.Files), "file", "files"), humanize.IBytes(uint64(m.TotalSize())))
 	for _, n := range m.Notes {
 		fmt.Printf("note: %s\n", n)
 	}
@@ -100,5 +101,3 @@ func bucketCounts(m maintenance.BackupManifest) string {
 	}
 	return "keys: " + strings.Join(parts, ", ")
 }
-
-func mibString(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

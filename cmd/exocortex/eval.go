@@ -16,6 +16,7 @@ import (
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models"
+	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
@@ -46,163 +47,220 @@ type evalReport struct {
 	Lexical string `json:"lexical"`
 }
 
-func cmdEval(ctx context.Context, args []string) error {
+// evalFlags are eval's command-line flags.
+type evalFlags struct {
+	c                                 common
+	n                                 neural
+	sets, extra                       stringList
+	asJSON, answers, calib            *bool
+	fetch                             *int
+	analyzers, modeList, part         *string
+	calPath, method, scripted, labels *string
+	scriptedJSON, research            *bool
+	scriptedSeed                      *uint64
+	researchRate                      *float64
+	timeout                           *time.Duration
+	dataSet                           bool // --data is on the command line
+}
+
+func newEvalFlags() (*flag.FlagSet, *evalFlags) {
 	fs := newFlags("eval")
-	var c common
-	c.register(fs, "warn")
-	if f := fs.Lookup("data"); f != nil {
-		f.Usage = "build the index in this directory instead of a fresh temporary one (EXOCORTEX_DATA is not used: it is your knowledge base; " +
+	f := &evalFlags{}
+	f.c.register(fs, "warn")
+	if d := fs.Lookup("data"); d != nil {
+		d.Usage = "build the index in this directory instead of a fresh temporary one (EXOCORTEX_DATA is not used: it is your knowledge base; " +
 			"the models are still read from its default models directory)"
-		f.DefValue = ""
+		d.DefValue = ""
 	}
-	var sets, extra stringList
-	fs.Var(&sets, "set", "golden set: SQuAD json (v1.1/v2.0) or JSONL; repeat for several (indexed together)")
-	fs.Var(&extra, "ingest", "also index this folder (a corpus that JSONL gold ids point into); repeatable")
-	asJSON := fs.Bool("json", false, "print one JSON object")
-	fetch := fs.Int("fetch", 60, "chunks retrieved per question")
-	analyzers := fs.String("analyzer", "", "text analysis: plain, stem or full; a comma-separated list runs each on its own index "+
+	fs.Var(&f.sets, "set", "golden set: SQuAD json (v1.1/v2.0) or JSONL; repeat for several (indexed together)")
+	fs.Var(&f.extra, "ingest", "also index this folder (a corpus that JSONL gold ids point into); repeatable")
+	f.asJSON = fs.Bool("json", false, "print one JSON object")
+	f.fetch = fs.Int("fetch", 60, "chunks retrieved per question")
+	f.analyzers = fs.String("analyzer", "", "text analysis: plain, stem or full; a comma-separated list runs each on its own index "+
 		"(default: the index's own, full for a new index)")
-	modeList := fs.String("mode", "", "retrieval modes to score, comma-separated: lexical, vector, hybrid, rerank (default: every mode the installed models allow)")
-	var n neural
-	n.register(fs)
-	part := fs.String("split", eval.PartAll, "questions to score: all, dev (a third of the articles, for tuning) or test (the rest)")
-	answers := fs.Bool("answers", false, "score answers instead of retrieval: every question goes through retrieval and the answer stage "+
+	f.modeList = fs.String("mode", "", "retrieval modes to score, comma-separated: lexical, vector, hybrid, rerank (default: every mode the installed models allow)")
+	f.n.register(fs)
+	f.part = fs.String("split", eval.PartAll, "questions to score: all, dev (a third of the articles, for tuning) or test (the rest)")
+	f.answers = fs.Bool("answers", false, "score answers instead of retrieval: every question goes through retrieval and the answer stage "+
 		"with the configured providers; reports false claims shown as supported, citation precision and faithful claims kept (from a scripted provider's labels), "+
 		"abstention, wrong language, gold and overlap citation precision and recall, EM/F1 of extractive answers, modes and latency per stage")
-	calib := fs.Bool("calibrate", false, "with --answers: fit the answer thresholds (llm confidence, extractive score) on the set "+
+	f.calib = fs.Bool("calibrate", false, "with --answers: fit the answer thresholds (llm confidence, extractive score) on the set "+
 		"and write them to the calibration file, which up, ask and eval then use")
-	calPath := fs.String("calibration", "", "calibration file (env "+answer.CalibrationEnv+"; default calibration.json in EXOCORTEX_DATA or --data)")
-	method := fs.String("calibration-method", eval.MethodIsotonic, "with --calibrate: isotonic (pool-adjacent-violators) or platt (logistic)")
-	qTimeout := fs.Duration("timeout", 2*time.Minute, "with --answers: how long to wait for each answer")
-	scripted := fs.String("scripted", "", "with --answers: answer with the scripted test provider, started in-process instead of the configured providers, "+
+	f.calPath = fs.String("calibration", "", "calibration file (env "+answer.CalibrationEnv+"; default calibration.json in EXOCORTEX_DATA or --data)")
+	f.method = fs.String("calibration-method", eval.MethodIsotonic, "with --calibrate: isotonic (pool-adjacent-violators) or platt (logistic)")
+	f.timeout = fs.Duration("timeout", 2*time.Minute, "with --answers: how long to wait for each answer")
+	f.scripted = fs.String("scripted", "", "with --answers: answer with the scripted test provider, started in-process instead of the configured providers, "+
 		"and score against the labels it gives every claim: KIND is one of its behaviours ("+strings.Join(llmtest.BehaviourNames(), ", ")+")")
-	scriptedJSON := fs.Bool("scripted-json", false, "with --scripted: the provider takes response_format json_schema, so answers are asked in JSON")
-	scriptedSeed := fs.Uint64("scripted-seed", 0, "with --scripted mixed: varies which kind each question gets")
-	researchEval := fs.Bool("research", false, "score research reports instead: every question of the research sets (JSON, see eval/testdata/research-disagree.json) "+
+	f.scriptedJSON = fs.Bool("scripted-json", false, "with --scripted: the provider takes response_format json_schema, so answers are asked in JSON")
+	f.scriptedSeed = fs.Uint64("scripted-seed", 0, "with --scripted mixed: varies which kind each question gets")
+	f.research = fs.Bool("research", false, "score research reports instead: every question of the research sets (JSON, see eval/testdata/research-disagree.json) "+
 		"goes through plan, investigate, draft and report; reports report sentence precision, planted disagreements reported, changed facts reaching the report "+
 		"and calls per research; with --scripted KIND the research stand-in answers ("+strings.Join(llmtest.ResearchKindNames(), ", ")+") and its labels judge the sentences")
-	researchRate := fs.Float64("scripted-rate", 0, "with --research --scripted: the share of the facts the kind alters (0: one half; 1: every fact it can)")
-	labelsURL := fs.String("labels", "", "with --answers: read the claims' labels from a scripted provider started elsewhere (its "+llmtest.ClaimsPath+" URL)")
-	dataSet := false
+	f.researchRate = fs.Float64("scripted-rate", 0, "with --research --scripted: the share of the facts the kind alters (0: one half; 1: every fact it can)")
+	f.labels = fs.String("labels", "", "with --answers: read the claims' labels from a scripted provider started elsewhere (its "+llmtest.ClaimsPath+" URL)")
+	return fs, f
+}
+
+func cmdEval(ctx context.Context, args []string) error {
+	fs, f := newEvalFlags()
 	pos, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
-	sets = append(sets, pos...)
-	fs.Visit(func(f *flag.Flag) { dataSet = dataSet || f.Name == "data" })
-	if *researchEval {
-		if *answers || *calib || *labelsURL != "" || *scriptedJSON {
-			return &usageError{cmd: "eval", msg: "--research scores research reports: leave out --answers, --calibrate, --labels and --scripted-json"}
-		}
-		if !dataSet {
-			n.models = models.DirFromEnv(n.models, c.data)
-		}
-		return cmdEvalResearch(ctx, c, n, sets, researchOptions{kind: *scripted, seed: *scriptedSeed, rate: *researchRate, timeout: *qTimeout}, dataSet, *asJSON)
+	f.sets = append(f.sets, pos...)
+	fs.Visit(func(fl *flag.Flag) { f.dataSet = f.dataSet || fl.Name == "data" })
+	if *f.research {
+		return f.runResearch(ctx)
 	}
-	if len(sets) == 0 {
-		return errors.New("give --set FILE (SQuAD json or JSONL), or the sets as arguments")
+	script, err := f.check()
+	if err != nil {
+		return err
 	}
-	if *calib && !*answers {
-		return errors.New("--calibrate fits the answer thresholds: give --answers too")
-	}
-	var script *scriptedOptions
-	if *scripted != "" {
-		b, err := llmtest.ParseBehaviour(*scripted)
-		if err != nil {
-			return &usageError{cmd: "eval", msg: "--scripted: " + err.Error()}
-		}
-		script = &scriptedOptions{behaviour: b, json: *scriptedJSON, seed: *scriptedSeed}
-	}
-	if (script != nil || *labelsURL != "" || *scriptedJSON) && !*answers {
-		return &usageError{cmd: "eval", msg: "--scripted, --scripted-json and --labels score answers: give --answers too"}
-	}
-	if script != nil && *labelsURL != "" {
-		return &usageError{cmd: "eval", msg: "--scripted reads the labels of its own provider: leave out --labels"}
-	}
-	if *scriptedJSON && script == nil {
-		return &usageError{cmd: "eval", msg: "--scripted-json is for --scripted KIND"}
-	}
-	if *method != eval.MethodIsotonic && *method != eval.MethodPlatt {
-		return fmt.Errorf("--calibration-method %q: want isotonic or platt", *method)
-	}
-	loaded := make([]*eval.Set, 0, len(sets))
-	for _, p := range sets {
+	loaded := make([]*eval.Set, 0, len(f.sets))
+	for _, p := range f.sets {
 		s, err := eval.Load(p)
 		if err != nil {
 			return err
 		}
 		loaded = append(loaded, s)
 	}
-	var modes []analysis.Mode
-	for _, m := range strings.Split(*analyzers, ",") {
-		if m = strings.TrimSpace(m); m == "" {
-			continue
+	modes, err := parseAnalyzers(*f.analyzers)
+	if err != nil {
+		return err
+	}
+	// eval builds its own index: in a fresh temporary directory unless
+	// --data is on its command line (never EXOCORTEX_DATA, the user's
+	// knowledge base). The models are still where 'models fetch' put them:
+	// the default models directory of the user's data directory.
+	temp := !f.dataSet
+	if temp {
+		f.n.models = models.DirFromEnv(f.n.models, f.c.data)
+	}
+	if len(modes) > 1 && !temp {
+		return errors.New("several analyzers need a temporary index each: leave out --data")
+	}
+	if *f.answers {
+		return f.runAnswers(ctx, loaded, modes, script, temp)
+	}
+	return f.runRetrieval(ctx, loaded, modes, temp)
+}
+
+// runResearch is eval --research: it scores research reports.
+func (f *evalFlags) runResearch(ctx context.Context) error {
+	if *f.answers || *f.calib || *f.labels != "" || *f.scriptedJSON {
+		return &usageError{cmd: "eval", msg: "--research scores research reports: leave out --answers, --calibrate, --labels and --scripted-json"}
+	}
+	if !f.dataSet {
+		f.n.models = models.DirFromEnv(f.n.models, f.c.data)
+	}
+	return cmdEvalResearch(ctx, f.c, f.n, f.sets, researchOptions{kind: *f.scripted, seed: *f.scriptedSeed, rate: *f.researchRate, timeout: *f.timeout},
+		f.dataSet, *f.asJSON)
+}
+
+// check refuses flag combinations that make no sense, and returns the
+// scripted provider's options (nil without --scripted).
+func (f *evalFlags) check() (*scriptedOptions, error) {
+	if len(f.sets) == 0 {
+		return nil, errors.New("give --set FILE (SQuAD json or JSONL), or the sets as arguments")
+	}
+	if *f.calib && !*f.answers {
+		return nil, errors.New("--calibrate fits the answer thresholds: give --answers too")
+	}
+	var script *scriptedOptions
+	if *f.scripted != "" {
+		b, err := llmtest.ParseBehaviour(*f.scripted)
+		if err != nil {
+			return nil, &usageError{cmd: "eval", msg: "--scripted: " + err.Error()}
 		}
+		script = &scriptedOptions{behaviour: b, json: *f.scriptedJSON, seed: *f.scriptedSeed}
+	}
+	if (script != nil || *f.labels != "" || *f.scriptedJSON) && !*f.answers {
+		return nil, &usageError{cmd: "eval", msg: "--scripted, --scripted-json and --labels score answers: give --answers too"}
+	}
+	if script != nil && *f.labels != "" {
+		return nil, &usageError{cmd: "eval", msg: "--scripted reads the labels of its own provider: leave out --labels"}
+	}
+	if *f.scriptedJSON && script == nil {
+		return nil, &usageError{cmd: "eval", msg: "--scripted-json is for --scripted KIND"}
+	}
+	if *f.method != eval.MethodIsotonic && *f.method != eval.MethodPlatt {
+		return nil, fmt.Errorf("--calibration-method %q: want isotonic or platt", *f.method)
+	}
+	return script, nil
+}
+
+// parseAnalyzers reads --analyzer's comma-separated list; none is one
+// run with the index's own analyzer ("").
+func parseAnalyzers(list string) ([]analysis.Mode, error) {
+	var modes []analysis.Mode
+	for _, m := range splitList(list) {
 		mode, err := analysis.ParseMode(m)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		modes = append(modes, mode)
 	}
 	if len(modes) == 0 {
 		modes = []analysis.Mode{""}
 	}
-	// eval builds its own index: in a fresh temporary directory unless
-	// --data is on its command line (never EXOCORTEX_DATA, the user's
-	// knowledge base). The models are still where 'models fetch' put them:
-	// the default models directory of the user's data directory.
-	temp := !dataSet
-	if temp {
-		n.models = models.DirFromEnv(n.models, c.data)
+	return modes, nil
+}
+
+// indexDir is where one eval run builds its index: --data, or a fresh
+// temporary directory that done removes.
+func (f *evalFlags) indexDir(temp bool) (dir string, done func(), err error) {
+	if !temp {
+		return f.c.data, func() {}, nil
 	}
-	if len(modes) > 1 && !temp {
-		return errors.New("several analyzers need a temporary index each: leave out --data")
+	tmp, err := os.MkdirTemp("", "exocortex-eval-")
+	if err != nil {
+		return "", nil, err
 	}
-	if *answers {
-		if len(modes) > 1 {
-			return errors.New("--answers runs on one index: give one --analyzer")
-		}
-		if *calPath == "" {
-			*calPath = answer.CalibrationPath(c.data) // the user's data directory, not the temporary index
-		}
-		dir := c.data
-		if temp {
-			tmp, err := os.MkdirTemp("", "exocortex-eval-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			dir = tmp
-		}
-		rep, err := evalAnswers(ctx, c, n, dir, loaded, extra, answersOptions{calibrate: *calib, calibration: *calPath, method: *method,
-			timeout: *qTimeout, part: *part, analyzer: modes[0], scripted: script, labelsURL: *labelsURL})
+	return tmp, func() { os.RemoveAll(tmp) }, nil
+}
+
+// runAnswers is eval --answers: it scores the answers on one index.
+func (f *evalFlags) runAnswers(ctx context.Context, loaded []*eval.Set, modes []analysis.Mode, script *scriptedOptions, temp bool) error {
+	if len(modes) > 1 {
+		return errors.New("--answers runs on one index: give one --analyzer")
+	}
+	if *f.calPath == "" {
+		*f.calPath = answer.CalibrationPath(f.c.data) // the user's data directory, not the temporary index
+	}
+	dir, done, err := f.indexDir(temp)
+	if err != nil {
+		return err
+	}
+	defer done()
+	rep, err := evalAnswers(ctx, f.c, f.n, dir, loaded, f.extra, answersOptions{calibrate: *f.calib, calibration: *f.calPath, method: *f.method,
+		timeout: *f.timeout, part: *f.part, analyzer: modes[0], scripted: script, labelsURL: *f.labels})
+	if err != nil {
+		return err
+	}
+	if *f.asJSON {
+		return printJSON(rep)
+	}
+	printAnswers(rep)
+	return nil
+}
+
+// runRetrieval scores retrieval: one index per analyzer, every
+// retrieval mode on each.
+func (f *evalFlags) runRetrieval(ctx context.Context, loaded []*eval.Set, modes []analysis.Mode, temp bool) error {
+	var outs []evalReport
+	for _, mode := range modes {
+		dir, done, err := f.indexDir(temp)
 		if err != nil {
 			return err
 		}
-		if *asJSON {
-			return printJSON(rep)
-		}
-		printAnswers(rep)
-		return nil
-	}
-	var outs []evalReport
-	for _, mode := range modes {
-		dir := c.data
-		if temp {
-			tmp, err := os.MkdirTemp("", "exocortex-eval-")
-			if err != nil {
-				return err
-			}
-			defer os.RemoveAll(tmp)
-			dir = tmp
-		}
-		res, err := evalOnce(ctx, c, n, dir, temp, mode, splitList(*modeList), loaded, extra, *part, *fetch)
+		defer done()
+		res, err := evalOnce(ctx, f.c, f.n, dir, temp, mode, splitList(*f.modeList), loaded, f.extra, *f.part, *f.fetch)
 		if err != nil {
 			return err
 		}
 		outs = append(outs, res...)
 	}
-	if *asJSON {
+	if *f.asJSON {
 		if len(outs) == 1 {
 			return printJSON(outs[0])
 		}
@@ -283,90 +341,101 @@ func evalOnce(ctx context.Context, c common, n neural, dir string, temp bool, mo
 	if _, running := system.Running(c.data); running || c.nats != "" {
 		return nil, fmt.Errorf("eval builds and reads its own index: stop the system running on %s, or leave out --data", c.data)
 	}
-	start := time.Now()
 	cfg := system.Config{DataDir: c.data, Listen: "127.0.0.1:-1", Analyzer: mode, Log: c.logger()}
 	if err := n.apply(&cfg); err != nil {
 		return nil, err
 	}
-	evalCollection(&cfg, temp)
-	sys, err := system.Start(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer sys.Stop()
-	defer dropEvalCollection(sys, cfg)
-	for _, note := range sys.ModelNotes {
-		fmt.Fprintf(os.Stderr, "note: %s\n", note)
-	}
-	b := sys.Bus
-	trace := newTraceID("eval")
 	var docs []*schemas.DocChanged
 	for _, s := range loaded {
 		docs = append(docs, s.Docs...)
 	}
-	if err := indexForEval(ctx, b, docs, extra, trace); err != nil {
+	sys, indexSecs, stop, err := startEvalIndex(ctx, cfg, temp, docs, extra, true)
+	if err != nil {
 		return nil, err
 	}
-	indexSecs := time.Since(start).Seconds()
-	st := sys.Store
+	defer stop()
 	if len(modes) == 0 {
-		modes = []string{schemas.ModeLexical}
-		switch sys.Retriever.Modes() {
-		case schemas.ModeRerank:
-			modes = append(modes, schemas.ModeVector, schemas.ModeHybrid, schemas.ModeRerank)
-		case schemas.ModeHybrid:
-			modes = append(modes, schemas.ModeVector, schemas.ModeHybrid)
-		}
+		modes = installedModes(sys.Retriever)
 	}
-	// With --vectors qdrant the lexical leg runs on the collection's
-	// lexical vectors, as a retrieve worker without the SQLite file runs
-	// it; the index stage wrote them beside the SQLite file.
+	r, lexicalOn := evalRetriever(sys)
+	var outs []evalReport
+	for _, m := range modes {
+		out, err := scoreMode(ctx, sys, r, lexicalOn, m, loaded, part, fetch)
+		if err != nil {
+			return nil, err
+		}
+		out.IndexSeconds = indexSecs
+		outs = append(outs, out)
+	}
+	return outs, nil
+}
+
+// installedModes are the retrieval modes the installed models allow.
+func installedModes(r *retrieval.Retriever) []string {
+	modes := []string{schemas.ModeLexical}
+	switch r.Modes() {
+	case schemas.ModeRerank:
+		modes = append(modes, schemas.ModeVector, schemas.ModeHybrid, schemas.ModeRerank)
+	case schemas.ModeHybrid:
+		modes = append(modes, schemas.ModeVector, schemas.ModeHybrid)
+	}
+	return modes
+}
+
+// evalRetriever is the retriever eval scores and where its lexical leg
+// runs. With --vectors qdrant the lexical leg runs on the collection's
+// lexical vectors, as a retrieve worker without the SQLite file runs
+// it; the index stage wrote them beside the SQLite file.
+func evalRetriever(sys *system.System) (*retrieval.Retriever, string) {
 	lexicalOn, r := "index", sys.Retriever
 	if ls, ok := sys.Vectors.(vectors.LexicalStore); ok {
 		if has, why := ls.HasLexical(); has {
 			lexicalOn = ls.Name()
-			r = &retrieval.Retriever{Index: &retrieval.VectorIndex{Store: ls, Analyzer: st.Analyzer()}, Vectors: r.Vectors, Embedder: r.Embedder,
+			r = &retrieval.Retriever{Index: &retrieval.VectorIndex{Store: ls, Analyzer: sys.Store.Analyzer()}, Vectors: r.Vectors, Embedder: r.Embedder,
 				Reranker: r.Reranker, Config: r.Config, Reformulate: r.Reformulate, Translate: r.Translate}
 		} else {
 			fmt.Fprintf(os.Stderr, "note: lexical search on the index file, not on %s: %s\n", ls.Name(), why)
 		}
 	}
-	var outs []evalReport
-	for _, m := range modes {
-		var searcher eval.Searcher = st
-		srch := &retrieval.Searcher{R: r, Mode: m}
-		if m != schemas.ModeLexical || lexicalOn != "index" {
-			searcher = srch
-		}
-		var reps []eval.Report
-		for _, s := range loaded {
-			s, err := eval.Split(s, part)
-			if err != nil {
-				return nil, err
-			}
-			r, err := eval.Run(ctx, searcher, s, eval.Options{Fetch: fetch})
-			if err != nil {
-				return nil, fmt.Errorf("mode %s: %w", m, err)
-			}
-			reps = append(reps, r)
-		}
-		out := evalReport{Mode: m, Analyzer: st.Analyzer().Name(), Part: part, IndexSeconds: indexSecs, Reasons: srch.LastReasons, Lexical: lexicalOn}
-		if srch.LastMode != "" && srch.LastMode != m {
-			out.Mode = srch.LastMode + " (asked " + m + ")"
-		}
-		out.Documents, out.Chunks, _ = st.Counts(ctx)
-		if sys.Embedder != nil {
-			out.Embedded, _, _ = st.EmbedCounts(ctx, sys.Embedder.Name())
-		}
-		if len(reps) == 1 {
-			out.Report = reps[0]
-		} else {
-			out.Report = eval.Merge("all", reps)
-			out.Sets = reps
-		}
-		outs = append(outs, out)
+	return r, lexicalOn
+}
+
+// scoreMode scores the part's questions of every set in one retrieval
+// mode m (IndexSeconds is left to the caller).
+func scoreMode(ctx context.Context, sys *system.System, r *retrieval.Retriever, lexicalOn, m string, loaded []*eval.Set, part string, fetch int) (evalReport, error) {
+	st := sys.Store
+	var searcher eval.Searcher = st
+	srch := &retrieval.Searcher{R: r, Mode: m}
+	if m != schemas.ModeLexical || lexicalOn != "index" {
+		searcher = srch
 	}
-	return outs, nil
+	var reps []eval.Report
+	for _, s := range loaded {
+		s, err := eval.Split(s, part)
+		if err != nil {
+			return evalReport{}, err
+		}
+		r, err := eval.Run(ctx, searcher, s, eval.Options{Fetch: fetch})
+		if err != nil {
+			return evalReport{}, fmt.Errorf("mode %s: %w", m, err)
+		}
+		reps = append(reps, r)
+	}
+	out := evalReport{Mode: m, Analyzer: st.Analyzer().Name(), Part: part, Reasons: srch.LastReasons, Lexical: lexicalOn}
+	if srch.LastMode != "" && srch.LastMode != m {
+		out.Mode = srch.LastMode + " (asked " + m + ")"
+	}
+	out.Documents, out.Chunks, _ = st.Counts(ctx)
+	if sys.Embedder != nil {
+		out.Embedded, _, _ = st.EmbedCounts(ctx, sys.Embedder.Name())
+	}
+	if len(reps) == 1 {
+		out.Report = reps[0]
+	} else {
+		out.Report = eval.Merge("all", reps)
+		out.Sets = reps
+	}
+	return out, nil
 }
 
 func printEval(out evalReport) {
@@ -415,6 +484,43 @@ func dropEvalCollection(sys *system.System, cfg system.Config) {
 	if err := d.DropCollection(context.Background()); err != nil {
 		fmt.Fprintf(os.Stderr, "note: %v (eval's throwaway collection: delete it by hand)\n", err)
 	}
+}
+
+// startEvalIndex starts the system on cfg, eval's own index (in its own
+// Qdrant collection, see evalCollection), and indexes the documents and
+// folders into it; indexSecs is how long that took. printNotes prints the
+// system's model notes on stderr before indexing. stop stops the system
+// and drops a throwaway collection.
+func startEvalIndex(ctx context.Context, cfg system.Config, temp bool, docs []*schemas.DocChanged, folders []string, printNotes bool) (
+	sys *system.System, indexSecs float64, stop func(), err error) {
+	evalCollection(&cfg, temp)
+	start := time.Now()
+	sys, err = system.Start(ctx, cfg)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	stop = func() {
+		dropEvalCollection(sys, cfg)
+		sys.Stop()
+	}
+	if printNotes {
+		for _, note := range sys.ModelNotes {
+			fmt.Fprintf(os.Stderr, "note: %s\n", note)
+		}
+	}
+	if err := indexForEval(ctx, sys.Bus, docs, folders, newTraceID("eval")); err != nil {
+		stop()
+		return nil, 0, nil, err
+	}
+	return sys, time.Since(start).Seconds(), stop, nil
+}
+
+// scriptedLLM is the LLM configuration of the scripted test provider at
+// url, in every role; structured is its StructuredOutput.
+func scriptedLLM(url, structured string) *llm.Config {
+	return &llm.Config{Providers: []llm.Provider{{Name: "scripted", BaseURL: url, Free: true, Timeout: 30 * time.Second,
+		StructuredOutput: structured,
+		Models:           map[string]string{llm.RoleFast: "scripted", llm.RoleLongContext: "scripted", llm.RoleStrategic: "scripted"}}}}
 }
 
 // indexForEval publishes the sets' documents and the folders' notes onto

@@ -14,7 +14,6 @@ import (
 	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/system"
-	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
 )
@@ -68,30 +67,14 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	if _, running := system.Running(dir); running || c.nats != "" {
 		return nil, fmt.Errorf("eval builds and reads its own index: stop the system running on %s, or leave out --data", dir)
 	}
-	folders := append([]string(nil), extra...)
-	for _, s := range loaded {
-		for _, nf := range s.Notes {
-			if _, err := os.Stat(nf); err != nil {
-				return nil, fmt.Errorf("golden set %s: its notes folder: %w (give the folder with --ingest)", s.Name, err)
-			}
-			folders = append(folders, nf)
-		}
+	folders, err := answerFolders(loaded, extra)
+	if err != nil {
+		return nil, err
 	}
 	rep := &answersReport{Part: o.part}
 	cfg := system.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: c.logger(), Calibration: o.calibration, Analyzer: o.analyzer}
-	if o.calibrate {
-		// Fit on what the verifier lets through at all: no calibration, and
-		// thresholds low enough that the raw scores are seen.
-		cfg.Calibration = system.CalibrationOff
-		cfg.Answer.MinCoverage, cfg.Answer.MinConfidence, cfg.Answer.QAThreshold = 1e-9, 1e-9, 1e-9
-	} else {
-		cal, err := answer.LoadCalibrations(o.calibration)
-		if err != nil {
-			return nil, err
-		}
-		if cal != nil {
-			rep.Calibration, rep.CalibrationFile, rep.Calibrated = cal, o.calibration, true
-		}
+	if err := answersCalibration(&cfg, rep, o); err != nil {
+		return nil, err
 	}
 	if err := n.apply(&cfg); err != nil {
 		return nil, err
@@ -100,71 +83,23 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 	if err != nil {
 		return nil, err
 	}
-	opts := eval.AnswerOptions{NoLabels: "the provider does not label its claims: give --scripted KIND (or --labels URL of a scripted provider) " +
-		"for false_supported, citation_precision, faithful_kept and confidence_auc"}
-	switch {
-	case o.scripted != nil:
-		srv := startScripted(loaded, blocks, *o.scripted)
-		defer srv.Close()
-		format := "prose"
-		if o.scripted.json {
-			format = "json"
-		}
-		cfg.LLM = &llm.Config{Providers: []llm.Provider{{Name: "scripted", BaseURL: srv.URL(), Free: true, Timeout: 30 * time.Second,
-			StructuredOutput: map[bool]string{true: "json_schema", false: "none"}[o.scripted.json],
-			Models:           map[string]string{llm.RoleFast: "scripted", llm.RoleLongContext: "scripted", llm.RoleStrategic: "scripted"}}}}
-		opts = eval.AnswerOptions{LabelSource: fmt.Sprintf("scripted provider in-process: behaviour %s, seed %d, answers in %s", o.scripted.behaviour, o.scripted.seed, format),
-			Labels: func(_ context.Context, question string) ([]eval.Label, error) {
-				return labelsOf(srv.Claims(question)), nil
-			}}
-		rep.Notes = append(rep.Notes, fmt.Sprintf("answers from the scripted test provider (behaviour %s, %s) at %s, not from the configured providers", o.scripted.behaviour, format, srv.URL()))
-	case o.labelsURL != "":
-		opts = eval.AnswerOptions{LabelSource: o.labelsURL, Labels: eval.HTTPLabels(o.labelsURL)}
-	}
-	temp := dir != c.data
-	evalCollection(&cfg, temp)
-	start := time.Now()
-	sys, err := system.Start(ctx, cfg)
-	if err != nil {
-		return nil, err
-	}
-	defer sys.Stop()
-	defer dropEvalCollection(sys, cfg)
-	rep.Notes = append(rep.Notes, sys.ModelNotes...)
-	for _, note := range sys.ModelNotes {
-		fmt.Fprintf(os.Stderr, "note: %s\n", note)
-	}
-	b := sys.Bus
-	trace := newTraceID("eval")
+	opts, closeScripted := answerLabels(&cfg, rep, loaded, blocks, o)
+	defer closeScripted()
 	var docs []*schemas.DocChanged
 	for _, s := range loaded {
 		docs = append(docs, s.Docs...)
 	}
-	if err := indexForEval(ctx, b, docs, folders, trace); err != nil {
+	sys, indexSecs, stop, err := startEvalIndex(ctx, cfg, dir != c.data, docs, folders, true)
+	if err != nil {
 		return nil, err
 	}
-	rep.IndexSeconds = round4(time.Since(start).Seconds())
+	defer stop()
+	rep.Notes = append(rep.Notes, sys.ModelNotes...)
+	rep.IndexSeconds = round4(indexSecs)
 	rep.Documents, rep.Chunks, _ = sys.Store.Counts(ctx)
-	cl := client.New(b, client.Options{AskTimeout: o.timeout})
-	ask := func(ctx context.Context, q eval.Question) (*schemas.AnswerDone, error) {
-		qs := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("eval"), Question: q.Question, Lang: q.Lang}}
-		if n.noModels {
-			qs.Options.Mode = schemas.ModeLexical
-		}
-		done, _, err := cl.Ask(ctx, qs, client.AskOptions{})
-		return done, err
-	}
-	var reps []eval.AnswerReport
-	for _, s := range loaded {
-		s, err := eval.Split(s, o.part)
-		if err != nil {
-			return nil, err
-		}
-		r, err := eval.RunAnswers(ctx, ask, s, blocks, opts)
-		if err != nil {
-			return nil, err
-		}
-		reps = append(reps, r)
+	reps, err := scoreAnswers(ctx, client.New(sys.Bus, client.Options{AskTimeout: o.timeout}), n.noModels, loaded, blocks, opts, o.part)
+	if err != nil {
+		return nil, err
 	}
 	if len(reps) == 1 {
 		rep.AnswerReport = reps[0]
@@ -178,6 +113,96 @@ func evalAnswers(ctx context.Context, c common, n neural, dir string, loaded []*
 		}
 	}
 	return rep, nil
+}
+
+// answerFolders are the notes folders to index: the --ingest ones and
+// the sets' own.
+func answerFolders(loaded []*eval.Set, extra []string) ([]string, error) {
+	folders := append([]string(nil), extra...)
+	for _, s := range loaded {
+		for _, nf := range s.Notes {
+			if _, err := os.Stat(nf); err != nil {
+				return nil, fmt.Errorf("golden set %s: its notes folder: %w (give the folder with --ingest)", s.Name, err)
+			}
+			folders = append(folders, nf)
+		}
+	}
+	return folders, nil
+}
+
+// answersCalibration sets the run's answer thresholds: to fit them
+// (--calibrate), or from the calibration file.
+func answersCalibration(cfg *system.Config, rep *answersReport, o answersOptions) error {
+	if o.calibrate {
+		// Fit on what the verifier lets through at all: no calibration, and
+		// thresholds low enough that the raw scores are seen.
+		cfg.Calibration = system.CalibrationOff
+		cfg.Answer.MinCoverage, cfg.Answer.MinConfidence, cfg.Answer.QAThreshold = 1e-9, 1e-9, 1e-9
+		return nil
+	}
+	cal, err := answer.LoadCalibrations(o.calibration)
+	if err != nil {
+		return err
+	}
+	if cal != nil {
+		rep.Calibration, rep.CalibrationFile, rep.Calibrated = cal, o.calibration, true
+	}
+	return nil
+}
+
+// answerLabels is where the claims' labels come from: the scripted
+// provider started here (which then answers too: cfg.LLM), a scripted
+// provider elsewhere (--labels), or none. closeScripted stops the one
+// started here.
+func answerLabels(cfg *system.Config, rep *answersReport, loaded []*eval.Set, blocks map[string]string, o answersOptions) (
+	opts eval.AnswerOptions, closeScripted func()) {
+	opts = eval.AnswerOptions{NoLabels: "the provider does not label its claims: give --scripted KIND (or --labels URL of a scripted provider) " +
+		"for false_supported, citation_precision, faithful_kept and confidence_auc"}
+	switch {
+	case o.scripted != nil:
+		srv := startScripted(loaded, blocks, *o.scripted)
+		format := "prose"
+		if o.scripted.json {
+			format = "json"
+		}
+		cfg.LLM = scriptedLLM(srv.URL(), map[bool]string{true: "json_schema", false: "none"}[o.scripted.json])
+		opts = eval.AnswerOptions{LabelSource: fmt.Sprintf("scripted provider in-process: behaviour %s, seed %d, answers in %s", o.scripted.behaviour, o.scripted.seed, format),
+			Labels: func(_ context.Context, question string) ([]eval.Label, error) {
+				return labelsOf(srv.Claims(question)), nil
+			}}
+		rep.Notes = append(rep.Notes, fmt.Sprintf("answers from the scripted test provider (behaviour %s, %s) at %s, not from the configured providers", o.scripted.behaviour, format, srv.URL()))
+		return opts, srv.Close
+	case o.labelsURL != "":
+		opts = eval.AnswerOptions{LabelSource: o.labelsURL, Labels: eval.HTTPLabels(o.labelsURL)}
+	}
+	return opts, func() {}
+}
+
+// scoreAnswers asks the part's questions of every set through the whole
+// query path and scores the answers, one report per set.
+func scoreAnswers(ctx context.Context, cl *client.Client, lexicalOnly bool, loaded []*eval.Set, blocks map[string]string, opts eval.AnswerOptions,
+	part string) ([]eval.AnswerReport, error) {
+	ask := func(ctx context.Context, q eval.Question) (*schemas.AnswerDone, error) {
+		qs := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("eval"), Question: q.Question, Lang: q.Lang}}
+		if lexicalOnly {
+			qs.Options.Mode = schemas.ModeLexical
+		}
+		done, _, err := cl.Ask(ctx, qs, client.AskOptions{})
+		return done, err
+	}
+	var reps []eval.AnswerReport
+	for _, s := range loaded {
+		s, err := eval.Split(s, part)
+		if err != nil {
+			return nil, err
+		}
+		r, err := eval.RunAnswers(ctx, ask, s, blocks, opts)
+		if err != nil {
+			return nil, err
+		}
+		reps = append(reps, r)
+	}
+	return reps, nil
 }
 
 // startScripted starts the scripted provider over the sets' notes: it

@@ -11,7 +11,6 @@ import (
 	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/eval"
 	"github.com/exocortex/exocortex/internal/system"
-	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
 )
@@ -45,20 +44,9 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 	if _, running := system.Running(dir); running || c.nats != "" {
 		return nil, fmt.Errorf("eval builds and reads its own index: stop the system running on %s, or leave out --data", dir)
 	}
-	var sets []*eval.ResearchSet
-	var folders []string
-	for _, p := range paths {
-		s, err := eval.LoadResearchSet(p)
-		if err != nil {
-			return nil, err
-		}
-		for _, nf := range s.Notes {
-			if _, err := os.Stat(nf); err != nil {
-				return nil, fmt.Errorf("research set %s: its notes folder: %w", s.Name, err)
-			}
-			folders = append(folders, nf)
-		}
-		sets = append(sets, s)
+	sets, folders, err := loadResearchSets(paths)
+	if err != nil {
+		return nil, err
 	}
 	rep := &researchEvalReport{}
 	cfg := system.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: c.logger()}
@@ -69,9 +57,8 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 	if err != nil {
 		return nil, err
 	}
-	var srv *llmtest.Server
-	var stand *llmtest.Research
-	labelSource := "none: the configured providers label nothing; every sentence is judged by its cited blocks' words"
+	sc := &researchScorer{blocks: blocks, timeout: o.timeout,
+		labelSource: "none: the configured providers label nothing; every sentence is judged by its cited blocks' words"}
 	if o.kind != "" {
 		k, err := llmtest.ParseResearchKind(o.kind)
 		if err != nil {
@@ -83,63 +70,94 @@ func evalResearch(ctx context.Context, c common, n neural, dir string, paths []s
 				tr[q] = m
 			}
 		}
-		srv, stand = llmtest.StartResearchServer(llmtest.ResearchOptions{Kind: k, Seed: o.seed, Rate: o.rate, Translations: tr})
-		defer srv.Close()
-		cfg.LLM = &llm.Config{Providers: []llm.Provider{{Name: "scripted", BaseURL: srv.URL(), Free: true, Timeout: 30 * time.Second,
-			StructuredOutput: "none",
-			Models:           map[string]string{llm.RoleFast: "scripted", llm.RoleLongContext: "scripted", llm.RoleStrategic: "scripted"}}}}
-		labelSource = fmt.Sprintf("research stand-in in-process: kind %s, seed %d, rate %g", k, o.seed, o.rate)
-		rep.Notes = append(rep.Notes, "research by the scripted stand-in ("+labelSource+") at "+srv.URL()+", not by the configured providers")
+		sc.srv, sc.stand = llmtest.StartResearchServer(llmtest.ResearchOptions{Kind: k, Seed: o.seed, Rate: o.rate, Translations: tr})
+		defer sc.srv.Close()
+		cfg.LLM = scriptedLLM(sc.srv.URL(), "none")
+		sc.labelSource = fmt.Sprintf("research stand-in in-process: kind %s, seed %d, rate %g", k, o.seed, o.rate)
+		rep.Notes = append(rep.Notes, "research by the scripted stand-in ("+sc.labelSource+") at "+sc.srv.URL()+", not by the configured providers")
 	}
-	evalCollection(&cfg, o.temp)
-	start := time.Now()
-	sys, err := system.Start(ctx, cfg)
+	sys, indexSecs, stop, err := startEvalIndex(ctx, cfg, o.temp, nil, folders, false)
 	if err != nil {
 		return nil, err
 	}
-	defer sys.Stop()
-	defer dropEvalCollection(sys, cfg)
+	defer stop()
 	rep.Notes = append(rep.Notes, sys.ModelNotes...)
-	b := sys.Bus
-	trace := newTraceID("eval")
-	if err := indexForEval(ctx, b, nil, folders, trace); err != nil {
-		return nil, err
-	}
-	rep.IndexSeconds = round4(time.Since(start).Seconds())
+	rep.IndexSeconds = round4(indexSecs)
 	rep.Documents, rep.Chunks, _ = sys.Store.Counts(ctx)
+	sc.client = client.New(sys.Bus, client.Options{})
 	var scores []eval.ResearchScore
 	var names []string
 	for _, s := range sets {
 		names = append(names, s.Name)
 		for _, q := range s.Questions {
-			reqsBefore, labelsBefore := 0, 0
-			if srv != nil {
-				reqsBefore, labelsBefore = len(srv.Requests()), len(stand.Labels())
-			}
-			req := &schemas.ResearchRequested{ResearchID: newTraceID("eval-research"), Question: q.Question, Lang: q.Lang}
-			r, err := client.New(b, client.Options{}).Research(ctx, req, client.ResearchOptions{Timeout: o.timeout})
+			score, err := sc.score(ctx, s, q)
 			if err != nil {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				r = &schemas.ResearchReport{Question: q.Question, Mode: "failed", Reasons: []string{err.Error()}}
+				return nil, err
 			}
-			var labels []eval.ResearchLabel
-			calls := 0
-			if srv != nil {
-				calls = len(srv.Requests()) - reqsBefore
-				labels = researchLabels(stand.Labels()[labelsBefore:])
-			}
-			sc := eval.ScoreResearch(r, labels, blocks, s.Planted(q))
-			sc.ID, sc.Calls = q.ID, calls
-			if srv == nil {
-				sc.Calls = r.LLMCalls
-			}
-			scores = append(scores, sc)
+			scores = append(scores, score)
 		}
 	}
-	rep.ResearchSummary = eval.SumResearch(strings.Join(names, ","), labelSource, scores)
+	rep.ResearchSummary = eval.SumResearch(strings.Join(names, ","), sc.labelSource, scores)
 	return rep, nil
+}
+
+// loadResearchSets reads the research sets and checks their notes folders.
+func loadResearchSets(paths []string) (sets []*eval.ResearchSet, folders []string, err error) {
+	for _, p := range paths {
+		s, err := eval.LoadResearchSet(p)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, nf := range s.Notes {
+			if _, err := os.Stat(nf); err != nil {
+				return nil, nil, fmt.Errorf("research set %s: its notes folder: %w", s.Name, err)
+			}
+			folders = append(folders, nf)
+		}
+		sets = append(sets, s)
+	}
+	return sets, folders, nil
+}
+
+// researchScorer runs one research question at a time and scores its
+// report; srv and stand are the scripted stand-in (nil: the configured
+// providers answer).
+type researchScorer struct {
+	client      *client.Client
+	srv         *llmtest.Server
+	stand       *llmtest.Research
+	blocks      map[string]string
+	labelSource string
+	timeout     time.Duration
+}
+
+// score researches q and scores the report by the stand-in's labels of
+// this research alone and the calls it made.
+func (sc *researchScorer) score(ctx context.Context, s *eval.ResearchSet, q eval.ResearchQuestion) (eval.ResearchScore, error) {
+	reqsBefore, labelsBefore := 0, 0
+	if sc.srv != nil {
+		reqsBefore, labelsBefore = len(sc.srv.Requests()), len(sc.stand.Labels())
+	}
+	req := &schemas.ResearchRequested{ResearchID: newTraceID("eval-research"), Question: q.Question, Lang: q.Lang}
+	r, err := sc.client.Research(ctx, req, client.ResearchOptions{Timeout: sc.timeout})
+	if err != nil {
+		if ctx.Err() != nil {
+			return eval.ResearchScore{}, ctx.Err()
+		}
+		r = &schemas.ResearchReport{Question: q.Question, Mode: "failed", Reasons: []string{err.Error()}}
+	}
+	var labels []eval.ResearchLabel
+	calls := 0
+	if sc.srv != nil {
+		calls = len(sc.srv.Requests()) - reqsBefore
+		labels = researchLabels(sc.stand.Labels()[labelsBefore:])
+	}
+	score := eval.ScoreResearch(r, labels, sc.blocks, s.Planted(q))
+	score.ID, score.Calls = q.ID, calls
+	if sc.srv == nil {
+		score.Calls = r.LLMCalls
+	}
+	return score, nil
 }
 
 // researchLabels are the stand-in's fact labels as eval reads them.

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/notes"
@@ -20,6 +21,7 @@ import (
 	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/stage"
 	"github.com/exocortex/exocortex/workers/watch"
+	"github.com/rs/zerolog"
 )
 
 func newTraceID(prefix string) string {
@@ -65,17 +67,24 @@ func cmdIngest(ctx context.Context, args []string) error {
 	return err
 }
 
+// ingestFlags are ingest's command-line flags.
+type ingestFlags struct {
+	c                          common
+	n                          neural
+	force, asJSON, quiet, once *bool
+	maxMB                      *int
+}
+
 func ingest(ctx context.Context, args []string) (rerr error) {
 	fs := newFlags("ingest")
-	var c common
-	c.register(fs, "warn")
-	force := fs.Bool("force", false, "republish every document and every one of its chunks, even unchanged ones (brings back chunks lost from the index)")
-	asJSON := fs.Bool("json", false, "print a JSON report")
-	quiet := fs.Bool("quiet", false, "no progress lines")
-	once := fs.Bool("once", false, "ingest the folders this once: do not add them to the watch list that exocortex up follows live")
-	maxMB := fs.Int("max-file-mb", notes.DefaultMaxFileBytes>>20, "skip (and report) files larger than this many MiB")
-	var n neural
-	n.register(fs)
+	f := &ingestFlags{}
+	f.c.register(fs, "warn")
+	f.force = fs.Bool("force", false, "republish every document and every one of its chunks, even unchanged ones (brings back chunks lost from the index)")
+	f.asJSON = fs.Bool("json", false, "print a JSON report")
+	f.quiet = fs.Bool("quiet", false, "no progress lines")
+	f.once = fs.Bool("once", false, "ingest the folders this once: do not add them to the watch list that exocortex up follows live")
+	f.maxMB = fs.Int("max-file-mb", notes.DefaultMaxFileBytes>>20, "skip (and report) files larger than this many MiB")
+	f.n.register(fs)
 	paths, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -83,13 +92,12 @@ func ingest(ctx context.Context, args []string) (rerr error) {
 	if len(paths) == 0 {
 		return errors.New("give one or more files or folders (Markdown, SiYuan notebooks)")
 	}
-	if *maxMB <= 0 {
-		return fmt.Errorf("--max-file-mb %d: give a positive number of MiB", *maxMB)
+	if *f.maxMB <= 0 {
+		return fmt.Errorf("--max-file-mb %d: give a positive number of MiB", *f.maxMB)
 	}
-	log := c.logger()
 	start := time.Now()
-	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: log}
-	if err := n.apply(&cfg); err != nil {
+	cfg := system.Config{DataDir: f.c.data, NATSURL: f.c.nats, Creds: f.c.natsCreds(), TLS: f.c.natsTLS(), Log: f.c.logger()}
+	if err := f.n.apply(&cfg); err != nil {
 		return err
 	}
 	b, local, closeFn, err := system.Attach(ctx, cfg, true)
@@ -98,7 +106,7 @@ func ingest(ctx context.Context, args []string) (rerr error) {
 	}
 	defer closeFn()
 	if !local {
-		if !*quiet {
+		if !*f.quiet {
 			fmt.Fprintf(os.Stderr, "ingest: feeding the running system at %s\n", b.URL())
 		}
 		// A system that goes away is said so within seconds, not after a
@@ -113,17 +121,66 @@ func ingest(ctx context.Context, args []string) (rerr error) {
 			}
 		}()
 	}
-	state, err := b.KV(ctx, stage.BucketSources)
+	run := &ingestRun{f: f, b: b, log: cfg.Log, rep: ingestReport{TraceID: newTraceID("ingest")}, pr: newProgress(*f.quiet)}
+	if err := run.ingest(ctx, paths); err != nil {
+		return err
+	}
+	run.rep.Documents, run.rep.Chunks = countIndexed(ctx, f.c.data)
+	run.rep.Seconds = time.Since(start).Seconds()
+	if *f.asJSON {
+		if err := printJSON(run.rep); err != nil {
+			return err
+		}
+	} else {
+		printIngest(run.rep)
+	}
+	return ingestOutcome(run.rep.Files, len(run.rep.DeadLettered))
+}
+
+// ingestRun is one ingest on a bus: it fills rep.
+type ingestRun struct {
+	f   *ingestFlags
+	b   *bus.Bus
+	log zerolog.Logger
+	pr  *progress
+	rep ingestReport
+	// patience pauses on a full disk rather than failing: ingest goes on
+	// when space returns.
+	patience *diskPatience
+}
+
+// ingest sends the paths' notes, waits until the pipeline has indexed
+// them and collects this ingest's dead letters.
+func (r *ingestRun) ingest(ctx context.Context, paths []string) error {
+	state, err := r.b.KV(ctx, stage.BucketSources)
 	if err != nil {
 		return err
 	}
-	rep := ingestReport{TraceID: newTraceID("ingest")}
-	pr := newProgress(*quiet)
-	// A full disk pauses ingest rather than failing it: it goes on when
-	// space returns.
-	patience := newDiskPatience(ctx, b, pr)
-	state = patience.kv(state)
-	limit, err := system.StoreLimit(ctx, b)
+	r.patience = newDiskPatience(ctx, r.b, r.pr)
+	state = r.patience.kv(state)
+	if err := r.sync(ctx, paths, state); err != nil {
+		return err
+	}
+	r.remember(ctx, paths, state)
+	if err := r.waitIndexed(ctx); err != nil {
+		return fmt.Errorf("waiting for the pipeline: %w", err)
+	}
+	letters, err := r.b.DeadLetters(ctx, "")
+	if err != nil {
+		return err
+	}
+	for _, dl := range letters {
+		if dl.TraceID == r.rep.TraceID {
+			r.rep.DeadLettered = append(r.rep.DeadLettered, viewDeadLetter(dl))
+		}
+	}
+	return nil
+}
+
+// sync publishes the paths' changed notes and says which files failed or
+// were read with a repair.
+func (r *ingestRun) sync(ctx context.Context, paths []string, state bus.KV) error {
+	limit, err := system.StoreLimit(ctx, r.b)
 	if err != nil {
 		return err
 	}
@@ -132,98 +189,90 @@ func ingest(ctx context.Context, args []string) (rerr error) {
 			return err
 		}
 		// files.Sync names the file.
-		return patience.retry(ctx, "", func(ctx context.Context) error {
-			_, err := b.Publish(ctx, ev, rep.TraceID)
+		return r.patience.retry(ctx, "", func(ctx context.Context) error {
+			_, err := r.b.Publish(ctx, ev, r.rep.TraceID)
 			return err
 		})
 	}
 	stats, ferrs, err := files.Sync(ctx, paths, state, publish, files.SyncOptions{
-		Force:        *force,
-		MaxFileBytes: int64(*maxMB) << 20,
+		Force:        *r.f.force,
+		MaxFileBytes: int64(*r.f.maxMB) << 20,
 		Progress: func(s files.SyncStats) {
-			pr.line(fmt.Sprintf("scanned %s: %d sent, %d unchanged, %d deleted, %d failed", plural(s.Seen, "document", "documents"), s.Sent, s.Unchanged, s.Deleted, s.Failed))
+			r.pr.line(fmt.Sprintf("scanned %s: %d sent, %d unchanged, %d deleted, %d failed", plural(s.Seen, "document", "documents"), s.Sent, s.Unchanged, s.Deleted, s.Failed))
 		},
-		OnWarning: func(w files.FileError) { rep.Warnings = append(rep.Warnings, w) },
+		OnWarning: func(w files.FileError) { r.rep.Warnings = append(r.rep.Warnings, w) },
 	})
-	pr.flush() // the scan's final counts
-	rep.Files, rep.FileErrors = stats, ferrs
+	r.pr.flush() // the scan's final counts
+	r.rep.Files, r.rep.FileErrors = stats, ferrs
 	// One line per file for the user ("path: reason"); the log has the same
 	// at info level (with the trace id), so the default level shows it once.
 	for _, fe := range ferrs {
-		log.Info().Str("path", fe.Path).Str("error", fe.Err).Str("trace_id", rep.TraceID).Msg("file skipped")
-		if !*asJSON {
-			pr.println(fmt.Sprintf("%s: %s", fe.Path, fe.Err))
+		r.log.Info().Str("path", fe.Path).Str("error", fe.Err).Str("trace_id", r.rep.TraceID).Msg("file skipped")
+		if !*r.f.asJSON {
+			r.pr.println(fmt.Sprintf("%s: %s", fe.Path, fe.Err))
 		}
 	}
-	for _, w := range rep.Warnings {
-		log.Info().Str("path", w.Path).Str("warning", w.Err).Str("trace_id", rep.TraceID).Msg("file read with a repair")
-		if !*asJSON {
-			pr.println(fmt.Sprintf("%s: %s", w.Path, w.Err))
+	for _, w := range r.rep.Warnings {
+		r.log.Info().Str("path", w.Path).Str("warning", w.Err).Str("trace_id", r.rep.TraceID).Msg("file read with a repair")
+		if !*r.f.asJSON {
+			r.pr.println(fmt.Sprintf("%s: %s", w.Path, w.Err))
 		}
 	}
-	if err != nil {
-		return err
-	}
-	// What was ingested, so that 'exocortex check' knows what to compare.
+	return err
+}
+
+// remember records what was ingested, so that 'exocortex check' knows
+// what to compare, and (without --once) adds the folders to the watch list.
+func (r *ingestRun) remember(ctx context.Context, paths []string, state bus.KV) {
 	if err := files.RecordRoots(ctx, state, paths); err != nil {
-		log.Warn().Err(err).Str("trace_id", rep.TraceID).Msg("could not record the ingested paths for exocortex check")
+		r.log.Warn().Err(err).Str("trace_id", r.rep.TraceID).Msg("could not record the ingested paths for exocortex check")
 	}
-	if !*once {
-		added, err := watch.AddToList(c.data, paths)
-		if err != nil {
-			log.Warn().Err(err).Str("trace_id", rep.TraceID).Msg("could not add the folders to the watch list")
-		}
-		for _, p := range added {
-			if !*quiet && !*asJSON {
-				pr.println(fmt.Sprintf("watch list: added %s (exocortex up follows it live from its next start; --once leaves it out)", p))
-			}
+	if *r.f.once {
+		return
+	}
+	added, err := watch.AddToList(r.f.c.data, paths)
+	if err != nil {
+		r.log.Warn().Err(err).Str("trace_id", r.rep.TraceID).Msg("could not add the folders to the watch list")
+	}
+	for _, p := range added {
+		if !*r.f.quiet && !*r.f.asJSON {
+			r.pr.println(fmt.Sprintf("watch list: added %s (exocortex up follows it live from its next start; --once leaves it out)", p))
 		}
 	}
+}
+
+// waitIndexed waits until every stage is idle, with a progress line.
+func (r *ingestRun) waitIndexed(ctx context.Context) error {
 	stages := system.StageSpecs()
-	err = patience.retry(ctx, "wait for the pipeline", func(ctx context.Context) error {
-		return system.WaitIdle(ctx, b, stages, 250*time.Millisecond, func(states []bus.StageState) {
+	sent := r.rep.Files.Sent + r.rep.Files.Deleted
+	err := r.patience.retry(ctx, "wait for the pipeline", func(ctx context.Context) error {
+		return system.WaitIdle(ctx, r.b, stages, 250*time.Millisecond, func(states []bus.StageState) {
 			var parts []string
 			for _, s := range states {
 				parts = append(parts, fmt.Sprintf("%s %d pending", s.Stage, s.Pending+uint64(s.AckPending)))
 			}
-			line := fmt.Sprintf("sent %s; %s", plural(stats.Sent+stats.Deleted, "document", "documents"), strings.Join(parts, ", "))
-			if d, ok := b.DiskState(ctx); ok && d.Full {
+			line := fmt.Sprintf("sent %s; %s", plural(sent, "document", "documents"), strings.Join(parts, ", "))
+			if d, ok := r.b.DiskState(ctx); ok && d.Full {
 				line += "; paused: " + d.Message()
 			}
-			pr.line(line)
+			r.pr.line(line)
 		})
 	})
-	pr.done()
-	if err != nil {
-		return fmt.Errorf("waiting for the pipeline: %w", err)
-	}
-	letters, err := b.DeadLetters(ctx, "")
-	if err != nil {
-		return err
-	}
-	for _, dl := range letters {
-		if dl.TraceID == rep.TraceID {
-			rep.DeadLettered = append(rep.DeadLettered, viewDeadLetter(dl))
+	r.pr.done()
+	return err
+}
+
+func printIngest(rep ingestReport) {
+	stats := rep.Files
+	fmt.Printf("ingested %s (%d unchanged, %d deleted, %d failed, %d read with repairs) in %.1fs; index holds %s, %s\n",
+		plural(stats.Sent, "document", "documents"), stats.Unchanged, stats.Deleted, stats.Failed, stats.Warned, rep.Seconds,
+		plural(rep.Documents, "document", "documents"), plural(rep.Chunks, "chunk", "chunks"))
+	if n := len(rep.DeadLettered); n > 0 {
+		fmt.Printf("%s dead-lettered (see 'exocortex dlq list'):\n", plural(n, "message was", "messages were"))
+		for _, dl := range rep.DeadLettered {
+			fmt.Printf("  [%s] %s: %s\n", dl.Stage, dl.Subject, dl.Reason)
 		}
 	}
-	rep.Documents, rep.Chunks = countIndexed(ctx, c.data)
-	rep.Seconds = time.Since(start).Seconds()
-	if *asJSON {
-		if err := printJSON(rep); err != nil {
-			return err
-		}
-	} else {
-		fmt.Printf("ingested %s (%d unchanged, %d deleted, %d failed, %d read with repairs) in %.1fs; index holds %s, %s\n",
-			plural(stats.Sent, "document", "documents"), stats.Unchanged, stats.Deleted, stats.Failed, stats.Warned, rep.Seconds,
-			plural(rep.Documents, "document", "documents"), plural(rep.Chunks, "chunk", "chunks"))
-		if n := len(rep.DeadLettered); n > 0 {
-			fmt.Printf("%s dead-lettered (see 'exocortex dlq list'):\n", plural(n, "message was", "messages were"))
-			for _, dl := range rep.DeadLettered {
-				fmt.Printf("  [%s] %s: %s\n", dl.Stage, dl.Subject, dl.Reason)
-			}
-		}
-	}
-	return ingestOutcome(stats, len(rep.DeadLettered))
 }
 
 // storeShare is how much of the JetStream store one note may take: its
@@ -243,7 +292,7 @@ func fitsStore(ev *schemas.DocChanged, limit int64) error {
 	}
 	if n := int64(len(raw)); n*storeShare > limit {
 		return fmt.Errorf("%w: the note takes %s and its chunks as much again, more than the JetStream store's limit of %s (up --max-store); raise --max-store or split the note",
-			files.ErrRefused, system.HumanBytes(n), system.HumanBytes(limit))
+			files.ErrRefused, humanize.IBytes(uint64(n)), humanize.IBytes(uint64(limit)))
 	}
 	return nil
 }

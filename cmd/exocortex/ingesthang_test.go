@@ -50,8 +50,8 @@ func TestIngestRefusesANoteLargerThanTheStoreUpFront(t *testing.T) {
 	if code != 3 {
 		t.Errorf("exit status %d, want 3 (one file refused, the other ingested)\nstdout: %s\nstderr: %s", code, out, errOut)
 	}
-	if !strings.Contains(errOut, "huge.md") || !strings.Contains(errOut, "--max-store") || !strings.Contains(errOut, "16.0 MiB") {
-		t.Errorf("the refusal does not name the note and the store's limit (16.0 MiB, --max-store):\n%s", errOut)
+	if !strings.Contains(errOut, "huge.md") || !strings.Contains(errOut, "--max-store") || !strings.Contains(errOut, "16 MiB") {
+		t.Errorf("the refusal does not name the note and the store's limit (16 MiB, --max-store):\n%s", errOut)
 	}
 	if !strings.Contains(out, "ingested 1 document") {
 		t.Errorf("the small note was not ingested:\n%s", out)

@@ -40,48 +40,11 @@ func cmdModels(ctx context.Context, args []string) error {
 	}
 	only, also := splitList(*roles), splitList(*with)
 	if len(only) > 0 {
-		var kept []models.Spec
-		for _, s := range m.Models {
-			for _, r := range only {
-				if s.Role == r {
-					kept = append(kept, s)
-				}
-			}
-		}
-		m.Models = kept
+		m.Models = keepRoles(m.Models, only)
 	}
 	switch sub {
 	case "fetch":
-		if dir == filepath.Join(c.data, "models") {
-			// The data directory, when this makes it, is private as up makes it.
-			if err := os.MkdirAll(c.data, 0o700); err != nil {
-				return fmt.Errorf("data directory: %w", err)
-			}
-		}
-		opts := models.FetchOptions{Roles: only, With: also, TrustNew: *trust}
-		count := 0
-		for _, s := range m.Models {
-			if opts.Wants(s) {
-				count++
-			}
-		}
-		m.BaseURL = models.HubURL(*hub, m)
-		fmt.Fprintf(os.Stderr, "fetching %s into %s from %s\n", plural(count, "model", "models"), dir, m.BaseURL)
-		opts.Progress, opts.ProgressEvery = downloadProgress(os.Stderr)
-		res, err := models.Fetch(ctx, dir, m, opts)
-		printFileResults(res)
-		if err != nil {
-			failed := 0
-			for _, r := range res {
-				if r.Err != nil {
-					failed++
-				}
-			}
-			return fmt.Errorf("%d of %s failed (above); nothing unverified was installed, and a download that broke off is kept to be "+
-				"resumed: run exocortex models fetch again. Without the models Exocortex runs lexical-only: BM25 search, no reranking, "+
-				"no extractive answers", failed, plural(len(res), "file", "files"))
-		}
-		return nil
+		return modelsFetch(ctx, c, dir, m, *hub, models.FetchOptions{Roles: only, With: also, TrustNew: *trust})
 	case "verify":
 		res, err := models.Verify(dir, m)
 		printFileResults(res)
@@ -90,24 +53,77 @@ func cmdModels(ctx context.Context, args []string) error {
 		}
 		return nil
 	case "list":
-		for _, s := range m.Models {
-			state, hint := "installed", ""
-			if _, err := os.Stat(filepath.Join(dir, s.Name, filepath.FromSlash(s.ONNX))); err != nil {
-				state = "missing"
-				if s.Optional {
-					hint = "  (optional: exocortex models fetch --with " + s.Role + ")"
-				}
-			}
-			fmt.Printf("%-7s %-34s %-9s %s@%s%s\n", s.Role, s.Name, state, s.Repo, short(s.Revision), hint)
-		}
-		if lib, err := ort.Find(); err != nil {
-			fmt.Printf("onnx runtime: missing: %v\n", err)
-		} else {
-			fmt.Printf("onnx runtime: %s\n", lib)
-		}
+		printModels(dir, m)
 		return nil
 	}
 	return fmt.Errorf("unknown models command %q: want fetch, verify or list", sub)
+}
+
+// keepRoles are the specs of these roles.
+func keepRoles(specs []models.Spec, roles []string) []models.Spec {
+	var kept []models.Spec
+	for _, s := range specs {
+		for _, r := range roles {
+			if s.Role == r {
+				kept = append(kept, s)
+			}
+		}
+	}
+	return kept
+}
+
+// modelsFetch is models fetch: it downloads, verifies and installs the
+// models opts wants into dir.
+func modelsFetch(ctx context.Context, c common, dir string, m models.Manifest, hub string, opts models.FetchOptions) error {
+	if dir == filepath.Join(c.data, "models") {
+		// The data directory, when this makes it, is private as up makes it.
+		if err := os.MkdirAll(c.data, 0o700); err != nil {
+			return fmt.Errorf("data directory: %w", err)
+		}
+	}
+	count := 0
+	for _, s := range m.Models {
+		if opts.Wants(s) {
+			count++
+		}
+	}
+	m.BaseURL = models.HubURL(hub, m)
+	fmt.Fprintf(os.Stderr, "fetching %s into %s from %s\n", plural(count, "model", "models"), dir, m.BaseURL)
+	opts.Progress, opts.ProgressEvery = downloadProgress(os.Stderr)
+	res, err := models.Fetch(ctx, dir, m, opts)
+	printFileResults(res)
+	if err != nil {
+		failed := 0
+		for _, r := range res {
+			if r.Err != nil {
+				failed++
+			}
+		}
+		return fmt.Errorf("%d of %s failed (above); nothing unverified was installed, and a download that broke off is kept to be "+
+			"resumed: run exocortex models fetch again. Without the models Exocortex runs lexical-only: BM25 search, no reranking, "+
+			"no extractive answers", failed, plural(len(res), "file", "files"))
+	}
+	return nil
+}
+
+// printModels is models list: each model, installed or not, and the ONNX
+// Runtime library.
+func printModels(dir string, m models.Manifest) {
+	for _, s := range m.Models {
+		state, hint := "installed", ""
+		if _, err := os.Stat(filepath.Join(dir, s.Name, filepath.FromSlash(s.ONNX))); err != nil {
+			state = "missing"
+			if s.Optional {
+				hint = "  (optional: exocortex models fetch --with " + s.Role + ")"
+			}
+		}
+		fmt.Printf("%-7s %-34s %-9s %s@%s%s\n", s.Role, s.Name, state, s.Repo, short(s.Revision), hint)
+	}
+	if lib, err := ort.Find(); err != nil {
+		fmt.Printf("onnx runtime: missing: %v\n", err)
+	} else {
+		fmt.Printf("onnx runtime: %s\n", lib)
+	}
 }
 
 // downloadProgress shows downloads on w: on a terminal one line rewritten

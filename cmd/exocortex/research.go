@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"math"
@@ -52,6 +53,43 @@ func cmdResearch(ctx context.Context, args []string) error {
 	return err
 }
 
+// researchFlags are research's command-line flags.
+type researchFlags struct {
+	c                   common
+	n                   neural
+	br                  bridge // the kernel as the SiYuan bridge is configured, for --save siyuan
+	asJSON, noLLM       *bool
+	includeReports      *bool
+	out, save, notebook *string
+	lang                *string
+	subQ, docs, calls   *int
+	maxTime, timeout    *time.Duration
+}
+
+func newResearchFlags() (*flag.FlagSet, *researchFlags) {
+	fs := newFlags("research")
+	f := &researchFlags{}
+	f.c.register(fs, "warn")
+	f.n.register(fs)
+	fs.StringVar(&f.br.url, "siyuan", os.Getenv("EXOCORTEX_SIYUAN_URL"),
+		"SiYuan kernel for --save siyuan, such as http://127.0.0.1:6806 (env EXOCORTEX_SIYUAN_URL; the API token from EXOCORTEX_SIYUAN_TOKEN)")
+	fs.StringVar(&f.br.config, "siyuan-config", os.Getenv("EXOCORTEX_SIYUAN_CONFIG"),
+		"SiYuan bridge settings, a JSON file (env EXOCORTEX_SIYUAN_CONFIG): its url and token_env are used for --save siyuan")
+	f.asJSON = fs.Bool("json", false, "print the report as JSON (the kb.research.report object: structured sections, sources, facts, Markdown)")
+	f.out = fs.String("out", "", "also write the report's Markdown to this file")
+	f.subQ = fs.Int("sub-questions", 0, "budget: sub-questions to plan (0: the plan stage's default, 5)")
+	f.docs = fs.Int("docs", 0, "budget: documents read per sub-question (0: the investigate stage's default, 8)")
+	f.calls = fs.Int("max-calls", 0, "budget: language-model calls for the whole research (0: no limit)")
+	f.maxTime = fs.Duration("max-time", 0, "budget: wall time of the whole research, such as 10m (0: the stages' default)")
+	f.noLLM = fs.Bool("no-llm", false, "write an evidence_only report (the best passages per theme, with citations) without a language model")
+	f.save = fs.String("save", "", "also save the report: 'siyuan' (a new document in a SiYuan notebook, citations as block references) or a folder (Markdown with links)")
+	f.notebook = fs.String("notebook", os.Getenv(EnvReportNotebook), "the SiYuan notebook id for --save siyuan (env "+EnvReportNotebook+")")
+	f.lang = fs.String("lang", "", "the question's language (ru, en); default: detected")
+	f.includeReports = fs.Bool("include-reports", false, includeReportsUsage)
+	f.timeout = fs.Duration("timeout", 0, "how long to wait for the report (0: --max-time plus a minute, else 20m)")
+	return fs, f
+}
+
 func runResearch(ctx context.Context, args []string) error {
 	if len(args) > 0 {
 		switch args[0] {
@@ -61,106 +99,125 @@ func runResearch(ctx context.Context, args []string) error {
 			return cmdResearchList(ctx, args[1:])
 		}
 	}
-	fs := newFlags("research")
-	var c common
-	c.register(fs, "warn")
-	var n neural
-	n.register(fs)
-	var br bridge // the kernel as the SiYuan bridge is configured, for --save siyuan
-	fs.StringVar(&br.url, "siyuan", os.Getenv("EXOCORTEX_SIYUAN_URL"),
-		"SiYuan kernel for --save siyuan, such as http://127.0.0.1:6806 (env EXOCORTEX_SIYUAN_URL; the API token from EXOCORTEX_SIYUAN_TOKEN)")
-	fs.StringVar(&br.config, "siyuan-config", os.Getenv("EXOCORTEX_SIYUAN_CONFIG"),
-		"SiYuan bridge settings, a JSON file (env EXOCORTEX_SIYUAN_CONFIG): its url and token_env are used for --save siyuan")
-	asJSON := fs.Bool("json", false, "print the report as JSON (the kb.research.report object: structured sections, sources, facts, Markdown)")
-	out := fs.String("out", "", "also write the report's Markdown to this file")
-	subQ := fs.Int("sub-questions", 0, "budget: sub-questions to plan (0: the plan stage's default, 5)")
-	docs := fs.Int("docs", 0, "budget: documents read per sub-question (0: the investigate stage's default, 8)")
-	calls := fs.Int("max-calls", 0, "budget: language-model calls for the whole research (0: no limit)")
-	maxTime := fs.Duration("max-time", 0, "budget: wall time of the whole research, such as 10m (0: the stages' default)")
-	noLLM := fs.Bool("no-llm", false, "write an evidence_only report (the best passages per theme, with citations) without a language model")
-	save := fs.String("save", "", "also save the report: 'siyuan' (a new document in a SiYuan notebook, citations as block references) or a folder (Markdown with links)")
-	notebook := fs.String("notebook", os.Getenv(EnvReportNotebook), "the SiYuan notebook id for --save siyuan (env "+EnvReportNotebook+")")
-	lang := fs.String("lang", "", "the question's language (ru, en); default: detected")
-	includeReports := fs.Bool("include-reports", false, includeReportsUsage)
-	timeout := fs.Duration("timeout", 0, "how long to wait for the report (0: --max-time plus a minute, else 20m)")
+	fs, f := newResearchFlags()
 	words, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
+	question, err := f.check(words)
+	if err != nil {
+		return err
+	}
+	// Check where the report goes before the research runs: a bad setting
+	// must not cost a whole research.
+	saver, err := f.saver(ctx)
+	if err != nil {
+		return err
+	}
+	cl, closeFn, err := f.connect(ctx)
+	if err != nil {
+		return err
+	}
+	defer closeFn()
+	r, err := f.research(ctx, cl, question)
+	if err != nil {
+		return err
+	}
+	return f.output(r, saver)
+}
+
+// check refuses bad flags and returns the question; it sets the default
+// --timeout.
+func (f *researchFlags) check(words []string) (string, error) {
 	bad := func(format string, a ...any) error {
 		return &usageError{cmd: "research", msg: fmt.Sprintf(format, a...)}
 	}
 	question := strings.TrimSpace(strings.Join(words, " "))
 	if question == "" {
-		return bad(`give a question: exocortex research "what have I learned about ravens, and where do my notes disagree?"`)
+		return "", bad(`give a question: exocortex research "what have I learned about ravens, and where do my notes disagree?"`)
 	}
-	if err := checkLang(*lang); err != nil {
-		return bad("%v", err)
+	if err := checkLang(*f.lang); err != nil {
+		return "", bad("%v", err)
 	}
-	for name, v := range map[string]int{"sub-questions": *subQ, "docs": *docs, "max-calls": *calls} {
+	for name, v := range map[string]int{"sub-questions": *f.subQ, "docs": *f.docs, "max-calls": *f.calls} {
 		if v < 0 {
-			return bad("--%s %d: want a positive number (or 0 for the default)", name, v)
+			return "", bad("--%s %d: want a positive number (or 0 for the default)", name, v)
 		}
 	}
-	if *maxTime < 0 || *timeout < 0 {
-		return bad("--max-time and --timeout want a positive duration such as 10m")
+	if *f.maxTime < 0 || *f.timeout < 0 {
+		return "", bad("--max-time and --timeout want a positive duration such as 10m")
 	}
-	if *timeout == 0 {
-		*timeout = 20 * time.Minute
-		if *maxTime > 0 {
-			*timeout = *maxTime + time.Minute
+	if *f.timeout == 0 {
+		*f.timeout = 20 * time.Minute
+		if *f.maxTime > 0 {
+			*f.timeout = *f.maxTime + time.Minute
 		}
 	}
-	// Check where the report goes before the research runs: a bad setting
-	// must not cost a whole research.
-	var saver func(*schemas.ResearchReport) error
+	return question, nil
+}
+
+// saver is where --save puts the report: a SiYuan notebook, a folder, or
+// nowhere (nil).
+func (f *researchFlags) saver(ctx context.Context) (func(*schemas.ResearchReport) error, error) {
 	switch {
-	case *save == "siyuan":
-		if saver, err = siyuanSaver(ctx, br, *notebook); err != nil {
-			return err
-		}
-	case *save != "":
-		dir := *save
+	case *f.save == "siyuan":
+		return siyuanSaver(ctx, f.br, *f.notebook)
+	case *f.save != "":
+		dir := *f.save
 		if err := os.MkdirAll(dir, 0o755); err != nil {
-			return fmt.Errorf("--save %s: %w", dir, err)
+			return nil, fmt.Errorf("--save %s: %w", dir, err)
 		}
-		saver = func(r *schemas.ResearchReport) error {
+		return func(r *schemas.ResearchReport) error {
 			path, err := saveToDir(dir, r)
 			if err != nil {
 				return err
 			}
 			fmt.Fprintf(os.Stderr, "saved: %s\n", path)
 			return nil
-		}
+		}, nil
 	}
-	if err := c.requireData(); err != nil {
-		return err
+	return nil, nil
+}
+
+// connect is a client of the system: the running one, or one started
+// here with the research stages. Close it when the report is out.
+func (f *researchFlags) connect(ctx context.Context) (*client.Client, func() error, error) {
+	if err := f.c.requireData(); err != nil {
+		return nil, nil, err
 	}
-	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
-	if err := n.apply(&cfg); err != nil {
-		return err
+	cfg := system.Config{DataDir: f.c.data, NATSURL: f.c.nats, Creds: f.c.natsCreds(), TLS: f.c.natsTLS(), Log: f.c.logger()}
+	if err := f.n.apply(&cfg); err != nil {
+		return nil, nil, err
 	}
 	b, local, closeFn, err := system.Attach(ctx, cfg, true)
 	if err != nil {
-		return err
+		return nil, nil, err
 	}
-	defer closeFn()
 	cl := client.New(b, client.Options{})
 	if local && !cl.HasResearchStages(ctx) {
-		return errors.New("this build runs no research stages in-process (no plan consumer on KB_RESEARCH); start 'exocortex up' with them, or give --nats")
+		closeFn()
+		return nil, nil, errors.New("this build runs no research stages in-process (no plan consumer on KB_RESEARCH); start 'exocortex up' with them, or give --nats")
 	}
-	req := &schemas.ResearchRequested{ResearchID: newTraceID("research"), Question: question, Lang: *lang, NoLLM: *noLLM,
-		IncludeReports: *includeReports,
-		Budget: schemas.ResearchBudget{SubQuestions: *subQ, DocsPerTask: *docs, LLMCalls: *calls,
-			WallSeconds: int(math.Ceil(maxTime.Seconds()))}}
+	return cl, closeFn, nil
+}
+
+// research runs the research and waits for its report, printing its
+// progress on stderr.
+func (f *researchFlags) research(ctx context.Context, cl *client.Client, question string) (*schemas.ResearchReport, error) {
+	req := &schemas.ResearchRequested{ResearchID: newTraceID("research"), Question: question, Lang: *f.lang, NoLLM: *f.noLLM,
+		IncludeReports: *f.includeReports,
+		Budget: schemas.ResearchBudget{SubQuestions: *f.subQ, DocsPerTask: *f.docs, LLMCalls: *f.calls,
+			WallSeconds: int(math.Ceil(f.maxTime.Seconds()))}}
 	fmt.Fprintf(os.Stderr, "research %s: %s\n", req.ResearchID, question)
 	pp := &progressPrinter{w: os.Stderr, seen: map[string]int{}}
-	r, err := cl.Research(ctx, req, client.ResearchOptions{OnProgress: pp.print, Timeout: *timeout})
-	if err != nil {
-		return err
-	}
+	return cl.Research(ctx, req, client.ResearchOptions{OnProgress: pp.print, Timeout: *f.timeout})
+}
+
+// output prints the report, writes it to --out and saves it; a report
+// that fell back is a fallbackError.
+func (f *researchFlags) output(r *schemas.ResearchReport, saver func(*schemas.ResearchReport) error) error {
 	md := reportMarkdown(r)
-	if *asJSON {
+	if *f.asJSON {
 		if err := printJSON(r); err != nil {
 			return err
 		}
@@ -168,18 +225,18 @@ func runResearch(ctx context.Context, args []string) error {
 		fmt.Print(md)
 	}
 	var errs []error
-	if *out != "" {
+	if *f.out != "" {
 		// Marked as a report (front matter), as --save DIR marks it: a
 		// file written into an ingested folder is not taken for a note.
-		if err := os.WriteFile(*out, []byte(reportFrontMatter(r)+md), 0o644); err != nil {
+		if err := os.WriteFile(*f.out, []byte(reportFrontMatter(r)+md), 0o644); err != nil {
 			errs = append(errs, fmt.Errorf("--out: %w", err))
 		} else {
-			fmt.Fprintf(os.Stderr, "wrote %s\n", *out)
+			fmt.Fprintf(os.Stderr, "wrote %s\n", *f.out)
 		}
 	}
 	if saver != nil {
 		if err := saver(r); err != nil {
-			errs = append(errs, fmt.Errorf("--save %s: %w (the report is stored: 'exocortex research status %s')", *save, err, r.ResearchID))
+			errs = append(errs, fmt.Errorf("--save %s: %w (the report is stored: 'exocortex research status %s')", *f.save, err, r.ResearchID))
 		}
 	}
 	if len(errs) == 0 {

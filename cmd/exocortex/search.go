@@ -17,75 +17,56 @@ import (
 	"github.com/exocortex/exocortex/workers/retrieve"
 )
 
+// searchFlags are search's command-line flags.
+type searchFlags struct {
+	c              common
+	n              neural
+	k              *int
+	lang, mode     *string
+	expand, asJSON *bool
+	includeReports *bool
+	timeout        *time.Duration
+}
+
 func cmdSearch(ctx context.Context, args []string) error {
 	fs := newFlags("search")
-	var c common
-	c.register(fs, "warn")
-	var n neural
-	n.register(fs)
-	k := fs.Int("k", 10, "number of results")
-	lang := fs.String("lang", "", "only chunks in this language (ru, en)")
-	mode := fs.String("mode", "", "retrieval mode: lexical, vector, hybrid or rerank (default: the fullest the installed models allow)")
-	expand := fs.Bool("expand", false, "add graph neighbours (parent, ref, sibling, next; a link to a whole note adds its best chunk) after the results, as an answer's contexts would")
-	timeout := fs.Duration("timeout", 60*time.Second, "how long to wait for the result")
-	asJSON := fs.Bool("json", false, "print results as JSON")
-	includeReports := fs.Bool("include-reports", false, includeReportsUsage)
+	f := &searchFlags{}
+	f.c.register(fs, "warn")
+	f.n.register(fs)
+	f.k = fs.Int("k", 10, "number of results")
+	f.lang = fs.String("lang", "", "only chunks in this language (ru, en)")
+	f.mode = fs.String("mode", "", "retrieval mode: lexical, vector, hybrid or rerank (default: the fullest the installed models allow)")
+	f.expand = fs.Bool("expand", false, "add graph neighbours (parent, ref, sibling, next; a link to a whole note adds its best chunk) after the results, as an answer's contexts would")
+	f.timeout = fs.Duration("timeout", 60*time.Second, "how long to wait for the result")
+	f.asJSON = fs.Bool("json", false, "print results as JSON")
+	f.includeReports = fs.Bool("include-reports", false, includeReportsUsage)
 	words, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	query := strings.Join(words, " ")
-	if strings.TrimSpace(query) == "" {
-		return errors.New(`give a query: exocortex search "database view"`)
-	}
-	if *k <= 0 {
-		return &usageError{cmd: "search", msg: fmt.Sprintf("--k %d: want a positive number of results", *k)}
-	}
-	if err := checkLang(*lang); err != nil {
+	if err := f.check(query); err != nil {
 		return err
 	}
-	if n.noModels {
-		// Applies to this query also when a running system answers it.
-		if *mode != "" && *mode != schemas.ModeLexical {
-			return &usageError{cmd: "search", msg: fmt.Sprintf("--no-models searches lexically: it cannot run --mode %s", *mode)}
-		}
-		*mode = schemas.ModeLexical
-	}
-	if !schemas.ValidMode(*mode) {
-		return fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", *mode)
-	}
-	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
-	if err := n.apply(&cfg); err != nil {
+	cfg, err := f.config()
+	if err != nil {
 		return err
-	}
-	if _, err := os.Stat(system.DBPath(c.data)); err != nil && c.nats == "" {
-		if _, running := system.Running(c.data); running || n.store != vectors.KindQdrant {
-			return fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", system.DBPath(c.data), c.data)
-		}
-		// The notes are on Qdrant (indexed from another machine): search
-		// them as a retrieve worker without the SQLite file does, lexically
-		// on the collection's lexical vectors.
-		if *expand {
-			return fmt.Errorf("--expand adds graph neighbours, which need the index at %s; with --vectors qdrant and no index file, leave it out", system.DBPath(c.data))
-		}
-		cfg.Stages, cfg.NoIndexFile = []string{retrieve.Stage().Name, rerank.Stage().Name}, true
-		fmt.Fprintf(os.Stderr, "note: no index at %s: searching the Qdrant collection alone (lexically on its lexical vectors, no graph neighbours)\n", system.DBPath(c.data))
 	}
 	ex := -1
-	if *expand {
+	if *f.expand {
 		ex = 0
 	}
-	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("q"), Question: query, Lang: *lang,
-		Options: schemas.QueryOptions{Mode: *mode, K: *k, Lang: *lang, Expand: ex, NoAnswer: true,
-			IncludeReports: *includeReports}}}
-	cl, err := client.Open(ctx, cfg, system.LocalOptions{Mode: *mode}, client.Options{SearchTimeout: *timeout, Log: c.logger(), Notice: printNote})
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("q"), Question: query, Lang: *f.lang,
+		Options: schemas.QueryOptions{Mode: *f.mode, K: *f.k, Lang: *f.lang, Expand: ex, NoAnswer: true,
+			IncludeReports: *f.includeReports}}}
+	cl, err := client.Open(ctx, cfg, system.LocalOptions{Mode: *f.mode}, client.Options{SearchTimeout: *f.timeout, Log: f.c.logger(), Notice: printNote})
 	if err != nil {
 		return err
 	}
 	defer cl.Close()
 	var notes []string
 	if st, who, running := cl.Running(); running {
-		notes = runningSettingsNotes(c, n, who, st, false)
+		notes = runningSettingsNotes(f.c, f.n, who, st, false)
 		for _, note := range notes {
 			printNote(note)
 		}
@@ -98,11 +79,64 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	results := out.Results
-	if *asJSON {
+	if *f.asJSON {
 		out.Reasons = append(out.Reasons, notes...)
 		return printJSON(out)
 	}
+	printSearch(res, out.Results)
+	return nil
+}
+
+// check refuses a bad query or flags; --no-models makes the mode lexical.
+func (f *searchFlags) check(query string) error {
+	if strings.TrimSpace(query) == "" {
+		return errors.New(`give a query: exocortex search "database view"`)
+	}
+	if *f.k <= 0 {
+		return &usageError{cmd: "search", msg: fmt.Sprintf("--k %d: want a positive number of results", *f.k)}
+	}
+	if err := checkLang(*f.lang); err != nil {
+		return err
+	}
+	if f.n.noModels {
+		// Applies to this query also when a running system answers it.
+		if *f.mode != "" && *f.mode != schemas.ModeLexical {
+			return &usageError{cmd: "search", msg: fmt.Sprintf("--no-models searches lexically: it cannot run --mode %s", *f.mode)}
+		}
+		*f.mode = schemas.ModeLexical
+	}
+	if !schemas.ValidMode(*f.mode) {
+		return fmt.Errorf("--mode %q: want lexical, vector, hybrid or rerank", *f.mode)
+	}
+	return nil
+}
+
+// config is the system configuration search reads: the data directory's
+// index, or, without one, the Qdrant collection alone.
+func (f *searchFlags) config() (system.Config, error) {
+	c := f.c
+	cfg := system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), Log: c.logger()}
+	if err := f.n.apply(&cfg); err != nil {
+		return cfg, err
+	}
+	if _, err := os.Stat(system.DBPath(c.data)); err != nil && c.nats == "" {
+		if _, running := system.Running(c.data); running || f.n.store != vectors.KindQdrant {
+			return cfg, fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", system.DBPath(c.data), c.data)
+		}
+		// The notes are on Qdrant (indexed from another machine): search
+		// them as a retrieve worker without the SQLite file does, lexically
+		// on the collection's lexical vectors.
+		if *f.expand {
+			return cfg, fmt.Errorf("--expand adds graph neighbours, which need the index at %s; with --vectors qdrant and no index file, leave it out", system.DBPath(c.data))
+		}
+		cfg.Stages, cfg.NoIndexFile = []string{retrieve.Stage().Name, rerank.Stage().Name}, true
+		fmt.Fprintf(os.Stderr, "note: no index at %s: searching the Qdrant collection alone (lexically on its lexical vectors, no graph neighbours)\n", system.DBPath(c.data))
+	}
+	return cfg, nil
+}
+
+// printSearch prints the mode and the results, one block each.
+func printSearch(res *schemas.QueryReranked, results []gateway.SearchHit) {
 	fmt.Printf("mode %s", res.Mode)
 	for _, r := range res.Reasons {
 		fmt.Printf("  (%s)", r)
@@ -110,7 +144,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	fmt.Println()
 	if len(results) == 0 {
 		fmt.Println("no results")
-		return nil
+		return
 	}
 	for _, r := range results {
 		report := ""
@@ -125,7 +159,6 @@ func cmdSearch(ctx context.Context, args []string) error {
 		}
 		fmt.Println()
 	}
-	return nil
 }
 
 // scoreNote says what ranked a result: the BM25 score (lexical mode), the

@@ -17,6 +17,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/dustin/go-humanize"
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
@@ -145,41 +146,9 @@ func Backup(ctx context.Context, b *bus.Bus, o BackupOptions) (BackupManifest, e
 				"start exocortex up so they are indexed, then back up", describePending(ctx, b, ingest), o.DataDir)
 		}
 	}
-	deadline := time.Now().Add(o.Wait)
-	waitCtx, cancel := context.WithDeadline(ctx, deadline)
-	defer cancel()
-	m := BackupManifest{Format: BackupFormat, Version: BackupVersion, DataDir: absPath(o.DataDir)}
-	for attempt := 1; ; attempt++ {
-		m.Attempts = attempt
-		before, err := waitQuiet(waitCtx, b, ingest, o)
-		if err != nil {
-			clearDir(o.Dir)
-			if ctx.Err() == nil && waitCtx.Err() != nil {
-				return m, fmt.Errorf("the ingest stages were not idle for long enough to take a backup within %s "+
-					"(pending: %s); try again when ingest is done, or with a longer --wait", o.Wait, describePending(ctx, b, ingest))
-			}
-			return m, err
-		}
-		m.Created = time.Now().UTC()
-		if err := copyState(ctx, b, cat, o, &m); err != nil {
-			clearDir(o.Dir)
-			return m, err
-		}
-		after, err := b.StageStates(ctx, ingest)
-		if err != nil {
-			clearDir(o.Dir)
-			return m, fmt.Errorf("read the ingest stages after the copy: %w", err)
-		}
-		if sameQuiet(before, after) {
-			m.Delivered = map[string]uint64{}
-			for _, s := range after {
-				m.Delivered[s.Stage] = s.Delivered
-			}
-			break
-		}
-		o.progress("ingest went on while copying; taking the copy again")
-		o.Log.Info().Int("attempt", attempt).Msg("backup: ingest went on while copying; taking the copy again")
-		clearDir(o.Dir)
+	m := BackupManifest{Format: BackupFormat, Version: BackupVersion, DataDir: system.AbsPath(o.DataDir)}
+	if err := copyWhileQuiet(ctx, b, cat, ingest, o, &m); err != nil {
+		return m, err
 	}
 	if dead, err := b.DeadLetterCounts(ctx); err == nil {
 		n := uint64(0)
@@ -207,6 +176,47 @@ func Backup(ctx context.Context, b *bus.Bus, o BackupOptions) (BackupManifest, e
 		return m, err
 	}
 	return m, nil
+}
+
+// copyWhileQuiet copies the state into o.Dir once the ingest stages are
+// idle, and again until they stayed idle through a whole copy (within
+// o.Wait); it records the attempts, the time and the stages' delivered
+// counts in m. On an error o.Dir is left empty.
+func copyWhileQuiet(ctx context.Context, b *bus.Bus, cat stage.Catalog, ingest []bus.StageSpec, o BackupOptions, m *BackupManifest) error {
+	waitCtx, cancel := context.WithDeadline(ctx, time.Now().Add(o.Wait))
+	defer cancel()
+	for attempt := 1; ; attempt++ {
+		m.Attempts = attempt
+		before, err := waitQuiet(waitCtx, b, ingest, o)
+		if err != nil {
+			clearDir(o.Dir)
+			if ctx.Err() == nil && waitCtx.Err() != nil {
+				return fmt.Errorf("the ingest stages were not idle for long enough to take a backup within %s "+
+					"(pending: %s); try again when ingest is done, or with a longer --wait", o.Wait, describePending(ctx, b, ingest))
+			}
+			return err
+		}
+		m.Created = time.Now().UTC()
+		if err := copyState(ctx, b, cat, o, m); err != nil {
+			clearDir(o.Dir)
+			return err
+		}
+		after, err := b.StageStates(ctx, ingest)
+		if err != nil {
+			clearDir(o.Dir)
+			return fmt.Errorf("read the ingest stages after the copy: %w", err)
+		}
+		if sameQuiet(before, after) {
+			m.Delivered = map[string]uint64{}
+			for _, s := range after {
+				m.Delivered[s.Stage] = s.Delivered
+			}
+			return nil
+		}
+		o.progress("ingest went on while copying; taking the copy again")
+		o.Log.Info().Int("attempt", attempt).Msg("backup: ingest went on while copying; taking the copy again")
+		clearDir(o.Dir)
+	}
 }
 
 // waitQuiet waits until no ingest stage has anything pending or in flight
@@ -280,7 +290,7 @@ func copyState(ctx context.Context, b *bus.Bus, cat stage.Catalog, o BackupOptio
 			return err
 		}
 		if fi, err := os.Stat(dst); err == nil {
-			o.progress("copied %s (%s)", filepath.Base(db), mib(fi.Size()))
+			o.progress("copied %s (%s)", filepath.Base(db), humanize.IBytes(uint64(fi.Size())))
 		}
 	}
 	vdir := filepath.Join(o.DataDir, "vectors")
@@ -440,7 +450,7 @@ func VerifyBackup(dir string, progress func(string)) (BackupManifest, error) {
 		}
 		done += size
 		if progress != nil && time.Since(last) > time.Second {
-			progress(fmt.Sprintf("checked %s of %s", mib(done), mib(total)))
+			progress(fmt.Sprintf("checked %s of %s", humanize.IBytes(uint64(done)), humanize.IBytes(uint64(total))))
 			last = time.Now()
 		}
 	}
@@ -460,7 +470,7 @@ func Restore(ctx context.Context, o RestoreOptions) (BackupManifest, error) {
 	if err != nil {
 		return m, err
 	}
-	abs := absPath(o.DataDir)
+	abs := system.AbsPath(o.DataDir)
 	if err := os.MkdirAll(filepath.Dir(abs), 0o700); err != nil {
 		return m, fmt.Errorf("restore into %s: %w", o.DataDir, err)
 	}
@@ -622,7 +632,7 @@ func copyTree(ctx context.Context, src, dst string, keep func(rel string) bool, 
 			return nil
 		}
 		if info, err := d.Info(); err == nil && info.Size() > 64<<20 {
-			o.progress("copying vectors/%s (%s)", filepath.ToSlash(rel), mib(info.Size()))
+			o.progress("copying vectors/%s (%s)", filepath.ToSlash(rel), humanize.IBytes(uint64(info.Size())))
 		}
 		return copyFile(path, filepath.Join(dst, rel))
 	})
@@ -750,11 +760,3 @@ func (m BackupManifest) BucketNames() []string {
 }
 
 // absPath is p made absolute (p itself when that fails).
-func absPath(p string) string {
-	if a, err := filepath.Abs(p); err == nil {
-		return a
-	}
-	return p
-}
-
-func mib(n int64) string { return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20)) }

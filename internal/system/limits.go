@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 
+	"github.com/dustin/go-humanize"
 	"github.com/nats-io/nats.go/jetstream"
 
 	"github.com/exocortex/exocortex/bus"
@@ -34,7 +35,7 @@ func sizeStorage(ctx context.Context, cfg Config, b *bus.Bus, cat stage.Catalog)
 	case n < 0:
 		return cat, fmt.Errorf("embedding cache of %d bytes is negative", n)
 	case n > 0 && limit > 0 && n > limit:
-		return cat, fmt.Errorf("%w: the cache %s, the store %s", ErrEmbedsCacheTooLarge, humanBytes(n), humanBytes(limit))
+		return cat, fmt.Errorf("%w: the cache %s, the store %s", ErrEmbedsCacheTooLarge, humanize.IBytes(uint64(n)), humanize.IBytes(uint64(limit)))
 	case n == 0:
 		had, err := bucketMaxBytes(ctx, b.JS, stage.BucketEmbeds)
 		if err != nil {
@@ -76,9 +77,6 @@ func StoreLimit(ctx context.Context, b *bus.Bus) (int64, error) {
 	return storeLimit(ctx, b)
 }
 
-// HumanBytes writes n in MiB or GiB.
-func HumanBytes(n int64) string { return humanBytes(n) }
-
 // storeLimit is JetStream's file store limit in bytes: the embedded
 // server's (75% of the free space of its volume unless set), else the
 // account's; 0 when unlimited or unknown.
@@ -110,12 +108,4 @@ func bucketMaxBytes(ctx context.Context, js jetstream.JetStream, bucket string) 
 		return 0, fmt.Errorf("read kv bucket %s: %w", bucket, err)
 	}
 	return s.CachedInfo().Config.MaxBytes, nil
-}
-
-// humanBytes writes n in MiB or GiB.
-func humanBytes(n int64) string {
-	if n >= 1<<30 {
-		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
-	}
-	return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
 }

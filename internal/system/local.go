@@ -49,7 +49,7 @@ type Local struct {
 // (see Local). Close it.
 func OpenLocal(ctx context.Context, cfg Config, o LocalOptions) (*Local, error) {
 	if cfg.DataDir == "" {
-		return nil, errors.New("pipeline: data dir is empty")
+		return nil, errors.New("open the local reader: no data directory given (Config.DataDir is empty)")
 	}
 	if !schemas.ValidMode(o.Mode) {
 		return nil, fmt.Errorf("retrieval mode %q: want lexical, vector, hybrid or rerank", o.Mode)
@@ -64,7 +64,7 @@ func OpenLocal(ctx context.Context, cfg Config, o LocalOptions) (*Local, error) 
 	for _, n := range names {
 		d, ok := cat.Lookup(n)
 		if !ok {
-			return nil, fmt.Errorf("pipeline: the catalog has no %s stage", n)
+			return nil, fmt.Errorf("open the local reader: the stage catalog has no %s stage", n)
 		}
 		decls = append(decls, d)
 		needs |= d.Needs
@@ -144,16 +144,17 @@ func (l *Local) ModelNotes() []string { return l.sys.ModelNotes }
 // Search runs a query to its ranked contexts (kb.query.reranked's event) as
 // the retrieve and rerank stages would, within timeout.
 func (l *Local) Search(ctx context.Context, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
-	detectLang(q)
+	DetectLang(q)
 	ctx, cancel := context.WithTimeout(l.sys.cfg.Log.WithContext(ctx), timeout)
 	defer cancel()
 	return l.query(ctx, q)
 }
 
-// detectLang gives a query without a language its question's (the answer,
+// DetectLang gives a query without a language its question's (the answer,
 // its messages and follow-ups are in it). The chunk filter (Options.Lang)
-// is left alone.
-func detectLang(q *schemas.QuerySubmitted) {
+// is left alone. The client calls it before a query leaves it, so a
+// running system from before language detection answers in it too.
+func DetectLang(q *schemas.QuerySubmitted) {
 	if q.Lang == "" {
 		q.Lang = lang.DetectLang(q.Question)
 	}
@@ -180,7 +181,7 @@ func (l *Local) query(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.
 func (l *Local) queryOnce(ctx context.Context, q *schemas.QuerySubmitted) (_ *schemas.QueryReranked, again bool, _ error) {
 	r := l.sys.Retriever
 	if r == nil {
-		return nil, false, errors.New("pipeline: nothing to search with (no index open)")
+		return nil, false, errors.New("local search: nothing to search with (no index open)")
 	}
 	if q.Time.IsZero() {
 		q.Time = time.Now().UTC()
@@ -219,9 +220,9 @@ func (l *Local) queryOnce(ctx context.Context, q *schemas.QuerySubmitted) (_ *sc
 func (l *Local) Ask(ctx context.Context, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken),
 	onFollowUps func([]string)) (_ *schemas.AnswerDone, stop func(), _ error) {
 	if l.sys.Answerer == nil {
-		return nil, nil, errors.New("pipeline: this Local was opened for search only (LocalOptions.Answer)")
+		return nil, nil, errors.New("local ask: this reader was opened for search only (open it with LocalOptions.Answer)")
 	}
-	detectLang(q)
+	DetectLang(q)
 	ctx, cancel := context.WithTimeout(l.sys.cfg.Log.WithContext(ctx), timeout)
 	rq, err := l.query(ctx, q)
 	if err != nil {

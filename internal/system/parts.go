@@ -37,6 +37,58 @@ func VectorsDir(dataDir, model string) string { return filepath.Join(dataDir, "v
 // answerer, the embedding model, the vector store, the reranker, the
 // retriever over them.
 func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
+	if err := s.openStore(ctx, needs); err != nil {
+		return err
+	}
+	var err error
+	if needs.Any(stage.NeedAnalyzer | stage.NeedAnswerer) {
+		if s.Analyzer, err = analysis.New(analysis.Full); err != nil {
+			return err
+		}
+	}
+	if needs.Any(stage.NeedRouter | stage.NeedAnswerer) {
+		if err := s.openRouter(); err != nil {
+			return err
+		}
+	}
+	if needs.Has(stage.NeedAnswerer) {
+		if err := s.openAnswer(); err != nil {
+			return err
+		}
+	}
+	if !needs.Any(stage.NeedStoreWrite | stage.NeedEmbedder | stage.NeedVectors | stage.NeedReranker | stage.NeedRetriever) {
+		return nil
+	}
+	if s.cfg.NoModels {
+		s.ModelNotes = append(s.ModelNotes, "models disabled: lexical search only")
+	} else if needs.Any(stage.NeedStoreWrite | stage.NeedEmbedder | stage.NeedVectors | stage.NeedReranker) {
+		if err := s.openModels(needs.Has(stage.NeedEmbedder), needs.Has(stage.NeedReranker)); err != nil {
+			return err
+		}
+	}
+	for _, n := range s.ModelNotes {
+		s.cfg.Log.Warn().Str("models", s.modelsDir()).Msg(n)
+	}
+	// A reader without the embedding model has no use for the vectors
+	// (unless lexical search runs on them: storeOptional).
+	useless := s.readOnly && s.Embedder == nil && !s.storeOptional
+	if s.vectorDim() > 0 && needs.Has(stage.NeedVectors) && !useless {
+		if err := s.openVectors(ctx); err != nil {
+			return err
+		}
+	}
+	if s.storeOptional {
+		if err := s.lexicalOnVectors(); err != nil {
+			return err
+		}
+	}
+	s.Retriever = s.retriever(ctx, needs)
+	return nil
+}
+
+// openStore opens the SQLite store as the stages here need it: for
+// writing (with its analyzer settled), read-only, untouched, or not at all.
+func (s *System) openStore(ctx context.Context, needs stage.Needs) error {
 	var err error
 	switch {
 	case needs.Has(stage.NeedStoreWrite):
@@ -61,67 +113,42 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 				"until their documents are sent again (SiYuan: at the next reconciliation, by itself; Markdown folders: at the next exocortex ingest)")
 		}
 	}
-	if needs.Any(stage.NeedAnalyzer | stage.NeedAnswerer) {
-		if s.Analyzer, err = analysis.New(analysis.Full); err != nil {
-			return err
-		}
+	return nil
+}
+
+// openVectors opens the vector store of the embedding model; a reader
+// with nothing embedded yet goes on without one (noted).
+func (s *System) openVectors(ctx context.Context) error {
+	vc := s.cfg.Vectors
+	vc.Dim = s.vectorDim()
+	if vc.Kind == "" || vc.Kind == vectors.KindEmbedded {
+		vc.Dir = VectorsDir(s.cfg.DataDir, s.embedSpec.Name)
+		// The index stage flushes the op log once per batch, before it
+		// commits the records of the batch's vectors.
+		vc.Embedded.NoSync = true
+		vc.Embedded.ReadOnly = s.readOnly
 	}
-	if needs.Any(stage.NeedRouter | stage.NeedAnswerer) {
-		if err := s.openRouter(); err != nil {
-			return err
-		}
+	t := time.Now()
+	vs, err := vectors.Open(ctx, vc)
+	switch {
+	case err != nil && s.readOnly && errors.Is(err, fs.ErrNotExist):
+		// Nothing embedded yet: a reader creates no vector store.
+		s.ModelNotes = append(s.ModelNotes, "no vectors yet ("+vc.Dir+"): search is lexical until the notes are embedded (exocortex up or ingest embeds them)")
+	case err != nil:
+		return fmt.Errorf("open vector store: %w", err)
+	default:
+		s.Vectors = vs
+		n, _ := s.Vectors.Count(ctx)
+		s.cfg.Log.Info().Str("kind", s.Vectors.Name()).Int("vectors", n).Bool("read_only", s.readOnly).Dur("took", time.Since(t)).Msg("vector store open")
 	}
-	if needs.Has(stage.NeedAnswerer) {
-		if err := s.openAnswer(); err != nil {
-			return err
-		}
-	}
-	if !needs.Any(stage.NeedStoreWrite | stage.NeedEmbedder | stage.NeedVectors | stage.NeedReranker | stage.NeedRetriever) {
-		return nil
-	}
+	return nil
+}
+
+// retriever is the retriever over the parts opened: the lexical index
+// (the store's, or the vectors' lexical one), the vectors and embedder,
+// the reranker, and the router's reformulation and translation.
+func (s *System) retriever(ctx context.Context, needs stage.Needs) *retrieval.Retriever {
 	log := s.cfg.Log
-	if s.cfg.NoModels {
-		s.ModelNotes = append(s.ModelNotes, "models disabled: lexical search only")
-	} else if needs.Any(stage.NeedStoreWrite | stage.NeedEmbedder | stage.NeedVectors | stage.NeedReranker) {
-		if err := s.openModels(needs.Has(stage.NeedEmbedder), needs.Has(stage.NeedReranker)); err != nil {
-			return err
-		}
-	}
-	for _, n := range s.ModelNotes {
-		log.Warn().Str("models", s.modelsDir()).Msg(n)
-	}
-	// A reader without the embedding model has no use for the vectors
-	// (unless lexical search runs on them: storeOptional).
-	useless := s.readOnly && s.Embedder == nil && !s.storeOptional
-	if s.vectorDim() > 0 && needs.Has(stage.NeedVectors) && !useless {
-		vc := s.cfg.Vectors
-		vc.Dim = s.vectorDim()
-		if vc.Kind == "" || vc.Kind == vectors.KindEmbedded {
-			vc.Dir = VectorsDir(s.cfg.DataDir, s.embedSpec.Name)
-			// The index stage flushes the op log once per batch, before it
-			// commits the records of the batch's vectors.
-			vc.Embedded.NoSync = true
-			vc.Embedded.ReadOnly = s.readOnly
-		}
-		t := time.Now()
-		vs, err := vectors.Open(ctx, vc)
-		switch {
-		case err != nil && s.readOnly && errors.Is(err, fs.ErrNotExist):
-			// Nothing embedded yet: a reader creates no vector store.
-			s.ModelNotes = append(s.ModelNotes, "no vectors yet ("+vc.Dir+"): search is lexical until the notes are embedded (exocortex up or ingest embeds them)")
-		case err != nil:
-			return fmt.Errorf("open vector store: %w", err)
-		default:
-			s.Vectors = vs
-			n, _ := s.Vectors.Count(ctx)
-			log.Info().Str("kind", s.Vectors.Name()).Int("vectors", n).Bool("read_only", s.readOnly).Dur("took", time.Since(t)).Msg("vector store open")
-		}
-	}
-	if s.storeOptional {
-		if err := s.lexicalOnVectors(); err != nil {
-			return err
-		}
-	}
 	r := &retrieval.Retriever{Config: s.cfg.Retrieval}
 	if s.Router != nil {
 		router := s.Router
@@ -154,8 +181,7 @@ func (s *System) openParts(ctx context.Context, needs stage.Needs) error {
 	if s.Reranker != nil {
 		r.Reranker = s.Reranker
 	}
-	s.Retriever = r
-	return nil
+	return r
 }
 
 func (s *System) modelsDir() string { return models.DirFromEnv(s.cfg.ModelsDir, s.cfg.DataDir) }

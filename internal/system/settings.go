@@ -65,10 +65,10 @@ func ProviderSummary(c *llm.Config) []string {
 
 // settings is what this system answers queries with.
 func (s *System) settings() Settings {
-	st := Settings{DataDir: absPath(s.cfg.DataDir), Providers: ProviderSummary(s.llmCfg), NoModels: s.cfg.NoModels, Search: "lexical",
+	st := Settings{DataDir: AbsPath(s.cfg.DataDir), Providers: ProviderSummary(s.llmCfg), NoModels: s.cfg.NoModels, Search: "lexical",
 		AnswerDeadline: AnswerDeadline(s.cfg.Answer).String(), AnswerDeadlineLocal: answerDeadlineLocal(s.cfg.Answer).String()}
 	if !s.cfg.NoModels {
-		st.ModelsDir = absPath(s.modelsDir())
+		st.ModelsDir = AbsPath(s.modelsDir())
 	}
 	if s.Retriever != nil {
 		st.Search = s.Retriever.Modes()
@@ -101,7 +101,8 @@ func RunningSettings(ctx context.Context, b *bus.Bus) (*Settings, error) {
 	return &st, nil
 }
 
-func absPath(p string) string {
+// AbsPath is p made absolute, or p as it is when that fails.
+func AbsPath(p string) string {
 	if a, err := filepath.Abs(p); err == nil {
 		return a
 	}

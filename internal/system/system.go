@@ -244,16 +244,7 @@ func (s *System) Config() Config { return s.cfg }
 // topology, opens the store when the index stage runs here, and starts the
 // stages. Stop it with Stop.
 func Start(ctx context.Context, cfg Config) (*System, error) {
-	if cfg.Chunk == (chunking.Config{}) {
-		cfg.Chunk = chunking.DefaultConfig()
-	}
-	if err := cfg.replicasFromEnv(); err != nil {
-		return nil, fmt.Errorf("pipeline config: %w", err)
-	}
-	if err := cfg.Validate(); err != nil {
-		return nil, fmt.Errorf("pipeline config: %w", err)
-	}
-	if err := securePrivateDir(cfg.DataDir, cfg.Log); err != nil {
+	if err := cfg.prepare(); err != nil {
 		return nil, err
 	}
 	lock := cfg.lock
@@ -272,38 +263,15 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			lock.release()
 		}
 	}()
-	b, err := openBus(ctx, cfg, "exocortex")
+	b, cat, err := openTopology(ctx, cfg)
 	if err != nil {
-		return nil, err
-	}
-	cat, err := sizeStorage(ctx, cfg, b, cfg.StageCatalog())
-	if err != nil {
-		b.Close()
-		return nil, err
-	}
-	if err := bus.EnsureTopology(ctx, b.JS, cfg.topology(cat)); err != nil {
-		b.Close()
 		return nil, err
 	}
 	s := &System{Bus: b, cfg: cfg, failed: make(chan error, 1), services: map[string]stage.Service{}, lock: lock}
 	started = true // from here on Stop releases the lock
-	// /metrics shows every stage's consumer (those of other processes too).
-	specs := cat.Specs()
-	metrics.InitStages(cat.Names())
-	s.unmetric = append(s.unmetric, metrics.SetStageStates(func(ctx context.Context) ([]bus.StageState, error) {
-		return b.StageStates(ctx, specs)
-	}))
-	s.unmetric = append(s.unmetric, metrics.SetDiskState(b.DiskState))
-	if b.Server != nil {
-		if err := writeTLSCert(cfg); err != nil {
-			b.Close()
-			return nil, err
-		}
-		if err := writePrivate(bus.URLFile(cfg.DataDir), []byte(b.Server.ClientURL()+"\n")); err != nil {
-			b.Close()
-			return nil, err
-		}
-		s.ownURL = true
+	if err := s.announce(cat); err != nil {
+		b.Close()
+		return nil, err
 	}
 	stages, services := cfg.roles(cat)
 	var needs stage.Needs
@@ -315,15 +283,82 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 		s.Stop()
 		return nil, err
 	}
+	if err := s.run(ctx, stages, services, needs); err != nil {
+		s.Stop()
+		return nil, err
+	}
+	return s, nil
+}
+
+// prepare fills the defaults Start needs and checks cfg and the data
+// directory.
+func (cfg *Config) prepare() error {
+	if cfg.Chunk == (chunking.Config{}) {
+		cfg.Chunk = chunking.DefaultConfig()
+	}
+	if err := cfg.replicasFromEnv(); err != nil {
+		return fmt.Errorf("pipeline config: %w", err)
+	}
+	if err := cfg.Validate(); err != nil {
+		return fmt.Errorf("pipeline config: %w", err)
+	}
+	return securePrivateDir(cfg.DataDir, cfg.Log)
+}
+
+// openTopology opens the bus and creates the streams and consumers of
+// the roles' catalog, sized to the storage.
+func openTopology(ctx context.Context, cfg Config) (*bus.Bus, stage.Catalog, error) {
+	b, err := openBus(ctx, cfg, "exocortex")
+	if err != nil {
+		return nil, stage.Catalog{}, err
+	}
+	cat, err := sizeStorage(ctx, cfg, b, cfg.StageCatalog())
+	if err != nil {
+		b.Close()
+		return nil, stage.Catalog{}, err
+	}
+	if err := bus.EnsureTopology(ctx, b.JS, cfg.topology(cat)); err != nil {
+		b.Close()
+		return nil, stage.Catalog{}, err
+	}
+	return b, cat, nil
+}
+
+// announce shows the stages' consumers on /metrics and, for an embedded
+// server, writes its TLS certificate and URL file for the commands.
+func (s *System) announce(cat stage.Catalog) error {
+	b := s.Bus
+	// /metrics shows every stage's consumer (those of other processes too).
+	specs := cat.Specs()
+	metrics.InitStages(cat.Names())
+	s.unmetric = append(s.unmetric, metrics.SetStageStates(func(ctx context.Context) ([]bus.StageState, error) {
+		return b.StageStates(ctx, specs)
+	}))
+	s.unmetric = append(s.unmetric, metrics.SetDiskState(b.DiskState))
+	if b.Server == nil {
+		return nil
+	}
+	if err := writeTLSCert(s.cfg); err != nil {
+		return err
+	}
+	if err := writePrivate(bus.URLFile(s.cfg.DataDir), []byte(b.Server.ClientURL()+"\n")); err != nil {
+		return err
+	}
+	s.ownURL = true
+	return nil
+}
+
+// run starts the stages and services, records the settings (a whole
+// system), publishes the router's health and backfills missing vectors.
+func (s *System) run(ctx context.Context, stages, services []stage.Declaration, needs stage.Needs) error {
 	runCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	s.cancel = cancel
 	for _, d := range stages {
 		if err := s.startStage(runCtx, d); err != nil {
-			s.Stop()
-			return nil, err
+			return err
 		}
 	}
-	if len(cfg.Stages) == 0 && !cfg.NoStages {
+	if len(s.cfg.Stages) == 0 && !s.cfg.NoStages {
 		s.recordSettings(ctx)
 	}
 	if s.Router != nil {
@@ -335,8 +370,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 	}
 	for _, d := range services {
 		if err := s.startService(runCtx, d); err != nil {
-			s.Stop()
-			return nil, err
+			return err
 		}
 	}
 	// The index's writer and the embedder run here: embed what the index
@@ -350,7 +384,7 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			}
 		}()
 	}
-	return s, nil
+	return nil
 }
 
 // deps are the system's parts as role d's constructor sees them.

@@ -126,38 +126,61 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 		trace = doc.TraceID
 	}
 	if doc.Deleted {
-		var events []schemas.Event
-		if prev != nil {
-			for _, e := range prev.Chunks {
-				events = append(events, tombstone(doc, e, trace))
-			}
-		}
-		events = append(events, structure(doc, nil, trace))
-		// The manifest goes once the tombstones are published: a deletion
-		// that fails to publish is redone from the manifest.
-		m.OnPublished(func(ctx context.Context) error {
-			if err := h.state.Delete(ctx, key); err != nil {
-				return fmt.Errorf("chunk doc %s: delete manifest: %w", doc.DocID, err)
-			}
-			return nil
-		})
-		return events, nil
+		return h.deleted(m, doc, key, prev, trace), nil
 	}
-
 	pieces := chunking.Split(doc, h.cfg)
 	next := &manifest{Version: doc.Version, DocHash: doc.Hash, Chunks: make([]entry, len(pieces)), Spans: true}
-	current := make(map[string]bool, len(pieces))
 	for i := range pieces {
-		p := &pieces[i]
-		next.Chunks[i] = entry{ID: p.ID, Hash: p.Hash, Meta: metaOf(p)}
-		current[p.ID] = true
+		next.Chunks[i] = entry{ID: pieces[i].ID, Hash: pieces[i].Hash, Meta: metaOf(&pieces[i])}
 	}
+	events := changes(doc, pieces, prev, next, m.Delivered > 1, trace)
+	data, err := json.Marshal(next)
+	if err != nil {
+		return nil, fmt.Errorf("chunk doc %s: encode manifest: %w", doc.DocID, err)
+	}
+	// No state may claim work that was not handed on: the manifest is saved
+	// once every event is published (acknowledged by JetStream). A publish
+	// that fails, a crash or a full disk before that leaves the previous
+	// manifest, and any resend of the change (a redelivery, a replayed dead
+	// letter, a re-ingest) emits these chunks again.
+	m.OnPublished(func(ctx context.Context) error {
+		return h.save(ctx, key, doc, data)
+	})
+	return events, nil
+}
+
+// deleted is a deleted document's events: a tombstone for every chunk of
+// its manifest, then its (empty) structure.
+func (h *handler) deleted(m *bus.Msg, doc *schemas.DocChanged, key string, prev *manifest, trace string) []schemas.Event {
+	var events []schemas.Event
+	if prev != nil {
+		for _, e := range prev.Chunks {
+			events = append(events, tombstone(doc, e, trace))
+		}
+	}
+	events = append(events, structure(doc, nil, trace))
+	// The manifest goes once the tombstones are published: a deletion
+	// that fails to publish is redone from the manifest.
+	m.OnPublished(func(ctx context.Context) error {
+		if err := h.state.Delete(ctx, key); err != nil {
+			return fmt.Errorf("chunk doc %s: delete manifest: %w", doc.DocID, err)
+		}
+		return nil
+	})
+	return events
+}
+
+// changes is a changed document's events against its previous manifest
+// prev: a ChunkCreated for every new or changed chunk, a tombstone for
+// every chunk that is gone (recorded in next.Removed), then the
+// document's structure. redelivered says the message came again.
+func changes(doc *schemas.DocChanged, pieces []chunking.Piece, prev, next *manifest, redelivered bool, trace string) []schemas.Event {
 	// The manifest is saved only after the events are published (see
-	// below), so what it lists was handed on. A redelivery of the change it
+	// handle), so what it lists was handed on. A redelivery of the change it
 	// already holds (saved, but the ack was lost) emits everything again; the
 	// bus's message ids drop what did get through. A forced change
 	// (ingest --force) emits every chunk: the index may have lost some.
-	replay := prev != nil && m.Delivered > 1 && prev.Version == doc.Version && prev.DocHash == doc.Hash
+	replay := prev != nil && redelivered && prev.Version == doc.Version && prev.DocHash == doc.Hash
 	known := map[string]entry{}
 	var gone []entry
 	if prev != nil {
@@ -172,28 +195,15 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 			gone = prev.Chunks
 		}
 	}
-
 	var events []schemas.Event
+	current := make(map[string]bool, len(pieces))
 	for i := range pieces {
 		p := &pieces[i]
+		current[p.ID] = true
 		if old, ok := known[p.ID]; ok && old == next.Chunks[i] {
 			continue
 		}
-		events = append(events, &schemas.ChunkCreated{
-			Envelope:    schemas.Envelope{TraceID: trace},
-			ChunkID:     p.ID,
-			DocID:       doc.DocID,
-			DocVersion:  doc.Version,
-			Ordinal:     p.Ordinal,
-			Hash:        p.Hash,
-			Text:        p.Text,
-			SectionPath: p.SectionPath,
-			Lang:        p.Lang,
-			BlockIDs:    p.BlockIDs,
-			BlockSpans:  p.BlockSpans,
-			Refs:        p.Refs,
-			Tokens:      p.Tokens,
-		})
+		events = append(events, chunkCreated(doc, p, trace))
 	}
 	for _, e := range gone {
 		if !current[e.ID] {
@@ -201,21 +211,26 @@ func (h *handler) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 			next.Removed = append(next.Removed, e)
 		}
 	}
-	events = append(events, structure(doc, pieces, trace))
+	return append(events, structure(doc, pieces, trace))
+}
 
-	data, err := json.Marshal(next)
-	if err != nil {
-		return nil, fmt.Errorf("chunk doc %s: encode manifest: %w", doc.DocID, err)
+// chunkCreated is the event of one new or changed chunk p of doc.
+func chunkCreated(doc *schemas.DocChanged, p *chunking.Piece, trace string) *schemas.ChunkCreated {
+	return &schemas.ChunkCreated{
+		Envelope:    schemas.Envelope{TraceID: trace},
+		ChunkID:     p.ID,
+		DocID:       doc.DocID,
+		DocVersion:  doc.Version,
+		Ordinal:     p.Ordinal,
+		Hash:        p.Hash,
+		Text:        p.Text,
+		SectionPath: p.SectionPath,
+		Lang:        p.Lang,
+		BlockIDs:    p.BlockIDs,
+		BlockSpans:  p.BlockSpans,
+		Refs:        p.Refs,
+		Tokens:      p.Tokens,
 	}
-	// No state may claim work that was not handed on: the manifest is saved
-	// once every event is published (acknowledged by JetStream). A publish
-	// that fails, a crash or a full disk before that leaves the previous
-	// manifest, and any resend of the change (a redelivery, a replayed dead
-	// letter, a re-ingest) emits these chunks again.
-	m.OnPublished(func(ctx context.Context) error {
-		return h.save(ctx, key, doc, data)
-	})
-	return events, nil
 }
 
 // save stores a document's manifest unless a newer change's manifest was
