@@ -323,6 +323,10 @@ func Start(ctx context.Context, cfg Config) (*System, error) {
 			return nil, err
 		}
 	}
+	if err := s.answerRequests(runCtx, needs.Has(stage.NeedStoreWrite)); err != nil {
+		s.Stop()
+		return nil, err
+	}
 	if len(cfg.Stages) == 0 && !cfg.NoStages {
 		s.recordSettings(ctx)
 	}
