@@ -3,6 +3,7 @@ package system
 import (
 	"context"
 	"errors"
+	"fmt"
 
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
@@ -28,31 +29,41 @@ func (s *System) answerRequests(ctx context.Context, writes bool) error {
 	if s.Store == nil {
 		return nil
 	}
-	answers := map[string]func(ctx context.Context, req schemas.Event) schemas.Event{
+	var stops []func()
+	stopAll := func() {
+		for _, stop := range stops {
+			stop()
+		}
+	}
+	for subject, handle := range map[string]func(ctx context.Context, req schemas.Event) schemas.Event{
 		schemas.SubjectBlockGet:    s.answerBlock,
 		schemas.SubjectDocumentGet: s.answerDocument,
-	}
-	if writes {
-		answers[schemas.SubjectIngest] = s.answerIngest
-	}
-	var stops []func()
-	for subject, handle := range answers {
+	} {
 		stop, err := s.Bus.Answer(subject, handle)
 		if err != nil {
-			for _, stop := range stops {
-				stop()
-			}
+			stopAll()
 			return err
 		}
 		stops = append(stops, stop)
+	}
+	if writes {
+		state, err := s.Bus.KV(ctx, stage.BucketSources)
+		var stop func()
+		if err == nil {
+			stop, err = files.AnswerIngests(s.Bus, state)
+		}
+		if err == nil {
+			stops = append(stops, stop)
+		} else {
+			stopAll()
+			return fmt.Errorf("answer ingests: %w", err)
+		}
 	}
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
 		<-ctx.Done()
-		for _, stop := range stops {
-			stop()
-		}
+		stopAll()
 	}()
 	return nil
 }
@@ -123,17 +134,4 @@ func (s *System) answerDocument(ctx context.Context, ev schemas.Event) schemas.E
 	}
 	rep.Document = out
 	return rep
-}
-
-// answerIngest syncs the requested paths of this machine onto the bus.
-func (s *System) answerIngest(ctx context.Context, ev schemas.Event) schemas.Event {
-	req := ev.(*schemas.IngestRequest)
-	kv, err := s.Bus.KV(ctx, stage.BucketSources)
-	if err != nil {
-		return &schemas.IngestReply{Error: replyError(err)}
-	}
-	return files.AnswerIngest(ctx, req, kv, func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := s.Bus.Publish(ctx, ev, req.TraceID)
-		return err
-	})
 }

@@ -33,3 +33,16 @@ func AnswerIngest(ctx context.Context, req *schemas.IngestRequest, state bus.KV,
 	}
 	return rep
 }
+
+// AnswerIngests answers kb.files.ingest on b until stop is called: the
+// paths are read on this machine (state remembers what was sent), their
+// documents published on b under the request's trace id.
+func AnswerIngests(b *bus.Bus, state bus.KV) (stop func(), err error) {
+	return b.Answer(schemas.SubjectIngest, func(ctx context.Context, ev schemas.Event) schemas.Event {
+		req := ev.(*schemas.IngestRequest)
+		return AnswerIngest(ctx, req, state, func(ctx context.Context, doc *schemas.DocChanged) error {
+			_, err := b.Publish(ctx, doc, req.TraceID)
+			return err
+		})
+	})
+}
