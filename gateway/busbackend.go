@@ -6,8 +6,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"sync"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -16,14 +14,10 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/store"
 )
 
 // BusOptions tune the bus backend.
 type BusOptions struct {
-	// DataDir holds the SQLite index Block reads (read-only); empty means
-	// Block answers that the index is not reachable from here.
-	DataDir string
 	// SearchTimeout bounds a search (default 60 s), AskTimeout a question
 	// (default 2 min), ResearchTimeout a research (default 20 min).
 	SearchTimeout   time.Duration
@@ -38,14 +32,13 @@ type BusOptions struct {
 // BusBackend is the Backend over a running pipeline: questions and
 // searches go onto kb.query.submitted, answers stream back from
 // kb.answer.tokens.<id>, research goes onto kb.research.requested, and
-// blocks are read from the index (read-only) in the data directory.
+// blocks and documents are asked of the processes that have the index open
+// (kb.store.block.get, kb.store.document.get): the gateway needs no data
+// directory.
 type BusBackend struct {
 	Bus    *bus.Bus
 	opts   BusOptions
 	client *client.Client
-
-	mu    sync.Mutex
-	store *store.Store
 }
 
 // NewBusBackend returns the Backend of the pipeline reachable through b.
@@ -121,86 +114,61 @@ func (bb *BusBackend) Research(ctx context.Context, r *schemas.ResearchRequested
 	return bb.client.Research(ctx, r, client.ResearchOptions{OnProgress: onProgress})
 }
 
-// ErrNoIndex is a Block asked of a backend that cannot reach the index.
+// ErrNoIndex is a Block or a Document that no process with the index
+// answers (see indexError).
 var ErrNoIndex = errors.New("the index is not reachable from here")
 
-// Block reads the block, its document, section path and neighbours from
-// the index.
+// indexError says what to run when nobody answers a request for the index:
+// the index is read by the processes that have it open, over the bus.
+func (bb *BusBackend) indexError(err error) error {
+	if errors.Is(err, bus.ErrNoResponders) {
+		return fmt.Errorf("%w: no index at NATS %s answers (%v): run exocortex up, or a worker with the index "+
+			"(worker --stage index), on the machine with the data directory", ErrNoIndex, bb.Bus.URL(), err)
+	}
+	return err
+}
+
+// replyErr is a reply's error as the gateway's (its code kept).
+func replyErr(e *schemas.ReplyError) error {
+	if e == nil {
+		return nil
+	}
+	return apiErr(e.Code, e.Message)
+}
+
+// Block asks the index (kb.store.block.get) for the block, its document,
+// section path and neighbours.
 func (bb *BusBackend) Block(ctx context.Context, id string) (*Block, error) {
-	st, err := bb.openStore()
+	rep, err := bus.Request[*schemas.BlockReply](ctx, bb.Bus, &schemas.BlockGet{BlockID: id}, NewID("block"))
 	if err != nil {
+		return nil, bb.indexError(err)
+	}
+	if err := replyErr(rep.Error); err != nil || rep.Block == nil {
 		return nil, err
 	}
-	b, err := st.Block(ctx, id)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
+	b := rep.Block
 	out := &Block{ID: b.BlockID, DocID: b.DocID, Title: b.Title, SectionPath: b.SectionPath, Type: b.Type, Text: b.Text,
 		Link: answer.Link(b.BlockID, b.Path)}
-	edges, err := st.Neighbors(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	const maxNeighbors = 24
-	for _, e := range edges {
-		if len(out.Neighbors) == maxNeighbors {
-			break
-		}
-		n := Neighbor{ID: e.Dst, Kind: e.Kind}
-		if nb, err := st.Block(ctx, e.Dst); err == nil {
-			n.Text = shorten(nb.Text, 300)
-		}
-		out.Neighbors = append(out.Neighbors, n)
+	for _, n := range b.Neighbors {
+		out.Neighbors = append(out.Neighbors, Neighbor{ID: n.BlockID, Kind: n.Kind, Text: n.Text})
 	}
 	return out, nil
 }
 
-// Ready reports whether the index can be read.
+// StoreReady reports whether a process with the index answers.
 func (bb *BusBackend) StoreReady() error {
-	_, err := bb.openStore()
-	return err
-}
-
-func (bb *BusBackend) openStore() (*store.Store, error) {
-	bb.mu.Lock()
-	defer bb.mu.Unlock()
-	if bb.store != nil {
-		return bb.store, nil
-	}
-	if bb.opts.DataDir == "" {
-		return nil, ErrNoIndex
-	}
-	path := client.IndexPath(bb.opts.DataDir)
-	if _, err := os.Stat(path); err != nil {
-		return nil, fmt.Errorf("%w: no index at %s", ErrNoIndex, path)
-	}
-	st, err := store.OpenReadOnly(path)
+	ctx, cancel := context.WithTimeout(context.Background(), storeReadyTimeout)
+	defer cancel()
+	rep, err := bus.Request[*schemas.BlockReply](ctx, bb.Bus, &schemas.BlockGet{}, NewID("ready"))
 	if err != nil {
-		return nil, fmt.Errorf("open index %s: %w", path, err)
+		return bb.indexError(err)
 	}
-	bb.store = st
-	return st, nil
+	return replyErr(rep.Error)
 }
 
-// Close closes the index, if Block opened it.
-func (bb *BusBackend) Close() error {
-	bb.mu.Lock()
-	defer bb.mu.Unlock()
-	if bb.store == nil {
-		return nil
-	}
-	err := bb.store.Close()
-	bb.store = nil
-	return err
-}
+// storeReadyTimeout bounds /readyz's question to the index.
+const storeReadyTimeout = 5 * time.Second
 
-func shorten(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n]) + "…"
-}
+// Close releases nothing: the index is read over the bus (kept for the
+// callers that close a backend).
+func (bb *BusBackend) Close() error { return nil }

@@ -14,6 +14,7 @@ import (
 	"github.com/nats-io/nats.go"
 
 	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
@@ -62,6 +63,7 @@ var guardMounts = []string{"/", "/v1/chat/completions", "/v1/models", "/mcp", "/
 func startGuarded(t *testing.T, cfg gateway.Config) *guarded {
 	t.Helper()
 	b := stagetest.New(t)
+	gatewaytest.AnswerIngests(t, b)
 	g := &guarded{be: &countingBackend{}}
 	sub, err := b.NC.Subscribe(schemas.SubjectDocChanged, func(*nats.Msg) { g.ingests.Add(1) })
 	if err != nil {

@@ -19,8 +19,8 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/store"
 )
 
 // The note view: GET /notes/{doc_id} is a whole indexed document as an
@@ -88,25 +88,22 @@ type NoteLink struct {
 	ExpiresAt *time.Time `json:"expires_at,omitempty"`
 }
 
-// Document reads the document and its blocks from the index.
+// Document asks the index (kb.store.document.get) for the document and its
+// blocks.
 func (bb *BusBackend) Document(ctx context.Context, docID string) (*Document, error) {
-	st, err := bb.openStore()
+	rep, err := bus.Request[*schemas.DocumentReply](ctx, bb.Bus, &schemas.DocumentGet{DocID: docID}, NewID("document"))
 	if err != nil {
+		return nil, bb.indexError(err)
+	}
+	if err := replyErr(rep.Error); err != nil || rep.Document == nil {
 		return nil, err
 	}
-	d, err := st.Document(ctx, docID)
-	if errors.Is(err, store.ErrNotFound) {
-		return nil, nil
-	}
-	if err != nil {
-		return nil, err
-	}
-	return ViewDocument(d), nil
+	return ViewDocument(rep.Document), nil
 }
 
-// ViewDocument is the Document of a store document, with SiYuan links for
-// a SiYuan note and its blocks.
-func ViewDocument(d *store.Document) *Document {
+// ViewDocument is the Document of an indexed document, with SiYuan links
+// for a SiYuan note and its blocks.
+func ViewDocument(d *schemas.StoredDocument) *Document {
 	out := &Document{DocID: d.DocID, Title: d.Title, Source: d.Source, Path: d.Path, Notebook: d.Notebook,
 		TitlePath: d.TitlePath, UpdatedAt: d.UpdatedAt, Blocks: make([]DocBlock, 0, len(d.Blocks))}
 	siyuan := d.Source == schemas.SourceSiYuan

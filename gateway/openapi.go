@@ -34,7 +34,7 @@ var apiOps = map[string]op{
 	"GET /v1/blocks/{id}":        {summary: "An indexed block: its text, document, section path and graph neighbours (404 when there is none).", resp: "Block"},
 	"GET /v1/dlq":                {summary: "Dead-lettered messages, oldest first (?stage=NAME for one stage's).", resp: "DeadLetters"},
 	"POST /v1/dlq/replay":        {summary: "Replay the dead letters with these sequence numbers.", body: "ReplayRequest", resp: "Replayed"},
-	"POST /v1/ingest":            {summary: "Read files or folders on the gateway's machine and put their documents on the bus (202; indexing goes on, GET /v1/status shows it).", body: "IngestRequest", resp: "IngestResult"},
+	"POST /v1/ingest":            {summary: "Read files or folders on the machine that writes the index (up's) and put their documents on the bus (202; indexing goes on, GET /v1/status shows it).", body: "IngestRequest", resp: "IngestResult"},
 }
 
 // mountOps describe the doors other packages serve, by path: listed when

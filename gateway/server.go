@@ -8,7 +8,6 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -21,16 +20,10 @@ import (
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/workers/files"
-	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // DefaultAddr is where up serves the gateway.
 const DefaultAddr = "127.0.0.1:7600"
-
-// StageName is the gateway's name for `worker --stage`: it is not a bus
-// consumer, so it is not in the stage catalog.
-const StageName = "gateway"
 
 // Environment variables of the gateway.
 const (
@@ -826,7 +819,7 @@ type Replayed struct {
 }
 
 // IngestRequest is POST /v1/ingest's body: files or folders on the
-// gateway's machine.
+// machine of the process that writes the index (up's).
 type IngestRequest struct {
 	Paths []string `json:"paths"`
 	Force bool     `json:"force,omitempty"`
@@ -835,11 +828,13 @@ type IngestRequest struct {
 // IngestResult is what POST /v1/ingest answers once the documents are on
 // the bus (indexing goes on; GET /v1/status shows it).
 type IngestResult struct {
-	TraceID    string            `json:"trace_id"`
-	Files      files.SyncStats   `json:"files"`
-	FileErrors []files.FileError `json:"file_errors,omitempty"`
+	TraceID    string                    `json:"trace_id"`
+	Files      schemas.IngestStats       `json:"files"`
+	FileErrors []schemas.IngestFileError `json:"file_errors,omitempty"`
 }
 
+// ingest asks the process that writes the index (kb.files.ingest) to read
+// the paths on its machine: the gateway's machine may have no notes.
 func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 	if !s.needBus(w) {
 		return
@@ -850,30 +845,24 @@ func (s *Server) ingest(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if len(req.Paths) == 0 {
-		writeError(w, apiErr(CodeBadRequest, "paths is empty: give files or folders on the gateway's machine"))
-		return
-	}
-	for _, p := range req.Paths {
-		if _, err := os.Stat(p); err != nil {
-			writeError(w, apiErr(CodeBadRequest, fmt.Sprintf("path %s: %v (paths are on the gateway's machine)", p, err)))
-			return
-		}
-	}
-	kv, err := s.deps.Bus.KV(r.Context(), stage.BucketSources)
-	if err != nil {
-		s.fail(w, r, "ingest", err)
+		writeError(w, apiErr(CodeBadRequest, "paths is empty: give files or folders on the machine that writes the index"))
 		return
 	}
 	res := IngestResult{TraceID: NewID("ingest")}
-	stats, ferrs, err := files.Sync(r.Context(), req.Paths, kv, func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := s.deps.Bus.Publish(ctx, ev, res.TraceID)
-		return err
-	}, files.SyncOptions{Force: req.Force})
+	rep, err := bus.Request[*schemas.IngestReply](r.Context(), s.deps.Bus, &schemas.IngestRequest{Paths: req.Paths, Force: req.Force}, res.TraceID)
+	if errors.Is(err, bus.ErrNoResponders) {
+		writeError(w, apiErr(CodeUnavailable, fmt.Sprintf("nobody reads files to ingest (%v): run exocortex up, or the index stage "+
+			"(worker --stage index), on the machine with the notes and the data directory", err)))
+		return
+	}
+	if err == nil {
+		err = replyErr(rep.Error)
+	}
 	if err != nil {
 		s.fail(w, r, "ingest", err)
 		return
 	}
-	res.Files, res.FileErrors = stats, ferrs
+	res.Files, res.FileErrors = rep.Files, rep.FileErrors
 	writeJSON(w, http.StatusAccepted, res)
 }
 

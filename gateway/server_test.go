@@ -27,6 +27,7 @@ import (
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/research"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage/stagetest"
 )
 
 // env is a running pipeline (every stage, embedded NATS, the fake
@@ -74,7 +75,7 @@ func startEnv(t testing.TB) *env {
 	writeFile(t, filepath.Join(vault, "cats.md"), "# Cats\n\nCats sleep most of the day.\n")
 	gatewaytest.SyncPaths(t, sys.Bus, vault)
 	gatewaytest.WaitIdle(t, sys.Bus)
-	bb := gateway.NewBusBackend(sys.Bus, gateway.BusOptions{DataDir: dir, AskTimeout: 30 * time.Second})
+	bb := gateway.NewBusBackend(sys.Bus, gateway.BusOptions{AskTimeout: 30 * time.Second})
 	t.Cleanup(func() { _ = bb.Close() })
 	return &env{sys: sys, llm: fake, dataDir: dir, backend: bb}
 }
@@ -568,9 +569,11 @@ func TestBlocksStatusDeadLettersIngestAndReadiness(t *testing.T) {
 	if !rd.Ready || rd.Checks["nats"] != "ok" || rd.Checks["store"] != "ok" || rd.Checks["stage index"] != "ok" {
 		t.Errorf("readyz %+v", rd)
 	}
-	// Without an index to read, not ready, and it says why.
-	empty := gateway.NewBusBackend(e.sys.Bus, gateway.BusOptions{DataDir: t.TempDir()})
-	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0"}, empty, gateway.Deps{Bus: e.sys.Bus, StoreReady: empty.StoreReady})
+	// Without an index to read (a bus where no process has it open), not
+	// ready, and it says why.
+	noIndex := stagetest.New(t)
+	empty := gateway.NewBusBackend(noIndex, gateway.BusOptions{})
+	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0"}, empty, gateway.Deps{Bus: noIndex, StoreReady: empty.StoreReady})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -8,6 +8,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/rs/zerolog"
@@ -19,6 +20,8 @@ import (
 	"github.com/exocortex/exocortex/gateway/web"
 	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/metrics"
+	"github.com/exocortex/exocortex/workers/doors"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // gatewayMounts are the doors the gateway serves besides its own routes
@@ -43,6 +46,7 @@ var gatewayPublic = []string{"/", "/index.html", "/static/"}
 type httpFlags struct {
 	addr  string
 	hosts hostsFlag
+	ln    net.Listener // bound by apply
 }
 
 // hostsFlag is --http-host, repeatable and comma-separated; its default
@@ -96,88 +100,71 @@ func (h *httpFlags) listen() (net.Listener, error) {
 	return ln, err
 }
 
-// runningGateway is a gateway serving in the background.
-type runningGateway struct {
-	addr    string
-	cancel  context.CancelFunc
-	done    chan error
-	backend *gateway.BusBackend
-}
-
-// startGateway serves the gateway on ln over b (the system's bus; the
-// index is read from dataDir).
-// local says the stages run in this process (up): the index is then here.
-func startGateway(ctx context.Context, cfg gateway.Config, ln net.Listener, b *bus.Bus, dataDir, modelsFlag string, local bool) (*runningGateway, error) {
-	be := gateway.NewBusBackend(b, gateway.BusOptions{DataDir: dataDir})
-	cfg.Listener = ln
-	cfg.Mounts, cfg.Public = gatewayMounts(be, cfg.Log), gatewayPublic
-	storeReady := be.StoreReady
-	if _, err := os.Stat(system.DBPath(dataDir)); err != nil && !local {
-		// A gateway on a machine without the index: /v1/blocks answers
-		// 503, and readiness does not wait for an index that is elsewhere.
-		cfg.Log.Warn().Str("index", system.DBPath(dataDir)).Msg("no index here: GET /v1/blocks/{id} is unavailable (run the gateway where the index stage writes, or give --data)")
-		storeReady = nil
-	}
-	srv, err := gateway.New(cfg, be, gateway.Deps{
-		Bus:        b,
-		StoreReady: storeReady,
-		Status: func(ctx context.Context) (any, error) {
-			return collectStatus(ctx, b, dataDir, modelsFlag, true, true)
-		},
-	})
-	if err != nil {
-		_ = ln.Close()
-		return nil, err
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	g := &runningGateway{addr: srv.Addr(), cancel: cancel, done: make(chan error, 1), backend: be}
-	go func() { g.done <- srv.Serve(ctx) }()
-	return g, nil
-}
-
-// stop shuts the gateway down and returns its error.
-func (g *runningGateway) stop() error {
-	if g == nil {
+// apply puts the gateway in cfg when it runs in this process (up: unless
+// --http is off; worker: when it is the role asked for), with its address
+// checked and bound first: a missing token off loopback or a taken port
+// fails before anything else starts. status is GET /v1/status's document.
+func (h *httpFlags) apply(cfg *system.Config, status func(ctx context.Context, b *bus.Bus) (any, error)) error {
+	asked := slices.Contains(cfg.Stages, doors.GatewayName)
+	if !asked && (len(cfg.Stages) > 0 || cfg.NoStages || h.off()) {
 		return nil
 	}
-	g.cancel()
-	err := <-g.done
-	_ = g.backend.Close()
-	return err
-}
-
-// runGatewayWorker is `worker --stage gateway`: the gateway alone against
-// a NATS server (the stages run elsewhere).
-func runGatewayWorker(ctx context.Context, c common, h httpFlags, modelsFlag string) error {
-	log := c.logger()
 	if h.off() {
 		return errors.New("worker --stage gateway: --http is off; give the address to serve on")
 	}
-	cfg, err := h.config(log)
+	gwCfg, err := h.config(cfg.Log)
 	if err != nil {
 		return err
 	}
-	ln, err := h.listen()
-	if err != nil {
+	if gwCfg.Listener, err = h.listen(); err != nil {
 		return err
 	}
-	sys, err := system.Start(ctx, system.Config{DataDir: c.data, NATSURL: c.nats, Creds: c.natsCreds(), TLS: c.natsTLS(), NoStages: true, Log: log})
-	if err != nil {
-		_ = ln.Close()
-		return err
-	}
-	g, err := startGateway(ctx, cfg, ln, sys.Bus, c.data, modelsFlag, false)
-	if err != nil {
-		_ = sys.Stop()
-		return err
-	}
-	log.Info().Str("stage", gateway.StageName).Str("http", g.addr).Str("nats", c.nats).Msg("worker started")
-	fmt.Fprintf(os.Stderr, "exocortex gateway: http://%s, NATS %s (Ctrl-C stops)\n", g.addr, c.nats)
-	select {
-	case <-ctx.Done():
-		return errors.Join(g.stop(), sys.Stop())
-	case err := <-g.done:
-		_ = g.backend.Close()
-		return errors.Join(err, sys.Stop())
+	h.ln = gwCfg.Listener
+	cfg.StageConfig = append(cfg.StageConfig, &doors.Gateway{Addr: h.ln.Addr().String(),
+		New: func(ctx context.Context, b *bus.Bus, log zerolog.Logger) (stage.Service, error) {
+			return newGatewayService(gwCfg, b, log, status)
+		}})
+	return nil
+}
+
+// release closes the address apply bound, when the system did not start.
+func (h *httpFlags) release() {
+	if h.ln != nil {
+		_ = h.ln.Close()
 	}
 }
+
+// gatewayService is the gateway running as a role of the system.
+type gatewayService struct {
+	srv     *gateway.Server
+	backend *gateway.BusBackend
+}
+
+// newGatewayService builds the gateway over b: its backend, its mounts, its
+// operator routes (the index is asked over the bus: this machine needs no
+// data directory).
+func newGatewayService(cfg gateway.Config, b *bus.Bus, log zerolog.Logger, status func(ctx context.Context, b *bus.Bus) (any, error)) (*gatewayService, error) {
+	be := gateway.NewBusBackend(b, gateway.BusOptions{Log: log})
+	cfg.Log = log
+	cfg.Mounts, cfg.Public = gatewayMounts(be, log), gatewayPublic
+	srv, err := gateway.New(cfg, be, gateway.Deps{
+		Bus:        b,
+		StoreReady: be.StoreReady,
+		Status:     func(ctx context.Context) (any, error) { return status(ctx, b) },
+	})
+	if err != nil {
+		_ = cfg.Listener.Close()
+		return nil, err
+	}
+	return &gatewayService{srv: srv, backend: be}, nil
+}
+
+// Run serves until ctx ends, then ends the event streams and the
+// connections (before the system closes the bus).
+func (g *gatewayService) Run(ctx context.Context) error {
+	defer func() { _ = g.backend.Close() }()
+	return g.srv.Serve(ctx)
+}
+
+// Announce says where the gateway serves.
+func (g *gatewayService) Announce() string { return "HTTP gateway: http://" + g.srv.Addr() }

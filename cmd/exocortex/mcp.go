@@ -49,7 +49,7 @@ func cmdMCP(ctx context.Context, args []string) error {
 	defer closeFn()
 	log := c.logger()
 	log.Info().Bool("stages_here", local).Str("data", c.data).Msg("mcp: serving on stdin/stdout")
-	bb := gateway.NewBusBackend(b, gateway.BusOptions{DataDir: c.data, SearchTimeout: *timeout, AskTimeout: *timeout,
+	bb := gateway.NewBusBackend(b, gateway.BusOptions{SearchTimeout: *timeout, AskTimeout: *timeout,
 		ResearchTimeout: *researchTimeout, Log: log, SearchMarks: gateway.CLIMarks})
 	defer func() { _ = bb.Close() }()
 	var be gateway.Backend = bb

@@ -174,3 +174,19 @@ func WaitIdle(t testing.TB, b *bus.Bus) {
 		t.Fatal(err)
 	}
 }
+
+// AnswerIngests answers the gateway's ingest requests (kb.files.ingest) on
+// b as the process that writes the index does, for a test whose bus has no
+// system: the paths are read here.
+func AnswerIngests(t testing.TB, b *bus.Bus) {
+	t.Helper()
+	kv, err := b.KV(context.Background(), stage.BucketSources)
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop, err := files.AnswerIngests(b, kv)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(stop)
+}

@@ -125,7 +125,7 @@ func startSystem(t *testing.T) (*system.System, *llmtest.Server, string) {
 // as up does (its files public, the API behind the token when one is set).
 func gatewayFor(t *testing.T, sys *system.System, dataDir, token string) *httptest.Server {
 	t.Helper()
-	be := gateway.NewBusBackend(sys.Bus, gateway.BusOptions{DataDir: dataDir, AskTimeout: time.Minute})
+	be := gateway.NewBusBackend(sys.Bus, gateway.BusOptions{AskTimeout: time.Minute})
 	t.Cleanup(func() { _ = be.Close() })
 	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0", Token: token,
 		Mounts: map[string]http.Handler{"/": web.Handler()}, Public: []string{"/", "/index.html", "/static/"},

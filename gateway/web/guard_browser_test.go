@@ -19,6 +19,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/gateway"
+	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/gateway/web"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage/stagetest"
@@ -85,6 +86,7 @@ func TestAPageOnAnotherOriginCannotIngestAskOrReadInChromium(t *testing.T) {
 		t.Skipf("no Chromium for the cross-origin browser test: %v (run `task setup` as root to install Debian's chromium, or set EXOCORTEX_CHROMIUM)", err)
 	}
 	b := stagetest.New(t)
+	gatewaytest.AnswerIngests(t, b)
 	be := &countingBackend{}
 	srv, err := gateway.New(gateway.Config{Addr: "127.0.0.1:0",
 		Mounts: map[string]http.Handler{"/": web.Handler()}, Public: []string{"/", "/index.html", "/static/"},

@@ -358,6 +358,9 @@ func (s *System) run(ctx context.Context, stages, services []stage.Declaration, 
 			return err
 		}
 	}
+	if err := s.answerRequests(runCtx, needs.Has(stage.NeedStoreWrite)); err != nil {
+		return err
+	}
 	if len(s.cfg.Stages) == 0 && !s.cfg.NoStages {
 		s.recordSettings(ctx)
 	}

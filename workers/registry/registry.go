@@ -9,6 +9,7 @@ package registry
 import (
 	"github.com/exocortex/exocortex/workers/answering"
 	"github.com/exocortex/exocortex/workers/chunk"
+	"github.com/exocortex/exocortex/workers/doors"
 	"github.com/exocortex/exocortex/workers/embed"
 	"github.com/exocortex/exocortex/workers/index"
 	"github.com/exocortex/exocortex/workers/rerank"
@@ -42,6 +43,7 @@ func Services() []stage.Declaration {
 	return []stage.Declaration{
 		siyuan.Role(),
 		watch.Role(),
+		doors.GatewayRole(),
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/doors"
 	"github.com/exocortex/exocortex/workers/registry"
 	"github.com/exocortex/exocortex/workers/stage"
 )
@@ -52,5 +53,18 @@ func TestTheQueryStagesWorkOnSeveralQuestionsAtOnce(t *testing.T) {
 		if d.Batch != 1 {
 			t.Errorf("stage %s: fetches %d questions at once (0: the bus's 32), want 1", d.Name, d.Batch)
 		}
+	}
+}
+
+func TestTheGatewayIsADoorRoleRunWhenConfigured(t *testing.T) {
+	d, ok := registry.Catalog().Lookup(doors.GatewayName)
+	if !ok || d.KindOf() != stage.KindDoor || !d.IsService() {
+		t.Fatalf("gateway role %+v (found %v): want a door service", d.Name, ok)
+	}
+	if d.Configured(&stage.Deps{}) {
+		t.Error("the gateway runs without its configuration (--http off)")
+	}
+	if !d.Configured(&stage.Deps{Config: []any{&doors.Gateway{Addr: "127.0.0.1:0"}}}) {
+		t.Error("the gateway does not run with its configuration")
 	}
 }
