@@ -54,6 +54,7 @@ func wantMode(t *testing.T, path string, want os.FileMode) {
 }
 
 func TestUpLocksNATSAndTheDataDirectory(t *testing.T) {
+	t.Parallel()
 	// A data directory that a looser umask made open to everyone, with an
 	// index of an earlier version and a file that is not exocortex's.
 	data, vault, other := t.TempDir(), t.TempDir(), t.TempDir()
@@ -146,6 +147,7 @@ func TestUpLocksNATSAndTheDataDirectory(t *testing.T) {
 }
 
 func TestUpBeyondLoopbackNeedsTLSAndClientsThatTrustIt(t *testing.T) {
+	t.Parallel()
 	out, code := exoIn(t, nil, "up", "--data", t.TempDir(), "--listen", "0.0.0.0:-1", "--no-models", "--http", "off")
 	if code != 1 || !strings.Contains(out, "without TLS") || !strings.Contains(out, "--tls-cert FILE and --tls-key FILE") {
 		t.Fatalf("up --listen 0.0.0.0:-1 without TLS: exit %d\n%s", code, out)

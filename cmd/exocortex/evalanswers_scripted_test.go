@@ -17,6 +17,7 @@ import (
 // unanswerable questions abstained. Then --calibrate fits the llm
 // threshold on the same answers.
 func TestEvalAnswersWithTheScriptedProviderMeetsTheIssuesTargets(t *testing.T) {
+	t.Parallel()
 	skipWithoutGuide(t)
 	set, err := eval.Load(siyuanAnswers)
 	if err != nil {
@@ -62,6 +63,7 @@ func TestEvalAnswersWithTheScriptedProviderMeetsTheIssuesTargets(t *testing.T) {
 // asserted is that they are computed from the labels: claims were labelled
 // for most questions, some false claims were made, and the counts add up.
 func TestEvalAnswersScriptedMixedReportsEveryLabelField(t *testing.T) {
+	t.Parallel()
 	skipWithoutGuide(t)
 	env := []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG=", "EXOCORTEX_DATA=" + t.TempDir(), "EXOCORTEX_CALIBRATION="}
 	for _, mode := range [][]string{{"--scripted", "mixed"}, {"--scripted", "mixed", "--scripted-json"}} {
@@ -117,6 +119,7 @@ func TestEvalAnswersScriptedMixedReportsEveryLabelField(t *testing.T) {
 }
 
 func TestEvalScriptedFlagsAreCheckedBeforeAnyWork(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name string
 		args []string

@@ -99,6 +99,7 @@ func skipWithoutGuide(t *testing.T) {
 // lack the answer, so English questions never abstain. Then
 // --calibrate writes the calibration file, and a run after it reads it.
 func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
+	t.Parallel()
 	skipWithoutGuide(t)
 	fake := llmtest.New(t)
 	fake.SetAnswer("A history is generated «Every 10 minutes, a history will be generated for the documents updated within these 10 minutes» [1].")
@@ -204,6 +205,7 @@ func TestEvalAnswersScoresAFixedProviderOnTheSiYuanGoldenSet(t *testing.T) {
 // provider and no models every answer is passages, and the SQuAD v2
 // question without an answer is scored for abstention, not citations.
 func TestEvalAnswersCountsSQuADv2ImpossibleQuestionsAsUnanswerable(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "tiny.json"), `{"version":"v2.0","data":[{"title":"Cats","paragraphs":[
 	 {"context":"Cats sleep for most of the day and hunt at dusk.","qas":[

@@ -50,6 +50,7 @@ func getJSON(t *testing.T, url string, v any) int {
 }
 
 func TestUpServesTheGatewayAndAGatewayWorkerServesTheSameSystem(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	vault := t.TempDir()
 	if err := os.WriteFile(filepath.Join(vault, "birds.md"), []byte("# Birds\n\nRavens and crows use tools to get food.\n"), 0o644); err != nil {
@@ -154,6 +155,7 @@ func statusAs(t *testing.T, url, host string) (int, string) {
 }
 
 func TestUpOnATakenHTTPPortOrOffLoopbackWithoutATokenFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

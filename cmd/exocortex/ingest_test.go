@@ -55,6 +55,7 @@ func searchTitles(t *testing.T, data, q string) []string {
 }
 
 func TestCLIIngestKeepsNotesOfTwoFoldersApart(t *testing.T) {
+	t.Parallel()
 	data, dir := t.TempDir(), t.TempDir()
 	a, b := filepath.Join(dir, "A"), filepath.Join(dir, "B")
 	write(t, filepath.Join(a, "todo.md"), "# Todo A\n\nWater the avocado seedlings.\n")
@@ -78,6 +79,7 @@ func TestCLIIngestKeepsNotesOfTwoFoldersApart(t *testing.T) {
 }
 
 func TestCLIIngestSubfolderAfterItsParentAddsNoDuplicates(t *testing.T) {
+	t.Parallel()
 	data, notes := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(notes, "top.md"), "# Top\n\nSee [[inner]] for the quince recipe.\n")
 	write(t, filepath.Join(notes, "sub", "inner.md"), "# Inner\n\nQuince jelly needs patience.\n")
@@ -120,6 +122,7 @@ func bigNote(t *testing.T, path string, size int, needle string) {
 }
 
 func TestCLIIngestIndexesANoteLargerThanTheMaxPayload(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("ingests a 20 MB note")
 	}
@@ -144,6 +147,7 @@ func TestCLIIngestIndexesANoteLargerThanTheMaxPayload(t *testing.T) {
 }
 
 func TestCLIIngestSkipsAndReportsAFileOverTheLimit(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	bigNote(t, filepath.Join(vault, "a-journal.md"), 3<<20, "needle")
 	write(t, filepath.Join(vault, "b-small.md"), "# Small\n\nThe marmalade recipe uses bitter oranges.\n")
@@ -173,6 +177,7 @@ func exitCode(err error) int {
 }
 
 func TestCLIIngestReportsEachFailedFileOnceAndExitsNonZero(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "good.md"), "# Good\n\nThe greenhouse needs new glass.\n")
 	// Over --max-file-mb 1: a file that genuinely fails.
@@ -242,6 +247,7 @@ func TestCLIIngestReportsEachFailedFileOnceAndExitsNonZero(t *testing.T) {
 }
 
 func TestCLIIngestIndexesANoteWithBrokenFrontMatterAndWarns(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	broken := filepath.Join(vault, "C", "broken.md")
 	write(t, broken, "---\ntitle: [Quince jelly\ntags: preserves\n---\n# Jelly\n\nStrain the pulp through muslin overnight.\n")
@@ -266,6 +272,7 @@ func TestCLIIngestIndexesANoteWithBrokenFrontMatterAndWarns(t *testing.T) {
 }
 
 func TestCLIIngestProgressEndsWithTheFinalCounts(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "a.md"), "# A\n\nApples ripen in September.\n")
 	write(t, filepath.Join(vault, "b.md"), "# B\n\nBeans climb the poles.\n")

@@ -68,6 +68,7 @@ type hit struct {
 }
 
 func TestCLIIngestThenSearchOnItsOwn(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "garden.md"), "---\ntitle: Garden notes\n---\n# Tomatoes\n\nTomatoes need full sun and deep watering.\n\n## Pests\n\nAphids hide under the leaves.\n")
 	write(t, filepath.Join(vault, "ru.md"), "# Столица\n\nМосква является столицей России.\n")
@@ -117,6 +118,7 @@ func TestCLIIngestThenSearchOnItsOwn(t *testing.T) {
 }
 
 func TestCLIEvalReadsSQuADv2WithEmptyAnswers(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	set := `{"version":"v2.0","data":[{"title":"Cats","paragraphs":[
 	 {"context":"Cats sleep for most of the day and hunt at dusk.","qas":[
@@ -143,6 +145,7 @@ func TestCLIEvalReadsSQuADv2WithEmptyAnswers(t *testing.T) {
 // TestCLICommandsWorkWhileUpIsRunning starts exocortex up, feeds it with
 // ingest, reads it with search and status, and stops it with SIGTERM.
 func TestCLICommandsWorkWhileUpIsRunning(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "a.md"), "# Bees\n\nBees make honey from nectar.\n")
 	up := exec.Command(binary, "up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "warn")

@@ -24,6 +24,7 @@ import (
 // stages started over --data and against a running `up`, and calls its
 // tools with the SDK's client.
 func TestMCPOnStdioServesTheToolsWithCitedResults(t *testing.T) {
+	t.Parallel()
 	for _, withUp := range []bool{false, true} {
 		name := "stages here"
 		if withUp {
@@ -184,6 +185,7 @@ func (l *lockedBuffer) String() string {
 // snippet's matches alike (in English and Russian), and refuse a request
 // over 1 MiB with the same error while the session goes on.
 func TestMCPIsTheSameOverStdioAndTheGateway(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
 	write(t, filepath.Join(vault, "вороны.md"), "# Вороны\n\nВороны используют орудия, чтобы добыть еду.\n")

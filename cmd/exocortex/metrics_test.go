@@ -42,6 +42,7 @@ func promtool(t *testing.T) string {
 // every dashboard query, evaluated by promtool over those series, gives 0
 // rather than no data.
 func TestTheMetricsAreThereAtZeroFromTheStartAndEveryPanelShowsZero(t *testing.T) {
+	t.Parallel()
 	tool := promtool(t)
 	data := t.TempDir()
 	srv := llmtest.New(t)

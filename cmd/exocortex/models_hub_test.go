@@ -24,6 +24,7 @@ import (
 // nothing unverified is installed, the broken download is resumed, and a
 // second fetch completes what failed.
 func TestModelsFetchFromTheHubThenVerifyThenUpGivesAnExtractiveAnswer(t *testing.T) {
+	t.Parallel()
 	gen := modeltest.Dir(t, modeltest.Options{})
 	hub, m := modeltest.DefaultsOnHub(t, gen)
 	data := t.TempDir()

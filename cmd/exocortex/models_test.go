@@ -18,6 +18,7 @@ import (
 )
 
 func TestModelsFetchInstallsVerifiedFilesAndRefusesACorruptedOne(t *testing.T) {
+	t.Parallel()
 	good := []byte("onnx bytes")
 	sum := sha256.Sum256(good)
 	served := map[string][]byte{
@@ -62,6 +63,7 @@ func TestModelsFetchInstallsVerifiedFilesAndRefusesACorruptedOne(t *testing.T) {
 }
 
 func TestModelsFetchLeavesTheOptionalNLIModelOutUntilAskedWithWith(t *testing.T) {
+	t.Parallel()
 	files := map[string][]byte{
 		"/org/m/resolve/rev1/model.onnx":       []byte("embed onnx"),
 		"/org/m/resolve/rev1/tokenizer.json":   []byte(`{"t":1}`),
@@ -110,6 +112,7 @@ func TestModelsFetchLeavesTheOptionalNLIModelOutUntilAskedWithWith(t *testing.T)
 }
 
 func TestSearchRunsEachModeWithModelsAndEvalReportsThem(t *testing.T) {
+	t.Parallel()
 	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
 	data := t.TempDir()
 	vault := t.TempDir()
@@ -183,6 +186,7 @@ func docID(t *testing.T, data, word string) string {
 }
 
 func TestAskWithoutAProviderAnswersFromThePassagesAndSaysSo(t *testing.T) {
+	t.Parallel()
 	data := t.TempDir()
 	vault := t.TempDir()
 	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
@@ -211,6 +215,7 @@ func TestAskWithoutAProviderAnswersFromThePassagesAndSaysSo(t *testing.T) {
 }
 
 func TestAskingTwiceAnswersFromTheCacheAndStatusShowsTheHitRate(t *testing.T) {
+	t.Parallel()
 	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")

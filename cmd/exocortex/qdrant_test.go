@@ -61,6 +61,7 @@ func stripLexical(t *testing.T, addr, coll string) int {
 // they lack), check --repair rewrites them in place, and search on a
 // machine without the index file then finds them lexically on Qdrant.
 func TestCLICheckRewritesQdrantPointsWithoutLexicalVectorsAndSearchRunsWithoutTheIndexFile(t *testing.T) {
+	t.Parallel()
 	fake, err := qdrantfake.Start()
 	if err != nil {
 		t.Fatal(err)
@@ -154,6 +155,7 @@ func TestCLICheckRewritesQdrantPointsWithoutLexicalVectorsAndSearchRunsWithoutTh
 // lexical vectors, as a retrieve worker without the index file runs it,
 // and drops the collection when done.
 func TestCLIEvalOnQdrantScoresTheLexicalVectorsInAThrowawayCollection(t *testing.T) {
+	t.Parallel()
 	fake, err := qdrantfake.Start()
 	if err != nil {
 		t.Fatal(err)

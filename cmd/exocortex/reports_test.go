@@ -44,6 +44,7 @@ func searchHits(t *testing.T, env []string, args ...string) []reportHit {
 // matter exocortex: report): search and ask cite the note; with
 // --include-reports the report is found too, labelled as one.
 func TestSearchAndAskCiteTheNoteNotItsSavedReportCopy(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "backups.md"), "# Backups\n\nThe NAS makes a backup every night at 02:00 and keeps thirty copies.\n")
 	write(t, filepath.Join(vault, "копии.md"), "# Резервные копии\n\nСервер делает резервную копию каждую ночь в 02:00 и хранит тридцать копий.\n")
@@ -125,6 +126,7 @@ func TestSearchAndAskCiteTheNoteNotItsSavedReportCopy(t *testing.T) {
 // its front matter; once the folder is ingested again, a later research
 // cites the notes, never the report's copies.
 func TestALaterResearchDoesNotCiteASavedMarkdownReport(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "backups.md"), "# Backups\n\n## Schedule\n\nThe NAS makes a backup every night at 02:00 and keeps thirty copies.\n\n"+
 		"## Restore\n\nA restore from the NAS takes about two hours for the whole disk.\n")
@@ -180,6 +182,7 @@ func hasReport(hits []reportHit) bool {
 // search and research over the kernel cite the note's blocks, not the
 // report's.
 func TestALaterResearchDoesNotCiteAReportSavedIntoSiYuan(t *testing.T) {
+	t.Parallel()
 	const box, reports, noteID, para = "20261121100831-kt25p1g", "20261124100000-reports", "20261121100831-xs0m89b", "20261121100831-para001"
 	k := siyuantest.New(t, "kernel-token-123")
 	k.AddNotebook(box, "Notes")

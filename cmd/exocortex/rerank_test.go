@@ -10,6 +10,7 @@ import (
 )
 
 func TestRerankSettingsAreCheckedAndEvalScoresWithThem(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		args []string
 		want string

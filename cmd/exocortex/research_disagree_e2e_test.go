@@ -115,6 +115,7 @@ func (rig *disagreeRig) research(t *testing.T, srv *llmtest.Server, stand *llmte
 // launch dates and budgets, a backup note and its later update (Russian),
 // the same recipe in English and Russian with other ratios.
 func TestWhereMyNotesDisagreeReportsBothSidesOfEveryDisagreementWithACitationEach(t *testing.T) {
+	t.Parallel()
 	rig := newDisagreeRig(t)
 	for _, tc := range []struct {
 		name, question string
@@ -150,6 +151,7 @@ func TestWhereMyNotesDisagreeReportsBothSidesOfEveryDisagreementWithACitationEac
 // clause, each cited to the block that says otherwise; the report keeps
 // the facts' true words or leaves them out.
 func TestNoChangedFactReachesTheReport(t *testing.T) {
+	t.Parallel()
 	rig := newDisagreeRig(t)
 	for _, tc := range []struct {
 		name string
@@ -198,6 +200,7 @@ func factTexts(rep schemas.ResearchReport) []string {
 // short) still give the full report: the same sub-questions, the same
 // facts and sections as a clean run.
 func TestAPlanAndAFactReplyMalformedOnceGiveTheSameReportAsACleanRun(t *testing.T) {
+	t.Parallel()
 	rig := newDisagreeRig(t)
 	for _, id := range []string{"rd-en-01", "rd-ru-01"} {
 		t.Run(id, func(t *testing.T) {
@@ -236,6 +239,7 @@ func TestAPlanAndAFactReplyMalformedOnceGiveTheSameReportAsACleanRun(t *testing.
 // short, wrong keys) gives the evidence-only report: passages with
 // citations and the reason, never "found nothing" over notes that answer.
 func TestAModelThatNeverReturnsValidJSONGivesAnEvidenceOnlyReportWithCitationsAndAReason(t *testing.T) {
+	t.Parallel()
 	rig := newDisagreeRig(t)
 	for _, tc := range []struct {
 		id string
@@ -299,6 +303,7 @@ func TestAModelThatNeverReturnsValidJSONGivesAnEvidenceOnlyReportWithCitationsAn
 // with the passages, both Aurora disagreements side by side and the reason,
 // and the CLI attached to it exits 3.
 func TestAModelThatNeverReturnsValidJSONGivesTheEvidenceThroughUp(t *testing.T) {
+	t.Parallel()
 	rig := newDisagreeRig(t)
 	srv, stand := llmtest.NewResearchServer(t, llmtest.ResearchOptions{Kind: llmtest.ResearchNeverJSON, Translations: rig.set.Translations()})
 	startUp(t, rig.data, []string{"EXOCORTEX_LLM_BASE_URL=" + srv.URL(), "EXOCORTEX_LLM_MODEL=m", "EXOCORTEX_LLM_CONFIG="}, "--no-models")
@@ -321,6 +326,7 @@ func TestAModelThatNeverReturnsValidJSONGivesTheEvidenceThroughUp(t *testing.T) 
 // set through the research pipeline and prints the figures of the issue
 // under their JSON names; a bad kind is refused before any work.
 func TestEvalResearchScriptedPrintsTheFiguresOfEveryQuestion(t *testing.T) {
+	t.Parallel()
 	skipWithoutGuide(t)
 	env := []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}
 	out, errOut, err := exoEnv(t, env, "eval", "--research", "--no-models", "--scripted", "stumbling", disagreeSet)

@@ -57,6 +57,7 @@ func guideDocs(t *testing.T) []*schemas.DocChanged {
 // into a SiYuan notebook, where every citation is a block reference to the
 // cited block.
 func TestResearchOnTheSiYuanGuideWithTheScriptedProvider(t *testing.T) {
+	t.Parallel()
 	skipWithoutGuide(t)
 	data := t.TempDir()
 	if _, errOut, err := exo(t, "ingest", "../../../shared/eval/siyuan-guide", "--data", data); err != nil {
@@ -155,6 +156,7 @@ func TestResearchOnTheSiYuanGuideWithTheScriptedProvider(t *testing.T) {
 // the passages that answer by part of the question (each part framed by a
 // line), cited, and why.
 func TestResearchWithoutAProviderPrintsAnEvidenceOnlyReport(t *testing.T) {
+	t.Parallel()
 	skipWithoutGuide(t)
 	data := t.TempDir()
 	if _, errOut, err := exo(t, "ingest", "../../../shared/eval/siyuan-guide", "--data", data); err != nil {
@@ -200,6 +202,7 @@ func TestResearchWithoutAProviderPrintsAnEvidenceOnlyReport(t *testing.T) {
 // are kept, and the report is the evidence-only one with the reason, never
 // "found nothing"; the exit status is 3 (a fallback).
 func TestResearchWithAModelThatNeverAnswersInJSONGivesTheEvidenceWithTheReason(t *testing.T) {
+	t.Parallel()
 	skipWithoutGuide(t)
 	data := t.TempDir()
 	if _, errOut, err := exo(t, "ingest", "../../../shared/eval/siyuan-guide", "--data", data); err != nil {

@@ -13,6 +13,7 @@ import (
 // the evidence-only report's passages hold the sentence that answers,
 // cited to its gold block, and none of them is a heading.
 func TestResearchWithoutAProviderGivesThePassagesThatHoldTheGuidesAnswers(t *testing.T) {
+	t.Parallel()
 	skipWithoutGuide(t)
 	data := t.TempDir()
 	if _, errOut, err := exo(t, "ingest", "../../../shared/eval/siyuan-guide", "--data", data); err != nil {

@@ -203,6 +203,7 @@ func exoResearch(t *testing.T, env []string, args ...string) (stdout, stderr str
 const dbQuestion = "How do databases work in SiYuan and what views do they have?"
 
 func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
+	t.Parallel()
 	b := stagetest.New(t)
 	f := startFakeResearch(t, b)
 	url := b.Server.ClientURL()
@@ -312,6 +313,7 @@ func TestCLIResearchShowsProgressPrintsTheReportAndReadsItBack(t *testing.T) {
 }
 
 func TestCLIResearchExitCodes(t *testing.T) {
+	t.Parallel()
 	b := stagetest.New(t)
 	f := startFakeResearch(t, b)
 	url := b.Server.ClientURL()
@@ -342,6 +344,7 @@ func TestCLIResearchExitCodes(t *testing.T) {
 }
 
 func TestCLIResearchExitsThreeWithTheReportWhenItFellBackFromTheSynthesis(t *testing.T) {
+	t.Parallel()
 	b := stagetest.New(t)
 	startFakeResearch(t, b)
 	url := b.Server.ClientURL()
@@ -373,6 +376,7 @@ func TestCLIResearchExitsThreeWithTheReportWhenItFellBackFromTheSynthesis(t *tes
 }
 
 func TestCLIResearchSaveSiYuanWritesBlockRefsThatResolve(t *testing.T) {
+	t.Parallel()
 	b := stagetest.New(t)
 	f := startFakeResearch(t, b)
 	k := siyuantest.New(t, "tok")

@@ -46,6 +46,7 @@ func searchJSON(t *testing.T, data string, args ...string) []searchHit {
 }
 
 func TestCLISearchExpandFollowsWikilinksToWholeNotes(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "kettle.md"), "# Kettle\n\nDescale the kettle once a month, see [[Citric acid]].\n")
 	write(t, filepath.Join(vault, "Citric acid.md"), "# Citric acid\n\nA weak organic acid found in lemons.\n")
@@ -92,6 +93,7 @@ func TestCLISearchExpandFollowsWikilinksToWholeNotes(t *testing.T) {
 }
 
 func TestCLISearchFindsNotesByFrontMatterTagsAndAliases(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "garden.md"), "---\ntags: [permaculture, \"#compost\"]\naliases:\n  - Veg patch\n---\n# Garden\n\nTomatoes need full sun.\n")
 	write(t, filepath.Join(vault, "kitchen.md"), "---\ntags: баня\n---\n# Kitchen\n\nBread rises overnight.\n")
@@ -105,6 +107,7 @@ func TestCLISearchFindsNotesByFrontMatterTagsAndAliases(t *testing.T) {
 }
 
 func TestCLISearchShowsTheBM25ScoreInLexicalMode(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "a.md"), "# Bees\n\nBees make honey from nectar. Honey keeps for years.\n")
 	write(t, filepath.Join(vault, "b.md"), "# Tea\n\nA spoon of honey in tea.\n\nGreen tea, black tea and herbal tea.\n")
@@ -129,6 +132,7 @@ func TestCLISearchShowsTheBM25ScoreInLexicalMode(t *testing.T) {
 }
 
 func TestCLISearchSectionPathDoesNotRepeatTheTitle(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	// A long first section, so that "## Pests" starts a chunk of its own.
 	sun := strings.Repeat("Tomatoes need full sun and deep watering every few days in summer. ", 25)
@@ -148,6 +152,7 @@ func TestCLISearchSectionPathDoesNotRepeatTheTitle(t *testing.T) {
 }
 
 func TestCLISearchSnippetsArePlainText(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "pests.md"), "# Pests\n\n## Aphids\n\n"+
 		"Use **neem oil** and `soap` against [aphids](https://example.com/aphids), ask [[Ladybirds|ladybirds]] for help.\n\n"+
@@ -184,6 +189,7 @@ func TestCLISearchSnippetsArePlainText(t *testing.T) {
 }
 
 func TestCLISearchSaysWhatEachModesScoreIs(t *testing.T) {
+	t.Parallel()
 	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true})
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n\n## Owls\n\nOwls hunt at night.\n")
@@ -254,6 +260,7 @@ func sameFiles(t *testing.T, what string, before, after map[string]string) {
 // (EXOCORTEX_LOCAL_PIPELINE=1), and creates or changes nothing in the data
 // directory, the models under it included.
 func TestCLISearchWithNothingRunningReadsTheDataDirectoryAndWritesNothing(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	modeltest.Dir(t, modeltest.Options{NoQA: true, Into: filepath.Join(data, "models")})
 	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n\n## Owls\n\nOwls hunt at night.\n")
@@ -333,6 +340,7 @@ func TestCLISearchWithNothingRunningReadsTheDataDirectoryAndWritesNothing(t *tes
 // nothing: no NATS store, no answer cache (which holds only answers of a
 // provider or the extractive model).
 func TestCLIAskWithNothingRunningStartsOnlyWhatItsRungNeeds(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
 	write(t, filepath.Join(vault, "птицы.md"), "# Птицы\n\nВороны используют инструменты для добычи пищи.\n")
@@ -369,6 +377,7 @@ func TestCLIAskWithNothingRunningStartsOnlyWhatItsRungNeeds(t *testing.T) {
 // pipeline, whose index stage rebuilds it; the next search reads it in
 // place.
 func TestCLISearchOfAnIndexToBringUpToDateGoesThroughThePipelineOnce(t *testing.T) {
+	t.Parallel()
 	data, vault := t.TempDir(), t.TempDir()
 	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
 	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")

@@ -18,6 +18,7 @@ import (
 )
 
 func TestUpWithSiYuanIndexesTheKernelAndStatusShowsTheBridge(t *testing.T) {
+	t.Parallel()
 	k := siyuantest.New(t, "kernel-token-123")
 	k.AddNotebook("20261121100831-kt25p1g", "Notes")
 	if err := k.PutDoc("20261121100831-kt25p1g", "20261121100831-xs0m89b", "", "/Birds",
@@ -108,6 +109,7 @@ func TestUpWithSiYuanIndexesTheKernelAndStatusShowsTheBridge(t *testing.T) {
 }
 
 func TestASiYuanWorkerWithAWrongTokenStopsWithAClearError(t *testing.T) {
+	t.Parallel()
 	k := siyuantest.New(t, "right")
 	data := t.TempDir()
 	up := exec.Command(binary, "up", "--data", data, "--listen", "127.0.0.1:-1", "--log-level", "warn", "--no-models")
@@ -145,6 +147,7 @@ func TestASiYuanWorkerWithAWrongTokenStopsWithAClearError(t *testing.T) {
 }
 
 func TestUpWithARefusedSiYuanTokenSaysSoInTheLogAndStatusAndExits(t *testing.T) {
+	t.Parallel()
 	k := siyuantest.New(t, "right-token")
 	k.AddNotebook("20261121100831-kt25p1g", "Notes")
 	data := t.TempDir()
@@ -184,6 +187,7 @@ func TestUpWithARefusedSiYuanTokenSaysSoInTheLogAndStatusAndExits(t *testing.T) 
 // plugin works instead (never "StatusCode(8224)"), and the plugin endpoint
 // answers a browser's preflight from the configured origin.
 func TestUpWithAnAccessCodeKernelPollsSaysWhatToDoAndTakesThePlugin(t *testing.T) {
+	t.Parallel()
 	k := siyuantest.New(t, "kernel-token-123")
 	k.SetAccessCode("4321")
 	k.AddNotebook("20261121100831-kt25p1g", "Заметки")

@@ -16,6 +16,7 @@ import (
 // look in its default models folder and report "0 with vectors" and
 // lexical search. It reports the running system's models and search mode.
 func TestStatusReadsTheRunningSystemsModelsNotItsOwnFlags(t *testing.T) {
+	t.Parallel()
 	data, notes := t.TempDir(), t.TempDir()
 	modelsDir := modeltest.Dir(t, modeltest.Options{NoQA: true, NoReranker: true})
 	startUpLogged(t, data, "--models", modelsDir, "--http", "off")
@@ -59,6 +60,7 @@ func TestStatusReadsTheRunningSystemsModelsNotItsOwnFlags(t *testing.T) {
 // --siyuan URL used to be silently ignored; it is an error naming the flag
 // that is missing.
 func TestAPluginFlagWithoutTheBridgeIsAnError(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		args []string
@@ -92,6 +94,7 @@ func TestAPluginFlagWithoutTheBridgeIsAnError(t *testing.T) {
 // no up anywhere: status used to say "not running". It names the stages
 // workers serve.
 func TestStatusShowsAWorkerOnlyCluster(t *testing.T) {
+	t.Parallel()
 	url, _ := natsServer(t)
 	data := t.TempDir()
 	w := startProc(t, "chunk worker", []string{"EXOCORTEX_DATA=", "EXOCORTEX_MODELS="}, binary, "worker", "--stage", "chunk", "--nats", url, "--data", data, "--no-models", "--log-level", "warn")

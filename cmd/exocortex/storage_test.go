@@ -24,6 +24,7 @@ func upEmbedsMaxBytes(t *testing.T, data string) int64 {
 }
 
 func TestUpOnASmallStoreSizesTheEmbeddingCacheFromItOrTheSetting(t *testing.T) {
+	t.Parallel()
 	const mib = 1 << 20
 	for _, c := range []struct {
 		name string

@@ -13,69 +13,34 @@ import (
 	"time"
 
 	"github.com/nats-io/nats.go"
-	"github.com/rs/zerolog"
 	_ "modernc.org/sqlite"
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/internal/system/systemtest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/chunk"
 	"github.com/exocortex/exocortex/workers/embed"
-	"github.com/exocortex/exocortex/workers/files"
 	"github.com/exocortex/exocortex/workers/index"
-	"github.com/exocortex/exocortex/workers/stage"
 )
 
 const guide = "../../../shared/eval/siyuan-guide"
+
+// The helpers of internal/system/systemtest under the names these tests
+// have always used.
+var (
+	testLog   = systemtest.Log
+	start     = systemtest.Start
+	syncPaths = systemtest.SyncPaths
+	waitIdle  = systemtest.WaitIdle
+	writeFile = systemtest.WriteFile
+)
 
 func needGuide(t *testing.T) {
 	t.Helper()
 	if _, err := os.Stat(guide); err != nil {
 		t.Skipf("SiYuan guide not found at %s (../shared beside the repo): %v", guide, err)
-	}
-}
-
-func testLog(t *testing.T) zerolog.Logger {
-	return zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)
-}
-
-func start(t *testing.T, dir string) *system.System {
-	t.Helper()
-	sys, err := system.Start(context.Background(), system.Config{DataDir: dir, Listen: "127.0.0.1:-1", Log: testLog(t)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = sys.Stop() })
-	return sys
-}
-
-func syncPaths(t *testing.T, b *bus.Bus, paths ...string) files.SyncStats {
-	t.Helper()
-	ctx := context.Background()
-	kv, err := b.KV(ctx, stage.BucketSources)
-	if err != nil {
-		t.Fatal(err)
-	}
-	stats, ferrs, err := files.Sync(ctx, paths, kv, func(ctx context.Context, ev *schemas.DocChanged) error {
-		_, err := b.Publish(ctx, ev, "test-trace")
-		return err
-	}, files.SyncOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, fe := range ferrs {
-		t.Logf("file error: %+v", fe)
-	}
-	return stats
-}
-
-func waitIdle(t *testing.T, b *bus.Bus) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	if err := system.WaitIdle(ctx, b, system.StageSpecs(), 50*time.Millisecond, nil); err != nil {
-		t.Fatal(err)
 	}
 }
 
@@ -301,17 +266,4 @@ func TestKillingTheIndexStageMidIngestIndexesEveryChunkExactlyOnce(t *testing.T)
 	if handled.Load() < 200 {
 		t.Errorf("victim handled %d messages", handled.Load())
 	}
-}
-
-func writeFile(t *testing.T, path, text string) {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Make sure the mtime moves even within one second.
-	future := time.Now().Add(time.Duration(len(text)) * time.Millisecond)
-	_ = os.Chtimes(path, future, future)
 }

@@ -1,4 +1,4 @@
-package system_test
+package client_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/exocortex/exocortex/client"
 
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/internal/system/systemtest"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -27,16 +28,16 @@ func hasCyrillic(s string) bool {
 // answered with Russian messages, whichever door it came through.
 func TestAQuestionWithoutALanguageIsAnsweredInItsOwn(t *testing.T) {
 	ctx := context.Background()
-	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, Log: testLog(t)})
+	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, Log: systemtest.Log(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sys.Stop()
 	vault := t.TempDir()
-	writeFile(t, filepath.Join(vault, "вороны.md"), "# Вороны\n\nВороны используют палочки, чтобы доставать еду.\n")
-	writeFile(t, filepath.Join(vault, "crows.md"), "# Crows\n\nCrows use sticks to get food.\n")
-	syncPaths(t, sys.Bus, vault)
-	waitIdle(t, sys.Bus)
+	systemtest.WriteFile(t, filepath.Join(vault, "вороны.md"), "# Вороны\n\nВороны используют палочки, чтобы доставать еду.\n")
+	systemtest.WriteFile(t, filepath.Join(vault, "crows.md"), "# Crows\n\nCrows use sticks to get food.\n")
+	systemtest.SyncPaths(t, sys.Bus, vault)
+	systemtest.WaitIdle(t, sys.Bus)
 
 	// Straight onto the bus, as any client may publish it: the retrieve
 	// stage detects the language.

@@ -1,4 +1,4 @@
-package system_test
+package client_test
 
 import (
 	"context"
@@ -11,6 +11,7 @@ import (
 	"github.com/exocortex/exocortex/client"
 
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/internal/system/systemtest"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
@@ -25,15 +26,15 @@ func TestAQuestionOnTheBusGetsStreamedTokensAndAVerifiedAnswer(t *testing.T) {
 		{Name: "up", BaseURL: up.URL(), Models: map[string]string{llm.RoleFast: "m"}},
 	}}
 	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg,
-		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond}, Log: testLog(t)})
+		LLMOptions: llm.RouterOptions{BackoffBase: time.Millisecond, BackoffMax: 5 * time.Millisecond}, Log: systemtest.Log(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sys.Stop()
 	vault := t.TempDir()
-	writeFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
-	syncPaths(t, sys.Bus, vault)
-	waitIdle(t, sys.Bus)
+	systemtest.WriteFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
+	systemtest.SyncPaths(t, sys.Bus, vault)
+	systemtest.WaitIdle(t, sys.Bus)
 
 	up.SetAnswer("Crows «use tools to get food» [1].")
 	var mu sync.Mutex

@@ -1,4 +1,4 @@
-package system_test
+package maintenance_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/exocortex/exocortex/internal/maintenance"
 
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/internal/system/systemtest"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/stage"
 )
@@ -20,7 +21,7 @@ func writeNotes(t *testing.T, dir string, n int) {
 	t.Helper()
 	for i := range n {
 		text := fmt.Sprintf("# Note %d\n\nBees of hive %d make honey from the nectar of flower %d.\n\n## More\n\nThe garden %d has a pond.\n", i, i, i, i)
-		writeFile(t, filepath.Join(dir, fmt.Sprintf("n%03d.md", i)), text)
+		systemtest.WriteFile(t, filepath.Join(dir, fmt.Sprintf("n%03d.md", i)), text)
 	}
 }
 
@@ -35,17 +36,17 @@ func TestABackupTakenDuringIngestHoldsAMomentARestoreCanComplete(t *testing.T) {
 	data, vault, backup, restored := filepath.Join(root, "data"), filepath.Join(root, "vault"), filepath.Join(root, "backup"), filepath.Join(root, "restored")
 	const notes = 80
 	writeNotes(t, vault, notes)
-	sys := start(t, data)
+	sys := systemtest.Start(t, data)
 
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		syncPaths(t, sys.Bus, vault)
+		systemtest.SyncPaths(t, sys.Bus, vault)
 	}()
 	var lines []string
 	var mu sync.Mutex
-	m, err := maintenance.Backup(ctx, sys.Bus, maintenance.BackupOptions{DataDir: data, Dir: backup, Wait: 2 * time.Minute, Log: testLog(t),
+	m, err := maintenance.Backup(ctx, sys.Bus, maintenance.BackupOptions{DataDir: data, Dir: backup, Wait: 2 * time.Minute, Log: systemtest.Log(t),
 		Progress: func(s string) { mu.Lock(); lines = append(lines, s); mu.Unlock() }})
 	wg.Wait()
 	if err != nil {
@@ -60,12 +61,12 @@ func TestABackupTakenDuringIngestHoldsAMomentARestoreCanComplete(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := maintenance.Restore(ctx, maintenance.RestoreOptions{Dir: backup, DataDir: restored, Log: testLog(t)}); err != nil {
+	if _, err := maintenance.Restore(ctx, maintenance.RestoreOptions{Dir: backup, DataDir: restored, Log: systemtest.Log(t)}); err != nil {
 		t.Fatal(err)
 	}
-	sys2 := start(t, restored)
-	stats := syncPaths(t, sys2.Bus, vault)
-	waitIdle(t, sys2.Bus)
+	sys2 := systemtest.Start(t, restored)
+	stats := systemtest.SyncPaths(t, sys2.Bus, vault)
+	systemtest.WaitIdle(t, sys2.Bus)
 	if stats.Sent != notes-m.Documents || stats.Unchanged != m.Documents {
 		t.Errorf("re-ingest after restore sent %d and found %d unchanged; the backup held %d of %d documents",
 			stats.Sent, stats.Unchanged, m.Documents, notes)
@@ -88,19 +89,19 @@ func TestABackupWhoseCopyMixesTwoMomentsIsTakenAgain(t *testing.T) {
 	first, second := filepath.Join(root, "first"), filepath.Join(root, "second")
 	writeNotes(t, first, 30)
 	writeNotes(t, second, 30)
-	sys := start(t, data)
-	syncPaths(t, sys.Bus, first)
-	waitIdle(t, sys.Bus)
+	sys := systemtest.Start(t, data)
+	systemtest.SyncPaths(t, sys.Bus, first)
+	systemtest.WaitIdle(t, sys.Bus)
 
 	copiedIndex, fed := false, false
-	m, err := maintenance.Backup(ctx, sys.Bus, maintenance.BackupOptions{DataDir: data, Dir: backup, Wait: 2 * time.Minute, Log: testLog(t),
+	m, err := maintenance.Backup(ctx, sys.Bus, maintenance.BackupOptions{DataDir: data, Dir: backup, Wait: 2 * time.Minute, Log: systemtest.Log(t),
 		Progress: func(s string) {
 			switch {
 			case s == "copying exocortex.db":
 				copiedIndex = true
 			case copiedIndex && !fed && strings.HasPrefix(s, "copying"):
 				fed = true // the index is copied, the buckets are not yet
-				syncPaths(t, sys.Bus, second)
+				systemtest.SyncPaths(t, sys.Bus, second)
 			}
 		}})
 	if err != nil {
@@ -117,12 +118,12 @@ func TestABackupWhoseCopyMixesTwoMomentsIsTakenAgain(t *testing.T) {
 	if err := sys.Stop(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := maintenance.Restore(ctx, maintenance.RestoreOptions{Dir: backup, DataDir: restored, Log: testLog(t)}); err != nil {
+	if _, err := maintenance.Restore(ctx, maintenance.RestoreOptions{Dir: backup, DataDir: restored, Log: systemtest.Log(t)}); err != nil {
 		t.Fatal(err)
 	}
-	sys2 := start(t, restored)
-	stats := syncPaths(t, sys2.Bus, first, second)
-	waitIdle(t, sys2.Bus)
+	sys2 := systemtest.Start(t, restored)
+	stats := systemtest.SyncPaths(t, sys2.Bus, first, second)
+	systemtest.WaitIdle(t, sys2.Bus)
 	docs, _, err := sys2.Store.Counts(ctx)
 	if err != nil || docs != 60 || stats.Sent != 0 {
 		t.Errorf("after restore and re-ingest: %d documents (%v), %d sent; want 60 documents, nothing sent", docs, err, stats.Sent)
@@ -136,7 +137,7 @@ func TestBackupWithNothingRunningRefusesPendingWork(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	data := filepath.Join(root, "data")
-	sys, err := system.Start(ctx, system.Config{DataDir: data, Listen: "127.0.0.1:-1", NoStages: true, Log: testLog(t)})
+	sys, err := system.Start(ctx, system.Config{DataDir: data, Listen: "127.0.0.1:-1", NoStages: true, Log: systemtest.Log(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,7 +146,7 @@ func TestBackupWithNothingRunningRefusesPendingWork(t *testing.T) {
 	if _, err := sys.Bus.Publish(ctx, ev, "test"); err != nil {
 		t.Fatal(err)
 	}
-	_, err = maintenance.Backup(ctx, sys.Bus, maintenance.BackupOptions{DataDir: data, Dir: filepath.Join(root, "backup"), NothingRuns: true, Log: testLog(t)})
+	_, err = maintenance.Backup(ctx, sys.Bus, maintenance.BackupOptions{DataDir: data, Dir: filepath.Join(root, "backup"), NothingRuns: true, Log: systemtest.Log(t)})
 	if err == nil || !strings.Contains(err.Error(), "chunk 1") || !strings.Contains(err.Error(), "exocortex up") {
 		t.Fatalf("backup with a message pending and nothing running: %v", err)
 	}

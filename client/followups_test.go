@@ -1,4 +1,4 @@
-package system_test
+package client_test
 
 import (
 	"context"
@@ -10,6 +10,7 @@ import (
 	"github.com/exocortex/exocortex/client"
 
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/internal/system/systemtest"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/models/llm/llmtest"
 	"github.com/exocortex/exocortex/schemas"
@@ -30,15 +31,15 @@ func TestFollowUpsComeAfterTheAnswerAndASlowOneDoesNotDelayIt(t *testing.T) {
 		{Name: "answers", BaseURL: answers.URL(), Models: map[string]string{llm.RoleFast: "m"}},
 		{Name: "ideas", BaseURL: ideas.URL(), Models: map[string]string{llm.RoleStrategic: "s"}},
 	}}
-	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg, Log: testLog(t)})
+	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true, LLM: cfg, Log: systemtest.Log(t)})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer sys.Stop()
 	vault := t.TempDir()
-	writeFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
-	syncPaths(t, sys.Bus, vault)
-	waitIdle(t, sys.Bus)
+	systemtest.WriteFile(t, filepath.Join(vault, "birds.md"), "# Birds\n\nRavens and crows use tools to get food.\n")
+	systemtest.SyncPaths(t, sys.Bus, vault)
+	systemtest.WaitIdle(t, sys.Bus)
 
 	// Everything on the two subjects, in the order it arrives.
 	var mu sync.Mutex
