@@ -18,7 +18,7 @@ import (
 // call: the wall time each worker spent per call beyond the provider's
 // 200 ms (retrieval, prompt, parsing, verification, checkpoint, progress).
 //
-//	go test -run '^$' -bench Research -benchtime 1x ./workers/research/
+//	go test -run '^$' -bench Research -benchtime 1x ./workers/researching/
 func BenchmarkResearchInvestigate(b *testing.B) {
 	const latency = 200 * time.Millisecond
 	topics := invTopics[:6]
