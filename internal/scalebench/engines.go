@@ -151,8 +151,8 @@ var RerankEngines = []RetrievalEngine{
 			return &retrieval.Retriever{Index: env.Store, Vectors: env.Vectors, Embedder: env.Embedder,
 				Reranker: env.CrossEncoder, Config: retrieval.Config{RerankCandidates: 80}}, nil
 		}},
-	{Name: "cross-encoder top 80, 192-token head (before)",
-		Note: "Retriever.Rerank as before issue 17: all 80 fused candidates, 192 tokens, each passage's beginning (--rerank-candidates 80 --rerank-tokens 192 --rerank-window=false), 2 threads",
+	{Name: "cross-encoder top 80, 192-token head (wide setting)",
+		Note: "Retriever.Rerank with the wide setting: all 80 fused candidates, 192 tokens, each passage's beginning (--rerank-candidates 80 --rerank-tokens 192 --rerank-window=false), 2 threads",
 		Open: func(ctx context.Context, env *Env) (*retrieval.Retriever, error) {
 			if env.OpenCrossEncoder == nil {
 				return nil, errors.New("no cross-encoder to open with other options")
