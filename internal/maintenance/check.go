@@ -759,8 +759,10 @@ func (t *checkTarget) look(f *docFacts, explicit bool) bool {
 		path = f.row.Path
 	}
 	if f.owner == nil {
-		f.known = !explicit // no source claims it: nothing can bring it back
-		return !explicit
+		// No source claims it (a document another program indexed, such
+		// as eval's sets): no source here can say whether it is gone, so
+		// it is not compared.
+		return false
 	}
 	if in := f.owner.holding.InScope; explicit && in != nil && !in(path) {
 		return false
