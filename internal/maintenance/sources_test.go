@@ -10,6 +10,7 @@ import (
 
 	"github.com/exocortex/exocortex/internal/maintenance"
 	"github.com/exocortex/exocortex/internal/system"
+	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/registry"
 	"github.com/exocortex/exocortex/workers/source/sourcetest"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -87,5 +88,41 @@ func TestANewSourceIsOneFolderAndOneLine(t *testing.T) {
 	}
 	if res.Ingested != 1 || res.Deleted != 1 || !res.After.Clean() || res.After.Documents != 2 {
 		t.Fatalf("repair: %d ingested, %d deleted; after: %d documents, differences %v", res.Ingested, res.Deleted, res.After.Documents, res.After.Differences)
+	}
+}
+
+// A document no source claims (one another program indexed, as eval does
+// with its sets: a relative path and a source of its own) cannot be said
+// to be gone by any source here: check leaves it alone and repair deletes
+// nothing.
+func TestCheckLeavesADocumentNoSourceClaimsAlone(t *testing.T) {
+	ctx := context.Background()
+	sys, err := system.Start(ctx, system.Config{DataDir: t.TempDir(), Listen: "127.0.0.1:-1", NoModels: true,
+		Log: zerolog.New(zerolog.NewTestWriter(t)).Level(zerolog.WarnLevel)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sys.Stop()
+	doc := &schemas.DocChanged{DocID: "squad-0001", Source: "squad", Path: "xquad.ru/Article/0", Title: "Article", Version: 1, Hash: "h1",
+		Blocks: []schemas.Block{{ID: "squad-0001-p", Type: "p", Text: "Сова охотится ночью."}}}
+	if _, err := sys.Bus.Publish(ctx, doc, "test-trace"); err != nil {
+		t.Fatal(err)
+	}
+	if err := system.WaitIdle(ctx, sys.Bus, system.StageSpecs(), 50*time.Millisecond, nil); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := maintenance.CheckSystem(ctx, sys, maintenance.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Clean() || rep.Documents != 1 {
+		t.Fatalf("check: %d documents indexed, differences %v; want the one document and none", rep.Documents, rep.Differences)
+	}
+	res, err := maintenance.RepairSystem(ctx, sys, maintenance.CheckOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Deleted != 0 || res.After.Documents != 1 {
+		t.Fatalf("repair deleted %d; %d documents after, want the one kept", res.Deleted, res.After.Documents)
 	}
 }
