@@ -149,6 +149,7 @@ func newGatewayService(cfg gateway.Config, b *bus.Bus, log zerolog.Logger, statu
 	cfg.Mounts, cfg.Public = gatewayMounts(be, log), gatewayPublic
 	srv, err := gateway.New(cfg, be, gateway.Deps{
 		Bus:        b,
+		Stages:     system.StageSpecs(),
 		StoreReady: be.StoreReady,
 		Status:     func(ctx context.Context) (any, error) { return status(ctx, b) },
 	})
