@@ -14,5 +14,6 @@
 // imports it: system.OpenClient), store, vectors or models, so that a door
 // that uses it (the gateway) links no data directory's code of its own
 // (bus/layers_test.go). Nothing under bus/, internal/ or workers/ imports
-// it (tests and internal/system aside).
+// it directly (tests and internal/system aside; workers/doors runs the
+// gateway, which does).
 package client
