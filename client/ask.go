@@ -10,16 +10,16 @@ import (
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
+	"github.com/exocortex/exocortex/workers/stage"
 )
 
 // Search runs a query to its ranked contexts (kb.query.reranked's event):
 // through the running system's retrieve and rerank stages, or here from
 // the data directory. Options.SearchTimeout bounds it.
 func (c *Client) Search(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.QueryReranked, error) {
-	system.DetectLang(q)
+	q.DetectLang()
 	if c.local != nil {
 		return c.local.Search(ctx, q, c.opts.SearchTimeout)
 	}
@@ -44,7 +44,7 @@ type AskOptions struct {
 // tokens to o.OnToken, and returns the finished kb.answer.done.
 // Options.AskTimeout bounds it.
 func (c *Client) Ask(ctx context.Context, q *schemas.QuerySubmitted, o AskOptions) (*schemas.AnswerDone, *FollowUps, error) {
-	system.DetectLang(q)
+	q.DetectLang()
 	done, fu, err := c.answer(ctx, q, o.OnToken)
 	if err != nil {
 		if o.CancelIfLeft && ctx.Err() != nil {
@@ -82,7 +82,7 @@ func (c *Client) answer(ctx context.Context, q *schemas.QuerySubmitted, onToken 
 func searchBus(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	ev, err := b.AwaitReply(ctx, schemas.SubjectReranked, q.QueryID, q, pathOf("retrieve", "rerank"))
+	ev, err := b.AwaitReply(ctx, schemas.SubjectReranked, q.QueryID, q, searchPath)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
 	}
@@ -93,17 +93,21 @@ func searchBus(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, timeo
 	return r, nil
 }
 
-// pathOf is the consumer specs of the named stages, in the order given:
-// the stages a request passes through, which a timeout looks at.
-func pathOf(names ...string) []bus.StageSpec {
-	all := system.StageSpecs()
-	var out []bus.StageSpec
-	for _, n := range names {
-		for _, s := range all {
-			if s.Name == n {
-				out = append(out, s)
-			}
-		}
+// The stages a query passes through, as their consumers are named on the
+// bus (workers/retrieve, workers/rerank and workers/answering declare them;
+// a test holds these and researchPath to the registry):
+// what a timeout looks at to say what held it up.
+var (
+	searchPath = stagesOn(stage.StreamQuery, "retrieve", "rerank")
+	answerPath = stagesOn(stage.StreamQuery, "retrieve", "rerank", "answer")
+)
+
+// stagesOn names the consumers of the named stages on stream, in the order
+// given.
+func stagesOn(stream string, names ...string) []bus.StageSpec {
+	out := make([]bus.StageSpec, len(names))
+	for i, n := range names {
+		out[i] = bus.StageSpec{Name: n, Stream: stream}
 	}
 	return out
 }
@@ -204,7 +208,7 @@ func streamAnswer(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, ti
 		return nil, err
 	}
 	defer stop()
-	ev, err := b.AwaitReply(ctx, schemas.SubjectAnswerDone, q.QueryID, q, pathOf("retrieve", "rerank", "answer"))
+	ev, err := b.AwaitReply(ctx, schemas.SubjectAnswerDone, q.QueryID, q, answerPath)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
 	}
@@ -268,7 +272,7 @@ func answerHere(ctx context.Context, b *bus.Bus, q *schemas.QuerySubmitted, prov
 
 // askLocal is l.Ask with its follow-up questions for the returned
 // FollowUps: an answer given here, without a running system.
-func askLocal(ctx context.Context, l *system.Local, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
+func askLocal(ctx context.Context, l Local, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken)) (*schemas.AnswerDone, *FollowUps, error) {
 	fu := newFollowUps(func() {})
 	done, stop, err := l.Ask(ctx, q, timeout, onToken, fu.deliver)
 	if err != nil {

@@ -2,9 +2,7 @@ package client
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"time"
@@ -13,11 +11,8 @@ import (
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
 	"github.com/exocortex/exocortex/schemas"
-	"github.com/exocortex/exocortex/store"
-	"github.com/exocortex/exocortex/vectors"
 )
 
 // Options tune a Client.
@@ -39,17 +34,51 @@ type Options struct {
 	Answer answer.Config
 	// Log receives what the client cannot do (a cancellation not sent).
 	Log zerolog.Logger
-	// Notice, when set, gets what Open changed of the plan as it happens
-	// (an index to bring up to date first); the CLI prints it.
+	// Notice, when set, gets what system.OpenClient changed of the plan as
+	// it happens (an index to bring up to date first); the CLI prints it.
 	Notice func(string)
 }
 
+// Local answers queries in this process from a data directory, without a
+// bus: the local reader system.OpenClient opens (system.Local) when nothing
+// runs on the data directory.
+type Local interface {
+	// Search runs a query to its ranked contexts within timeout.
+	Search(ctx context.Context, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error)
+	// Ask answers a question, its tokens to onToken as they come; the
+	// answer is returned as soon as it is final, its follow-up questions
+	// come after it to onFollowUps (unless stop is called first). Call stop
+	// when done with them.
+	Ask(ctx context.Context, q *schemas.QuerySubmitted, timeout time.Duration, onToken func(*schemas.AnswerToken),
+		onFollowUps func([]string)) (_ *schemas.AnswerDone, stop func(), _ error)
+	// Close waits for follow-up questions still being generated and
+	// closes the reader.
+	Close() error
+}
+
+// Attachment is what system.OpenClient found on a data directory (or NATS
+// URL) for NewAttached: who answers, and what to close.
+type Attachment struct {
+	// Local, when set, answers every query here (nothing runs on the data
+	// directory); the Client then has no bus.
+	Local Local
+	// Running: a running system answers (not one started in this process);
+	// Settings are its recorded settings (nil when it recorded none), Who
+	// names it ("exocortex up on DIR").
+	Running  bool
+	Settings *schemas.SystemSettings
+	Who      string
+	// Close closes what was opened or started (nil: nothing).
+	Close func() error
+}
+
 // Client searches, asks and researches on one system: over its bus, or,
-// when Open finds nothing running on the data directory, in this process
-// from the data directory itself (system.Local). Who answers a question:
+// when system.OpenClient finds nothing running on the data directory, in
+// this process from the data directory itself (a Local). Who answers a
+// question:
 //
 //   - nothing runs: this process, from the data directory (Local);
-//   - Open started the stages here: their answer stage;
+//   - the stages were started in this process: their answer stage;
 //   - a running system whose providers are the client's (or the client has
 //     none): its answer stage;
 //   - a running system with other providers than the client's: this process
@@ -57,19 +86,25 @@ type Options struct {
 //     retrieves (its answer stage is told to leave the query alone).
 type Client struct {
 	bus   *bus.Bus
-	local *system.Local
+	local Local
 	opts  Options
 	close func() error
 
-	// running: a running system answers (not one Open started here); st
-	// are its recorded settings (nil when it recorded none), who names it.
+	// running: a running system answers (not one started here); st are
+	// its recorded settings (nil when it recorded none), who names it.
 	running bool
-	st      *system.Settings
+	st      *schemas.SystemSettings
 	who     string
 }
 
 // New is a Client over the bus of a running system.
 func New(b *bus.Bus, opts Options) *Client {
+	return NewAttached(b, opts, Attachment{})
+}
+
+// NewAttached is a Client over b (nil with a.Local) that answers as a
+// says: system.OpenClient's, for a data directory.
+func NewAttached(b *bus.Bus, opts Options, a Attachment) *Client {
 	if opts.SearchTimeout <= 0 {
 		opts.SearchTimeout = 60 * time.Second
 	}
@@ -79,81 +114,22 @@ func New(b *bus.Bus, opts Options) *Client {
 	if opts.ResearchTimeout <= 0 {
 		opts.ResearchTimeout = 20 * time.Minute
 	}
-	return &Client{bus: b, opts: opts, close: func() error { return nil }}
+	c := &Client{bus: b, local: a.Local, opts: opts, close: a.Close, running: a.Running, st: a.Settings, who: a.Who}
+	if c.close == nil {
+		c.close = func() error { return nil }
+	}
+	return c
 }
 
-// Open is a Client for the system of cfg's data directory (or NATS URL):
-// the data directory read in this process when nothing runs on it (and
-// $EXOCORTEX_LOCAL_PIPELINE is not 1), else the running system's bus, else
-// a system started here with every stage (system.Attach). lo says what the
-// local reader is for (its retrieval mode; Answer for ask). Close it.
-func Open(ctx context.Context, cfg system.Config, lo system.LocalOptions, opts Options) (*Client, error) {
-	if standalone(cfg) {
-		if _, err := os.Stat(system.DBPath(cfg.DataDir)); err != nil {
-			if cfg.Vectors.Kind != vectors.KindQdrant {
-				return nil, fmt.Errorf("no index at %s: run 'exocortex ingest PATH --data %s' first", system.DBPath(cfg.DataDir), cfg.DataDir)
-			}
-			// The notes are on Qdrant alone: their lexical vectors serve
-			// the lexical search.
-			cfg.NoIndexFile = true
-		}
-		l, err := system.OpenLocal(ctx, cfg, lo)
-		switch {
-		case errors.Is(err, store.ErrSchema):
-			// The in-process pipeline's index stage brings the index up
-			// to date: go on with it.
-			opts.notice(fmt.Sprintf("%v: the in-process pipeline brings the index up to date first", err))
-		case err != nil:
-			return nil, err
-		default:
-			c := New(nil, opts)
-			c.local, c.close = l, l.Close
-			return c, nil
-		}
-	}
-	b, here, closeFn, err := system.Attach(ctx, cfg, true)
-	if err != nil {
-		return nil, err
-	}
-	c := New(b, opts)
-	c.close = closeFn
-	if !here {
-		c.running = true
-		c.st, _ = system.RunningSettings(ctx, b)
-		c.who = "the running system (NATS " + b.URL() + ")"
-		if c.st != nil && cfg.NATSURL == "" {
-			c.who = "exocortex up on " + c.st.DataDir
-		}
-	}
-	return c, nil
-}
-
-func (o Options) notice(s string) {
-	if o.Notice != nil {
-		o.Notice(s)
-	}
-}
-
-// standalone reports whether queries on cfg are answered in this process
-// straight from the data directory (system.OpenLocal): no NATS server is
-// named and no system runs on the data directory, unless
-// $EXOCORTEX_LOCAL_PIPELINE=1 asks for the in-process pipeline instead.
-func standalone(cfg system.Config) bool {
-	if cfg.NATSURL != "" || os.Getenv(system.EnvLocalPipeline) == "1" {
-		return false
-	}
-	_, running := system.Running(cfg.DataDir)
-	return !running
-}
-
-// Close closes what Open opened or started (nothing for New's).
+// Close closes what was opened or started for it (Attachment.Close;
+// nothing for New's).
 func (c *Client) Close() error { return c.close() }
 
 // Running is the running system that answers this client's queries: its
 // recorded settings (nil when it recorded none) and its name ("exocortex up
 // on DIR"); ok is false when they are answered in this process (read from
-// the data directory, or by stages Open started here).
-func (c *Client) Running() (st *system.Settings, who string, ok bool) {
+// the data directory, or by stages started in this process).
+func (c *Client) Running() (st *schemas.SystemSettings, who string, ok bool) {
 	return c.st, c.who, c.running
 }
 
@@ -162,7 +138,7 @@ func (c *Client) Running() (st *system.Settings, who string, ok bool) {
 // they are not the running system's (or it did not say which it has).
 func (c *Client) AnswersHere() bool {
 	p := c.opts.Providers
-	return c.running && p != nil && (c.st == nil || !slices.Equal(system.ProviderSummary(p), c.st.Providers))
+	return c.running && p != nil && (c.st == nil || !slices.Equal(p.Summary(), c.st.Providers))
 }
 
 // ReasonClientProviders marks the reason an answer carries when the
@@ -177,7 +153,7 @@ func (c *Client) Notes() []string {
 		return nil
 	}
 	return []string{fmt.Sprintf("%s: answered in this process with your language-model providers (%s, from %s) over the notes %s retrieved",
-		ReasonClientProviders, strings.Join(system.ProviderSummary(c.opts.Providers), ", "), c.opts.ProvidersFrom, c.who)}
+		ReasonClientProviders, strings.Join(c.opts.Providers.Summary(), ", "), c.opts.ProvidersFrom, c.who)}
 }
 
 // Cancel tells the answer stage that the query's client left, so that it
@@ -188,11 +164,3 @@ func (c *Client) Cancel(queryID, reason string) error {
 	}
 	return c.bus.PublishCore(&schemas.QueryCancel{QueryID: queryID, Reason: reason}, "")
 }
-
-// IndexPath is where the SQLite index of a data directory lives, for a
-// reader beside the system (the gateway reads blocks from it read-only).
-func IndexPath(dataDir string) string { return system.DBPath(dataDir) }
-
-// StageSpecs are the consumers of this build's stages, in pipeline order:
-// what a readiness check or a wait for idle looks at.
-func StageSpecs() []bus.StageSpec { return system.StageSpecs() }

@@ -32,6 +32,10 @@ type ResearchOptions struct {
 	Timeout time.Duration
 }
 
+// researchPath is the stages a research passes through (see searchPath).
+var researchPath = stagesOn(stage.StreamResearch, researchstage.StagePlan, researchstage.StageInvestigate,
+	researchstage.StageDraft, researchstage.StageReport)
+
 // Research publishes a research request and waits for its report (see
 // awaitReport).
 func (c *Client) Research(ctx context.Context, req *schemas.ResearchRequested, o ResearchOptions) (*schemas.ResearchReport, error) {
@@ -184,7 +188,7 @@ func lastLook(ctx context.Context, b *bus.Bus, w *bus.Reply, researchID string, 
 		return r, nil
 	}
 	if errors.Is(ctx.Err(), context.DeadlineExceeded) {
-		why := w.Explain(ctx, pathOf(researchstage.StagePlan, researchstage.StageInvestigate, researchstage.StageDraft, researchstage.StageReport), seq)
+		why := w.Explain(ctx, researchPath, seq)
 		why.What, why.Waited = "report", timeout
 		return nil, fmt.Errorf("research %s: %w ('exocortex research status %s' tells later whether it finished)", researchID, why, researchID)
 	}

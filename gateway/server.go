@@ -18,7 +18,6 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -160,7 +159,9 @@ func IsLoopback(host string) bool {
 type Deps struct {
 	// Bus serves /v1/dlq, /v1/ingest and the NATS part of /readyz.
 	Bus *bus.Bus
-	// Stages are the consumers /readyz checks (default system.StageSpecs()).
+	// Stages are the consumers /readyz checks: the system's stages (its
+	// catalog's specs; the gateway role gets them as stage.Deps.Stages).
+	// None: /readyz checks no stage.
 	Stages []bus.StageSpec
 	// Status returns what `exocortex status --json` prints (GET /v1/status).
 	Status func(ctx context.Context) (any, error)
@@ -191,9 +192,6 @@ func New(cfg Config, be Backend, deps Deps) (*Server, error) {
 	cfg.defaults()
 	if err := cfg.Validate(); err != nil {
 		return nil, fmt.Errorf("gateway: %w", err)
-	}
-	if deps.Stages == nil {
-		deps.Stages = client.StageSpecs()
 	}
 	s := &Server{cfg: cfg, backend: be, deps: deps, mux: http.NewServeMux(), answers: newAnswerCache(1024), ln: cfg.Listener, guard: newGuard(cfg)}
 	s.routesInit()

@@ -102,7 +102,7 @@ func (e *env) serve(t testing.TB, cfg gateway.Config, be gateway.Backend) (*gate
 		cfg.Addr = "127.0.0.1:0"
 	}
 	cfg.Log = testLog(t)
-	srv, err := gateway.New(cfg, be, gateway.Deps{Bus: e.sys.Bus, StoreReady: e.backend.StoreReady,
+	srv, err := gateway.New(cfg, be, gateway.Deps{Bus: e.sys.Bus, StoreReady: e.backend.StoreReady, Stages: system.StageSpecs(),
 		Status: func(ctx context.Context) (any, error) {
 			st, err := e.sys.Bus.StageStates(ctx, system.StageSpecs())
 			return map[string]any{"running": true, "stages": st}, err

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"time"
+
+	"github.com/exocortex/exocortex/lang"
 )
 
 // Query event types.
@@ -91,6 +93,16 @@ func (e *QuerySubmitted) Validate() error {
 		return fmt.Errorf("options.mode %q: want lexical, vector, hybrid or rerank", e.Options.Mode)
 	}
 	return nil
+}
+
+// DetectLang gives a query without a language its question's (the answer,
+// its messages and follow-ups are in it). The chunk filter (Options.Lang)
+// is left alone. The client calls it before a query leaves it, so a
+// running system from before language detection answers in it too.
+func (q *Query) DetectLang() {
+	if q.Lang == "" {
+		q.Lang = lang.DetectLang(q.Question)
+	}
 }
 
 // RetrieverHit is where one retriever placed a candidate.

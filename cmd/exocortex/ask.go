@@ -56,7 +56,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 		return err
 	}
 	mine, src := clientProviders(n)
-	cl, err := client.Open(ctx, cfg, system.LocalOptions{Mode: q.Options.Mode, Answer: true}, client.Options{AskTimeout: *timeout,
+	cl, err := system.OpenClient(ctx, cfg, system.LocalOptions{Mode: q.Options.Mode, Answer: true}, client.Options{AskTimeout: *timeout,
 		Providers: mine, ProvidersFrom: src, Answer: cfg.Answer, Log: c.logger(), Notice: printNote})
 	if err != nil {
 		return err

@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"net"
-	"net/http"
 	"os"
 	"slices"
 	"strings"
@@ -15,32 +14,9 @@ import (
 
 	"github.com/exocortex/exocortex/bus"
 	"github.com/exocortex/exocortex/gateway"
-	"github.com/exocortex/exocortex/gateway/mcpserver"
-	"github.com/exocortex/exocortex/gateway/openai"
-	"github.com/exocortex/exocortex/gateway/web"
 	"github.com/exocortex/exocortex/internal/system"
-	"github.com/exocortex/exocortex/metrics"
 	"github.com/exocortex/exocortex/workers/doors"
-	"github.com/exocortex/exocortex/workers/stage"
 )
-
-// gatewayMounts are the doors the gateway serves besides its own routes
-// (the web page at "/", /v1/chat/completions and /v1/models, /mcp,
-// /metrics), built over the gateway's backend.
-var gatewayMounts = func(be gateway.Backend, log zerolog.Logger) map[string]http.Handler {
-	oai := openai.Handler(be)
-	return map[string]http.Handler{
-		"/":                    web.Handler(),
-		"/v1/chat/completions": oai,
-		"/v1/models":           oai,
-		"/v1/models/":          oai,
-		"/mcp":                 mcpserver.HTTPHandler(be),
-		"/metrics":             metrics.Handler(),
-	}
-}
-
-// gatewayPublic are the web page's files, served without the token.
-var gatewayPublic = []string{"/", "/index.html", "/static/"}
 
 // httpFlags are the gateway's flags (up, worker --stage gateway).
 type httpFlags struct {
@@ -120,10 +96,7 @@ func (h *httpFlags) apply(cfg *system.Config, status func(ctx context.Context, b
 		return err
 	}
 	h.ln = gwCfg.Listener
-	cfg.StageConfig = append(cfg.StageConfig, &doors.Gateway{Addr: h.ln.Addr().String(),
-		New: func(ctx context.Context, b *bus.Bus, log zerolog.Logger) (stage.Service, error) {
-			return newGatewayService(gwCfg, b, log, status)
-		}})
+	cfg.StageConfig = append(cfg.StageConfig, &doors.Gateway{HTTP: gwCfg, Status: status})
 	return nil
 }
 
@@ -133,38 +106,3 @@ func (h *httpFlags) release() {
 		_ = h.ln.Close()
 	}
 }
-
-// gatewayService is the gateway running as a role of the system.
-type gatewayService struct {
-	srv     *gateway.Server
-	backend *gateway.BusBackend
-}
-
-// newGatewayService builds the gateway over b: its backend, its mounts, its
-// operator routes (the index is asked over the bus: this machine needs no
-// data directory).
-func newGatewayService(cfg gateway.Config, b *bus.Bus, log zerolog.Logger, status func(ctx context.Context, b *bus.Bus) (any, error)) (*gatewayService, error) {
-	be := gateway.NewBusBackend(b, gateway.BusOptions{Log: log})
-	cfg.Log = log
-	cfg.Mounts, cfg.Public = gatewayMounts(be, log), gatewayPublic
-	srv, err := gateway.New(cfg, be, gateway.Deps{
-		Bus:        b,
-		StoreReady: be.StoreReady,
-		Status:     func(ctx context.Context) (any, error) { return status(ctx, b) },
-	})
-	if err != nil {
-		_ = cfg.Listener.Close()
-		return nil, err
-	}
-	return &gatewayService{srv: srv, backend: be}, nil
-}
-
-// Run serves until ctx ends, then ends the event streams and the
-// connections (before the system closes the bus).
-func (g *gatewayService) Run(ctx context.Context) error {
-	defer func() { _ = g.backend.Close() }()
-	return g.srv.Serve(ctx)
-}
-
-// Announce says where the gateway serves.
-func (g *gatewayService) Announce() string { return "HTTP gateway: http://" + g.srv.Addr() }

@@ -59,7 +59,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("q"), Question: query, Lang: *f.lang,
 		Options: schemas.QueryOptions{Mode: *f.mode, K: *f.k, Lang: *f.lang, Expand: ex, NoAnswer: true,
 			IncludeReports: *f.includeReports}}}
-	cl, err := client.Open(ctx, cfg, system.LocalOptions{Mode: *f.mode}, client.Options{SearchTimeout: *f.timeout, Log: f.c.logger(), Notice: printNote})
+	cl, err := system.OpenClient(ctx, cfg, system.LocalOptions{Mode: *f.mode}, client.Options{SearchTimeout: *f.timeout, Log: f.c.logger(), Notice: printNote})
 	if err != nil {
 		return err
 	}

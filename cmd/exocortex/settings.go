@@ -7,8 +7,8 @@ import (
 	"strings"
 
 	"github.com/exocortex/exocortex/client"
-	"github.com/exocortex/exocortex/internal/system"
 	"github.com/exocortex/exocortex/models/llm"
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // reasonRunningSettings marks a note a client adds when a running system
@@ -71,7 +71,7 @@ func askNotes(cl *client.Client, c common, n neural, af answerFlags) []string {
 // running system's, which does the retrieval, and says plainly which is used.
 // With qaNote (ask --no-models answered by the running system) it says that
 // only retrieval follows --no-models.
-func runningSettingsNotes(c common, n neural, who string, st *system.Settings, qaNote bool) []string {
+func runningSettingsNotes(c common, n neural, who string, st *schemas.SystemSettings, qaNote bool) []string {
 	restart := "restart 'exocortex up' with it to use it"
 	if c.nats != "" {
 		restart = "restart its workers with it to use it"
@@ -93,7 +93,7 @@ func runningSettingsNotes(c common, n neural, who string, st *system.Settings, q
 	return notes
 }
 
-func providerList(st *system.Settings) string {
+func providerList(st *schemas.SystemSettings) string {
 	switch {
 	case st == nil:
 		return "unknown: it did not record its settings"
@@ -103,7 +103,7 @@ func providerList(st *system.Settings) string {
 	return strings.Join(st.Providers, ", ")
 }
 
-func modelsOf(st *system.Settings) string {
+func modelsOf(st *schemas.SystemSettings) string {
 	switch {
 	case st == nil:
 		return "unknown: it did not record its settings"

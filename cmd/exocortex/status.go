@@ -207,7 +207,7 @@ func collectStatus(ctx context.Context, b *bus.Bus, dataDir, modelsFlag string, 
 	rep.Documents, rep.Chunks = countIndexed(ctx, dataDir)
 	// The running system's own models and search mode, not this command's
 	// flags: up may run with another --models (or --no-models).
-	var sys *system.Settings
+	var sys *schemas.SystemSettings
 	if remote {
 		sys, _ = system.RunningSettings(ctx, b)
 	}

@@ -8,7 +8,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
 	"github.com/exocortex/exocortex/workers/stage"
@@ -144,20 +143,10 @@ func (l *Local) ModelNotes() []string { return l.sys.ModelNotes }
 // Search runs a query to its ranked contexts (kb.query.reranked's event) as
 // the retrieve and rerank stages would, within timeout.
 func (l *Local) Search(ctx context.Context, q *schemas.QuerySubmitted, timeout time.Duration) (*schemas.QueryReranked, error) {
-	DetectLang(q)
+	q.DetectLang()
 	ctx, cancel := context.WithTimeout(l.sys.cfg.Log.WithContext(ctx), timeout)
 	defer cancel()
 	return l.query(ctx, q)
-}
-
-// DetectLang gives a query without a language its question's (the answer,
-// its messages and follow-ups are in it). The chunk filter (Options.Lang)
-// is left alone. The client calls it before a query leaves it, so a
-// running system from before language detection answers in it too.
-func DetectLang(q *schemas.QuerySubmitted) {
-	if q.Lang == "" {
-		q.Lang = lang.DetectLang(q.Question)
-	}
 }
 
 // queryTries bounds the searches of one query when the index keeps
@@ -222,7 +211,7 @@ func (l *Local) Ask(ctx context.Context, q *schemas.QuerySubmitted, timeout time
 	if l.sys.Answerer == nil {
 		return nil, nil, errors.New("local ask: this reader was opened for search only (open it with LocalOptions.Answer)")
 	}
-	DetectLang(q)
+	q.DetectLang()
 	ctx, cancel := context.WithTimeout(l.sys.cfg.Log.WithContext(ctx), timeout)
 	rq, err := l.query(ctx, q)
 	if err != nil {

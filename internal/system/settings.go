@@ -8,31 +8,14 @@ import (
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
-	"github.com/exocortex/exocortex/models/llm"
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // SettingsKey is the KB_STATS key where a system running every stage
-// (exocortex up) records the settings its queries are answered with, so that
-// a client with settings of its own can say which are used.
+// (exocortex up) records the settings its queries are answered with
+// (schemas.SystemSettings), so that a client with settings of its own can
+// say which are used.
 const SettingsKey = "system_settings"
-
-// Settings are a running system's query settings, without secrets.
-type Settings struct {
-	// DataDir is the running system's data directory.
-	DataDir string `json:"data_dir"`
-	// Providers are the language-model providers, "name base_url" each
-	// (API keys are never recorded).
-	Providers []string `json:"providers"`
-	// ModelsDir is where its models are; NoModels when it runs without.
-	ModelsDir string `json:"models_dir,omitempty"`
-	NoModels  bool   `json:"no_models,omitempty"`
-	// Search is the fullest retrieval mode its models allow.
-	Search string `json:"search"`
-	// AnswerDeadline is its answers' deadline ("60s"), AnswerDeadlineLocal
-	// the deadline of its answers without a language model ("5s").
-	AnswerDeadline      string `json:"answer_deadline,omitempty"`
-	AnswerDeadlineLocal string `json:"answer_deadline_local,omitempty"`
-}
 
 // AnswerDeadline is the deadline answers get with cfg.
 func AnswerDeadline(cfg answer.Config) time.Duration {
@@ -51,21 +34,9 @@ func answerDeadlineLocal(cfg answer.Config) time.Duration {
 	return answer.DefaultLocalDeadline
 }
 
-// ProviderSummary names the providers of c as Settings.Providers does.
-func ProviderSummary(c *llm.Config) []string {
-	out := []string{}
-	if c == nil {
-		return out
-	}
-	for _, p := range c.Providers {
-		out = append(out, p.Name+" "+p.BaseURL)
-	}
-	return out
-}
-
 // settings is what this system answers queries with.
-func (s *System) settings() Settings {
-	st := Settings{DataDir: AbsPath(s.cfg.DataDir), Providers: ProviderSummary(s.llmCfg), NoModels: s.cfg.NoModels, Search: "lexical",
+func (s *System) settings() schemas.SystemSettings {
+	st := schemas.SystemSettings{DataDir: AbsPath(s.cfg.DataDir), Providers: s.llmCfg.Summary(), NoModels: s.cfg.NoModels, Search: "lexical",
 		AnswerDeadline: AnswerDeadline(s.cfg.Answer).String(), AnswerDeadlineLocal: answerDeadlineLocal(s.cfg.Answer).String()}
 	if !s.cfg.NoModels {
 		st.ModelsDir = AbsPath(s.modelsDir())
@@ -93,8 +64,8 @@ func (s *System) recordSettings(ctx context.Context) {
 
 // RunningSettings reads the settings a running system recorded; nil when it
 // recorded none (a system of single-stage workers).
-func RunningSettings(ctx context.Context, b *bus.Bus) (*Settings, error) {
-	var st Settings
+func RunningSettings(ctx context.Context, b *bus.Bus) (*schemas.SystemSettings, error) {
+	var st schemas.SystemSettings
 	if ok, err := readStat(ctx, b, SettingsKey, &st); !ok {
 		return nil, err
 	}

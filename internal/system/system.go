@@ -410,6 +410,7 @@ func (s *System) deps(d stage.Declaration) *stage.Deps {
 		},
 		PublishCore: s.Bus.PublishCore,
 		Bus:         s.Bus,
+		Stages:      s.cfg.StageCatalog().Specs(),
 	}
 }
 

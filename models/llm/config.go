@@ -44,6 +44,20 @@ type Config struct {
 	Roles map[string]RoleSettings `json:"roles,omitempty"`
 }
 
+// Summary names the providers of c, "name base_url" each (API keys left
+// out): what a running system records of them and a client compares with
+// its own. Empty, not nil, when c is nil or has none.
+func (c *Config) Summary() []string {
+	out := []string{}
+	if c == nil {
+		return out
+	}
+	for _, p := range c.Providers {
+		out = append(out, p.Name+" "+p.BaseURL)
+	}
+	return out
+}
+
 // RoleSettings bound one role's generation: every request of the role
 // carries max_tokens, temperature and stop.
 type RoleSettings struct {

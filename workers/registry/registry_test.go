@@ -4,6 +4,7 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/doors"
 	"github.com/exocortex/exocortex/workers/registry"
@@ -64,7 +65,7 @@ func TestTheGatewayIsADoorRoleRunWhenConfigured(t *testing.T) {
 	if d.Configured(&stage.Deps{}) {
 		t.Error("the gateway runs without its configuration (--http off)")
 	}
-	if !d.Configured(&stage.Deps{Config: []any{&doors.Gateway{Addr: "127.0.0.1:0"}}}) {
+	if !d.Configured(&stage.Deps{Config: []any{&doors.Gateway{HTTP: gateway.Config{Addr: "127.0.0.1:0"}}}}) {
 		t.Error("the gateway does not run with its configuration")
 	}
 }

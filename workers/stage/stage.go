@@ -188,6 +188,9 @@ type Deps struct {
 	// Bus is the connection itself, for what the functions above do not
 	// cover (a KV update with a revision check through Bus.JS, say).
 	Bus *bus.Bus
+	// Stages are the consumers of the system's stages, in pipeline order
+	// (its catalog's specs): what a door's readiness check looks at.
+	Stages []bus.StageSpec
 }
 
 // ConfigOf returns the first value of type T in d.Config, or def when
