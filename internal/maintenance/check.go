@@ -808,7 +808,7 @@ func gone(f *docFacts, d differ) []Difference {
 // chunkTally sorts a document's chunks by how they differ from its manifest.
 type chunkTally struct {
 	missing, stale, noFTS, noVec, noLex, oldLex, extra []string
-	oldFormats                                       map[int]bool
+	oldFormats                                         map[int]bool
 }
 
 // compareIndex lists how the index and the chunk manifest differ from the

@@ -250,4 +250,3 @@ func (s *notesSource) Status(ctx context.Context) (*source.Status, error) {
 	}
 	return &source.Status{Key: Name, Value: rep, Lines: []string{fmt.Sprintf("%s: %d sent", Name, rep.Sent)}}, nil
 }
-
