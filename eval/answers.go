@@ -335,7 +335,7 @@ func (s *AnswerScore) supportOf(done *schemas.AnswerDone, blocks map[string]stri
 // citation without spans is a claim of its own; each cited span is one
 // claim, held when any of its citations is.
 type claimTally struct {
-	spans       map[schemas.TextSpan]bool // span -> a citation of it holds
+	spans        map[schemas.TextSpan]bool // span -> a citation of it holds
 	own, ownHeld int
 }
 
