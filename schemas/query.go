@@ -55,6 +55,11 @@ type QueryOptions struct {
 	// by --save, see IsReportMeta); by default retrieval leaves them out,
 	// so a report's copy of a passage is never cited instead of the note.
 	IncludeReports bool `json:"include_reports,omitempty"`
+	// Scope narrows the query to notebooks, paths, documents, tags,
+	// languages and a date range, and may prefer newer notes; nil searches
+	// every note (see Scope). Lang above stays the older spelling of one
+	// included language.
+	Scope *Scope `json:"scope,omitempty"`
 }
 
 // Query is a client's question as every query event carries it, from
@@ -91,6 +96,9 @@ func (e *QuerySubmitted) Validate() error {
 	}
 	if !ValidMode(e.Options.Mode) {
 		return fmt.Errorf("options.mode %q: want lexical, vector, hybrid or rerank", e.Options.Mode)
+	}
+	if err := e.Options.Scope.Validate(); err != nil {
+		return fmt.Errorf("options.scope: %w", err)
 	}
 	return nil
 }
