@@ -2,6 +2,7 @@ package scope
 
 import (
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 	"unicode"
@@ -51,9 +52,10 @@ type token struct {
 }
 
 // scanToken reads the operator-shaped token at s[i:]: an optional '-',
-// "not-" or "не-", a name of letters, ':' and a value right after it (a
-// quoted one may hold spaces). ok is false for anything else: "http://x",
-// "10:30", "Note: x" and "C:\dir" are words.
+// "not-" or "не-", a name of letters, ':' and a value right after it,
+// starting with a letter, digit, '#', a quote (then it may hold spaces) or
+// one '/'. ok is false for anything else: "http://x", "10:30", "Note: x"
+// and "C:\dir" are words.
 func scanToken(s string, i int) (t token, ok bool, err error) {
 	t.start = i
 	j := i
@@ -87,7 +89,7 @@ func scanToken(s string, i int) (t token, ok bool, err error) {
 		t.value, t.end = s[v+n:v+n+end], v+n+end+utf8.RuneLen(closing)
 		return t, true, nil
 	}
-	if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '#' {
+	if !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '#' && r != '/' || strings.HasPrefix(s[v:], "//") {
 		return t, false, nil
 	}
 	t.end = v + strings.IndexFunc(s[v:]+" ", unicode.IsSpace)
@@ -156,22 +158,12 @@ func nearOperator(name string) string {
 	if utf8.RuneCountInString(name) < 3 {
 		return ""
 	}
-	for _, known := range slices.Sorted(mapKeys(operators)) {
+	for _, known := range slices.Sorted(maps.Keys(operators)) {
 		if utf8.RuneCountInString(known) >= 3 && editDistance(name, known) <= 1+utf8.RuneCountInString(known)/6 {
 			return known
 		}
 	}
 	return ""
-}
-
-func mapKeys(m map[string]int) func(func(string) bool) {
-	return func(yield func(string) bool) {
-		for k := range m {
-			if !yield(k) {
-				return
-			}
-		}
-	}
 }
 
 // editDistance is the Damerau-Levenshtein distance (adjacent swaps cost 1) in runes.

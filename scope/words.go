@@ -17,7 +17,7 @@ type word struct {
 }
 
 // words cuts s into words: runs of letters and digits, joined by '-', '.',
-// '\'' or '’' between two of them ("2024-03-01", "01.03.2024", "1-го",
+// or an apostrophe between two of them ("2024-03-01", "01.03.2024", "1-го",
 // "today's"), so a date phrase never matches part of a word. quoted marks
 // bytes inside quotes (nil: none).
 func words(s string, quoted []bool) []word {
@@ -114,7 +114,7 @@ func monthOf(w word) (time.Month, bool) {
 
 var counts = map[string]int{
 	"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7,
-	"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "a": 1, "couple": 2,
+	"eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12, "couple": 2,
 	"один": 1, "одна": 1, "одну": 1, "два": 2, "две": 2, "три": 3, "четыре": 4,
 	"пять": 5, "шесть": 6, "семь": 7, "восемь": 8, "девять": 9, "десять": 10,
 	"одиннадцать": 11, "двенадцать": 12, "пятнадцать": 15, "двадцать": 20, "тридцать": 30,
