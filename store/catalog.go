@@ -94,24 +94,20 @@ func (c *catalog) loadChunks(ctx context.Context, tx *sql.Tx) error {
 	}
 	c.rows, c.doc, c.lang = make([]int64, 0, n), make([]uint32, 0, n), make([]uint8, 0, n)
 	codes := map[string]uint8{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, doc_id, lang FROM chunks ORDER BY doc_id`)
+	rows, err := tx.QueryContext(ctx, `SELECT id, doc_id, lang FROM chunks`)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	var id int64
 	var docID, lang sql.RawBytes
-	last, lastDoc := "", noDoc
 	for rows.Next() {
 		if err := rows.Scan(&id, &docID, &lang); err != nil {
 			return err
 		}
-		if string(docID) != last { // chunks come grouped by document
-			last = string(docID)
-			lastDoc = noDoc
-			if i, ok := c.byID[last]; ok {
-				lastDoc = i
-			}
+		lastDoc, ok := c.byID[string(docID)]
+		if !ok {
+			lastDoc = noDoc // held until its document's structure arrives
 		}
 		code, ok := codes[string(lang)]
 		if !ok && len(c.langs) < 255 {
@@ -254,7 +250,6 @@ func setOf(v []string) map[string]bool {
 	}
 	return m
 }
-
 
 // monthOf is the "2006-01" (UTC) of a unix-nanosecond time.
 func monthOf(t int64) string { return time.Unix(0, t).UTC().Format("2006-01") }

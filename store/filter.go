@@ -133,12 +133,12 @@ const noDoc = ^uint32(0)
 
 // catDoc is one document's fields, lower-cased where matching ignores case.
 type catDoc struct {
-	id                 string
-	notebook, name     string // lower-cased
-	nbName             string // the notebook's name as written
-	path, rel          string // lower-cased; rel within the notebook
-	tags               []string
-	time               int64
+	id             string
+	notebook, name string // lower-cased
+	nbName         string // the notebook's name as written
+	path, rel      string // lower-cased; rel within the notebook
+	tags           []string
+	time           int64
 }
 
 // scopeCache holds the latest catalog; one rebuild at a time.
