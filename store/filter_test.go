@@ -232,3 +232,20 @@ INSERT INTO chunks (chunk_id, doc_id, hash, lang) VALUES ('a:0', 'a', 'x', 'ru')
 		t.Errorf("the backfill mark is still there")
 	}
 }
+
+// undoScopeMigration takes migration 9 off a database, for tests that
+// make an index of an older schema from a new one.
+func undoScopeMigration(t testing.TB, db *sql.DB) {
+	t.Helper()
+	for _, q := range []string{
+		`DROP INDEX documents_notebook`, `DROP INDEX documents_time`,
+		`ALTER TABLE documents DROP COLUMN notebook_name`, `ALTER TABLE documents DROP COLUMN doc_time`,
+		`ALTER TABLE documents DROP COLUMN created`, `DROP TABLE doc_tags`, `DROP TABLE scope_seq`,
+		`DROP TRIGGER scope_doc_insert`, `DROP TRIGGER scope_doc_update`, `DROP TRIGGER scope_doc_delete`,
+		`DROP TRIGGER scope_chunk_insert`, `DROP TRIGGER scope_chunk_update`, `DROP TRIGGER scope_chunk_delete`,
+	} {
+		if _, err := db.Exec(q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+}
