@@ -199,6 +199,7 @@ func (v *vault) parse(file string, content []byte) (*schemas.DocChanged, error) 
 	}
 	p.blocks(lines, "")
 	doc.Blocks = p.out
+	markdownMeta(doc, meta, info.ModTime())
 
 	doc.Title = noteTitle(meta, doc.Blocks, abs)
 	// TitlePath: the folders between root and the file, then the title.

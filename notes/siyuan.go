@@ -248,7 +248,49 @@ func ParseSiYuan(path string, content []byte, nb Notebook) (*schemas.DocChanged,
 	c := &syConv{nb: nb}
 	c.blocks(root.Children, "")
 	doc.Blocks = c.out
+	syMeta(doc, &root, nb)
 	return doc, nil
+}
+
+// syMeta sets a .sy document's tags (its tags property and the tags in its
+// text), its own time (updated; created from its id, as SiYuan dates a
+// block) and its notebook's name.
+func syMeta(doc *schemas.DocChanged, root *syNode, nb Notebook) {
+	tags := strings.Split(root.Properties["tags"], ",")
+	doc.Tags = schemas.NormalizeTags(append(tags, syTextTags(root.Children)...))
+	doc.NotebookName = nb.Name
+	if t, ok := ParseNoteTime(root.Properties["updated"]); ok {
+		doc.Updated = t
+	} else {
+		doc.Updated = time.Unix(0, doc.Version).UTC()
+	}
+	doc.Created = IDTime(root.ID)
+}
+
+// IDTime is when a SiYuan block was created, read from its id
+// (YYYYMMDDhhmmss-...); zero for an id of another form.
+func IDTime(id string) time.Time {
+	if !idRe.MatchString(id) {
+		return time.Time{}
+	}
+	t, _ := ParseNoteTime(id[:14])
+	return t
+}
+
+// syTextTags are the texts of the tag marks ("#tag#") in nodes, code
+// blocks left out.
+func syTextTags(nodes []*syNode) []string {
+	var tags []string
+	for _, n := range nodes {
+		switch {
+		case n.Type == "NodeCodeBlock" || n.Type == "NodeMathBlock" || n.Type == "NodeHTMLBlock":
+		case n.Type == "NodeTextMark" && slices.Contains(strings.Fields(n.TextMarkType), "tag"):
+			tags = append(tags, strings.ReplaceAll(n.TextMarkTextContent, "\u200b", ""))
+		default:
+			tags = append(tags, syTextTags(n.Children)...)
+		}
+	}
+	return tags
 }
 
 // syConv flattens a document's node tree into blocks.

@@ -1,6 +1,9 @@
 package schemas
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // TypeChunkCreatedV1 is one chunk (or a tombstone) on SubjectChunkCreated.
 const TypeChunkCreatedV1 = "kb.chunk.created.v1"
@@ -89,6 +92,12 @@ type DocStructure struct {
 	Version     int64             `json:"version"`
 	Deleted     bool              `json:"deleted,omitempty"`
 	Meta        map[string]string `json:"meta,omitempty"`
+	// NotebookName, Tags, Updated and Created are DocChanged's: what a
+	// query's scope filters on.
+	NotebookName string    `json:"notebook_name,omitempty"`
+	Tags         []string  `json:"tags,omitempty"`
+	Updated      time.Time `json:"updated,omitzero"`
+	Created      time.Time `json:"created,omitzero"`
 	// Report marks a saved research report (DocChanged.Report): the index
 	// keeps it per document, and retrieval leaves the document out unless
 	// a query asks for reports.

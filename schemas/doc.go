@@ -1,6 +1,9 @@
 package schemas
 
-import "fmt"
+import (
+	"fmt"
+	"time"
+)
 
 // TypeDocChangedV1 is published on SubjectDocChanged by sources (files, siyuan).
 const TypeDocChangedV1 = "kb.doc.changed.v1"
@@ -61,7 +64,10 @@ type DocChanged struct {
 	Path string `json:"path"`
 	// Notebook is the SiYuan notebook (box) id or the Markdown root folder.
 	Notebook string `json:"notebook,omitempty"`
-	Title    string `json:"title"`
+	// NotebookName is the notebook's readable name where the source knows
+	// it: the SiYuan notebook's name, the Markdown root folder's base name.
+	NotebookName string `json:"notebook_name,omitempty"`
+	Title        string `json:"title"`
 	// TitlePath is the chain of titles from the top of the notebook down to this
 	// document (SiYuan hpath), used as the start of every section path.
 	TitlePath []string `json:"title_path,omitempty"`
@@ -80,6 +86,15 @@ type DocChanged struct {
 	// those its manifest lacks, so chunks lost from the index come back.
 	Force bool              `json:"force,omitempty"`
 	Meta  map[string]string `json:"meta,omitempty"`
+	// Tags are the document's tags, normalised (NormalizeTag): front
+	// matter "tags", #tags in its text, SiYuan's tags attribute and inline
+	// tags. Sorted, each once.
+	Tags []string `json:"tags,omitempty"`
+	// Updated and Created are the note's own time: SiYuan's updated and
+	// created, Markdown front matter's updated (modified, lastmod) or date
+	// and created, else the file's modification time. Zero when unknown.
+	Updated time.Time `json:"updated,omitzero"`
+	Created time.Time `json:"created,omitzero"`
 	// Report marks a saved research report (its front matter or SiYuan
 	// attribute, see IsReportMeta): retrieval leaves its chunks out unless
 	// a query asks for reports. Absent (false) for notes.

@@ -33,18 +33,20 @@ func (s *Store) DocTimes(ctx context.Context, docIDs []string) (map[string]time.
 	if err != nil {
 		return nil, fmt.Errorf("document times: %w", err)
 	}
-	rows, err := s.r.QueryContext(ctx, `SELECT doc_id, version, meta FROM documents WHERE doc_id IN (SELECT value FROM json_each(?))`, string(ids))
+	rows, err := s.r.QueryContext(ctx, `SELECT doc_id, version, meta, doc_time FROM documents WHERE doc_id IN (SELECT value FROM json_each(?))`, string(ids))
 	if err != nil {
 		return nil, fmt.Errorf("document times: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id, meta string
-		var version int64
-		if err := rows.Scan(&id, &version, &meta); err != nil {
+		var version, at int64
+		if err := rows.Scan(&id, &version, &meta, &at); err != nil {
 			return nil, fmt.Errorf("document times: %w", err)
 		}
-		if t, ok := metaTime(meta); ok {
+		if at != 0 { // the source's own time (see docTime)
+			out[id] = time.Unix(0, at).UTC()
+		} else if t, ok := metaTime(meta); ok {
 			out[id] = t
 		} else if t := time.Unix(0, version).UTC(); t.After(minDocTime) {
 			out[id] = t

@@ -166,6 +166,36 @@ INSERT OR IGNORE INTO report_docs (doc_id)
 		lower(trim(coalesce(json_extract(meta, '$.exocortex'), ''))) = 'report' OR
 		trim(coalesce(json_extract(meta, '$."custom-exocortex-report"'), '')) != '');
 `,
+	// 9: what a query's scope filters on (see DocFilter): each document's
+	// notebook name, its own time (doc_time, unix nanoseconds; 0 unknown)
+	// and creation time, and its tags; scope_seq counts the changes that
+	// alter a scope's answer, so a reader knows when its catalog is stale.
+	// Documents indexed before are filled in by Open (scope_backfill: their
+	// front matter's tags and dates; #tags in text need a new ingest).
+	`
+ALTER TABLE documents ADD COLUMN notebook_name TEXT NOT NULL DEFAULT '';
+ALTER TABLE documents ADD COLUMN doc_time INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE documents ADD COLUMN created INTEGER NOT NULL DEFAULT 0;
+CREATE INDEX IF NOT EXISTS documents_notebook ON documents (notebook);
+CREATE INDEX IF NOT EXISTS documents_time ON documents (doc_time);
+CREATE TABLE IF NOT EXISTS doc_tags (
+	tag    TEXT NOT NULL,
+	doc_id TEXT NOT NULL,
+	PRIMARY KEY (tag, doc_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS doc_tags_doc ON doc_tags (doc_id);
+CREATE TABLE IF NOT EXISTS scope_seq (n INTEGER NOT NULL) STRICT;
+INSERT INTO scope_seq (n) VALUES (0);
+CREATE TRIGGER IF NOT EXISTS scope_doc_insert AFTER INSERT ON documents BEGIN UPDATE scope_seq SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS scope_doc_update AFTER UPDATE ON documents BEGIN UPDATE scope_seq SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS scope_doc_delete AFTER DELETE ON documents BEGIN UPDATE scope_seq SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS scope_chunk_insert AFTER INSERT ON chunks BEGIN UPDATE scope_seq SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS scope_chunk_update AFTER UPDATE OF doc_id, lang ON chunks BEGIN UPDATE scope_seq SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS scope_chunk_delete AFTER DELETE ON chunks BEGIN UPDATE scope_seq SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS scope_tag_insert AFTER INSERT ON doc_tags BEGIN UPDATE scope_seq SET n = n + 1; END;
+CREATE TRIGGER IF NOT EXISTS scope_tag_delete AFTER DELETE ON doc_tags BEGIN UPDATE scope_seq SET n = n + 1; END;
+INSERT OR REPLACE INTO meta (key, value) SELECT 'scope_backfill', 'pending' WHERE EXISTS (SELECT 1 FROM documents);
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.

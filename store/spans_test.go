@@ -60,6 +60,7 @@ func TestAChunkIndexedBeforeBlockSpansTakesThemWhenSentAgain(t *testing.T) {
 	if _, err := s.w.Exec(`ALTER TABLE chunks DROP COLUMN block_spans; PRAGMA user_version = 5`); err != nil {
 		t.Fatal(err)
 	}
+	undoScopeMigration(t, s.w) // nor had it the columns of migration 9
 	path := s.Path()
 	s.Close()
 	s, err := Open(path)

@@ -76,6 +76,8 @@ type Store struct {
 	count atomic.Pointer[countAt]
 	// langs caches ChunkLangs.
 	langs atomic.Pointer[langsAt]
+	// scope caches the catalog scopes are evaluated over (AllowedChunks).
+	scope scopeCache
 	// lex is the in-memory lexical index (see LexicalIndex).
 	lex lexIndex
 	// writes counts writes, to prune the lexical log now and then.
@@ -115,6 +117,10 @@ func Open(path string) (*Store, error) {
 	w.SetConnMaxIdleTime(0)
 	w.SetConnMaxLifetime(0)
 	if err := migrate(ctx, w); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	if err := backfillScope(ctx, w); err != nil {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
@@ -574,6 +580,7 @@ func deleteDoc(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure) error {
 		{`DELETE FROM blocks WHERE doc_id = ?`, []any{d.DocID}},
 		{`DELETE FROM documents WHERE doc_id = ?`, []any{d.DocID}},
 		{`DELETE FROM report_docs WHERE doc_id = ?`, []any{d.DocID}},
+		{`DELETE FROM doc_tags WHERE doc_id = ?`, []any{d.DocID}},
 		{`INSERT INTO deleted_docs (doc_id, version) VALUES (?, ?)
 		  ON CONFLICT (doc_id) DO UPDATE SET version = max(version, excluded.version)`, []any{d.DocID, d.Version}},
 	}
@@ -627,16 +634,22 @@ func putDocRow(ctx context.Context, tx *sql.Tx, d *schemas.DocStructure, chunkID
 		meta = string(b)
 	}
 	_, err := tx.ExecContext(ctx, `
-INSERT INTO documents (doc_id, source, path, notebook, title, title_path, parent_doc_id, hash, version, meta, chunk_ids, chunk_count, updated_at)
-VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+INSERT INTO documents (doc_id, source, path, notebook, title, title_path, parent_doc_id, hash, version, meta, chunk_ids,
+	chunk_count, updated_at, notebook_name, doc_time, created)
+VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (doc_id) DO UPDATE SET
 	source = excluded.source, path = excluded.path, notebook = excluded.notebook, title = excluded.title,
 	title_path = excluded.title_path, parent_doc_id = excluded.parent_doc_id, hash = excluded.hash,
 	version = excluded.version, meta = excluded.meta, chunk_ids = excluded.chunk_ids,
-	chunk_count = excluded.chunk_count, updated_at = excluded.updated_at`,
+	chunk_count = excluded.chunk_count, updated_at = excluded.updated_at, notebook_name = excluded.notebook_name,
+	doc_time = excluded.doc_time, created = excluded.created`,
 		d.DocID, d.Source, d.Path, d.Notebook, d.Title, jsonList(d.TitlePath), d.ParentDocID, d.Hash,
-		d.Version, meta, chunkIDs, len(d.ChunkIDs), time.Now().UTC().Format(time.RFC3339Nano))
+		d.Version, meta, chunkIDs, len(d.ChunkIDs), time.Now().UTC().Format(time.RFC3339Nano),
+		notebookName(d.Notebook, d.NotebookName, d.Meta), docTime(d.Updated, d.Created, meta, d.Version), unixNano(d.Created))
 	if err != nil {
+		return err
+	}
+	if err := putDocTags(ctx, tx, d.DocID, docTags(d.Tags, d.Meta)); err != nil {
 		return err
 	}
 	if _, err := tx.ExecContext(ctx, `DELETE FROM deleted_docs WHERE doc_id = ?`, d.DocID); err != nil {

@@ -916,6 +916,7 @@ func TestOpeningAnOlderIndexAddsTheLabelsOfItsDocuments(t *testing.T) {
 	if _, err := s.w.Exec(`ALTER TABLE chunks DROP COLUMN block_spans`); err != nil {
 		t.Fatal(err)
 	}
+	undoScopeMigration(t, s.w) // nor those of migration 9
 	s.Close()
 	s, err = Open(path)
 	if err != nil {

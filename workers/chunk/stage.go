@@ -336,6 +336,11 @@ func structure(doc *schemas.DocChanged, pieces []chunking.Piece, trace string) *
 		Deleted:     doc.Deleted,
 		Meta:        doc.Meta,
 		Report:      doc.Report || schemas.IsReportMeta(doc.Meta),
+		// What a query's scope filters on.
+		NotebookName: doc.NotebookName,
+		Tags:         slices.Clone(doc.Tags),
+		Updated:      doc.Updated,
+		Created:      doc.Created,
 	}
 	if doc.Deleted {
 		return ds

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/workers/siyuan"
@@ -199,4 +200,36 @@ func TestFetchDocCarriesTheDocumentsTagsAndAliases(t *testing.T) {
 			t.Errorf("meta %v, hash changed: %v", doc.Meta, doc.Hash != before.Hash)
 		}
 	})
+}
+
+func TestFetchDocCarriesTagsTimesAndTheNotebooksName(t *testing.T) {
+	k := siyuantest.New(t, "tok")
+	k.SetSQLDelay(0)
+	k.AddNotebook(box, "Дневник")
+	const id = "20240301101500-xs0m89b"
+	if err := k.PutDoc(box, id, "", "/Суп",
+		siyuantest.Block{ID: "20240301101501-para001", Type: "p", Content: "Варить Обед", Markdown: "Варить #Обед#"},
+		siyuantest.Block{ID: "20240301101502-code001", Type: "c", Content: "#incode#", Markdown: "```\n#incode#\n```"}); err != nil {
+		t.Fatal(err)
+	}
+	if err := k.SetBlockAttrs(id, map[string]string{"tags": "Рецепт, work/home"}); err != nil {
+		t.Fatal(err)
+	}
+	c := siyuan.NewClient(k.URL(), "tok")
+	doc, err := c.FetchDoc(context.Background(), id, map[string]string{box: "Дневник"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := []string{"work/home", "обед", "рецепт"}; strings.Join(doc.Tags, "|") != strings.Join(want, "|") {
+		t.Errorf("tags %q, want %q (the attribute's and the text's, not the code's)", doc.Tags, want)
+	}
+	if doc.NotebookName != "Дневник" {
+		t.Errorf("notebook name %q, want Дневник", doc.NotebookName)
+	}
+	if got := doc.Created.In(time.Local).Format("20060102150405"); got != "20240301101500" {
+		t.Errorf("created %s, want 20240301101500 (the kernel's created, from the id)", got)
+	}
+	if doc.Updated.IsZero() || doc.Updated.UnixNano() != doc.Version {
+		t.Errorf("updated %v, want the document's updated (version %d)", doc.Updated, doc.Version)
+	}
 }

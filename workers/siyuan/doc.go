@@ -29,7 +29,7 @@ var ErrHidden = errors.New("siyuan: a notebook's hidden document")
 const NotebookDocMeta = "notebook_document"
 
 // blockCols are the blocks columns a document is built from.
-const blockCols = "id, parent_id, root_id, box, path, hpath, type, subtype, content, markdown, updated, ial, tag, alias"
+const blockCols = "id, parent_id, root_id, box, path, hpath, type, subtype, content, markdown, created, updated, ial, tag, alias"
 
 // idAttr finds the block ids of a kramdown text in document order.
 var idAttr = regexp.MustCompile(`\bid="([^"]+)"`)
@@ -80,8 +80,21 @@ func buildDoc(rootID string, rows []Row, order map[string]int, refs []Row, noteb
 	for _, id := range tree.ordered(order) {
 		doc.Blocks = append(doc.Blocks, blockOf(id, tree.byID[id], tree.parent(id), refsOf[id]))
 	}
+	doc.Tags = docTags(rows)
 	doc.Hash = docHash(doc)
 	return doc, nil
+}
+
+// docTags are a document's tags: its tags attribute and the tags in its
+// blocks' text, both in the blocks' tag column ("#a# #b c#").
+func docTags(rows []Row) []string {
+	var tags []string
+	for _, r := range rows {
+		if t := tagList(r.Str("tag")); t != "" {
+			tags = append(tags, strings.Split(t, ",")...)
+		}
+	}
+	return schemas.NormalizeTags(tags)
 }
 
 // docHeader is a document's event without its blocks and hash: its
@@ -118,7 +131,12 @@ func docHeader(rootID string, root Row, boxDoc bool, notebooks map[string]string
 	}
 	if t, err := time.ParseInLocation("20060102150405", root.Str("updated"), time.Local); err == nil {
 		doc.Version = t.UnixNano()
+		doc.Updated = t.UTC()
 	}
+	if t, err := time.ParseInLocation("20060102150405", root.Str("created"), time.Local); err == nil {
+		doc.Created = t.UTC()
+	}
+	doc.NotebookName = name
 	return doc
 }
 

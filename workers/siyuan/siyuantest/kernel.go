@@ -363,6 +363,19 @@ func tagColumn(tags string) string {
 	return strings.Join(out, " ")
 }
 
+// inlineTag is an inline tag as a block's Markdown holds it: "#tag#".
+var inlineTag = regexp.MustCompile(`#([^#\s][^#\n]*?)#`)
+
+// inlineTagColumn is the blocks.tag value of a block whose Markdown is md:
+// its inline tags, "#a# #b#", as the kernel's tagFromNode writes them.
+func inlineTagColumn(md string) string {
+	var out []string
+	for _, m := range inlineTag.FindAllStringSubmatch(md, -1) {
+		out = append(out, "#"+m[1]+"#")
+	}
+	return strings.Join(out, " ")
+}
+
 // Duplicate inserts a second row of block id, as the real index sometimes has.
 func (k *Kernel) Duplicate(id string) error {
 	k.mu.Lock()
@@ -583,12 +596,18 @@ func (k *Kernel) writeDoc(d *doc) error {
 				attrs = ial(d.ialAttrs())
 			}
 			name, alias, memo, tag = d.attrs["name"], d.attrs["alias"], d.attrs["memo"], tagColumn(d.attrs["tags"])
+		} else if typ != "c" {
+			tag = inlineTagColumn(md)
+		}
+		created := upd
+		if len(id) > 14 && id[14] == '-' {
+			created = id[:14] // the kernel dates a block by its id
 		}
 		_, err := k.db.Exec(`INSERT INTO blocks (id, parent_id, root_id, hash, box, path, hpath, name, alias, memo, tag, content,
 			fcontent, markdown, length, type, subtype, ial, sort, created, updated)
 			VALUES (?, ?, ?, '', ?, ?, ?, ?, ?, ?, ?, ?, '', ?, ?, ?, ?, ?, 10, ?, ?)`,
 			id, parent, d.id, d.box, d.path, d.hpath, name, alias, memo, tag, content, md, len(content), typ, sub,
-			attrs, upd, upd)
+			attrs, created, upd)
 		return err
 	}
 	if err := ins(d.id, "", "d", "", d.title, ""); err != nil {
