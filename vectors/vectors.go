@@ -72,6 +72,13 @@ type Point struct {
 type Filter struct {
 	Lang   string   // only points with this language; "" = any
 	DocIDs []string // only points of one of these documents; empty = any
+	// IDs, when not nil, keeps only the points whose chunk ids it holds
+	// (an empty set: none). The search applies it while it searches, not
+	// after: a narrow set still returns K points when it holds K. The
+	// embedded store scans a small set exactly and walks its graph for a
+	// large one; Qdrant sends it as a has_id condition (prefer Payload
+	// there: a scope as payload conditions costs no id list).
+	IDs *IDSet
 }
 
 // SearchOptions tune one search.
