@@ -2,6 +2,7 @@ package vectors
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -149,6 +150,10 @@ func TestIDSetFilters(t *testing.T) {
 	}
 	if got := search(Filter{IDs: three, DocIDs: []string{"notes/doc00000.md"}}); len(got) != 2 {
 		t.Fatalf("the set within doc 0 gave %v, want 2", got)
+	}
+	meta := &MetaFilter{Must: []MetaCond{{Field: MetaTags, Any: []string{"recipe"}}}}
+	if _, err := s.Search(ctx, q, SearchOptions{Filter: Filter{Meta: meta}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a metadata filter on the embedded store: %v, want ErrInvalid", err)
 	}
 	// The memo follows the store: a deleted point leaves the set's results.
 	if err := s.Delete(ctx, []string{chunkID(4)}); err != nil {

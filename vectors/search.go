@@ -192,6 +192,9 @@ func (e *Embedded) Search(ctx context.Context, q []float32, opts SearchOptions) 
 	if err != nil {
 		return nil, e.errorf("%w", err)
 	}
+	if !opts.Filter.Meta.Empty() {
+		return nil, e.errorf("search: a metadata filter needs a store with payloads; resolve the scope to chunk ids (Filter.IDs): %w", ErrInvalid)
+	}
 	if len(q) != e.dim {
 		return nil, e.errorf("search: query has %d dimensions, store has %d: %w", len(q), e.dim, ErrDimMismatch)
 	}
