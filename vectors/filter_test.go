@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/exocortex/exocortex/internal/synth"
 )
@@ -208,6 +209,11 @@ func BenchmarkScopedSearch(b *testing.B) {
 		}
 		ex := exactInScope(vecs, in, qs, 10)
 		set := NewIDSet(ids)
+		t0 := time.Now()
+		for range 10 {
+			NewIDSet(ids).resolve(e)
+		}
+		b.Logf("resolving a new IDSet of %d ids: %v each", len(ids), time.Since(t0)/10)
 		b.Run(tc.name, func(b *testing.B) {
 			e.forcePlan = tc.plan
 			defer func() { e.forcePlan = planAuto }()
