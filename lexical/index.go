@@ -531,7 +531,27 @@ type scratch struct {
 // rows without one; ranking statistics (IDF, average length) are over all
 // rows, as in FTS5.
 func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
-	if k <= 0 {
+	return x.SearchWith(q, k, w, SearchOptions{Lang: lang})
+}
+
+// SearchOptions filter a search.
+type SearchOptions struct {
+	// Lang, when not empty, keeps rows in that language and rows without
+	// one.
+	Lang string
+	// Allow, when not nil, keeps only the rows whose ids it holds (an
+	// empty set: none). It is applied before the top-k heap, not after it,
+	// so a search returns k rows whenever k allowed rows match.
+	Allow *Allow
+}
+
+// SearchWith is Search with options: the k best rows among those the
+// options allow, best first (ties by ID). Ranking statistics (IDF, average
+// length) stay over all live rows, so an allowed row scores as it does
+// unfiltered: the result is the unfiltered ranking restricted to the
+// allowed rows, cut at k.
+func (x *Index) SearchWith(q Query, k int, w Weights, o SearchOptions) []Hit {
+	if k <= 0 || (o.Allow != nil && o.Allow.Len() == 0) {
 		return nil
 	}
 	x.mu.RLock()
@@ -549,7 +569,7 @@ func (x *Index) Search(q Query, k int, w Weights, lang string) []Hit {
 	}
 	s.group(q.Words, 0, [3]float64{w[Body], w[Title], w[Section]})
 	s.group(q.Terms, 1, [3]float64{w[Lemmas], w[Heads], 0})
-	return x.best(sc, k, lang)
+	return x.best(sc, k, o)
 }
 
 // takeScratch returns a search's accumulators from the pool, sized for the
@@ -708,20 +728,20 @@ func escapedFreq(buf []byte, i int, cw [3]float64) (float64, int) {
 	return weighted(tf, cw), i
 }
 
-// best returns the k best rows among those the search touched, best first;
-// a non-empty lang keeps rows in that language and rows without one.
-func (x *Index) best(sc *scratch, k int, lang string) []Hit {
+// best returns the k best rows among those the search touched that o
+// allows, best first.
+func (x *Index) best(sc *scratch, k int, o SearchOptions) []Hit {
 	var code uint8
-	filter := lang != ""
+	filter := o.Lang != ""
 	if filter {
-		c, ok := x.langCodes[lang]
+		c, ok := x.langCodes[o.Lang]
 		if !ok {
 			c = math.MaxUint8 // no row has it; rows without a language still pass
 		}
 		code = c
 	}
 	h := topK{k: k}
-	slots, ids, langs := sc.slots, x.ids, x.langs
+	slots, ids, langs, allow := sc.slots, x.ids, x.langs, o.Allow
 	for _, d := range sc.touched {
 		score := slots[d].acc
 		if len(h.h) == k && score < h.h[0].Score {
@@ -730,7 +750,11 @@ func (x *Index) best(sc *scratch, k int, lang string) []Hit {
 		if filter && langs[d] != code && langs[d] != 0 {
 			continue
 		}
-		h.offer(Hit{ID: ids[d], Score: score})
+		id := ids[d]
+		if allow != nil && !allow.Has(id) {
+			continue
+		}
+		h.offer(Hit{ID: id, Score: score})
 	}
 	return h.sorted()
 }

@@ -56,6 +56,10 @@ type Embedded struct {
 	langLive []int // live points per lang
 	live     int
 	dead     int // deleted nodes still in the graph
+	// version changes (under the write lock) whenever a node is added,
+	// retired or renumbered: an IDSet's resolution is valid while it
+	// stays.
+	version uint64
 
 	rng      *rand.Rand // levels of new nodes; writers only
 	raw      *rawFile
@@ -70,6 +74,10 @@ type Embedded struct {
 	// rescoring: every candidate, one pread after another (with today's
 	// dot product, so that scores compare exactly).
 	rescoreAll bool
+	// forcePlan, for tests and benchmarks, makes every filtered search
+	// scan (planExact) or walk (planWalk); planAuto chooses by the
+	// filter's size.
+	forcePlan int
 }
 
 type docEntry struct {
@@ -520,6 +528,7 @@ func (e *Embedded) linkUpsert(pts []prepared) error {
 		e.langLive[e.langOf[node]]++
 		e.live++
 	}
+	e.version++
 	return nil
 }
 
@@ -620,6 +629,7 @@ func (e *Embedded) Delete(ctx context.Context, ids []string) error {
 func (e *Embedded) applyDelete(ids []string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	e.version++
 	for _, id := range ids {
 		if node, ok := e.byID[id]; ok {
 			delete(e.byID, id)
@@ -801,6 +811,7 @@ func (e *Embedded) compactLocked() {
 		e.byID[id] = mapping[node]
 	}
 	e.rebuildDocs()
+	e.version++
 	dropped := e.dead
 	e.dead = 0
 	e.mu.Unlock()

@@ -156,18 +156,18 @@ func (q *Qdrant) ensureCollection(ctx context.Context) error {
 	default:
 		q.lexical = true
 	}
-	for _, field := range []string{payloadLang, payloadDocID} {
-		if _, ok := info.GetPayloadSchema()[field]; ok {
+	for _, ix := range qdrantIndexes {
+		if _, ok := info.GetPayloadSchema()[ix.field]; ok {
 			continue
 		}
 		_, err := q.client.CreateFieldIndex(ctx, &qdrant.CreateFieldIndexCollection{
 			CollectionName: coll,
 			Wait:           qdrant.PtrOf(true),
-			FieldName:      field,
-			FieldType:      qdrant.FieldType_FieldTypeKeyword.Enum(),
+			FieldName:      ix.field,
+			FieldType:      ix.typ.Enum(),
 		})
 		if err != nil {
-			return q.errorf("create payload index on %s: %w", field, err)
+			return q.errorf("create payload index on %s: %w", ix.field, err)
 		}
 	}
 	return nil
@@ -205,6 +205,7 @@ func (q *Qdrant) Upsert(ctx context.Context, pts []Point) error {
 				payloadLang:    qdrant.NewValueString(p.Lang),
 			},
 		}
+		putMeta(ps.Payload, p.Meta)
 		if q.lexical && !p.Sparse.Empty() {
 			if err := checkSparse(p.Sparse); err != nil {
 				return q.errorf("upsert %q: %w", p.ID, err)
@@ -257,9 +258,10 @@ func (q *Qdrant) Delete(ctx context.Context, ids []string) error {
 	return nil
 }
 
-// qdrantFilter translates a Filter: must-match on lang, and on doc_id being
-// any of DocIDs.
-func qdrantFilter(f Filter) *qdrant.Filter {
+// qdrantFilter translates a Filter: must-match on lang, on doc_id being
+// any of DocIDs, on the point being one of IDs (has_id), and Meta as a
+// nested filter.
+func qdrantFilter(f Filter) (*qdrant.Filter, error) {
 	var must []*qdrant.Condition
 	if f.Lang != "" {
 		must = append(must, qdrant.NewMatchKeyword(payloadLang, f.Lang))
@@ -267,10 +269,20 @@ func qdrantFilter(f Filter) *qdrant.Filter {
 	if len(f.DocIDs) > 0 {
 		must = append(must, qdrant.NewMatchKeywords(payloadDocID, f.DocIDs...))
 	}
-	if must == nil {
-		return nil
+	if f.IDs != nil {
+		must = append(must, qdrant.NewHasID(pointIDs(f.IDs.IDs())...))
 	}
-	return &qdrant.Filter{Must: must}
+	if !f.Meta.Empty() {
+		mf, err := qdrantMeta(f.Meta)
+		if err != nil {
+			return nil, err
+		}
+		must = append(must, qdrant.NewFilterAsCondition(mf))
+	}
+	if must == nil {
+		return nil, nil
+	}
+	return &qdrant.Filter{Must: must}, nil
 }
 
 // Search implements Store through the Query API, with hnsw_ef = opts.Ef when
@@ -287,10 +299,14 @@ func (q *Qdrant) Search(ctx context.Context, vec []float32, opts SearchOptions) 
 	if err := checkFinite(vec); err != nil {
 		return nil, q.errorf("search: query: %w", err)
 	}
+	filter, err := qdrantFilter(opts.Filter)
+	if err != nil {
+		return nil, q.errorf("search: %w", err)
+	}
 	req := &qdrant.QueryPoints{
 		CollectionName: q.cfg.Collection,
 		Query:          qdrant.NewQueryDense(vec),
-		Filter:         qdrantFilter(opts.Filter),
+		Filter:         filter,
 		Limit:          qdrant.PtrOf(uint64(k)),
 		WithPayload:    qdrant.NewWithPayloadInclude(payloadChunkID, payloadDocID),
 	}
@@ -327,9 +343,13 @@ func (q *Qdrant) Count(ctx context.Context) (int, error) {
 
 // CountWhere implements LexicalStore (an exact count).
 func (q *Qdrant) CountWhere(ctx context.Context, f Filter) (int, error) {
+	filter, err := qdrantFilter(f)
+	if err != nil {
+		return 0, q.errorf("count: %w", err)
+	}
 	n, err := q.client.Count(ctx, &qdrant.CountPoints{
 		CollectionName: q.cfg.Collection,
-		Filter:         qdrantFilter(f),
+		Filter:         filter,
 		Exact:          qdrant.PtrOf(true),
 	})
 	if err != nil {
@@ -384,7 +404,10 @@ func (q *Qdrant) SearchLexical(ctx context.Context, sv SparseVector, opts Search
 	f := opts.Filter
 	lang := f.Lang
 	f.Lang = ""
-	filter := qdrantFilter(f)
+	filter, err := qdrantFilter(f)
+	if err != nil {
+		return nil, q.errorf("lexical search: %w", err)
+	}
 	if lang != "" {
 		// The language's chunks and those whose language is undetermined.
 		if filter == nil {

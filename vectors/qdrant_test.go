@@ -101,7 +101,8 @@ func TestQdrantCreatesTheCollectionAsSpecified(t *testing.T) {
 			t.Errorf("field index request %v should name a type and wait", r)
 		}
 	}
-	want := map[string]qdrant.FieldType{"lang": qdrant.FieldType_FieldTypeKeyword, "doc_id": qdrant.FieldType_FieldTypeKeyword}
+	kw, integer := qdrant.FieldType_FieldTypeKeyword, qdrant.FieldType_FieldTypeInteger
+	want := map[string]qdrant.FieldType{"lang": kw, "doc_id": kw, "notebook": kw, "dirs": kw, "tags": kw, "time": integer}
 	if fmt.Sprint(indexed) != fmt.Sprint(want) {
 		t.Errorf("payload indexes %v, want %v", indexed, want)
 	}
@@ -125,8 +126,8 @@ func TestQdrantReopensAnExistingCollection(t *testing.T) {
 	if n := len(srv.CreateRequests()); n != 1 {
 		t.Errorf("%d CreateCollection requests after reopening, want 1", n)
 	}
-	if n := len(srv.FieldIndexRequests()); n != 2 {
-		t.Errorf("%d field index requests after reopening, want the first 2 only", n)
+	if n := len(srv.FieldIndexRequests()); n != 6 {
+		t.Errorf("%d field index requests after reopening, want the first 6 only", n)
 	}
 	if n, err := s.Count(ctx); err != nil || n != 2 {
 		t.Fatalf("Count after reopening = %d, %v", n, err)

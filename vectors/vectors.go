@@ -65,6 +65,9 @@ type Point struct {
 	// LexicalStore's searches (the retrieve stage keeps the chunk's
 	// passage there, JSON); others ignore it.
 	Passage string
+	// Meta are the chunk's document fields that scopes filter on; a store
+	// with payloads (Qdrant) keeps them, the embedded store ignores them.
+	Meta PointMeta
 }
 
 // Filter restricts a search; the zero value matches every point. Both fields
@@ -72,6 +75,17 @@ type Point struct {
 type Filter struct {
 	Lang   string   // only points with this language; "" = any
 	DocIDs []string // only points of one of these documents; empty = any
+	// IDs, when not nil, keeps only the points whose chunk ids it holds
+	// (an empty set: none). The search applies it while it searches, not
+	// after: a narrow set still returns K points when it holds K. The
+	// embedded store scans a small set exactly and walks its graph for a
+	// large one; Qdrant sends it as a has_id condition (prefer Payload
+	// there: a scope as payload conditions costs no id list).
+	IDs *IDSet
+	// Meta, when not empty, keeps only the points whose metadata match
+	// it (Qdrant: a payload filter, applied during the search). The
+	// embedded store has no payloads and answers ErrInvalid.
+	Meta *MetaFilter
 }
 
 // SearchOptions tune one search.

@@ -194,8 +194,11 @@ func (s *collections) Get(_ context.Context, req *qdrant.GetCollectionInfoReques
 	}
 	schema := map[string]*qdrant.PayloadSchemaInfo{}
 	for field, ft := range c.indexes {
-		if ft == qdrant.FieldType_FieldTypeKeyword {
+		switch ft {
+		case qdrant.FieldType_FieldTypeKeyword:
 			schema[field] = &qdrant.PayloadSchemaInfo{DataType: qdrant.PayloadSchemaType_Keyword, Points: qdrant.PtrOf(uint64(len(c.points)))}
+		case qdrant.FieldType_FieldTypeInteger:
+			schema[field] = &qdrant.PayloadSchemaInfo{DataType: qdrant.PayloadSchemaType_Integer, Points: qdrant.PtrOf(uint64(len(c.points)))}
 		}
 	}
 	n := uint64(len(c.points))
@@ -471,17 +474,7 @@ func matches(f *qdrant.Filter, p *point) (bool, error) {
 func condition(c *qdrant.Condition, p *point) (bool, error) {
 	switch v := c.GetConditionOneOf().(type) {
 	case *qdrant.Condition_Field:
-		val, ok := p.payload[v.Field.GetKey()]
-		s := val.GetStringValue()
-		m := v.Field.GetMatch()
-		switch m.GetMatchValue().(type) {
-		case *qdrant.Match_Keyword:
-			return ok && s == m.GetKeyword(), nil
-		case *qdrant.Match_Keywords:
-			return ok && slices.Contains(m.GetKeywords().GetStrings(), s), nil
-		case *qdrant.Match_ExceptKeywords:
-			return !ok || !slices.Contains(m.GetExceptKeywords().GetStrings(), s), nil
-		}
+		return field(v.Field, p)
 	case *qdrant.Condition_IsEmpty:
 		// Missing, null or an empty list, as Qdrant's is_empty.
 		val, ok := p.payload[v.IsEmpty.GetKey()]

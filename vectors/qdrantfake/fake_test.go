@@ -68,9 +68,9 @@ func TestUnsupportedCallsAreUnimplemented(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := c.Scroll(ctx, &qdrant.ScrollPoints{CollectionName: "c",
-		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewRange("n", &qdrant.Range{Gt: qdrant.PtrOf(1.0)})}}})
+		Filter: &qdrant.Filter{Must: []*qdrant.Condition{qdrant.NewGeoRadius("at", 52.5, 13.4, 1000)}}})
 	if status.Code(err) != codes.Unimplemented {
-		t.Fatalf("Scroll with a range filter: %v, want Unimplemented", err)
+		t.Fatalf("Scroll with a geo filter: %v, want Unimplemented", err)
 	}
 	_, err = c.Delete(ctx, &qdrant.DeletePoints{CollectionName: "c", Points: qdrant.NewPointsSelectorFilter(&qdrant.Filter{})})
 	if status.Code(err) != codes.Unimplemented {

@@ -1,0 +1,225 @@
+package vectors
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/internal/synth"
+)
+
+// scopeOf picks about frac of n points at random (a scope that does not
+// follow the vectors' topics), at least one.
+func scopeOf(seed uint64, n int, frac float64) []int {
+	rng := rand.New(rand.NewPCG(seed, 29))
+	var in []int
+	for i := range n {
+		if rng.Float64() < frac {
+			in = append(in, i)
+		}
+	}
+	if len(in) == 0 {
+		in = append(in, rng.IntN(n))
+	}
+	return in
+}
+
+// exactInScope is the exact top k of each query among the points in scope
+// (brute force over the allowed set), as point indexes.
+func exactInScope(vecs [][]float32, in []int, qs [][]float32, k int) [][]synth.Neighbor {
+	ex := synth.ExactTopK(len(in), len(vecs[in[0]]), func(j int, dst []float32) { copy(dst, vecs[in[j]]) }, qs, k)
+	for qi := range ex {
+		for i := range ex[qi] {
+			ex[qi][i].ID = in[ex[qi][i].ID]
+		}
+	}
+	return ex
+}
+
+// scopedRecall searches s with the scope as an IDSet and returns recall@k
+// against brute force over the scope; it fails when a hit is outside the
+// scope or a query gets fewer than min(k, scope) hits.
+func scopedRecall(tb testing.TB, s Store, vecs [][]float32, in []int, qs [][]float32, k int) float64 {
+	tb.Helper()
+	ids := make([]string, len(in))
+	allowed := make(map[int]bool, len(in))
+	for j, i := range in {
+		ids[j], allowed[i] = chunkID(i), true
+	}
+	set := NewIDSet(ids)
+	got := make([][]int, len(qs))
+	for qi, q := range qs {
+		res, err := s.Search(context.Background(), q, SearchOptions{K: k, Filter: Filter{IDs: set}})
+		if err != nil {
+			tb.Fatal(err)
+		}
+		if len(res) != min(k, len(in)) {
+			tb.Fatalf("query %d: %d hits in a scope of %d, want %d", qi, len(res), len(in), min(k, len(in)))
+		}
+		for _, r := range res {
+			if !allowed[pointIndex(r.ID)] {
+				tb.Fatalf("query %d: hit %s is outside the scope", qi, r.ID)
+			}
+			got[qi] = append(got[qi], pointIndex(r.ID))
+		}
+	}
+	return synth.Recall(exactInScope(vecs, in, qs, k), got, k)
+}
+
+func syntheticVectors(n, dim int) [][]float32 {
+	gen := synth.New(synth.Default(1, dim, n))
+	vecs := make([][]float32, n)
+	for i := range vecs {
+		vecs[i] = make([]float32, dim)
+		gen.Vector(i, vecs[i])
+	}
+	return vecs
+}
+
+// TestAScopedSearchFindsTheNearestAllowedPoints checks recall@10 against
+// brute force over the allowed points at 50%, 5% and 0.1% of a 20k index,
+// with the plan the store chooses and with each plan forced (the graph walk
+// at 0.1% is left out: it is never chosen there, and a walk that accepts
+// one node in a thousand is a slow scan).
+func TestAScopedSearchFindsTheNearestAllowedPoints(t *testing.T) {
+	n, dim, nq := 20000, 384, 100
+	if raceEnabled {
+		n, nq = 3000, 20
+	}
+	vecs := syntheticVectors(n, dim)
+	s, err := OpenEmbedded(context.Background(), t.TempDir(), dim, EmbeddedConfig{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	loadSynthetic(t, s, n, dim, func(i int, dst []float32) { copy(dst, vecs[i]) })
+	gen := synth.New(synth.Default(1, dim, n))
+	qs := queriesOf(nq, dim, func(j int, dst []float32) { gen.Query(j, dst) })
+	cases := []struct {
+		frac float64
+		plan int
+	}{
+		{0.5, planAuto}, {0.5, planWalk}, {0.5, planExact},
+		{0.05, planAuto}, {0.05, planWalk}, {0.05, planExact},
+		{0.001, planAuto}, {0.001, planExact},
+	}
+	for _, tc := range cases {
+		name := fmt.Sprintf("a scope of %g%% finds its nearest points (plan %s)", 100*tc.frac, []string{"auto", "scan", "walk"}[tc.plan])
+		t.Run(name, func(t *testing.T) {
+			s.forcePlan = tc.plan
+			defer func() { s.forcePlan = planAuto }()
+			in := scopeOf(uint64(1000*tc.frac), n, tc.frac)
+			r := scopedRecall(t, s, vecs, in, qs, 10)
+			t.Logf("scope %d of %d: recall@10 = %.4f", len(in), n, r)
+			if r < 0.95 {
+				t.Errorf("recall@10 = %.4f, want >= 0.95", r)
+			}
+		})
+	}
+}
+
+func TestIDSetFilters(t *testing.T) {
+	ctx := context.Background()
+	s, err := OpenEmbedded(ctx, t.TempDir(), 8, EmbeddedConfig{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	loadSynthetic(t, s, 200, 8, func(i int, dst []float32) { synth.Uniform(3, i, dst) })
+	q := make([]float32, 8)
+	synth.Uniform(4, 0, q)
+	search := func(f Filter) []Result {
+		res, err := s.Search(ctx, q, SearchOptions{K: 10, Filter: f})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	three := NewIDSet([]string{chunkID(3), chunkID(4), chunkID(151), "notes/none.md:0"})
+	if got := search(Filter{IDs: three}); len(got) != 3 {
+		t.Fatalf("a set of three known ids gave %v", got)
+	}
+	if got := search(Filter{IDs: NewIDSet(nil)}); len(got) != 0 {
+		t.Fatalf("an empty set gave %v", got)
+	}
+	// chunk 3 is ru (i%3 == 0), 4 and 151 en; 3 and 4 are in doc 0.
+	if got := search(Filter{IDs: three, Lang: "ru"}); len(got) != 1 || got[0].ID != chunkID(3) {
+		t.Fatalf("the set with lang ru gave %v, want only %s", got, chunkID(3))
+	}
+	if got := search(Filter{IDs: three, DocIDs: []string{"notes/doc00000.md"}}); len(got) != 2 {
+		t.Fatalf("the set within doc 0 gave %v, want 2", got)
+	}
+	meta := &MetaFilter{Must: []MetaCond{{Field: MetaTags, Any: []string{"recipe"}}}}
+	if _, err := s.Search(ctx, q, SearchOptions{Filter: Filter{Meta: meta}}); !errors.Is(err, ErrInvalid) {
+		t.Fatalf("a metadata filter on the embedded store: %v, want ErrInvalid", err)
+	}
+	// The memo follows the store: a deleted point leaves the set's results.
+	if err := s.Delete(ctx, []string{chunkID(4)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := search(Filter{IDs: three}); len(got) != 2 {
+		t.Fatalf("after deleting one, the set gave %v, want 2", got)
+	}
+	if err := s.Compact(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.forcePlan = planWalk
+	if got := search(Filter{IDs: three}); len(got) != 2 {
+		t.Fatalf("after compaction, the walk gave %v, want 2", got)
+	}
+}
+
+// BenchmarkScopedSearch times K=10 searches of the 100k synthetic bench
+// store (built once, cached; see benchCacheDir) unscoped and scoped to 50%,
+// 5% and 0.1% of its points (an IDSet built once per scope, as a caller
+// caching its scope would), and reports p50/p95 and recall@10 against
+// brute force over the scope; walk/5% forces the graph walk where the
+// store scans.
+func BenchmarkScopedSearch(b *testing.B) {
+	const n = 100_000
+	dir, _, qs, exact := benchSetup(b, "synthetic", n)
+	qs, exact = qs[:300], exact[:300]
+	e, err := OpenEmbedded(context.Background(), dir, benchDim, EmbeddedConfig{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer e.Close()
+	vec, _ := benchData("synthetic", n)
+	b.Run("unscoped", func(b *testing.B) { runQueries(b, e, qs, exact, SearchOptions{K: 10}) })
+	for _, tc := range []struct {
+		name string
+		frac float64
+		plan int
+	}{
+		{"50%", 0.5, planAuto}, {"scan/50%", 0.5, planExact},
+		{"20%", 0.2, planAuto}, {"walk/20%", 0.2, planWalk}, {"walk/10%", 0.1, planWalk}, {"scan/10%", 0.1, planExact},
+		{"5%", 0.05, planAuto}, {"walk/5%", 0.05, planWalk},
+		{"0.1%", 0.001, planAuto},
+	} {
+		in := scopeOf(uint64(1000*tc.frac), n, tc.frac)
+		ids := make([]string, len(in))
+		vecs := make([][]float32, n)
+		for j, i := range in {
+			ids[j] = chunkID(i)
+			vecs[i] = make([]float32, benchDim)
+			vec(i, vecs[i])
+		}
+		ex := exactInScope(vecs, in, qs, 10)
+		set := NewIDSet(ids)
+		t0 := time.Now()
+		for range 10 {
+			NewIDSet(ids).resolve(e)
+		}
+		b.Logf("resolving a new IDSet of %d ids: %v each", len(ids), time.Since(t0)/10)
+		b.Run(tc.name, func(b *testing.B) {
+			e.forcePlan = tc.plan
+			defer func() { e.forcePlan = planAuto }()
+			b.Logf("scope %d points, plan exact=%v", len(in), e.planFilter(Filter{IDs: set}, e.cfg.EfSearch).exact)
+			runQueries(b, e, qs, ex, SearchOptions{K: 10, Filter: Filter{IDs: set}})
+		})
+	}
+	b.Run("unscoped-again", func(b *testing.B) { runQueries(b, e, qs, exact, SearchOptions{K: 10}) })
+}
