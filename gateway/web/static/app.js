@@ -41,6 +41,17 @@ const I18N = {
     unauthorized: "the access token is missing or wrong",
     reason_unknown: (code) => `Another reason, which this page does not know yet (${code}).`,
     error_unknown: (code) => `The gateway answered with an error this page does not know (${code}).`,
+    scope_label: "Search within", scope_all: "All notes", scope_remove: (what) => `Remove ${what}`,
+    add_notebook: "+ Notebook", add_tag: "+ Tag", add_path: "+ Folder", dates: "Dates", recent_first: "Recent first",
+    adder_notebook: "Notebook", adder_tag: "Tag", adder_path: "Folder (the start of its path)", exclude: "Exclude", add: "Add", cancel: "Cancel",
+    adder_help: "Choose a suggestion or type a value and press Enter.", suggestions_none: "No suggestions: type a value and press Enter.",
+    date_from: "From", date_to: "To", last_7: "Last 7 days", this_month: "This month", this_year: "This year", any_time: "Any time",
+    chip_notebook: "notebook", chip_path: "folder", chip_doc: "document", chip_tag: "tag", chip_lang: "language",
+    chip_since: "from", chip_before: "before", chip_until: "to", chip_recent: "recent first", chip_not: "not",
+    chip_from_text: "From the query's text: removing it removes it from the text.",
+    chip_from_server: "The gateway read this from the query's text: edit the text to change it.",
+    lang_ru: "Russian", lang_en: "English",
+    narrow: "Narrow the results", facet_title: (what, n) => `Search only ${what}: ${n} ${n === 1 ? "result" : "results"}`,
   },
   ru: {
     tab_search: "Поиск", tab_ask: "Вопрос", tab_status: "Состояние",
@@ -77,6 +88,17 @@ const I18N = {
     unauthorized: "токен доступа не указан или неверен",
     reason_unknown: (code) => `Другая причина, которую эта страница пока не знает (${code}).`,
     error_unknown: (code) => `Шлюз ответил ошибкой, которую эта страница не знает (${code}).`,
+    scope_label: "Искать в", scope_all: "Все заметки", scope_remove: (what) => `Убрать: ${what}`,
+    add_notebook: "+ Блокнот", add_tag: "+ Тег", add_path: "+ Папка", dates: "Даты", recent_first: "Сначала новые",
+    adder_notebook: "Блокнот", adder_tag: "Тег", adder_path: "Папка (начало пути)", exclude: "Исключить", add: "Добавить", cancel: "Отмена",
+    adder_help: "Выберите подсказку или введите значение и нажмите Enter.", suggestions_none: "Подсказок нет: введите значение и нажмите Enter.",
+    date_from: "С", date_to: "По", last_7: "Последние 7 дней", this_month: "Этот месяц", this_year: "Этот год", any_time: "За всё время",
+    chip_notebook: "блокнот", chip_path: "папка", chip_doc: "документ", chip_tag: "тег", chip_lang: "язык",
+    chip_since: "с", chip_before: "до", chip_until: "по", chip_recent: "сначала новые", chip_not: "не",
+    chip_from_text: "Из текста запроса: если убрать, уйдёт и из текста.",
+    chip_from_server: "Шлюз прочёл это в тексте запроса: чтобы изменить, исправьте текст.",
+    lang_ru: "русский", lang_en: "английский",
+    narrow: "Уточнить результаты", facet_title: (what, n) => `Искать только ${what}: ${n} ${plural(n, "результат", "результата", "результатов")}`,
   },
 };
 
@@ -810,9 +832,431 @@ function stop(kind) {
   ctl.abort();
 }
 
+// ---- scope: chips, dates, suggestions, facets ----
+
+// The scope the person chose with the bar's controls and the facets; it is
+// sent as the request's scope (schemas.Scope). Operators typed in the
+// query (tag:recipe, in:"Work notes", после:2024-03-01) stay in the text as
+// typed: the gateway reads them, and the bar shows them as chips too,
+// parsed here for display only, or as the gateway reports it read them.
+const SCOPE_LISTS = ["notebooks", "paths", "docs", "tags", "langs"];
+const LIST_KIND = { notebooks: "notebook", paths: "path", docs: "doc", tags: "tag", langs: "lang" };
+const emptySet = () => ({ notebooks: [], paths: [], docs: [], tags: [], langs: [] });
+const scope = { include: emptySet(), exclude: emptySet(), from: "", to: "", recent: false };
+const serverScope = { search: null, ask: null }; // what the gateway said it read from the text
+const notebookNames = new Map(); // notebook id -> name, from /v1/scopes and the facets
+
+// Local calendar dates (YYYY-MM-DD) and the full times sent for them in
+// this browser's zone: since = the first day's start, until = the start of
+// the day after the last (the scope's until is exclusive).
+const pad2 = (n) => String(n).padStart(2, "0");
+const isoDate = (d) => `${d.getFullYear()}-${pad2(d.getMonth() + 1)}-${pad2(d.getDate())}`;
+function dateOf(s) {
+  const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(s || "");
+  return m ? new Date(Number(m[1]), Number(m[2]) - 1, Number(m[3])) : null;
+}
+function localStart(d) {
+  const off = -d.getTimezoneOffset();
+  const sign = off < 0 ? "-" : "+", a = Math.abs(off);
+  return `${isoDate(d)}T00:00:00${sign}${pad2(Math.floor(a / 60))}:${pad2(a % 60)}`;
+}
+const addDays = (d, n) => new Date(d.getFullYear(), d.getMonth(), d.getDate() + n);
+
+// scopeJSON is the request's scope, or null when it narrows nothing (a
+// gateway that predates scopes then still accepts the request).
+function scopeJSON() {
+  const out = {};
+  for (const side of ["include", "exclude"]) {
+    const set = {};
+    for (const k of SCOPE_LISTS) if (scope[side][k].length) set[k] = scope[side][k].slice();
+    if (Object.keys(set).length) out[side] = set;
+  }
+  const from = dateOf(scope.from), to = dateOf(scope.to);
+  if (from) out.since = localStart(from);
+  if (to) out.until = localStart(addDays(to, 1));
+  if (scope.recent) out.recent = true;
+  return Object.keys(out).length ? out : null;
+}
+
+// The operators as the gateway reads them (package scope), for display.
+const OPERATORS = {
+  tag: "tag", tags: "tag", "тег": "tag", "теги": "tag", in: "notebook", notebook: "notebook", "в": "notebook", "блокнот": "notebook",
+  path: "path", "путь": "path", doc: "doc", "док": "doc", "документ": "doc", lang: "lang", "язык": "lang",
+  since: "since", after: "since", "после": "since", "с": "since", before: "before", "до": "before", until: "until", "по": "until",
+};
+const QUOTES = { '"': '"', "«": "»", "“": "”" };
+const LANGS = { ru: "ru", rus: "ru", russian: "ru", "рус": "ru", "русский": "ru", "ру": "ru", en: "en", eng: "en", english: "en", "англ": "en", "английский": "en" };
+
+// textOperators finds the operators in a query: { kind, exclude, value, start, end }.
+function textOperators(text) {
+  const found = [];
+  const re = /(^|\s)(-?)([\p{L}_-]+):/gu;
+  let m;
+  while ((m = re.exec(text))) {
+    const start = m.index + m[1].length;
+    let name = m[3].toLowerCase(), exclude = m[2] === "-";
+    for (const pre of ["not-", "не-"]) if (name.startsWith(pre) && name.length > pre.length) { name = name.slice(pre.length); exclude = true; }
+    const kind = OPERATORS[name];
+    let v = re.lastIndex, value, end;
+    const close = QUOTES[text[v]];
+    if (close) {
+      const j = text.indexOf(close, v + 1);
+      if (j < 0) continue;
+      value = text.slice(v + 1, j);
+      end = j + 1;
+    } else {
+      if (!/[\p{L}\p{N}#/]/u.test(text[v] || "") || text.startsWith("//", v)) continue;
+      const sp = text.slice(v).search(/\s/);
+      end = sp < 0 ? text.length : v + sp;
+      value = text.slice(v, end).replace(/[,;!?]+$/, "");
+    }
+    re.lastIndex = end;
+    if (!kind || (exclude && ["since", "before", "until"].includes(kind))) continue;
+    if (kind === "tag") value = value.replace(/^#+|#+$/g, "");
+    if (kind === "path") value = value.replace(/^\/+|\/+$/g, "");
+    if (kind === "lang") value = LANGS[value.toLowerCase()] || value;
+    if (value.trim()) found.push({ kind, exclude, value: value.trim(), start, end });
+  }
+  return found;
+}
+
+// chipLabel is a chip's words: its kind and value.
+function chipLabel(c) {
+  let v = c.value;
+  if (c.kind === "tag") v = `#${v}`;
+  else if (c.kind === "notebook") v = notebookNames.get(v) || v;
+  else if (c.kind === "lang") v = I18N[lang][`lang_${v}`] ? t(`lang_${v}`) : v;
+  else if (c.kind === "recent") return { kind: t("chip_recent"), value: "" };
+  return { kind: c.exclude ? `${t("chip_not")} ${t(`chip_${c.kind}`)}` : t(`chip_${c.kind}`), value: v };
+}
+
+// displayDate shows a scope time as the calendar day it means: an
+// exclusive until at midnight is the day before.
+function displayDate(s, until) {
+  const m = /^(\d{4}-\d{2}-\d{2})(T00:00:00)?/.exec(s || "");
+  if (!m) return s;
+  if (until && m[2]) return isoDate(addDays(dateOf(m[1]), -1));
+  return m[1];
+}
+
+// chipsOf lists the chips of a view's bar: the bar's own scope, the query
+// text's operators, and what the gateway read that neither shows.
+function chipsOf(view) {
+  const chips = [];
+  for (const side of ["include", "exclude"]) for (const k of SCOPE_LISTS) for (const value of scope[side][k]) {
+    chips.push({ source: "bar", kind: LIST_KIND[k], exclude: side === "exclude", value, list: k });
+  }
+  if (scope.from) chips.push({ source: "bar", kind: "since", value: scope.from });
+  if (scope.to) chips.push({ source: "bar", kind: "until", value: scope.to });
+  if (scope.recent) chips.push({ source: "bar", kind: "recent", value: "" });
+  const input = $(`#${view}-q`);
+  const ops = textOperators(input ? input.value : "");
+  for (const op of ops) chips.push(Object.assign({ source: "text" }, op));
+  const srv = serverScope[view];
+  if (srv) {
+    const shown = (kind, exclude, value) => chips.some((c) => c.kind === kind && !!c.exclude === exclude && String(c.value).toLowerCase() === String(value).toLowerCase());
+    for (const side of ["include", "exclude"]) for (const k of SCOPE_LISTS) for (const value of ((srv[side] || {})[k] || [])) {
+      if (!shown(LIST_KIND[k], side === "exclude", value)) chips.push({ source: "server", kind: LIST_KIND[k], exclude: side === "exclude", value });
+    }
+    const dated = (kind) => chips.some((c) => c.kind === kind || (kind === "until" && c.kind === "before"));
+    if (srv.since && !dated("since")) chips.push({ source: "server", kind: "since", value: displayDate(srv.since, false) });
+    if (srv.until && !dated("until")) chips.push({ source: "server", kind: "until", value: displayDate(srv.until, true) });
+  }
+  return chips;
+}
+
+function removeChip(view, c) {
+  if (c.source === "bar") {
+    if (c.list) scope[c.exclude ? "exclude" : "include"][c.list] = scope[c.exclude ? "exclude" : "include"][c.list].filter((v) => v !== c.value);
+    else if (c.kind === "since") scope.from = "";
+    else if (c.kind === "until") scope.to = "";
+    else if (c.kind === "recent") scope.recent = false;
+  } else if (c.source === "text") {
+    const input = $(`#${view}-q`);
+    input.value = (input.value.slice(0, c.start) + input.value.slice(c.end)).replace(/\s{2,}/g, " ").trim();
+    serverScope[view] = null;
+  }
+  scopeChanged(view);
+  const next = $(`#${view}-scope-chips .chip-remove`) || $(`#${view}-q`);
+  next.focus();
+}
+
+function renderChips(view) {
+  const list = $(`#${view}-scope-chips`);
+  const chips = chipsOf(view);
+  if (chips.length === 0) {
+    list.replaceChildren(el("li", { class: "chip-none", text: t("scope_all") }));
+    return;
+  }
+  list.replaceChildren(...chips.map((c) => {
+    const { kind, value } = chipLabel(c);
+    const words = value ? `${kind} ${value}` : kind;
+    const title = c.source === "text" ? t("chip_from_text") : c.source === "server" ? t("chip_from_server") : null;
+    return el("li", { class: `chip${c.exclude ? " chip-exclude" : ""}`, "data-kind": c.kind, "data-source": c.source,
+      "data-value": c.value, "data-exclude": c.exclude ? "true" : null, title },
+      el("span", { class: "chip-kind", text: kind }), value ? el("span", { class: "chip-value", text: value }) : null,
+      c.source === "server" ? null : el("button", { type: "button", class: "chip-remove", "aria-label": t("scope_remove", words),
+        onclick: () => removeChip(view, c) }, "×"));
+  }));
+}
+
+// scopeChanged redraws both bars; a search on screen runs again within
+// the new scope.
+function scopeChanged(view) {
+  renderScope();
+  if (view === "search" && lastSearchQuery && $("#search-q").value.trim()) search($("#search-q").value.trim(), $("#search-mode").value);
+}
+
+function renderScope() {
+  for (const view of ["search", "ask"]) {
+    renderChips(view);
+    $(`#${view}-recent`).checked = scope.recent;
+    $(`#${view}-date-from`).value = scope.from;
+    $(`#${view}-date-to`).value = scope.to;
+    const notes = serverNotes[view] || [];
+    const box = $(`#${view}-scope-notes`);
+    box.hidden = notes.length === 0;
+    box.replaceChildren(...notes.map((n) => el("div", { text: n })));
+  }
+}
+const serverNotes = { search: [], ask: [] };
+
+// ---- suggestions: GET /v1/scopes ----
+
+let scopesData = null, scopesLoading = null;
+function loadScopes() {
+  if (scopesData) return Promise.resolve(scopesData);
+  if (!scopesLoading) {
+    scopesLoading = (async () => {
+      try {
+        const resp = await api("/v1/scopes");
+        if (!resp.ok) throw await apiError(resp);
+        const j = await resp.json();
+        scopesData = { notebooks: Array.isArray(j.notebooks) ? j.notebooks : [], tags: Array.isArray(j.tags) ? j.tags : [] };
+        for (const nb of scopesData.notebooks) if (nb.id && nb.name) notebookNames.set(nb.id, nb.name);
+      } catch (_) {
+        // A gateway without suggestions: values are typed.
+        scopesData = { notebooks: [], tags: [] };
+      }
+      scopesLoading = null;
+      return scopesData;
+    })();
+  }
+  return scopesLoading;
+}
+
+// suggestions are the values the adder offers for what is typed:
+// { value, label, count }, best first.
+function suggestions(kind, typed) {
+  const q = typed.trim().toLowerCase().replace(/^#/, "");
+  const d = scopesData || { notebooks: [], tags: [] };
+  let all = [];
+  if (kind === "notebook") all = d.notebooks.map((n) => ({ value: n.id || n.name, label: n.name || n.id, count: n.count }));
+  if (kind === "tag") all = d.tags.map((g) => ({ value: g.tag, label: `#${g.tag}`, count: g.count }));
+  const taken = scope.include[`${kind}s`] || [];
+  return all.filter((s) => !taken.includes(s.value) && (!q || s.label.toLowerCase().replace(/^#/, "").includes(q))).slice(0, 8);
+}
+
+const adder = { search: null, ask: null }; // the kind each bar's adder adds, when open
+
+function openAdder(view, kind) {
+  const box = $(`#${view}-scope-adder`);
+  for (const k of ["notebook", "tag", "path"]) $(`#${view}-add-${k}`).setAttribute("aria-expanded", String(k === kind));
+  closeDates(view);
+  adder[view] = kind;
+  box.hidden = false;
+  box.dataset.kind = kind;
+  $(`#${view}-adder-label`).dataset.i18n = `adder_${kind}`;
+  $(`#${view}-adder-label`).textContent = t(`adder_${kind}`);
+  const input = $(`#${view}-adder-input`);
+  input.value = "";
+  $(`#${view}-adder-exclude`).checked = false;
+  input.focus();
+  loadScopes().then(() => { if (adder[view] === kind) renderSuggestions(view); });
+  renderSuggestions(view);
+}
+
+function closeAdder(view, focusBack = true) {
+  const kind = adder[view];
+  adder[view] = null;
+  $(`#${view}-scope-adder`).hidden = true;
+  for (const k of ["notebook", "tag", "path"]) $(`#${view}-add-${k}`).setAttribute("aria-expanded", "false");
+  if (kind && focusBack) $(`#${view}-add-${kind}`).focus();
+}
+
+function renderSuggestions(view) {
+  const kind = adder[view], input = $(`#${view}-adder-input`), list = $(`#${view}-adder-list`);
+  if (!kind) return;
+  const items = kind === "path" ? [] : suggestions(kind, input.value);
+  input.removeAttribute("aria-activedescendant");
+  input.setAttribute("aria-expanded", String(items.length > 0));
+  list.hidden = items.length === 0;
+  list.replaceChildren(...items.map((s, i) => el("li", { id: `${view}-sugg-${i}`, role: "option", class: "suggestion", "aria-selected": "false",
+    "data-value": s.value, onmousedown: (ev) => ev.preventDefault(), onclick: () => addFromAdder(view, s.value, s.label) },
+    el("span", { text: s.label }), typeof s.count === "number" ? el("span", { class: "count", text: fmtNum(s.count) }) : null)));
+  const help = $(`#${view}-adder-help`);
+  help.textContent = kind !== "path" && scopesData && items.length === 0 && input.value.trim() === "" ? t("suggestions_none") : t("adder_help");
+}
+
+function moveSuggestion(view, by) {
+  const opts = [...document.querySelectorAll(`#${view}-adder-list [role=option]`)];
+  if (!opts.length) return;
+  let i = opts.findIndex((o) => o.getAttribute("aria-selected") === "true");
+  i = i < 0 ? (by > 0 ? 0 : opts.length - 1) : (i + by + opts.length) % opts.length;
+  opts.forEach((o, k) => o.setAttribute("aria-selected", String(k === i)));
+  $(`#${view}-adder-input`).setAttribute("aria-activedescendant", opts[i].id);
+  opts[i].scrollIntoView({ block: "nearest" });
+}
+
+function addFromAdder(view, value, label) {
+  const kind = adder[view];
+  value = String(value || "").trim();
+  if (kind === "tag") value = value.replace(/^#+|#+$/g, "");
+  if (kind === "path") value = value.replace(/^\/+|\/+$/g, "");
+  if (!kind || !value) return;
+  if (kind === "notebook" && label && label !== value) notebookNames.set(value, label);
+  const side = $(`#${view}-adder-exclude`).checked ? "exclude" : "include";
+  const list = scope[side][`${kind}s`];
+  if (!list.includes(value)) list.push(value);
+  closeAdder(view);
+  scopeChanged(view);
+}
+
+function adderKey(view, ev) {
+  const input = $(`#${view}-adder-input`);
+  if (ev.key === "ArrowDown" || ev.key === "ArrowUp") {
+    ev.preventDefault();
+    moveSuggestion(view, ev.key === "ArrowDown" ? 1 : -1);
+  } else if (ev.key === "Enter") {
+    ev.preventDefault();
+    const active = input.getAttribute("aria-activedescendant");
+    const opt = active && document.getElementById(active);
+    if (opt) addFromAdder(view, opt.dataset.value, opt.firstChild.textContent);
+    else addFromAdder(view, input.value);
+  } else if (ev.key === "Escape") {
+    ev.preventDefault();
+    closeAdder(view);
+  }
+}
+
+// ---- dates ----
+
+function toggleDates(view) {
+  const box = $(`#${view}-scope-dates`);
+  if (!box.hidden) { closeDates(view); return; }
+  closeAdder(view, false);
+  box.hidden = false;
+  $(`#${view}-dates-toggle`).setAttribute("aria-expanded", "true");
+  $(`#${view}-date-from`).focus();
+}
+function closeDates(view) {
+  $(`#${view}-scope-dates`).hidden = true;
+  $(`#${view}-dates-toggle`).setAttribute("aria-expanded", "false");
+}
+
+function setDates(view, from, to) {
+  scope.from = from || "";
+  scope.to = to || "";
+  if (scope.from && scope.to && scope.to < scope.from) [scope.from, scope.to] = [scope.to, scope.from];
+  scopeChanged(view);
+}
+
+function quickDates(view, which) {
+  const now = new Date();
+  const y = now.getFullYear(), m = now.getMonth();
+  switch (which) {
+    case "7d": return setDates(view, isoDate(addDays(now, -6)), isoDate(now));
+    case "month": return setDates(view, isoDate(new Date(y, m, 1)), isoDate(new Date(y, m + 1, 0)));
+    case "year": return setDates(view, isoDate(new Date(y, 0, 1)), isoDate(new Date(y, 11, 31)));
+  }
+  return setDates(view, "", "");
+}
+
+// ---- the bar ----
+
+function scopeBar(view) {
+  const id = (s) => `${view}-${s}`;
+  const tool = (kind) => el("button", { type: "button", class: "tool", id: id(`add-${kind}`), "aria-expanded": "false",
+    "aria-controls": id("scope-adder"), "data-i18n": `add_${kind}`, onclick: () => adder[view] === kind ? closeAdder(view) : openAdder(view, kind) });
+  const quick = (which, key) => el("button", { type: "button", class: "tool", "data-quick": which, "data-i18n": key, onclick: () => quickDates(view, which) });
+  const dateInput = (which) => el("input", { type: "date", id: id(`date-${which}`), onchange: () =>
+    setDates(view, $(`#${id("date-from")}`).value, $(`#${id("date-to")}`).value) });
+  return el("div", { class: "scope-bar", id: id("scope"), role: "group", "aria-labelledby": id("scope-label") },
+    el("div", { class: "scope-row" },
+      el("span", { class: "scope-label", id: id("scope-label"), "data-i18n": "scope_label" }),
+      el("ul", { class: "chips", id: id("scope-chips"), "aria-live": "polite" })),
+    el("div", { class: "scope-tools" },
+      tool("notebook"), tool("tag"), tool("path"),
+      el("button", { type: "button", class: "tool", id: id("dates-toggle"), "aria-expanded": "false", "aria-controls": id("scope-dates"),
+        "data-i18n": "dates", onclick: () => toggleDates(view) }),
+      el("label", { class: "tool toggle", for: id("recent") },
+        el("input", { type: "checkbox", id: id("recent"), onchange: (ev) => { scope.recent = ev.target.checked; scopeChanged(view); } }),
+        el("span", { "data-i18n": "recent_first" }))),
+    el("div", { class: "scope-panel", id: id("scope-adder"), hidden: true },
+      el("label", { for: id("adder-input"), id: id("adder-label"), class: "panel-label" }),
+      el("div", { class: "combo" },
+        el("input", { type: "text", id: id("adder-input"), role: "combobox", "aria-autocomplete": "list", "aria-expanded": "false",
+          "aria-controls": id("adder-list"), "aria-describedby": id("adder-help"), autocomplete: "off",
+          oninput: () => renderSuggestions(view), onkeydown: (ev) => adderKey(view, ev) }),
+        el("ul", { id: id("adder-list"), class: "suggestions", role: "listbox", "aria-labelledby": id("adder-label"), hidden: true })),
+      el("div", { class: "panel-actions" },
+        el("label", { class: "toggle", for: id("adder-exclude") }, el("input", { type: "checkbox", id: id("adder-exclude") }), el("span", { "data-i18n": "exclude" })),
+        el("button", { type: "button", id: id("adder-add"), "data-i18n": "add", onclick: () => addFromAdder(view, $(`#${id("adder-input")}`).value) }),
+        el("button", { type: "button", class: "secondary", "data-i18n": "cancel", onclick: () => closeAdder(view) })),
+      el("p", { class: "help", id: id("adder-help") })),
+    el("div", { class: "scope-panel", id: id("scope-dates"), hidden: true, onkeydown: (ev) => { if (ev.key === "Escape") { closeDates(view); $(`#${id("dates-toggle")}`).focus(); } } },
+      el("div", { class: "date-range" },
+        el("label", { for: id("date-from") }, el("span", { "data-i18n": "date_from" }), dateInput("from")),
+        el("label", { for: id("date-to") }, el("span", { "data-i18n": "date_to" }), dateInput("to"))),
+      el("div", { class: "quick" }, quick("7d", "last_7"), quick("month", "this_month"), quick("year", "this_year"), quick("clear", "any_time"))),
+    el("div", { class: "scope-notes", id: id("scope-notes"), "aria-live": "polite", hidden: true }));
+}
+
+// takeServerScope keeps what the gateway said it read from the query's
+// text (the reply's scope and notes), when it says.
+function takeServerScope(view, reply) {
+  serverScope[view] = reply && reply.scope && typeof reply.scope === "object" ? reply.scope : null;
+  const notes = reply && (Array.isArray(reply.scope_notes) ? reply.scope_notes : Array.isArray(reply.notes) ? reply.notes : []);
+  serverNotes[view] = (notes || []).filter((n) => typeof n === "string");
+  renderScope();
+}
+
+// facetsNode offers the reply's facets as chips that narrow the search.
+function facetsNode(f) {
+  if (!f) return null;
+  const items = [];
+  for (const nb of f.notebooks || []) {
+    if (nb.id && nb.name) notebookNames.set(nb.id, nb.name);
+    const v = nb.id || nb.name;
+    if (v && !scope.include.notebooks.includes(v)) items.push({ kind: "notebook", value: v, label: nb.name || nb.id, count: nb.count });
+  }
+  for (const tg of f.tags || []) if (tg.tag && !scope.include.tags.includes(tg.tag)) items.push({ kind: "tag", value: tg.tag, label: `#${tg.tag}`, count: tg.count });
+  for (const mo of f.months || []) if (/^\d{4}-\d{2}$/.test(mo.month || "")) items.push({ kind: "month", value: mo.month, label: mo.month, count: mo.count });
+  if (items.length === 0) return null;
+  return el("nav", { class: "facets", id: "search-facets", "aria-labelledby": "search-facets-title" },
+    el("h3", { id: "search-facets-title", text: t("narrow") }),
+    el("ul", { class: "chips" }, ...items.map((it) => el("li", {},
+      el("button", { type: "button", class: "facet", "data-facet": it.kind, "data-value": it.value, title: t("facet_title", it.label, it.count || 0),
+        onclick: () => narrowTo(it) }, el("span", { text: it.label }), " ", el("span", { class: "count", text: fmtNum(it.count || 0) }))))));
+}
+
+function narrowTo(it) {
+  if (it.kind === "month") {
+    const [y, m] = it.value.split("-").map(Number);
+    scope.from = isoDate(new Date(y, m - 1, 1));
+    scope.to = isoDate(new Date(y, m, 0));
+  } else if (!scope.include[`${it.kind}s`].includes(it.value)) {
+    scope.include[`${it.kind}s`].push(it.value);
+  }
+  scopeChanged("search");
+}
+
 // ---- search ----
 
-let lastSearch = null;
+let lastSearch = null, lastSearchQuery = "";
+// facetsUnsupported: the gateway predates facets (it refused the field), so
+// searches ask for none.
+let facetsUnsupported = false;
 function doSearch(ev) {
   ev.preventDefault();
   const query = $("#search-q").value.trim();
@@ -828,10 +1272,24 @@ async function search(query, mode) {
   meta.textContent = t("searching");
   meta.dataset.state = "searching";
   list.replaceChildren();
+  lastSearchQuery = query;
   try {
-    const res = await postJSON("/v1/search", { query, mode, k: 10 }, ctl.signal);
+    const body = { query, mode, k: 10 };
+    const sc = scopeJSON();
+    if (sc) body.scope = sc;
+    if (!facetsUnsupported) body.facets = true;
+    let res;
+    try {
+      res = await postJSON("/v1/search", body, ctl.signal);
+    } catch (e) {
+      if (!(e && e.code === "bad_request" && /unknown field "facets"/.test(e.message || ""))) throw e;
+      facetsUnsupported = true;
+      delete body.facets;
+      res = await postJSON("/v1/search", body, ctl.signal);
+    }
     if (running.search !== ctl) return;
     lastSearch = res;
+    takeServerScope("search", res);
   } catch (e) {
     if (running.search !== ctl) return;
     lastSearch = ctl.stoppedByUser ? { stopped: true } : { problem: e };
@@ -844,6 +1302,8 @@ async function search(query, mode) {
 function renderSearch() {
   const meta = $("#search-meta"), list = $("#search-results");
   if (!lastSearch) return;
+  const oldFacets = $("#search-facets");
+  if (oldFacets) oldFacets.remove();
   list.replaceChildren();
   meta.replaceChildren();
   if (lastSearch.stopped) {
@@ -865,6 +1325,8 @@ function renderSearch() {
     total ? ` · ${t("took")} ${Math.round(total)} ms` : ""));
   if (m) meta.append(el("div", { class: "mode-why", text: pick([m.en, m.ru])[1] }));
   if (lastSearch.reasons && lastSearch.reasons.length) meta.append(reasonList(lastSearch.reasons));
+  const facets = facetsNode(lastSearch.facets);
+  if (facets) list.after(facets);
   if (res.length === 0) {
     list.append(el("li", { class: "empty", text: t("no_results") }));
     return;
@@ -1043,7 +1505,7 @@ async function ask(question) {
     const resp = await api("/v1/ask", {
       method: "POST", signal: ctl.signal,
       headers: { "Content-Type": "application/json", Accept: "text/event-stream" },
-      body: JSON.stringify({ question, lang: "", history: historyOf(conv) }),
+      body: JSON.stringify(Object.assign({ question, lang: "", history: historyOf(conv) }, scopeJSON() ? { scope: scopeJSON() } : {})),
     });
     if (!resp.ok) throw await apiError(resp);
     await readSSE(resp, (name, data) => {
@@ -1070,6 +1532,7 @@ async function ask(question) {
           text.dataset.restarts = String(Number(text.dataset.restarts || 0) + 1);
           break;
         case "done":
+          if (ctl === running.ask) takeServerScope("ask", data);
           mine.done = data;
           mine.turn = addTurn(question, data);
           mine.done = mine.turn.done;
@@ -1349,6 +1812,10 @@ function showOnline() { $("#offline").hidden = navigator.onLine; }
 
 document.addEventListener("DOMContentLoaded", () => {
   for (const b of document.querySelectorAll(".langs button")) b.addEventListener("click", () => setLang(b.dataset.lang));
+  for (const view of ["search", "ask"]) {
+    $(`#${view}-form`).after(scopeBar(view));
+    $(`#${view}-q`).addEventListener("input", () => { serverScope[view] = null; serverNotes[view] = []; renderScope(); });
+  }
   $("#search-form").addEventListener("submit", doSearch);
   document.addEventListener("click", openNoteSigned);
   document.addEventListener("auxclick", openNoteSigned);
@@ -1368,7 +1835,7 @@ document.addEventListener("DOMContentLoaded", () => {
   $("#status-refresh").addEventListener("click", loadStatus);
   window.addEventListener("online", showOnline);
   window.addEventListener("offline", showOnline);
-  rerender.push(renderSearch, renderAnswer, renderConversation, renderStatus, renderConvs);
+  rerender.push(renderScope, renderSearch, renderAnswer, renderConversation, renderStatus, renderConvs);
   window.addEventListener("hashchange", showView);
   // The conversation on screen when the page was left comes back.
   let currentID = "";
