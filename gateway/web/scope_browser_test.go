@@ -214,6 +214,8 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				p := pageDriver{t: t, ctx: ctx, shots: shots}
 				w := scopeWords[lang]
 				shot := func(what string) { p.shot(fmt.Sprintf("scope-%s-%s-%d", what, lang, width)) }
+				// settled waits for the search in flight to be answered.
+				settled := func() { p.do("the search's answer", chromedp.WaitVisible(`#search-meta[data-state="done"]`)) }
 				p.setViewport(width)
 				p.do("open the page",
 					chromedp.Navigate(srv.URL+"/#search"),
@@ -222,7 +224,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 					chromedp.Reload(),
 					chromedp.WaitVisible(`#search-scope`),
 				)
-				if s := p.text(`#search-scope-chips`); s != w["all"] {
+				if s := evalIn[string](p, `document.querySelector('#search-scope-chips').textContent`); s != w["all"] {
 					t.Errorf("with no scope the bar reads %q, want %q", s, w["all"])
 				}
 
@@ -238,6 +240,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if req.Query != w["query"] || req.Scope != nil || !req.Facets {
 					t.Errorf("the search sent query %q, scope %+v, facets %v; want the text as typed, no scope, facets asked for", req.Query, req.Scope, req.Facets)
 				}
+				settled()
 				p.fits("search with facets")
 				shot("facets")
 
@@ -254,6 +257,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if l := p.text(`#search-adder-label`); l != strings.TrimPrefix(w["add_tag"], "+ ") {
 					t.Errorf("the adder is labelled %q", l)
 				}
+				settled()
 				p.fits("suggestions")
 				shot("suggestions")
 				n, _, _ = g.count()
@@ -277,7 +281,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if req.Scope == nil || !slices.Equal(req.Scope.Include.Notebooks, []string{workBook}) {
 					t.Errorf("after adding the notebook Work the search sent scope %+v, want its id", req.Scope)
 				}
-				if s := p.text(`#search-scope-chips li[data-kind="notebook"]`); !strings.Contains(s, "Work") || strings.Contains(s, workBook) {
+				if s := evalIn[string](p, `document.querySelector('#search-scope-chips li[data-kind="notebook"]').textContent`); !strings.Contains(s, "Work") || strings.Contains(s, workBook) {
 					t.Errorf("the notebook chip reads %q, want its name", s)
 				}
 
@@ -289,7 +293,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if req.Scope == nil || !slices.Equal(req.Scope.Exclude.Tags, []string{"old"}) || !slices.Equal(req.Scope.Include.Tags, []string{"travel"}) {
 					t.Errorf("after excluding the tag old the search sent scope %+v", req.Scope)
 				}
-				if s := p.text(`#search-scope-chips li[data-exclude="true"]`); !strings.HasPrefix(s, w["not_tag"]) {
+				if s := evalIn[string](p, `document.querySelector('#search-scope-chips li[data-exclude="true"]').textContent`); !strings.HasPrefix(s, w["not_tag"]) {
 					t.Errorf("the excluded tag's chip reads %q, want it to start %q", s, w["not_tag"])
 				}
 
@@ -310,6 +314,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if req.Scope.Since != "2024-03-01T00:00:00+03:00" || req.Scope.Until != "2024-04-01T00:00:00+03:00" {
 					t.Errorf("from 2024-03-01 to 2024-03-31 the search sent since %q until %q, want March whole", req.Scope.Since, req.Scope.Until)
 				}
+				settled()
 				p.fits("dates")
 				shot("dates")
 				n, _, _ = g.count()
@@ -328,6 +333,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if req = g.searchAfter(t, n); !req.Scope.Recent {
 					t.Errorf("after ticking recent first the search sent scope %+v", req.Scope)
 				}
+				settled()
 				p.fits("every kind of chip")
 				shot("chips")
 
@@ -401,9 +407,10 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if n := evalIn[int](p, `document.querySelectorAll('#search-scope-chips li[data-source="server"] button').length`); n != 0 {
 					t.Errorf("%d of the gateway's chips have a remove button; the text is what changes them", n)
 				}
-				if s := p.text(`#search-scope-notes`); s == "" {
+				if s := evalIn[string](p, `document.querySelector('#search-scope-notes').textContent`); s == "" {
 					t.Errorf("the gateway's notes on what it read are not shown")
 				}
+				settled()
 				p.fits("time words")
 				shot("time-words")
 

@@ -984,6 +984,10 @@ function removeChip(view, c) {
 function renderChips(view) {
   const list = $(`#${view}-scope-chips`);
   const chips = chipsOf(view);
+  // Unchanged chips are left as they are: the focus stays where it is.
+  const sig = JSON.stringify([lang, chips.map((c) => [c.source, c.kind, c.exclude, c.value, c.start, notebookNames.get(c.value)])]);
+  if (list.dataset.sig === sig) return;
+  list.dataset.sig = sig;
   if (chips.length === 0) {
     list.replaceChildren(el("li", { class: "chip-none", text: t("scope_all") }));
     return;
