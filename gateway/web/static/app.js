@@ -303,6 +303,7 @@ async function api(url, opts = {}) {
     const form = $("#token-form");
     $("#token-label").textContent = t(token ? "token_rejected" : "token_needed");
     form.hidden = false;
+    form.scrollIntoView({ block: "nearest" });
     $("#token-input").focus();
     const err = new Error(t("unauthorized"));
     err.code = "unauthorized";
