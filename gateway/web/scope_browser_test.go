@@ -374,6 +374,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if req = g.searchAfter(t, n); !slices.Equal(req.Scope.Include.Tags, []string{"recipe"}) {
 					t.Errorf("the facet #recipe sent scope %+v", req.Scope)
 				}
+				settled()
 				p.do("facets again", chromedp.WaitVisible(`#search-facets button[data-facet="month"][data-value="2026-11"]`))
 				if evalIn[bool](p, `!!document.querySelector('#search-facets button[data-facet="tag"][data-value="recipe"]')`) {
 					t.Errorf("the facet #recipe is still offered once it is in the scope")

@@ -1,7 +1,12 @@
 // Package web is the page people open in a browser: search, ask with the
 // answer streaming in (rendered from Markdown, with a Stop button), the
 // conversations kept in the browser's local storage, and the system's
-// status, in Russian and English, from 360 px phones up. It is plain HTML,
+// status, in Russian and English, from 360 px phones up. Under the query box
+// a scope bar narrows search and ask (the request's scope): chips for each
+// scope part, whether added with the bar (+ notebook, + tag and + folder
+// with suggestions from GET /v1/scopes, a date range, recent first), taken
+// from a facet under the results, or typed as an operator (tag:recipe,
+// в:"Работа"), which stays in the text for the gateway to read. It is plain HTML,
 // CSS and JavaScript embedded in the binary (no Node build, no external
 // resources) and talks only to the gateway's own /v1 routes; its citations
 // open the gateway's note view (/notes/{doc_id}#{block_id}) and SiYuan.

@@ -1277,6 +1277,8 @@ async function search(query, mode) {
   meta.textContent = t("searching");
   meta.dataset.state = "searching";
   list.replaceChildren();
+  const oldFacets = $("#search-facets");
+  if (oldFacets) oldFacets.remove();
   lastSearchQuery = query;
   try {
     const body = { query, mode, k: 10 };
