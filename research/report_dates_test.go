@@ -33,8 +33,8 @@ func TestAReportSourceIsDatedFromTheIndexElseItsFacts(t *testing.T) {
 
 func TestTheReportsSourcesListShowsEachSourcesDate(t *testing.T) {
 	for _, tt := range []struct{ lang, title, want, undated string }{
-		{"en", "Crows", "1. Crows › Tools (2026-03-02) — ", "2. Owls — "},
-		{"ru", "Вороны", "1. Вороны › Tools (2026-03-02) — ", "2. Owls — "},
+		{"en", "Crows", "1. Crows › Tools — [md-1#0a1b2c3d4e5f](", "2. Owls — "},
+		{"ru", "Вороны", "1. Вороны › Tools — [md-1#0a1b2c3d4e5f](", "2. Owls — "},
 	} {
 		t.Run(tt.lang, func(t *testing.T) {
 			rep := &schemas.ResearchReport{Lang: tt.lang, Mode: schemas.ResearchSynthesis, Title: tt.title,
@@ -45,7 +45,8 @@ func TestTheReportsSourcesListShowsEachSourcesDate(t *testing.T) {
 					{Number: 2, BlockID: "md-2#0a1b2c3d4e5f", DocID: "md-2", Title: "Owls", Link: "file:///home/me/notes/owls.md"},
 				}}
 			for name, md := range map[string]string{"the CLI's": RenderMarkdown(rep), "the gateway's": GatewayMarkdown(rep)} {
-				if !strings.Contains(md, tt.want) || !strings.Contains(md, tt.undated) {
+				if !strings.Contains(md, tt.want) || !strings.Contains(md, tt.undated) || !strings.Contains(md, ") (2026-03-02)\n2. Owls") ||
+					strings.Contains(md[strings.Index(md, "2. Owls"):], "(20") {
 					t.Errorf("%s Markdown lacks %q or %q:\n%s", name, tt.want, tt.undated, md)
 				}
 			}
