@@ -236,10 +236,13 @@ func (a *Answerer) Respond(ctx context.Context, rq *schemas.QueryReranked) *sche
 				Reasons:   []string{fmt.Sprintf("cache: answered before as %q (%s); its notes have not changed", hit.Question, hit.Mode)},
 				TimingsMS: map[string]float64{"cache": msSince(t)}, StandaloneQuestion: standaloneQuestion(rq)}
 			em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
+			DateCitations(out.Citations, rq.Contexts)
 			return out
 		}
 	}
-	return a.answer(ctx, rq, em)
+	out := a.answer(ctx, rq, em)
+	DateCitations(out.Citations, rq.Contexts)
+	return out
 }
 
 // FollowUp generates the follow-up questions of done (an answer in mode llm;

@@ -40,6 +40,9 @@ type SearchRequest struct {
 	// IncludeReports searches saved research reports too (left out by
 	// default: schemas.QueryOptions.IncludeReports).
 	IncludeReports bool `json:"include_reports,omitempty"`
+	// Facets asks for the counts of the query's candidate documents by
+	// notebook, tag and month (SearchResult.Facets).
+	Facets bool `json:"facets,omitempty"`
 	// Marks enclose a snippet's matched words (zero: the backend's own,
 	// BusOptions.SearchMarks); a door's choice, not part of the request
 	// body.
@@ -53,6 +56,9 @@ type SearchResult struct {
 	Reasons   []string           `json:"reasons,omitempty"`
 	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`
 	Results   []SearchHit        `json:"results"`
+	// Facets count the documents of the query's fused candidates (not
+	// only the k results) by notebook, tag and month, when asked.
+	Facets *schemas.Facets `json:"facets,omitempty"`
 }
 
 // SearchHit is one hit, as `exocortex search --json` prints it.
@@ -76,6 +82,8 @@ type SearchHit struct {
 	// Report marks a passage of a saved research report (only found when
 	// the request included reports).
 	Report bool `json:"report,omitempty"`
+	// Updated is the note's own time (RFC 3339), when known.
+	Updated string `json:"updated,omitempty"`
 }
 
 // Block is an indexed block with its place in the notes.

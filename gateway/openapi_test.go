@@ -28,6 +28,7 @@ var routeBodies = map[string]struct{ req, resp any }{
 	"POST /v1/dlq/replay":         {req: gateway.ReplayRequest{}, resp: gateway.Replayed{}},
 	"POST /v1/ingest":             {req: gateway.IngestRequest{}, resp: gateway.IngestResult{}},
 	"GET /v1/notes/{doc_id}/link": {resp: gateway.NoteLink{}},
+	"GET /v1/scopes":              {resp: schemas.ScopeListing{}},
 	// Bodies with no Go type in the gateway: the document itself (a map),
 	// the CLI's status document, and an HTML page.
 	"GET /v1/openapi.json": {},

@@ -34,7 +34,8 @@ func BuildSearchResult(query string, res *schemas.QueryReranked, marks Marks) (*
 		return nil, fmt.Errorf("search snippets: %w", err)
 	}
 	aq := an.Query(query)
-	out := &SearchResult{Mode: res.Mode, Reasons: res.Reasons, TimingsMS: res.TimingsMS, Results: make([]SearchHit, 0, len(res.Contexts))}
+	out := &SearchResult{Mode: res.Mode, Reasons: res.Reasons, TimingsMS: res.TimingsMS, Results: make([]SearchHit, 0, len(res.Contexts)),
+		Facets: res.Facets}
 	for _, cx := range res.Contexts {
 		h := SearchHit{
 			Rank: cx.Rank, Score: cx.Score, ScoreKind: scoreKind(cx.Source), Title: cx.Title, SectionPath: cx.SectionPath,
@@ -42,7 +43,7 @@ func BuildSearchResult(query string, res *schemas.QueryReranked, marks Marks) (*
 			Link:    answer.Link(cx.BlockID, cx.Path),
 			Snippet: an.Snippet(analysis.PlainText(cx.Text), aq, analysis.SnippetOptions{Tokens: 32, MarkStart: marks.Start, MarkEnd: marks.End, Ellipsis: "…"}),
 			Source:  cx.Source,
-			Lexical: cx.Lexical, Vector: cx.Vector, Report: cx.Report,
+			Lexical: cx.Lexical, Vector: cx.Vector, Report: cx.Report, Updated: cx.Updated,
 		}
 		if h.SectionPath == nil {
 			h.SectionPath = []string{}

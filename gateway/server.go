@@ -229,6 +229,7 @@ func (s *Server) routesInit() {
 	s.handle("POST /v1/dlq/replay", s.dlqReplay, true)
 	s.handle("POST /v1/ingest", s.ingest, true)
 	s.notesRoutes()
+	s.scopesRoutes()
 	hasRoot := false
 	for p, h := range s.cfg.Mounts {
 		s.mux.Handle(p, h)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/exocortex/exocortex/schemas"
 	"github.com/exocortex/exocortex/store"
@@ -60,7 +61,29 @@ func (s StoreBlocks) Blocks(ctx context.Context, ids []string) (map[string]schem
 			SectionPath: blockSection(h, id), BlockID: id, BlockIDs: []string{id}, Lang: h.Lang, Text: text,
 			BlockSpans: []schemas.BlockSpan{{ID: id, Start: 0, End: len(text)}}}}
 	}
+	s.date(ctx, out)
 	return out, nil
+}
+
+// date sets each block's Updated to its note's own time (store.DocTimes),
+// for the report's sources; a failure leaves them undated.
+func (s StoreBlocks) date(ctx context.Context, blocks map[string]schemas.Context) {
+	var docs []string
+	for _, c := range blocks {
+		if !slices.Contains(docs, c.DocID) {
+			docs = append(docs, c.DocID)
+		}
+	}
+	times, err := s.Store.DocTimes(ctx, docs)
+	if err != nil {
+		return
+	}
+	for id, c := range blocks {
+		if t, ok := times[c.DocID]; ok {
+			c.Updated = t.UTC().Format(time.RFC3339)
+			blocks[id] = c
+		}
+	}
 }
 
 // blockSection is the section path of a block: the chunk's (the headings in

@@ -490,7 +490,8 @@ func (fs *Facts) otherSide(a *analysis.Analyzer, id string, sides []sideFact, do
 }
 
 // date sets each fact's Updated to the latest known time of the documents
-// its blocks are in; a fact with none keeps its own.
+// its blocks are in (a fact with none keeps its own), and each of its
+// citations' Updated to its own document's time.
 func (fs *Facts) date() {
 	for i, f := range fs.List {
 		var latest time.Time
@@ -505,6 +506,16 @@ func (fs *Facts) date() {
 		}
 		if !latest.IsZero() {
 			fs.List[i].Updated = latest.UTC().Format(time.RFC3339)
+		}
+		for j, c := range f.Citations {
+			b, ok := fs.Blocks[c.BlockID]
+			if !ok {
+				continue
+			}
+			// Each citation its own note's time: the report's sources show it.
+			if t, err := time.Parse(time.RFC3339Nano, fs.Times[b.DocID]); err == nil {
+				fs.List[i].Citations[j].Updated = t.UTC().Format(time.RFC3339)
+			}
 		}
 	}
 }

@@ -174,7 +174,7 @@ func RenderMarkdownFor(rep *schemas.ResearchReport, view LinkView) string {
 	if len(rep.Sources) > 0 {
 		fmt.Fprintf(&b, "## %s\n\n", reportText(rep.Lang, "sources"))
 		for i, c := range rep.Sources {
-			fmt.Fprintf(&b, "%d. %s — %s\n", i+1, SourceLabel(c), sourceLinks(c, view))
+			fmt.Fprintf(&b, "%d. %s — %s%s\n", i+1, SourceLabel(c), sourceLinks(c, view), sourceDate(c))
 		}
 	}
 	return strings.TrimRight(b.String(), "\n") + "\n"
@@ -323,4 +323,13 @@ func HeadingSlug(heading string) string {
 		}
 	}
 	return b.String()
+}
+
+// sourceDate is " (2026-03-02)": the day of the source's note time, "" when
+// unknown.
+func sourceDate(c schemas.Citation) string {
+	if d := answer.SourceDate(c.Updated); d != "" {
+		return " (" + d + ")"
+	}
+	return ""
 }

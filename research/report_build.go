@@ -1,6 +1,7 @@
 package research
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 	"strconv"
@@ -339,7 +340,7 @@ func certaintyRank(c string) int {
 func (b *builder) citation(block string, facts ...schemas.Fact) schemas.Citation {
 	c := schemas.Citation{BlockID: block}
 	if ctx, ok := b.blocks[block]; ok {
-		c.ChunkID, c.DocID, c.Title, c.SectionPath = ctx.ChunkID, ctx.DocID, ctx.Title, ctx.SectionPath
+		c.ChunkID, c.DocID, c.Title, c.SectionPath, c.Updated = ctx.ChunkID, ctx.DocID, ctx.Title, ctx.SectionPath, ctx.Updated
 		c.Link = BlockLink(block, ctx.Path, ctx.Title, ctx.SectionPath)
 	}
 	all := facts
@@ -366,7 +367,13 @@ func (b *builder) citation(block string, facts ...schemas.Fact) schemas.Citation
 			if c.Quote == "" {
 				c.Quote = fc.Quote
 			}
+			if c.Updated == "" {
+				c.Updated = fc.Updated
+			}
 		}
+	}
+	if c.Updated == "" {
+		c.Updated = factDate(block, all)
 	}
 	if c.Link == "" {
 		c.Link = answer.Link(block, "")
@@ -445,4 +452,26 @@ func (b *builder) finish(now time.Time) *schemas.ResearchReport {
 	rep.Finished = now.UTC()
 	rep.Markdown = RenderMarkdown(rep)
 	return rep
+}
+
+// factDate is the note time of a fact that cites block and rests on one
+// document only (its Updated is then that document's time), "" when none
+// does: a source's date when the index did not give it.
+func factDate(block string, facts []schemas.Fact) string {
+	for _, f := range facts {
+		if f.Updated == "" || !slices.Contains(f.BlockIDs, block) {
+			continue
+		}
+		doc, one := "", true
+		for _, fc := range f.Citations {
+			if doc != "" && fc.DocID != "" && fc.DocID != doc {
+				one = false
+			}
+			doc = cmp.Or(doc, fc.DocID)
+		}
+		if one {
+			return f.Updated
+		}
+	}
+	return ""
 }

@@ -20,7 +20,7 @@ var ExpansionOrder = []string{store.EdgeParent, store.EdgeRef, store.EdgeSibling
 func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*schemas.QueryReranked, error) {
 	cfg := r.Config.withDefaults()
 	out := &schemas.QueryReranked{Query: rq.Query, Searched: rq.Searched, Mode: rq.Mode, Reasons: append([]string(nil), rq.Reasons...),
-		TimingsMS: map[string]float64{}, QueryVector: rq.QueryVector, SubmittedAt: rq.SubmittedAt}
+		TimingsMS: map[string]float64{}, QueryVector: rq.QueryVector, SubmittedAt: rq.SubmittedAt, Facets: rq.Facets}
 	out.Lang = langOf(rq.Lang, rq.Question)
 	for k, v := range rq.TimingsMS {
 		out.TimingsMS[k] = v
@@ -70,6 +70,7 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 	for i := range ctxs {
 		ctxs[i].Rank = i + 1
 	}
+	r.dateContexts(ctx, ctxs)
 	out.Contexts = ctxs
 	return out, nil
 }

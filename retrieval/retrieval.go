@@ -225,6 +225,9 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 	}
 	out.Candidates = cands
 	out.TimingsMS["fuse"] = ms(time.Since(t))
+	if err := r.addFacets(ctx, out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 

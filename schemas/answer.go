@@ -63,6 +63,10 @@ type Citation struct {
 	// Spans are the claims of the answer this citation supports, as
 	// character (Unicode code point) offsets into AnswerDone.Answer.
 	Spans []TextSpan `json:"spans,omitempty"`
+	// Updated is the cited note's own time (RFC 3339: its front matter's
+	// date, else its source's update time), empty when unknown: answers
+	// and reports show each source's date.
+	Updated string `json:"updated,omitempty"`
 }
 
 // TextSpan is Answer[Start:End] in characters (Unicode code points).

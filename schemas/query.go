@@ -60,6 +60,9 @@ type QueryOptions struct {
 	// every note (see Scope). Lang above stays the older spelling of one
 	// included language.
 	Scope *Scope `json:"scope,omitempty"`
+	// Facets asks for the counts of the candidate documents by notebook,
+	// tag and month (QueryRetrieved.Facets, QueryReranked.Facets).
+	Facets bool `json:"facets,omitempty"`
 }
 
 // Query is a client's question as every query event carries it, from
@@ -136,6 +139,10 @@ type Passage struct {
 	// Report marks a chunk of a saved research report (only returned when
 	// the query's IncludeReports asked for them).
 	Report bool `json:"report,omitempty"`
+	// Updated is the note's own time (RFC 3339, store.DocTimes: its front
+	// matter's date, else its source's update time), empty when unknown;
+	// the rerank stage sets it on the final contexts.
+	Updated string `json:"updated,omitempty"`
 }
 
 // Candidate is one fused candidate with each retriever's rank and score.
@@ -170,6 +177,9 @@ type QueryRetrieved struct {
 	// SubmittedAt is the kb.query.submitted event's time, carried to the
 	// answer stage so it can measure first-token and total latency.
 	SubmittedAt time.Time `json:"submitted_at,omitzero"`
+	// Facets count the candidates' documents when the query asked for
+	// them (Options.Facets).
+	Facets *Facets `json:"facets,omitempty"`
 }
 
 // MsgID is "retrieved:<query_id>".
@@ -218,6 +228,9 @@ type QueryReranked struct {
 	QueryVector Vector             `json:"query_vector,omitempty"`
 	// SubmittedAt is the kb.query.submitted event's time (see QueryRetrieved).
 	SubmittedAt time.Time `json:"submitted_at,omitzero"`
+	// Facets are the retrieve stage's counts of the fused candidates'
+	// documents (see QueryRetrieved), when the query asked for them.
+	Facets *Facets `json:"facets,omitempty"`
 }
 
 // MsgID is "reranked:<query_id>".

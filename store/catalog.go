@@ -47,7 +47,7 @@ func (c *catalog) loadDocs(ctx context.Context, tx *sql.Tx) error {
 		if err := rows.Scan(&d.id, &source, &d.notebook, &d.name, &d.path, &d.time); err != nil {
 			return err
 		}
-		d.nbName = d.name
+		d.nbName, d.nbID = d.name, d.notebook
 		d.notebook, d.name, d.path = strings.ToLower(d.notebook), strings.ToLower(d.name), strings.ToLower(d.path)
 		d.rel = relPath(source, d.path, d.notebook, d.name)
 		c.byID[d.id] = uint32(len(c.docs))

@@ -136,6 +136,7 @@ type catDoc struct {
 	id             string
 	notebook, name string // lower-cased
 	nbName         string // the notebook's name as written
+	nbID           string // the notebook's id as written
 	path, rel      string // lower-cased; rel within the notebook
 	tags           []string
 	time           int64

@@ -25,6 +25,7 @@ type searchFlags struct {
 	lang, mode     *string
 	expand, asJSON *bool
 	includeReports *bool
+	facets         *bool
 	timeout        *time.Duration
 }
 
@@ -40,6 +41,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	f.timeout = fs.Duration("timeout", 60*time.Second, "how long to wait for the result")
 	f.asJSON = fs.Bool("json", false, "print results as JSON")
 	f.includeReports = fs.Bool("include-reports", false, includeReportsUsage)
+	f.facets = fs.Bool("facets", false, facetsUsage)
 	words, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -58,7 +60,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	}
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("q"), Question: query, Lang: *f.lang,
 		Options: schemas.QueryOptions{Mode: *f.mode, K: *f.k, Lang: *f.lang, Expand: ex, NoAnswer: true,
-			IncludeReports: *f.includeReports}}}
+			IncludeReports: *f.includeReports, Facets: *f.facets}}}
 	cl, err := system.OpenClient(ctx, cfg, system.LocalOptions{Mode: *f.mode}, client.Options{SearchTimeout: *f.timeout, Log: f.c.logger(), Notice: printNote})
 	if err != nil {
 		return err
@@ -84,6 +86,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 		return printJSON(out)
 	}
 	printSearch(res, out.Results)
+	printFacets(out.Facets)
 	return nil
 }
 

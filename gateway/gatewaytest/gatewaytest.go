@@ -50,7 +50,7 @@ func (b *Backend) Search(ctx context.Context, req gateway.SearchRequest) (*gatew
 		k = 10
 	}
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("s%d-%d", n, time.Now().UnixNano()), Question: req.Query, Lang: req.Lang,
-		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true}}}
+		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true, Facets: req.Facets}}}
 	res, err := client.New(b.Sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, q)
 	if err != nil {
 		return nil, err

@@ -131,6 +131,8 @@ type SearchInput struct {
 	Lang  string `json:"lang,omitempty" jsonschema:"only passages in this language: ru or en (default: all)"`
 	// IncludeReports searches saved research reports too.
 	IncludeReports bool `json:"include_reports,omitempty" jsonschema:"also search saved research reports (left out by default, so passages come from the notes themselves)"`
+	// Facets asks for the candidates' counts by notebook, tag and month.
+	Facets bool `json:"facets,omitempty" jsonschema:"also count the documents of the query's candidates (not only the k passages) by notebook, tag and month, to narrow the search by"`
 }
 
 // Passage is one search hit.
@@ -144,6 +146,8 @@ type Passage struct {
 	Link        string   `json:"link,omitempty"`
 	Score       float64  `json:"score"`
 	Lang        string   `json:"lang,omitempty"`
+	// Updated is the note's own time (RFC 3339), when known.
+	Updated string `json:"updated,omitempty"`
 }
 
 // SearchOutput is the search tool's structured result.
@@ -153,6 +157,8 @@ type SearchOutput struct {
 	Mode     string    `json:"mode"`
 	Reasons  []string  `json:"reasons,omitempty"`
 	Passages []Passage `json:"passages"`
+	// Facets count the candidates' documents, when asked.
+	Facets *schemas.Facets `json:"facets,omitempty"`
 }
 
 func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
@@ -167,11 +173,11 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInp
 	}
 	in.K = min(in.K, 50)
 	res, err := t.b.Search(ctx, gateway.SearchRequest{Query: in.Query, K: in.K, Mode: in.Mode, Lang: in.Lang,
-		IncludeReports: in.IncludeReports, Marks: Marks})
+		IncludeReports: in.IncludeReports, Facets: in.Facets, Marks: Marks})
 	if err != nil {
 		return nil, SearchOutput{}, fmt.Errorf("search: %w", err)
 	}
-	out := SearchOutput{Mode: res.Mode, Reasons: res.Reasons, Passages: []Passage{}}
+	out := SearchOutput{Mode: res.Mode, Reasons: res.Reasons, Passages: []Passage{}, Facets: res.Facets}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Search mode %s", res.Mode)
 	for _, r := range res.Reasons {
@@ -182,10 +188,12 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInp
 	}
 	for i, h := range res.Results {
 		p := Passage{Number: i + 1, BlockID: h.BlockID, DocID: h.DocID, Title: h.Title, SectionPath: h.SectionPath,
-			Snippet: h.Snippet, Link: h.Link, Score: h.Score, Lang: h.Lang}
+			Snippet: h.Snippet, Link: h.Link, Score: h.Score, Lang: h.Lang, Updated: h.Updated}
 		out.Passages = append(out.Passages, p)
-		fmt.Fprintf(&b, "\n\n[%d] %s\n%s\nblock %s%s", p.Number, label(p.Title, p.SectionPath, p.BlockID), oneLine(p.Snippet), p.BlockID, linkNote(p.Link))
+		fmt.Fprintf(&b, "\n\n[%d] %s\n%s\nblock %s%s%s", p.Number, label(p.Title, p.SectionPath, p.BlockID), oneLine(p.Snippet), p.BlockID,
+			linkNote(p.Link), dateNote(p.Updated))
 	}
+	writeFacets(&b, res.Facets)
 	return textResult(b.String()), out, nil
 }
 

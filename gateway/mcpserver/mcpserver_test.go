@@ -194,3 +194,34 @@ func TestTheMCPClientCallsTheToolsOverStreamableHTTP(t *testing.T) {
 		t.Errorf("no progress notifications during the research")
 	}
 }
+
+func TestTheSearchToolGivesFacetsAndDatesWhenAsked(t *testing.T) {
+	b, _ := gatewaytest.Start(t, map[string]string{
+		"budget.md": "---\ntags: [budget]\ndate: 2026-03-02\n---\n# Budget\n\nThe Atlas budget is 40k.\n",
+		"бюджет.md": "---\ntags: [бюджет]\ndate: 2025-12-01\n---\n# Бюджет\n\nБюджет семьи на продукты: budget 600.\n",
+	})
+	ctx := context.Background()
+	st, ct := mcp.NewInMemoryTransports()
+	ss, err := mcpserver.NewServer(b).Connect(ctx, st, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ss.Close()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil).Connect(ctx, ct, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	var found mcpserver.SearchOutput
+	text := call(t, cs, "search", map[string]any{"query": "budget", "k": 1, "facets": true}, &found)
+	if found.Facets == nil || found.Facets.Docs != 2 || len(found.Facets.Tags) != 2 || len(found.Facets.Months) != 2 {
+		t.Fatalf("facets %+v", found.Facets)
+	}
+	if len(found.Passages) != 1 || found.Passages[0].Updated == "" {
+		t.Errorf("passages %+v", found.Passages)
+	}
+	if !strings.Contains(text, "Facets of 2 candidate documents:") || !strings.Contains(text, "Tags: budget 1, бюджет 1") ||
+		!strings.Contains(text, "Months: 2026-03 1, 2025-12 1") {
+		t.Errorf("search text %q", text)
+	}
+}

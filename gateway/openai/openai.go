@@ -49,6 +49,7 @@ import (
 
 	"github.com/rs/zerolog"
 
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
@@ -302,7 +303,7 @@ func (h *handler) search(r *http.Request, req *request, out *responder) {
 	}
 	for i, hit := range res.Results {
 		c := Citation{Number: i + 1, BlockID: hit.BlockID, DocID: hit.DocID, Title: hit.Title, SectionPath: hit.SectionPath,
-			Link: hit.Link, Snippet: hit.Snippet}
+			Link: hit.Link, Snippet: hit.Snippet, Updated: hit.Updated}
 		cites = append(cites, c)
 		fmt.Fprintf(&text, "\n\n%d. **%s**: %s [%d]", c.Number, label(c), oneLine(hit.Snippet), c.Number)
 	}
@@ -507,6 +508,9 @@ func sourcesText(lang string, cites []Citation) string {
 	b.WriteString("\n\n" + sourcesHeading(lang))
 	for _, c := range cites {
 		fmt.Fprintf(&b, "\n[%d] %s — %s", c.Number, label(c), where(c))
+		if d := answer.SourceDate(c.Updated); d != "" {
+			fmt.Fprintf(&b, " (%s)", d)
+		}
 	}
 	return b.String()
 }

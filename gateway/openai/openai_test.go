@@ -14,6 +14,7 @@ import (
 	oa "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
 
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/gateway/gatewaytest"
 	"github.com/exocortex/exocortex/gateway/openai"
@@ -124,8 +125,8 @@ func TestAChatClientGetsAStreamedCitedAnswerAndItsHistoryReachesReformulation(t 
 	if !strings.HasPrefix(got, crowsAnswer+wantSources) {
 		t.Errorf("streamed text %q, want the answer then %q", got, wantSources)
 	}
-	if link := cite.Link; link == "" || !strings.HasSuffix(got, link) {
-		t.Errorf("the sources list does not end with the citation's link %q: %q", link, got)
+	if link := cite.Link; link == "" || !strings.HasSuffix(got, link+" ("+answer.SourceDate(cite.Updated)+")") {
+		t.Errorf("the sources list does not end with the citation's link %q and its note's date: %q", link, got)
 	}
 	// The history went into reformulation, our own sources list left out.
 	var reform string

@@ -158,6 +158,8 @@ type Citation struct {
 	// passage's matching words (exocortex-search).
 	Quote   string `json:"quote,omitempty"`
 	Snippet string `json:"snippet,omitempty"`
+	// Updated is the cited note's own time (RFC 3339), when known.
+	Updated string `json:"updated,omitempty"`
 }
 
 // Info is how the answer came to be, as the "exocortex" field carries it.
@@ -216,7 +218,7 @@ func citationsOf(cs []schemas.Citation) []Citation {
 			n = i + 1
 		}
 		out = append(out, Citation{Number: n, BlockID: c.BlockID, DocID: c.DocID, Title: c.Title,
-			SectionPath: c.SectionPath, Link: c.Link, Quote: c.Quote})
+			SectionPath: c.SectionPath, Link: c.Link, Quote: c.Quote, Updated: c.Updated})
 	}
 	return out
 }

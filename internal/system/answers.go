@@ -38,6 +38,7 @@ func (s *System) answerRequests(ctx context.Context, writes bool) error {
 	for subject, handle := range map[string]func(ctx context.Context, req schemas.Event) schemas.Event{
 		schemas.SubjectBlockGet:    s.answerBlock,
 		schemas.SubjectDocumentGet: s.answerDocument,
+		schemas.SubjectScopesGet:   s.answerScopes,
 	} {
 		stop, err := s.Bus.Answer(subject, handle)
 		if err != nil {

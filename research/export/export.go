@@ -146,12 +146,24 @@ func cites(r *schemas.ResearchReport, nums []int, style Style) string {
 func source(lang string, c schemas.Citation, style Style) string {
 	name := sourceName(c)
 	if style == SiYuanRefs && isSiYuan(c) {
+		if d := dayOf(c.Updated); d != "" {
+			return fmt.Sprintf("((%s %s)) (%s)", c.BlockID, quoteAnchor(name), d[2:])
+		}
 		return fmt.Sprintf("((%s %s))", c.BlockID, quoteAnchor(name))
 	}
 	if c.Link != "" {
-		return fmt.Sprintf("[%s](%s) (%s %s)", escapeLinkText(name), linkTarget(c.Link), heading(lang, "block"), c.BlockID)
+		return fmt.Sprintf("[%s](%s) (%s %s%s)", escapeLinkText(name), linkTarget(c.Link), heading(lang, "block"), c.BlockID, dayOf(c.Updated))
 	}
-	return fmt.Sprintf("%s (%s %s)", name, heading(lang, "block"), c.BlockID)
+	return fmt.Sprintf("%s (%s %s%s)", name, heading(lang, "block"), c.BlockID, dayOf(c.Updated))
+}
+
+// dayOf is ", 2026-03-02": the day of a source's note time (RFC 3339), ""
+// when unknown.
+func dayOf(updated string) string {
+	if len(updated) >= 10 && updated[4] == '-' && updated[7] == '-' {
+		return ", " + updated[:10]
+	}
+	return ""
 }
 
 // sourceName is "Title > Section > Path", each name once: the title is

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/exocortex/exocortex/answer"
+	"github.com/exocortex/exocortex/schemas"
+)
+
+// facetsUsage is the help of search's --facets.
+const facetsUsage = "after the hits, count the documents of the query's candidates (the fused top 80, not only the k shown) by notebook, tag and month, to narrow the search by (in --json: facets)"
+
+// facetsShown is how many values of each facet the text output names.
+const facetsShown = 10
+
+// printFacets prints a search's facets after its hits:
+// "notebooks: Work 12, Personal 3", "tags: recipe 5, …", "months: 2026-11 4, …".
+func printFacets(f *schemas.Facets) {
+	if f == nil {
+		return
+	}
+	var nbs, tags, months []string
+	for _, n := range f.Notebooks {
+		nbs = append(nbs, fmt.Sprintf("%s %d", n.Label(), n.Count))
+	}
+	for _, t := range f.Tags {
+		tags = append(tags, fmt.Sprintf("%s %d", t.Tag, t.Count))
+	}
+	for _, m := range f.Months {
+		months = append(months, fmt.Sprintf("%s %d", m.Month, m.Count))
+	}
+	fmt.Printf("\nfacets of %d candidate documents:\n", f.Docs)
+	fmt.Printf("notebooks: %s\n", facetLine(nbs))
+	fmt.Printf("tags: %s\n", facetLine(tags))
+	fmt.Printf("months: %s\n", facetLine(months))
+}
+
+// facetLine joins the first facetsShown values, saying how many more.
+func facetLine(vs []string) string {
+	if len(vs) == 0 {
+		return "none"
+	}
+	if len(vs) > facetsShown {
+		return strings.Join(vs[:facetsShown], ", ") + fmt.Sprintf(", … %d more", len(vs)-facetsShown)
+	}
+	return strings.Join(vs, ", ")
+}
+
+// sourceDate is " (2026-03-02)": a cited note's date as ask prints it after
+// the citation, "" when unknown.
+func sourceDate(updated string) string {
+	if d := answer.SourceDate(updated); d != "" {
+		return " (" + d + ")"
+	}
+	return ""
+}
