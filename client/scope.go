@@ -251,3 +251,56 @@ func cloneScope(s *schemas.Scope) *schemas.Scope {
 	}
 	return &c
 }
+
+// ScopeValues are a scope as a door takes it apart (CLI flags, MCP tool
+// arguments): each list keeps a note that matches any of its values, the
+// lists apply together; Since and Until are read by scope.ParseSince and
+// scope.ParseUntil (7d, 2024-03-01, 2024-03, "last week", "в прошлом
+// месяце").
+type ScopeValues struct {
+	In, NotIn, Paths, NotPaths, Docs, Tags, NotTags []string
+	Since, Until                                    string
+	Recent                                          bool
+}
+
+// Scope is the scope the values give, dates read as of now in its location
+// (nil: the values narrow nothing). An error is a *ScopeError naming the
+// value.
+func (v ScopeValues) Scope(now time.Time) (*schemas.Scope, error) {
+	s := &schemas.Scope{
+		Include: schemas.ScopeSet{Notebooks: v.In, Paths: trimAll(v.Paths, "/"), Docs: v.Docs, Tags: trimAll(v.Tags, "#")},
+		Exclude: schemas.ScopeSet{Notebooks: v.NotIn, Paths: trimAll(v.NotPaths, "/"), Tags: trimAll(v.NotTags, "#")},
+		Recent:  v.Recent,
+	}
+	var errs []error
+	if v.Since != "" {
+		t, err := scope.ParseSince(v.Since, now, now.Location())
+		errs = append(errs, err)
+		s.Since = t.Format(time.RFC3339)
+	}
+	if v.Until != "" {
+		t, err := scope.ParseUntil(v.Until, now, now.Location())
+		errs = append(errs, err)
+		s.Until = t.Format(time.RFC3339)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, &ScopeError{Err: err}
+	}
+	if s.IsZero() {
+		return nil, nil
+	}
+	if err := s.Validate(); err != nil {
+		return nil, &ScopeError{Err: err}
+	}
+	return s, nil
+}
+
+// trimAll trims cut from both ends of every value (a path's slashes, a
+// tag's '#'); nil stays nil.
+func trimAll(vs []string, cut string) []string {
+	var out []string
+	for _, v := range vs {
+		out = append(out, strings.Trim(strings.TrimSpace(v), cut))
+	}
+	return out
+}
