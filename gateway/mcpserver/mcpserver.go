@@ -65,18 +65,24 @@ func NewServer(b gateway.Backend) *mcp.Server {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 	mcp.AddTool(s, &mcp.Tool{Name: "search", Title: "Search the notes", Annotations: readOnly,
 		Description: "Find the passages of the user's notes that match a query (full-text and semantic search). " +
-			"Returns numbered passages with their section path, a snippet (matched words in [ ]) and a link to the block."}, t.search)
+			"Returns numbered passages with their section path, a snippet (matched words in [ ]) and a link to the block. " +
+			scopeHelp + " A query of operators alone lists the scope's notes."}, t.search)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Title: "Ask the notes", Annotations: readOnly,
 		Description: "Answer a question from the user's notes. Every claim carries a [n] marker; the sources follow with block ids and links. " +
 			"The result says its mode (llm, cache, extractive, search_only) and why, and its confidence. " +
-			"With a progress token, the answer's tokens stream as progress notifications."}, t.ask)
+			"With a progress token, the answer's tokens stream as progress notifications. " + scopeHelp}, t.ask)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_block", Title: "Read a note block", Annotations: readOnly,
 		Description: "Read one block of the notes by id (as cited by search, ask or research): its text, document, section path, link and graph neighbours."}, t.getBlock)
 	mcp.AddTool(s, &mcp.Tool{Name: "research", Title: "Research a broad question", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)},
 		Description: "Run a deep research over the notes: sub-questions, facts gathered per document, and a structured report " +
-			"(summary, sections, conclusion, every source cited). Slow (minutes); sends progress notifications when asked for them."}, t.research)
+			"(summary, sections, conclusion, every source cited). Slow (minutes); sends progress notifications when asked for them. " + scopeHelp}, t.research)
 	return s
 }
+
+// scopeHelp tells an assistant how to narrow a tool's search.
+const scopeHelp = "Narrow it with the scope arguments (in, path, doc, tag, not_in, not_path, not_tag, since, until, recent) " +
+	`or with operators in the text: tag:recipe, in:"Work notes", path:projects/atlas, after:2024-03-01, before:2024-06-01, lang:ru, -tag:old ` +
+	"(Russian тег:, в:, путь:, после:, до:); date words such as \"last month\" narrow the dates too. The result's reasons say the scope read."
 
 // HTTPHandler serves the MCP server over streamable HTTP (sessions close
 // after SessionTimeout idle). Mount it in the gateway: the gateway's guard
