@@ -18,7 +18,7 @@ import (
 	"github.com/exocortex/exocortex/schemas"
 )
 
-// scopeCorpus is a small vault of notes in two notebooks (folders), with
+// scopeCorpus is a small vault of notes in three notebooks (folders), with
 // tags and dates, in English and Russian; it is ingested once per test.
 func scopeCorpus(t *testing.T) string {
 	t.Helper()
@@ -28,7 +28,8 @@ func scopeCorpus(t *testing.T) string {
 	write(t, filepath.Join(vault, "Work", "old.md"), "---\ntags: [work, old]\ndate: 2023-05-01\n---\n# Old budget\n\nThe budget of 2023 was larger.\n")
 	write(t, filepath.Join(vault, "Home", "soup.md"), "---\ntags: [recipe]\ndate: 2025-12-01\n---\n# Soup\n\nBorscht soup with beets and dill.\n")
 	write(t, filepath.Join(vault, "Дом", "суп.md"), "---\ntags: [рецепт]\ndate: 2026-11-20\n---\n# Суп\n\nБорщ: суп из свёклы с укропом.\n")
-	mustExo(t, "ingest", vault, "--data", data)
+	// Each folder is ingested as its own root: a notebook of its name.
+	mustExo(t, "ingest", filepath.Join(vault, "Work"), filepath.Join(vault, "Home"), filepath.Join(vault, "Дом"), "--data", data)
 	return data
 }
 
