@@ -4,11 +4,12 @@
 // answers a question (see Client). The CLI, the gateway (and through it
 // MCP and the OpenAI door) and the tests use it.
 //
-// client.go holds the Client and who answers; ask.go search and ask
+// client.go holds the Client and who answers; scope.go the scope a
+// question carries (ParseQuestion, Intersect); ask.go search and ask
 // (streamed tokens, follow-up questions, cancel); research.go research and
 // its stored reports.
 //
-// It may import the bus, schemas, the answer and research code, the
+// It may import the bus, schemas, scope (ParseQuestion), the answer and research code, the
 // language-model providers (models/llm), workers/stage (stream and bucket
 // names) and workers/researching (stage names); not internal/ (the wiring
 // imports it: system.OpenClient), store, vectors or models, so that a door

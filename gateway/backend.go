@@ -43,6 +43,10 @@ type SearchRequest struct {
 	// Facets asks for the counts of the query's candidate documents by
 	// notebook, tag and month (SearchResult.Facets).
 	Facets bool `json:"facets,omitempty"`
+	// Scope keeps the search to part of the notes (schemas.Scope);
+	// operators in Query (tag:recipe, in:"Work notes", after:2024-03-01)
+	// narrow it further. A query of operators alone lists the scope.
+	Scope *schemas.Scope `json:"scope,omitempty"`
 	// Marks enclose a snippet's matched words (zero: the backend's own,
 	// BusOptions.SearchMarks); a door's choice, not part of the request
 	// body.
@@ -52,6 +56,10 @@ type SearchRequest struct {
 // SearchResult is a search's answer: the mode it ran in, why it is lower
 // than asked, timings and the hits.
 type SearchResult struct {
+	// Query is the words searched (scope operators read out of them) and
+	// Scope the scope the search ran in (absent: every note).
+	Query     string             `json:"query,omitempty"`
+	Scope     *schemas.Scope     `json:"scope,omitempty"`
 	Mode      string             `json:"mode"`
 	Reasons   []string           `json:"reasons,omitempty"`
 	TimingsMS map[string]float64 `json:"timings_ms,omitempty"`

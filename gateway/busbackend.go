@@ -64,7 +64,7 @@ func (bb *BusBackend) Search(ctx context.Context, req SearchRequest) (*SearchRes
 	}
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: NewID("q"), Question: req.Query, Lang: req.Lang,
 		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, Lang: req.Lang, Expand: -1, NoAnswer: true,
-			IncludeReports: req.IncludeReports, Facets: req.Facets}}}
+			IncludeReports: req.IncludeReports, Facets: req.Facets, Scope: req.Scope}}}
 	res, err := bb.client.Search(ctx, q)
 	if err != nil {
 		return nil, err

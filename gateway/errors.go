@@ -29,6 +29,7 @@ func TooLargeMessage(limit int64) string { return fmt.Sprintf("request body over
 
 var codeStatus = map[string]int{
 	CodeBadRequest:       http.StatusBadRequest,
+	CodeInvalidScope:     http.StatusBadRequest,
 	CodeUnauthorized:     http.StatusUnauthorized,
 	CodeForbidden:        http.StatusForbidden,
 	CodeUnsupportedMedia: http.StatusUnsupportedMediaType,
@@ -45,7 +46,7 @@ type ErrorBody struct {
 	Error APIError `json:"error"`
 }
 
-// APIError is an error's code (bad_request, unauthorized, forbidden,
+// APIError is an error's code (bad_request, invalid_scope, unauthorized, forbidden,
 // not_found, too_large, unsupported_media_type, timeout, unavailable,
 // internal) and a message to act on.
 type APIError struct {

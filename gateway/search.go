@@ -34,7 +34,7 @@ func BuildSearchResult(query string, res *schemas.QueryReranked, marks Marks) (*
 		return nil, fmt.Errorf("search snippets: %w", err)
 	}
 	aq := an.Query(query)
-	out := &SearchResult{Mode: res.Mode, Reasons: res.Reasons, TimingsMS: res.TimingsMS, Results: make([]SearchHit, 0, len(res.Contexts)),
+	out := &SearchResult{Query: query, Scope: res.Options.Scope, Mode: res.Mode, Reasons: res.Reasons, TimingsMS: res.TimingsMS, Results: make([]SearchHit, 0, len(res.Contexts)),
 		Facets: res.Facets}
 	for _, cx := range res.Contexts {
 		h := SearchHit{

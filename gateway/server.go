@@ -633,22 +633,32 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if e := checkQuery(req.Query, req.Mode, req.Lang, req.K); e != nil {
+	if strings.TrimSpace(req.Query) == "" && req.Scope.IsZero() {
+		writeError(w, apiErr(CodeBadRequest, "the query is empty: give words to search, or a scope to list"))
+		return
+	}
+	if e := checkQuery(req.Mode, req.Lang, req.K); e != nil {
 		writeError(w, e)
 		return
 	}
+	q, sc, notes, err := ParseScope(req.Query, req.Scope)
+	if err != nil {
+		writeError(w, classify(err))
+		return
+	}
+	req.Query, req.Scope = q, sc
 	res, err := s.backend.Search(r.Context(), req)
 	if err != nil {
 		s.fail(w, r, "search", err)
 		return
 	}
+	res.Reasons = append(res.Reasons, notes...)
 	writeJSON(w, http.StatusOK, res)
 }
 
-func checkQuery(q, mode, lang string, k int) *APIError {
-	if strings.TrimSpace(q) == "" {
-		return apiErr(CodeBadRequest, "the query is empty")
-	}
+// checkQuery checks a search's or question's settings (its text is
+// checked by its handler).
+func checkQuery(mode, lang string, k int) *APIError {
 	if !schemas.ValidMode(mode) {
 		return apiErr(CodeBadRequest, fmt.Sprintf("mode %q: want lexical, vector, hybrid or rerank (or leave it out)", mode))
 	}

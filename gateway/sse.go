@@ -95,6 +95,17 @@ type AskRequest struct {
 	K        int            `json:"k,omitempty"`
 	// IncludeReports lets the answer draw on saved research reports too.
 	IncludeReports bool `json:"include_reports,omitempty"`
+	// Scope keeps the answer to part of the notes; operators in Question
+	// narrow it further (SearchRequest.Scope).
+	Scope *schemas.Scope `json:"scope,omitempty"`
+}
+
+// checkQuestion checks a question's text and settings.
+func checkQuestion(question, mode, lang string, k int) *APIError {
+	if strings.TrimSpace(question) == "" {
+		return apiErr(CodeBadRequest, "the question is empty")
+	}
+	return checkQuery(mode, lang, k)
 }
 
 // TokenEvent is the data of a `token` event.
@@ -112,7 +123,12 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if e := checkQuery(req.Question, req.Mode, req.Lang, req.K); e != nil {
+	if e := checkQuestion(req.Question, req.Mode, req.Lang, req.K); e != nil {
+		writeError(w, e)
+		return
+	}
+	question, sc, notes, e := scopeQuestion(req.Question, req.Scope)
+	if e != nil {
 		writeError(w, e)
 		return
 	}
@@ -122,8 +138,8 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: NewID("q"), Question: req.Question, Lang: req.Lang, History: req.History,
-		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, IncludeReports: req.IncludeReports}}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: NewID("q"), Question: question, Lang: req.Lang, History: req.History,
+		Options: schemas.QueryOptions{Mode: req.Mode, K: req.K, IncludeReports: req.IncludeReports, Scope: sc}}}
 	w.Header().Set("X-Exocortex-Query-Id", q.QueryID)
 	sse := startSSE(w)
 	defer sse.close()
@@ -164,6 +180,7 @@ func (s *Server) ask(w http.ResponseWriter, r *http.Request) {
 		sse.event("error", e)
 		return
 	}
+	done.Reasons = append(done.Reasons, notes...)
 	s.answers.put(done)
 	sse.event("done", done)
 	log.Debug().Dur("took", time.Since(start)).Str("mode", done.Mode).Msg("answered")
@@ -198,6 +215,9 @@ type ResearchRequest struct {
 	NoLLM    bool                   `json:"no_llm,omitempty"`
 	// IncludeReports lets the research read saved research reports too.
 	IncludeReports bool `json:"include_reports,omitempty"`
+	// Scope keeps the research to part of the notes; operators in Question
+	// narrow it further (SearchRequest.Scope).
+	Scope *schemas.Scope `json:"scope,omitempty"`
 }
 
 func (s *Server) research(w http.ResponseWriter, r *http.Request) {
@@ -209,7 +229,12 @@ func (s *Server) research(w http.ResponseWriter, r *http.Request) {
 		writeError(w, e)
 		return
 	}
-	if e := checkQuery(req.Question, "", req.Lang, 0); e != nil {
+	if e := checkQuestion(req.Question, "", req.Lang, 0); e != nil {
+		writeError(w, e)
+		return
+	}
+	question, sc, notes, e := scopeQuestion(req.Question, req.Scope)
+	if e != nil {
 		writeError(w, e)
 		return
 	}
@@ -218,8 +243,8 @@ func (s *Server) research(w http.ResponseWriter, r *http.Request) {
 		writeError(w, apiErr(CodeBadRequest, "budget: every bound wants a positive number (0 = the default)"))
 		return
 	}
-	rq := &schemas.ResearchRequested{ResearchID: NewID("r"), Question: req.Question, Lang: req.Lang, Budget: b, NoLLM: req.NoLLM,
-		IncludeReports: req.IncludeReports, RequestedAt: time.Now().UTC()}
+	rq := &schemas.ResearchRequested{ResearchID: NewID("r"), Question: question, Lang: req.Lang, Budget: b, NoLLM: req.NoLLM,
+		IncludeReports: req.IncludeReports, Scope: sc, RequestedAt: time.Now().UTC()}
 	w.Header().Set("X-Exocortex-Research-Id", rq.ResearchID)
 	sse := startSSE(w)
 	defer sse.close()
@@ -239,5 +264,6 @@ func (s *Server) research(w http.ResponseWriter, r *http.Request) {
 	// Read through the gateway, every source opens the note view at its block.
 	out := *rep
 	out.Markdown = research.GatewayMarkdown(&out)
+	out.Reasons = append(append([]string(nil), out.Reasons...), notes...)
 	sse.event("report", &out)
 }

@@ -70,7 +70,10 @@ type QueryOptions struct {
 // fields sit at the top level of their JSON, and a stage hands the query on
 // with one assignment (out.Query = in.Query).
 type Query struct {
-	QueryID  string       `json:"query_id"`
+	QueryID string `json:"query_id"`
+	// Question is the words to search, scope operators removed (the doors
+	// read them into Options.Scope: client.ParseQuestion); it is empty only
+	// when the scope narrows the notes, and then asks for the scope's notes.
 	Question string       `json:"question"`
 	Lang     string       `json:"lang,omitempty"`
 	History  []Turn       `json:"history,omitempty"`
@@ -94,8 +97,10 @@ func (e *QuerySubmitted) Validate() error {
 	if strings.ContainsAny(e.QueryID, ".*> \t\r\n") {
 		return fmt.Errorf("query_id %q may not contain '.', '*', '>' or whitespace (it becomes a subject token)", e.QueryID)
 	}
-	if strings.TrimSpace(e.Question) == "" {
-		return fmt.Errorf("question is empty")
+	// A question of scope operators alone ("tag:recipe") leaves no words:
+	// it asks for the scope's notes themselves, best and newest first.
+	if strings.TrimSpace(e.Question) == "" && e.Options.Scope.IsZero() {
+		return fmt.Errorf("question is empty (and no scope narrows the notes to list)")
 	}
 	if !ValidMode(e.Options.Mode) {
 		return fmt.Errorf("options.mode %q: want lexical, vector, hybrid or rerank", e.Options.Mode)

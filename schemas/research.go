@@ -69,8 +69,11 @@ type ResearchRequested struct {
 	NoLLM bool `json:"no_llm,omitempty"`
 	// IncludeReports lets the research read saved research reports too
 	// (QueryOptions.IncludeReports); by default they are left out.
-	IncludeReports bool      `json:"include_reports,omitempty"`
-	RequestedAt    time.Time `json:"requested_at"`
+	IncludeReports bool `json:"include_reports,omitempty"`
+	// Scope keeps the research to part of the notes (QueryOptions.Scope):
+	// it plans and investigates within it. nil: every note.
+	Scope       *Scope    `json:"scope,omitempty"`
+	RequestedAt time.Time `json:"requested_at"`
 }
 
 // MsgID is "research:<research_id>".
@@ -80,6 +83,9 @@ func (e *ResearchRequested) MsgID() string { return "research:" + e.ResearchID }
 func (e *ResearchRequested) Validate() error {
 	if e.ResearchID == "" || e.Question == "" {
 		return fmt.Errorf("research_id and question are required")
+	}
+	if err := e.Scope.Validate(); err != nil {
+		return fmt.Errorf("scope: %w", err)
 	}
 	return nil
 }

@@ -29,11 +29,17 @@ func cmdAsk(ctx context.Context, args []string) error {
 	lang := fs.String("lang", "", "the question's language (ru, en); default: detected")
 	timeout := fs.Duration("timeout", 3*time.Minute, "how long to wait for the answer")
 	includeReports := fs.Bool("include-reports", false, includeReportsUsage)
+	var sf scopeFlags
+	sf.register(fs)
 	words, err := parse(fs, args)
 	if err != nil {
 		return err
 	}
 	q, err := askQuery(words, *lang, *history, *includeReports)
+	if err != nil {
+		return err
+	}
+	scopeNotes, err := sf.scopeQuery("ask", q, true)
 	if err != nil {
 		return err
 	}
@@ -66,6 +72,7 @@ func cmdAsk(ctx context.Context, args []string) error {
 	for _, note := range notes {
 		printNote(note)
 	}
+	notes = append(scopeNotes, notes...)
 	p := &answerPrinter{json: *asJSON}
 	done, fu, err := cl.Ask(ctx, q, client.AskOptions{OnToken: p.token, FollowUps: true})
 	if err != nil {

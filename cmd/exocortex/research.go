@@ -64,6 +64,8 @@ type researchFlags struct {
 	lang                *string
 	subQ, docs, calls   *int
 	maxTime, timeout    *time.Duration
+	scope               scopeFlags
+	notes               []string // the scope's, for the report's reasons
 }
 
 func newResearchFlags() (*flag.FlagSet, *researchFlags) {
@@ -87,6 +89,7 @@ func newResearchFlags() (*flag.FlagSet, *researchFlags) {
 	f.lang = fs.String("lang", "", "the question's language (ru, en); default: detected")
 	f.includeReports = fs.Bool("include-reports", false, includeReportsUsage)
 	f.timeout = fs.Duration("timeout", 0, "how long to wait for the report (0: --max-time plus a minute, else 20m)")
+	f.scope.register(fs)
 	return fs, f
 }
 
@@ -108,6 +111,10 @@ func runResearch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	req, err := f.request(question)
+	if err != nil {
+		return err
+	}
 	// Check where the report goes before the research runs: a bad setting
 	// must not cost a whole research.
 	saver, err := f.saver(ctx)
@@ -119,7 +126,7 @@ func runResearch(ctx context.Context, args []string) error {
 		return err
 	}
 	defer closeFn()
-	r, err := f.research(ctx, cl, question)
+	r, err := f.research(ctx, cl, req)
 	if err != nil {
 		return err
 	}
@@ -201,16 +208,40 @@ func (f *researchFlags) connect(ctx context.Context) (*client.Client, func() err
 	return cl, closeFn, nil
 }
 
-// research runs the research and waits for its report, printing its
-// progress on stderr.
-func (f *researchFlags) research(ctx context.Context, cl *client.Client, question string) (*schemas.ResearchReport, error) {
+// request is the research request the question and flags make: the scope
+// flags and the question's operators in its scope (notes printed).
+func (f *researchFlags) request(question string) (*schemas.ResearchRequested, error) {
 	req := &schemas.ResearchRequested{ResearchID: newTraceID("research"), Question: question, Lang: *f.lang, NoLLM: *f.noLLM,
 		IncludeReports: *f.includeReports,
 		Budget: schemas.ResearchBudget{SubQuestions: *f.subQ, DocsPerTask: *f.docs, LLMCalls: *f.calls,
 			WallSeconds: int(math.Ceil(f.maxTime.Seconds()))}}
-	fmt.Fprintf(os.Stderr, "research %s: %s\n", req.ResearchID, question)
+	now := time.Now()
+	given, err := f.scope.scope(now)
+	if err != nil {
+		return nil, &usageError{cmd: "research", msg: err.Error()}
+	}
+	req.Scope = given
+	notes, err := client.ScopeResearch(req, now)
+	if err != nil {
+		return nil, &usageError{cmd: "research", msg: err.Error()}
+	}
+	for _, n := range notes {
+		printNote(n)
+	}
+	f.notes = notes
+	return req, nil
+}
+
+// research runs the research and waits for its report, printing its
+// progress on stderr.
+func (f *researchFlags) research(ctx context.Context, cl *client.Client, req *schemas.ResearchRequested) (*schemas.ResearchReport, error) {
+	fmt.Fprintf(os.Stderr, "research %s: %s\n", req.ResearchID, req.Question)
 	pp := &progressPrinter{w: os.Stderr, seen: map[string]int{}}
-	return cl.Research(ctx, req, client.ResearchOptions{OnProgress: pp.print, Timeout: *f.timeout})
+	r, err := cl.Research(ctx, req, client.ResearchOptions{OnProgress: pp.print, Timeout: *f.timeout})
+	if r != nil {
+		r.Reasons = append(r.Reasons, f.notes...)
+	}
+	return r, err
 }
 
 // output prints the report, writes it to --out and saves it; a report

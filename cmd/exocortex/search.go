@@ -27,6 +27,7 @@ type searchFlags struct {
 	includeReports *bool
 	facets         *bool
 	timeout        *time.Duration
+	scope          scopeFlags
 }
 
 func cmdSearch(ctx context.Context, args []string) error {
@@ -42,6 +43,7 @@ func cmdSearch(ctx context.Context, args []string) error {
 	f.asJSON = fs.Bool("json", false, "print results as JSON")
 	f.includeReports = fs.Bool("include-reports", false, includeReportsUsage)
 	f.facets = fs.Bool("facets", false, facetsUsage)
+	f.scope.register(fs)
 	words, err := parse(fs, args)
 	if err != nil {
 		return err
@@ -61,6 +63,10 @@ func cmdSearch(ctx context.Context, args []string) error {
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: newTraceID("q"), Question: query, Lang: *f.lang,
 		Options: schemas.QueryOptions{Mode: *f.mode, K: *f.k, Lang: *f.lang, Expand: ex, NoAnswer: true,
 			IncludeReports: *f.includeReports, Facets: *f.facets}}}
+	scopeNotes, err := f.scope.scopeQuery("search", q, false)
+	if err != nil {
+		return err
+	}
 	cl, err := system.OpenClient(ctx, cfg, system.LocalOptions{Mode: *f.mode}, client.Options{SearchTimeout: *f.timeout, Log: f.c.logger(), Notice: printNote})
 	if err != nil {
 		return err
@@ -77,11 +83,12 @@ func cmdSearch(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	out, err := gateway.BuildSearchResult(query, res, gateway.CLIMarks)
+	out, err := gateway.BuildSearchResult(q.Question, res, gateway.CLIMarks)
 	if err != nil {
 		return err
 	}
 	if *f.asJSON {
+		out.Reasons = append(out.Reasons, scopeNotes...)
 		out.Reasons = append(out.Reasons, notes...)
 		return printJSON(out)
 	}
@@ -92,8 +99,8 @@ func cmdSearch(ctx context.Context, args []string) error {
 
 // check refuses a bad query or flags; --no-models makes the mode lexical.
 func (f *searchFlags) check(query string) error {
-	if strings.TrimSpace(query) == "" {
-		return errors.New(`give a query: exocortex search "database view"`)
+	if strings.TrimSpace(query) == "" && f.scope.isZero() {
+		return errors.New(`give a query: exocortex search "database view" (or a scope to list: exocortex search --tag recipe)`)
 	}
 	if *f.k <= 0 {
 		return &usageError{cmd: "search", msg: fmt.Sprintf("--k %d: want a positive number of results", *f.k)}

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -50,7 +51,8 @@ func (b *Backend) Search(ctx context.Context, req gateway.SearchRequest) (*gatew
 		k = 10
 	}
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("s%d-%d", n, time.Now().UnixNano()), Question: req.Query, Lang: req.Lang,
-		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true, Facets: req.Facets}}}
+		Options: schemas.QueryOptions{Mode: req.Mode, K: k, Lang: req.Lang, Expand: -1, NoAnswer: true,
+			IncludeReports: req.IncludeReports, Facets: req.Facets, Scope: req.Scope}}}
 	res, err := client.New(b.Sys.Bus, client.Options{SearchTimeout: 30 * time.Second}).Search(ctx, q)
 	if err != nil {
 		return nil, err
@@ -189,4 +191,73 @@ func AnswerIngests(t testing.TB, b *bus.Bus) {
 		t.Fatal(err)
 	}
 	t.Cleanup(stop)
+}
+
+// Recorder is a gateway.Backend that answers at once and keeps what each
+// door handed it, for tests of what a door sends (the scope read from a
+// question, the options): the last search request, question and research
+// request. Its replies carry the query's own words and scope back.
+type Recorder struct {
+	mu       sync.Mutex
+	search   *gateway.SearchRequest
+	query    *schemas.QuerySubmitted
+	research *schemas.ResearchRequested
+}
+
+// Search records req and finds nothing.
+func (r *Recorder) Search(_ context.Context, req gateway.SearchRequest) (*gateway.SearchResult, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.search = &req
+	return &gateway.SearchResult{Query: req.Query, Scope: req.Scope, Mode: schemas.ModeLexical, Results: []gateway.SearchHit{}}, nil
+}
+
+// Ask records q and answers search-only with nothing found.
+func (r *Recorder) Ask(_ context.Context, q *schemas.QuerySubmitted, _ func(*schemas.AnswerToken)) (*schemas.AnswerDone, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := *q
+	r.query = &c
+	return &schemas.AnswerDone{QueryID: q.QueryID, Question: q.Question, Mode: schemas.AnswerSearchOnly, Answer: "nothing found",
+		Reasons: []string{"recorded"}}, nil
+}
+
+// Research records req and reports nothing.
+func (r *Recorder) Research(_ context.Context, req *schemas.ResearchRequested, _ func(*schemas.ResearchProgress)) (*schemas.ResearchReport, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	c := *req
+	r.research = &c
+	return &schemas.ResearchReport{ResearchID: req.ResearchID, Question: req.Question, Title: "recorded", Mode: schemas.ResearchEvidenceOnly}, nil
+}
+
+// Block finds no block.
+func (r *Recorder) Block(context.Context, string) (*gateway.Block, error) { return nil, nil }
+
+// Searched is the last search request (nil: none).
+func (r *Recorder) Searched() *gateway.SearchRequest {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.search
+}
+
+// Asked is the last question (nil: none).
+func (r *Recorder) Asked() *schemas.QuerySubmitted {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.query
+}
+
+// Researched is the last research request (nil: none).
+func (r *Recorder) Researched() *schemas.ResearchRequested {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.research
+}
+
+// Reset forgets what was recorded.
+func (r *Recorder) Reset() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.search, r.query, r.research = nil, nil, nil
 }

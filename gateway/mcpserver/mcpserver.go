@@ -30,6 +30,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/schemas"
 )
@@ -64,18 +65,24 @@ func NewServer(b gateway.Backend) *mcp.Server {
 	readOnly := &mcp.ToolAnnotations{ReadOnlyHint: true, IdempotentHint: true, OpenWorldHint: new(bool)}
 	mcp.AddTool(s, &mcp.Tool{Name: "search", Title: "Search the notes", Annotations: readOnly,
 		Description: "Find the passages of the user's notes that match a query (full-text and semantic search). " +
-			"Returns numbered passages with their section path, a snippet (matched words in [ ]) and a link to the block."}, t.search)
+			"Returns numbered passages with their section path, a snippet (matched words in [ ]) and a link to the block. " +
+			scopeHelp + " A query of operators alone lists the scope's notes."}, t.search)
 	mcp.AddTool(s, &mcp.Tool{Name: "ask", Title: "Ask the notes", Annotations: readOnly,
 		Description: "Answer a question from the user's notes. Every claim carries a [n] marker; the sources follow with block ids and links. " +
 			"The result says its mode (llm, cache, extractive, search_only) and why, and its confidence. " +
-			"With a progress token, the answer's tokens stream as progress notifications."}, t.ask)
+			"With a progress token, the answer's tokens stream as progress notifications. " + scopeHelp}, t.ask)
 	mcp.AddTool(s, &mcp.Tool{Name: "get_block", Title: "Read a note block", Annotations: readOnly,
 		Description: "Read one block of the notes by id (as cited by search, ask or research): its text, document, section path, link and graph neighbours."}, t.getBlock)
 	mcp.AddTool(s, &mcp.Tool{Name: "research", Title: "Research a broad question", Annotations: &mcp.ToolAnnotations{ReadOnlyHint: true, OpenWorldHint: new(bool)},
 		Description: "Run a deep research over the notes: sub-questions, facts gathered per document, and a structured report " +
-			"(summary, sections, conclusion, every source cited). Slow (minutes); sends progress notifications when asked for them."}, t.research)
+			"(summary, sections, conclusion, every source cited). Slow (minutes); sends progress notifications when asked for them. " + scopeHelp}, t.research)
 	return s
 }
+
+// scopeHelp tells an assistant how to narrow a tool's search.
+const scopeHelp = "Narrow it with the scope arguments (in, path, doc, tag, not_in, not_path, not_tag, since, until, recent) " +
+	`or with operators in the text: tag:recipe, in:"Work notes", path:projects/atlas, after:2024-03-01, before:2024-06-01, lang:ru, -tag:old ` +
+	"(Russian тег:, в:, путь:, после:, до:); date words such as \"last month\" narrow the dates too. The result's reasons say the scope read."
 
 // HTTPHandler serves the MCP server over streamable HTTP (sessions close
 // after SessionTimeout idle). Mount it in the gateway: the gateway's guard
@@ -123,6 +130,24 @@ func RunStdio(ctx context.Context, b gateway.Backend) error {
 
 type tools struct{ b gateway.Backend }
 
+// ScopeArgs keep a tool's search to part of the notes; every list keeps a
+// note that matches any of its values, and the lists apply together.
+// Operators in the query or question (tag:recipe, in:"Work notes",
+// path:projects/atlas, after:2024-03-01, тег:, в:, путь:, после:) narrow
+// it further.
+type ScopeArgs struct {
+	In      []string `json:"in,omitempty" jsonschema:"only notes in these notebooks (SiYuan notebook names or ids, or ingested folders)"`
+	NotIn   []string `json:"not_in,omitempty" jsonschema:"leave out notes in these notebooks"`
+	Path    []string `json:"path,omitempty" jsonschema:"only notes under these path prefixes, such as projects/atlas"`
+	NotPath []string `json:"not_path,omitempty" jsonschema:"leave out notes under these path prefixes"`
+	Doc     []string `json:"doc,omitempty" jsonschema:"only these documents (ids)"`
+	Tag     []string `json:"tag,omitempty" jsonschema:"only notes with one of these tags (front matter, #tag, SiYuan tags)"`
+	NotTag  []string `json:"not_tag,omitempty" jsonschema:"leave out notes with these tags"`
+	Since   string   `json:"since,omitempty" jsonschema:"only notes from this time on: 7d, 2w, 3m, 1y back from now, a date 2024-03-01, a month 2024-03, or a period such as last week or в прошлом месяце"`
+	Until   string   `json:"until,omitempty" jsonschema:"only notes up to this time, the day or period itself included (the forms of since)"`
+	Recent  bool     `json:"recent,omitempty" jsonschema:"prefer newer notes"`
+}
+
 // SearchInput is the search tool's input.
 type SearchInput struct {
 	Query string `json:"query" jsonschema:"what to look for, in any words (Russian or English)"`
@@ -133,6 +158,7 @@ type SearchInput struct {
 	IncludeReports bool `json:"include_reports,omitempty" jsonschema:"also search saved research reports (left out by default, so passages come from the notes themselves)"`
 	// Facets asks for the candidates' counts by notebook, tag and month.
 	Facets bool `json:"facets,omitempty" jsonschema:"also count the documents of the query's candidates (not only the k passages) by notebook, tag and month, to narrow the search by"`
+	ScopeArgs
 }
 
 // Passage is one search hit.
@@ -162,8 +188,16 @@ type SearchOutput struct {
 }
 
 func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInput) (*mcp.CallToolResult, SearchOutput, error) {
-	if strings.TrimSpace(in.Query) == "" {
-		return nil, SearchOutput{}, errors.New("query is empty: give the words to look for")
+	given, err := in.scope(time.Now())
+	if err != nil {
+		return nil, SearchOutput{}, err
+	}
+	if strings.TrimSpace(in.Query) == "" && given == nil {
+		return nil, SearchOutput{}, errors.New("query is empty: give the words to look for, or a scope to list")
+	}
+	query, sc, notes, err := gateway.ParseScope(in.Query, given)
+	if err != nil {
+		return nil, SearchOutput{}, err
 	}
 	if !schemas.ValidMode(in.Mode) {
 		return nil, SearchOutput{}, fmt.Errorf("mode %q: want lexical, vector, hybrid or rerank", in.Mode)
@@ -172,11 +206,12 @@ func (t *tools) search(ctx context.Context, _ *mcp.CallToolRequest, in SearchInp
 		in.K = 10
 	}
 	in.K = min(in.K, 50)
-	res, err := t.b.Search(ctx, gateway.SearchRequest{Query: in.Query, K: in.K, Mode: in.Mode, Lang: in.Lang,
-		IncludeReports: in.IncludeReports, Facets: in.Facets, Marks: Marks})
+	res, err := t.b.Search(ctx, gateway.SearchRequest{Query: query, K: in.K, Mode: in.Mode, Lang: in.Lang,
+		IncludeReports: in.IncludeReports, Facets: in.Facets, Scope: sc, Marks: Marks})
 	if err != nil {
 		return nil, SearchOutput{}, fmt.Errorf("search: %w", err)
 	}
+	res.Reasons = append(res.Reasons, notes...)
 	out := SearchOutput{Mode: res.Mode, Reasons: res.Reasons, Passages: []Passage{}, Facets: res.Facets}
 	var b strings.Builder
 	fmt.Fprintf(&b, "Search mode %s", res.Mode)
@@ -207,6 +242,7 @@ type AskInput struct {
 	History []schemas.Turn `json:"history,omitempty" jsonschema:"earlier turns of the conversation (role user or assistant, text), oldest first, so a follow-up question is understood"`
 	// IncludeReports lets the answer draw on saved research reports too.
 	IncludeReports bool `json:"include_reports,omitempty" jsonschema:"also draw on saved research reports (left out by default)"`
+	ScopeArgs
 }
 
 // AskOutput is the ask tool's structured result.
@@ -234,9 +270,13 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 			return nil, AskOutput{}, fmt.Errorf("history[%d].role %q: want user or assistant", i, h.Role)
 		}
 	}
+	question, sc, notes, err := in.question(in.Question)
+	if err != nil {
+		return nil, AskOutput{}, err
+	}
 	id := newID("mcp")
-	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: id, Question: in.Question, Lang: in.Lang, History: in.History,
-		Options: schemas.QueryOptions{Mode: in.Mode, K: in.K, IncludeReports: in.IncludeReports}}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: id, Question: question, Lang: in.Lang, History: in.History,
+		Options: schemas.QueryOptions{Mode: in.Mode, K: in.K, IncludeReports: in.IncludeReports, Scope: sc}}}
 	q.TraceID = id
 	onToken, stop := tokenProgress(ctx, req)
 	done, err := t.b.Ask(ctx, q, onToken)
@@ -244,6 +284,7 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 	if err != nil {
 		return nil, AskOutput{}, fmt.Errorf("ask: %w", err)
 	}
+	done.Reasons = append(done.Reasons, notes...)
 	cites := make([]schemas.Citation, len(done.Citations))
 	copy(cites, done.Citations)
 	for i := range cites {
@@ -305,6 +346,7 @@ type ResearchInput struct {
 	NoLLM        bool   `json:"no_llm,omitempty" jsonschema:"gather evidence only, without a language model's synthesis"`
 	// IncludeReports lets the research read saved research reports too.
 	IncludeReports bool `json:"include_reports,omitempty" jsonschema:"also read saved research reports (left out by default)"`
+	ScopeArgs
 }
 
 // ResearchOutput is the research tool's structured result.
@@ -325,8 +367,12 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 	if strings.TrimSpace(in.Question) == "" {
 		return nil, ResearchOutput{}, errors.New("question is empty")
 	}
+	question, sc, notes, err := in.question(in.Question)
+	if err != nil {
+		return nil, ResearchOutput{}, err
+	}
 	id := newID("mcp-research")
-	r := &schemas.ResearchRequested{ResearchID: id, Question: in.Question, Lang: in.Lang, NoLLM: in.NoLLM,
+	r := &schemas.ResearchRequested{ResearchID: id, Question: question, Lang: in.Lang, NoLLM: in.NoLLM, Scope: sc,
 		IncludeReports: in.IncludeReports, Budget: schemas.ResearchBudget{SubQuestions: in.SubQuestions, WallSeconds: in.WallSeconds}}
 	r.TraceID = id
 	var onProgress func(*schemas.ResearchProgress)
@@ -352,7 +398,7 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 		srcs[i].Number, srcs[i].Spans = i+1, nil
 	}
 	out := ResearchOutput{ResearchID: rep.ResearchID, Mode: rep.Mode, Title: rep.Title, Markdown: rep.Markdown, Sources: srcs,
-		Reasons: rep.Reasons, Tasks: rep.Tasks, DocsRead: rep.DocsRead, LLMCalls: rep.LLMCalls}
+		Reasons: append(append([]string(nil), rep.Reasons...), notes...), Tasks: rep.Tasks, DocsRead: rep.DocsRead, LLMCalls: rep.LLMCalls}
 	text := rep.Markdown // its sources list ends it
 	if strings.TrimSpace(text) == "" {
 		var b strings.Builder
@@ -449,4 +495,32 @@ func newID(prefix string) string {
 	b := make([]byte, 8)
 	_, _ = rand.Read(b)
 	return prefix + "-" + hex.EncodeToString(b)
+}
+
+// scope is the scope the arguments give (nil: none), dates read as of now.
+func (a ScopeArgs) scope(now time.Time) (*schemas.Scope, error) {
+	s, err := client.ScopeValues{In: a.In, NotIn: a.NotIn, Paths: a.Path, NotPaths: a.NotPath, Docs: a.Doc,
+		Tags: a.Tag, NotTags: a.NotTag, Since: a.Since, Until: a.Until, Recent: a.Recent}.Scope(now)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", gateway.CodeInvalidScope, err)
+	}
+	return s, nil
+}
+
+// question reads a question's operators and keeps the arguments' scope
+// too (gateway.ParseScope); a question of a scope alone is refused (ask
+// and research need something to answer).
+func (a ScopeArgs) question(text string) (string, *schemas.Scope, []string, error) {
+	given, err := a.scope(time.Now())
+	if err != nil {
+		return "", nil, nil, err
+	}
+	q, s, notes, err := gateway.ParseScope(text, given)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	if strings.TrimSpace(q) == "" {
+		return "", nil, nil, fmt.Errorf("%s: the question is only a scope: ask something within it (search lists a scope's notes)", gateway.CodeInvalidScope)
+	}
+	return q, s, notes, nil
 }

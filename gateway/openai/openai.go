@@ -27,6 +27,15 @@
 // provider's when the answer stage asked one that reported them, else
 // this endpoint's estimate (EstimateTokens), marked "estimated": true.
 //
+// Scope operators in the last user message (tag:recipe, in:"Work notes",
+// path:projects/atlas, after:2024-03-01, lang:ru, -tag:old, and Russian
+// тег:, в:, путь:, после:, до:; date phrases such as "this month" or "в
+// прошлом месяце") keep the answer to that part of the notes, as on every
+// other door (gateway.ParseScope); what was read is in "exocortex"'s
+// reasons ("scope: tags recipe"). A misspelt operator is a 400 with code
+// invalid_scope naming the known ones; exocortex-search lists the notes of
+// a message that is only a scope.
+//
 // response_format {"type":"text"} is the default; {"type":"json_object"}
 // makes the message's content one JSON object (AnswerJSON: the answer,
 // its citations, mode and confidence; streamed as a single delta once the
@@ -138,6 +147,12 @@ type request struct {
 	format string
 	// prompt is every message's text, for the usage estimate.
 	prompt []string
+	// asked is the last user message as written; question is its words
+	// with the scope operators read out into scope (nil: every note),
+	// notes say what was read (gateway.ParseScope).
+	asked string
+	scope *schemas.Scope
+	notes []string
 }
 
 func parseRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
@@ -194,7 +209,10 @@ func parseRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 			"messages: want at least one user message with text (the last one is the question)")
 		return nil, false
 	}
-	req.question = strings.TrimSpace(string(body.Messages[last].Content))
+	req.asked = strings.TrimSpace(string(body.Messages[last].Content))
+	if !req.readScope(w) {
+		return nil, false
+	}
 	for _, m := range body.Messages[:last] {
 		text := strings.TrimSpace(string(m.Content))
 		switch m.Role {
@@ -209,6 +227,27 @@ func parseRequest(w http.ResponseWriter, r *http.Request) (*request, bool) {
 		}
 	}
 	return req, true
+}
+
+// readScope reads the scope operators of the last user message (tag:recipe,
+// in:"Work notes", after:2024-03-01, тег:, в:, после:; date phrases such
+// as "this month" too) into the request's scope, leaving its words as the
+// question. A scope that cannot be kept, or (model exocortex) a message
+// that is only a scope, is a 400 invalid_request_error with code
+// invalid_scope on param messages; exocortex-search lists a scope's notes.
+func (req *request) readScope(w http.ResponseWriter) bool {
+	q, sc, notes, err := gateway.ParseScope(req.asked, nil)
+	if err != nil {
+		writeParamError(w, http.StatusBadRequest, "messages", gateway.CodeInvalidScope, err.Error())
+		return false
+	}
+	if strings.TrimSpace(q) == "" && req.model != ModelSearch {
+		writeParamError(w, http.StatusBadRequest, "messages", gateway.CodeInvalidScope,
+			"the last user message is only a scope: ask something within it (\"what did I decide? tag:work\"), or use the model "+ModelSearch+" to list its notes")
+		return false
+	}
+	req.question, req.scope, req.notes = q, sc, notes
+	return true
 }
 
 // answerText is an earlier answer of this endpoint as history: its
@@ -254,7 +293,8 @@ func (h *handler) chat(w http.ResponseWriter, r *http.Request) {
 
 func (h *handler) ask(r *http.Request, req *request, out *responder, id string) {
 	log := zerolog.Ctx(r.Context()).With().Str("query_id", id).Str("door", "openai").Logger()
-	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: id, Question: req.question, History: req.history}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: id, Question: req.question, History: req.history,
+		Options: schemas.QueryOptions{Scope: req.scope}}}
 	q.TraceID = id
 	done, err := h.b.Ask(r.Context(), q, out.token)
 	out.stopTokens()
@@ -267,11 +307,11 @@ func (h *handler) ask(r *http.Request, req *request, out *responder, id string) 
 		out.fail(err)
 		return
 	}
-	info := &Info{QueryID: done.QueryID, Mode: done.Mode, Reasons: done.Reasons, Confidence: done.Confidence,
+	info := &Info{QueryID: done.QueryID, Mode: done.Mode, Reasons: append(append([]string(nil), done.Reasons...), req.notes...), Confidence: done.Confidence,
 		StandaloneQuestion: done.StandaloneQuestion, FollowUps: done.FollowUps, Provider: done.Provider}
 	language := done.Lang
 	if language == "" {
-		language = lang.DetectLang(req.question)
+		language = lang.DetectLang(req.asked)
 	}
 	cites := citationsOf(done.Citations)
 	var provided *Usage
@@ -284,7 +324,7 @@ func (h *handler) ask(r *http.Request, req *request, out *responder, id string) 
 
 func (h *handler) search(r *http.Request, req *request, out *responder) {
 	log := zerolog.Ctx(r.Context()).With().Str("door", "openai").Str("model", ModelSearch).Logger()
-	res, err := h.b.Search(r.Context(), gateway.SearchRequest{Query: req.question, K: searchK})
+	res, err := h.b.Search(r.Context(), gateway.SearchRequest{Query: req.question, K: searchK, Scope: req.scope})
 	if err != nil {
 		if r.Context().Err() != nil {
 			return
@@ -293,13 +333,13 @@ func (h *handler) search(r *http.Request, req *request, out *responder) {
 		out.fail(err)
 		return
 	}
-	language := lang.DetectLang(req.question)
+	language := lang.DetectLang(req.asked)
 	cites := make([]Citation, 0, len(res.Results))
 	var text strings.Builder
 	if len(res.Results) == 0 {
 		text.WriteString(noPassages(language))
 	} else {
-		text.WriteString(passagesIntro(language, req.question))
+		text.WriteString(passagesIntro(language, req.asked))
 	}
 	for i, hit := range res.Results {
 		c := Citation{Number: i + 1, BlockID: hit.BlockID, DocID: hit.DocID, Title: hit.Title, SectionPath: hit.SectionPath,
@@ -307,7 +347,7 @@ func (h *handler) search(r *http.Request, req *request, out *responder) {
 		cites = append(cites, c)
 		fmt.Fprintf(&text, "\n\n%d. **%s**: %s [%d]", c.Number, label(c), oneLine(hit.Snippet), c.Number)
 	}
-	info := &Info{Mode: schemas.AnswerSearchOnly, RetrievalMode: res.Mode, Reasons: res.Reasons}
+	info := &Info{Mode: schemas.AnswerSearchOnly, RetrievalMode: res.Mode, Reasons: append(append([]string(nil), res.Reasons...), req.notes...)}
 	out.token(&schemas.AnswerToken{Text: text.String()})
 	out.stopTokens()
 	out.finish(text.String(), sourcesText(language, cites), cites, info, nil)
