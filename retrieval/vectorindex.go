@@ -156,6 +156,11 @@ func decodePassage(id, s string) (store.Hit, error) {
 // A point without a stored passage is left out (it cannot be shown); no
 // snippets are made (the retrieve stage asks for none).
 func (x *VectorIndex) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
+	return x.search(ctx, query, opts, nil)
+}
+
+// search is Search within a scope's payload conditions (meta; nil: none).
+func (x *VectorIndex) search(ctx context.Context, query string, opts store.SearchOptions, meta *vectors.MetaFilter) ([]store.Hit, error) {
 	k := opts.K
 	if k <= 0 {
 		k = store.DefaultK
@@ -165,7 +170,7 @@ func (x *VectorIndex) Search(ctx context.Context, query string, opts store.Searc
 	if q.Empty() {
 		return nil, nil
 	}
-	res, err := x.Store.SearchLexical(ctx, q, vectors.SearchOptions{K: k, Filter: vectors.Filter{Lang: opts.Lang}})
+	res, err := x.Store.SearchLexical(ctx, q, vectors.SearchOptions{K: k, Filter: vectors.Filter{Lang: opts.Lang, Meta: meta}})
 	if err != nil {
 		return nil, fmt.Errorf("search %q on %s: %w", query, x.Store.Name(), err)
 	}

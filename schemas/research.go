@@ -69,8 +69,11 @@ type ResearchRequested struct {
 	NoLLM bool `json:"no_llm,omitempty"`
 	// IncludeReports lets the research read saved research reports too
 	// (QueryOptions.IncludeReports); by default they are left out.
-	IncludeReports bool      `json:"include_reports,omitempty"`
-	RequestedAt    time.Time `json:"requested_at"`
+	IncludeReports bool `json:"include_reports,omitempty"`
+	// Scope keeps the research within part of the notes (QueryOptions.Scope):
+	// the plan and every sub-question search only there. Nil: every note.
+	Scope       *Scope    `json:"scope,omitempty"`
+	RequestedAt time.Time `json:"requested_at"`
 }
 
 // MsgID is "research:<research_id>".
@@ -80,6 +83,9 @@ func (e *ResearchRequested) MsgID() string { return "research:" + e.ResearchID }
 func (e *ResearchRequested) Validate() error {
 	if e.ResearchID == "" || e.Question == "" {
 		return fmt.Errorf("research_id and question are required")
+	}
+	if err := e.Scope.Validate(); err != nil {
+		return fmt.Errorf("scope: %w", err)
 	}
 	return nil
 }
@@ -103,6 +109,8 @@ type ResearchTask struct {
 	Original string `json:"original"`
 	// IncludeReports is the request's (ResearchRequested.IncludeReports).
 	IncludeReports bool `json:"include_reports,omitempty"`
+	// Scope is the request's (ResearchRequested.Scope).
+	Scope *Scope `json:"scope,omitempty"`
 	// PlanCalls are the provider calls the plan made (retries of an
 	// unreadable reply included); they count in Budget.LLMCalls.
 	PlanCalls int `json:"plan_calls,omitempty"`

@@ -269,7 +269,14 @@ func qdrantFilter(f Filter) (*qdrant.Filter, error) {
 	if len(f.DocIDs) > 0 {
 		must = append(must, qdrant.NewMatchKeywords(payloadDocID, f.DocIDs...))
 	}
-	if f.IDs != nil {
+	switch {
+	case f.IDs != nil && f.IDs.docs != nil:
+		// A set of documents: doc_id (and lang) conditions, no id list.
+		must = append(must, qdrant.NewMatchKeywords(payloadDocID, f.IDs.docs...))
+		if f.IDs.langs != nil {
+			must = append(must, qdrant.NewMatchKeywords(payloadLang, f.IDs.langs...))
+		}
+	case f.IDs != nil:
 		must = append(must, qdrant.NewHasID(pointIDs(f.IDs.IDs())...))
 	}
 	if !f.Meta.Empty() {
