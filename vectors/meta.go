@@ -6,13 +6,13 @@ import "strings"
 // payload by a store that holds payloads (Qdrant: see the Meta* keys). The
 // zero value is "unknown": nothing is written for it.
 type PointMeta struct {
-	Notebook string   // SiYuan notebook or ingested folder root
+	Notebook string // SiYuan notebook or ingested folder root
 	// NotebookName is the notebook's readable name, kept beside Notebook
 	// (the payload's notebook is then a list of both).
 	NotebookName string
-	Path     string   // the document's path, "/"-separated, e.g. "projects/atlas/budget.md"
-	Tags     []string // front-matter, #tags and SiYuan tags
-	Time     int64    // the note's own time, unix seconds; 0 = unknown
+	Path         string   // the document's path, "/"-separated, e.g. "projects/atlas/budget.md"
+	Tags         []string // front-matter, #tags and SiYuan tags
+	Time         int64    // the note's own time, unix seconds; 0 = unknown
 }
 
 // Payload keys of the scope fields (Qdrant) and the fields a MetaCond
