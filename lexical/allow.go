@@ -72,3 +72,13 @@ func (a *Allow) count() int {
 	}
 	return n
 }
+
+// AllowBits returns the set whose bitmap is words (bit i of words[i/64]
+// for id i), shared, not copied: the caller must not change words while
+// the set is in use. The store's scope sets (store.ChunkSet) hand their
+// rowid bitmap over this way at no cost.
+func AllowBits(words []uint64) *Allow {
+	a := &Allow{bits: words}
+	a.n = a.count()
+	return a
+}

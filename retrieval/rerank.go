@@ -56,7 +56,11 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 		t := time.Now()
 		// A neighbour in a saved report (a report's block references
 		// the notes it cites) is left out like any report chunk.
-		xr, err := r.withoutReports(ctx, rq.Options.IncludeReports)
+		sr, _, err := r.withScope(ctx, rq.Options)
+		if err != nil {
+			return nil, fmt.Errorf("query %s: graph expansion: %w", rq.QueryID, err)
+		}
+		xr, err := sr.withoutReports(ctx, rq.Options.IncludeReports)
 		if err != nil {
 			return nil, fmt.Errorf("query %s: graph expansion: %w", rq.QueryID, err)
 		}

@@ -53,6 +53,11 @@ type Config struct {
 	// widening; WeakScore is the best cosine below which the search widens.
 	EfLadder  []int
 	WeakScore float32
+	// RecencyHalfLife and RecencyWeight shape the recency signal of a
+	// query whose scope prefers recent notes (Scope.Recent): see recency.
+	// Defaults: 90 days, weight 1.
+	RecencyHalfLife time.Duration
+	RecencyWeight   float64
 }
 
 // RerankFloor is the fewest fused candidates the cross-encoder scores (all
@@ -65,8 +70,12 @@ const RerankFloor = 20
 // to top-12, up to 4 neighbours.
 func DefaultConfig() Config {
 	return Config{LexicalK: 200, VectorK: 200, FusedK: 80, RRFK: 60, RerankK: 12, RerankCandidates: 40, Expand: 4,
-		EfLadder: []int{64, 96, 128}, WeakScore: 0.80}
+		EfLadder: []int{64, 96, 128}, WeakScore: 0.80, RecencyHalfLife: DefaultRecencyHalfLife, RecencyWeight: 1}
 }
+
+// DefaultRecencyHalfLife is the age at which a note's recency share is
+// half a fresh note's.
+const DefaultRecencyHalfLife = 90 * 24 * time.Hour
 
 // Retriever runs queries. Vectors, Embedder and Reranker may be nil: the
 // retriever then uses the best mode it has and says why in Reasons.
@@ -157,14 +166,29 @@ func (c Config) withDefaults() Config {
 	if c.WeakScore == 0 {
 		c.WeakScore = d.WeakScore
 	}
+	if c.RecencyHalfLife <= 0 {
+		c.RecencyHalfLife = d.RecencyHalfLife
+	}
+	if c.RecencyWeight <= 0 {
+		c.RecencyWeight = d.RecencyWeight
+	}
 	return c
 }
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
 // Retrieve runs the first half of a query: BM25 and vector search, fused.
+//
+// A scoped query (Options.Scope) searches within its scope (see withScope);
+// one whose scope holds no note returns no candidates and says so
+// (ReasonScopeEmpty).
 func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.QueryRetrieved, error) {
-	r, err := r.withoutReports(ctx, q.Options.IncludeReports)
+	t0 := time.Now()
+	r, qs, err := r.withScope(ctx, q.Options)
+	if err != nil {
+		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+	}
+	r, err = r.withoutReports(ctx, q.Options.IncludeReports)
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
 	}
@@ -175,6 +199,13 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 	out := &schemas.QueryRetrieved{Query: q.Query, Searched: q.Question, Mode: mode, Reasons: reasons, TimingsMS: map[string]float64{},
 		SubmittedAt: q.Time}
 	out.Lang = langOf(q.Lang, q.Question)
+	if qs != nil {
+		out.TimingsMS["scope"] = ms(time.Since(t0))
+	}
+	if qs.empty() {
+		out.Reasons = append(out.Reasons, emptyReason(qs))
+		return out, nil
+	}
 	if r.Reformulate != nil && len(q.History) > 0 {
 		t := time.Now()
 		query, err := r.Reformulate(ctx, q.Question, q.History)
@@ -219,7 +250,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 		}
 	}
 	t := time.Now()
-	cands, err := r.fuse(ctx, lists, vec, cfg)
+	cands, err := r.fuse(ctx, lists, vec, cfg, recencyOf(qs, out))
 	if err != nil {
 		return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
 	}
@@ -274,10 +305,13 @@ func bestScore(res []vectors.Result) float32 {
 // path): a note ranked first for the question and one ranked first for its
 // translation, each second in the other list, tie, and the one the question
 // itself found comes first wherever the notes are kept.
-func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vectors.Result, cfg Config) ([]schemas.Candidate, error) {
+func (r *Retriever) fuse(ctx context.Context, lexLists [][]store.Hit, vec []vectors.Result, cfg Config, rec *recencyPref) ([]schemas.Candidate, error) {
 	f := fusion{byID: map[string]*schemas.Candidate{}, translated: map[string]bool{}, rrfK: cfg.RRFK}
 	f.addLexical(lexLists)
 	f.addVector(vec)
+	if err := rec.apply(ctx, &f, cfg); err != nil {
+		return nil, err
+	}
 	cands := f.ranked(cfg.FusedK)
 	cands, err := r.fillPassages(ctx, cands, f.missing)
 	if err != nil {
@@ -345,6 +379,9 @@ func (f *fusion) addVector(vec []vectors.Result) {
 			continue
 		}
 		c.Vector = &schemas.RetrieverHit{Rank: i + 1, Score: float64(v.Score)}
+		if c.DocID == "" {
+			c.DocID = v.DocID // for the recency signal; the passage comes later
+		}
 		c.Fused += 1 / (f.rrfK + float64(i+1))
 		if c.Lexical == nil {
 			f.missing = append(f.missing, v.ID)

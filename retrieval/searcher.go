@@ -20,6 +20,8 @@ type Searcher struct {
 	// IncludeReports searches saved research reports too (left out by
 	// default; see QueryOptions.IncludeReports).
 	IncludeReports bool
+	// Scope narrows every search (nil: every note); see QueryOptions.Scope.
+	Scope *schemas.Scope
 	// LastMode and LastReasons describe the most recent query (the mode can
 	// be lower than asked when a model is missing).
 	LastMode    string
@@ -40,14 +42,14 @@ func (s *Searcher) Search(ctx context.Context, query string, opts store.SearchOp
 		expand = 0
 	}
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: fmt.Sprintf("search-%d", s.seq.Add(1)), Question: query,
-		Options: schemas.QueryOptions{Mode: s.Mode, K: k, Lang: opts.Lang, Expand: expand, IncludeReports: s.IncludeReports}}}
+		Options: schemas.QueryOptions{Mode: s.Mode, K: k, Lang: opts.Lang, Expand: expand, IncludeReports: s.IncludeReports, Scope: s.Scope}}}
 	cfg := s.R.Config.withDefaults()
 	if k > cfg.FusedK {
 		// A caller that wants more than the fused list holds widens it.
 		r := *s.R
 		r.Config = cfg
 		r.Config.FusedK = k
-		return (&Searcher{R: &r, Mode: s.Mode, Expand: s.Expand, IncludeReports: s.IncludeReports}).Search(ctx, query, opts)
+		return (&Searcher{R: &r, Mode: s.Mode, Expand: s.Expand, IncludeReports: s.IncludeReports, Scope: s.Scope}).Search(ctx, query, opts)
 	}
 	rq, err := s.R.Retrieve(ctx, q)
 	if err != nil {

@@ -118,6 +118,10 @@ func RefreshLexical(ctx context.Context, r LexicalRefresher, src PassageSource, 
 		byID[h.ChunkID] = h
 	}
 	a := src.Analyzer()
+	metas, err := docMetas(ctx, src, hits)
+	if err != nil {
+		return 0, err
+	}
 	var encErr error
 	n, err := r.RefreshLexical(ctx, ids, func(p *vectors.Point) bool {
 		hit, ok := byID[p.ID]
@@ -128,9 +132,68 @@ func RefreshLexical(ctx context.Context, r LexicalRefresher, src PassageSource, 
 			encErr = err
 			return false
 		}
+		p.Meta = metas[hit.DocID]
 		return true
 	})
 	return n, errors.Join(err, encErr)
+}
+
+// MetaSource tells the scope fields of documents (*store.Store): what a
+// point's Meta is made of (PointMetaOf).
+type MetaSource interface {
+	DocScopes(ctx context.Context, docIDs []string) (map[string]store.DocScope, error)
+}
+
+// SetMeta gives each point the metadata of its document (PointMetaOf), so
+// a vector store with payloads (Qdrant) filters scopes on them. The index
+// stage calls it before an upsert; RefreshLexical (and so check --repair,
+// for points of an older LexicalFormat) rewrites it with the lexical
+// fields. A source that is not a MetaSource leaves the points as they are.
+func SetMeta(ctx context.Context, src any, pts []vectors.Point) error {
+	ms, ok := src.(MetaSource)
+	if !ok || len(pts) == 0 {
+		return nil
+	}
+	var docs []string
+	seen := map[string]bool{}
+	for _, p := range pts {
+		if !seen[p.DocID] {
+			seen[p.DocID] = true
+			docs = append(docs, p.DocID)
+		}
+	}
+	scopes, err := ms.DocScopes(ctx, docs)
+	if err != nil {
+		return fmt.Errorf("metadata of %d documents for their vector points: %w", len(docs), err)
+	}
+	for i := range pts {
+		if d, ok := scopes[pts[i].DocID]; ok {
+			pts[i].Meta = PointMetaOf(d)
+		}
+	}
+	return nil
+}
+
+// docMetas are the points' metadata of the hits' documents (none when src
+// is not a MetaSource).
+func docMetas(ctx context.Context, src any, hits []store.Hit) (map[string]vectors.PointMeta, error) {
+	ms, ok := src.(MetaSource)
+	if !ok {
+		return nil, nil
+	}
+	var docs []string
+	for _, h := range hits {
+		docs = append(docs, h.DocID)
+	}
+	scopes, err := ms.DocScopes(ctx, docs)
+	if err != nil {
+		return nil, fmt.Errorf("metadata of %d documents: %w", len(docs), err)
+	}
+	out := make(map[string]vectors.PointMeta, len(scopes))
+	for id, d := range scopes {
+		out[id] = PointMetaOf(d)
+	}
+	return out, nil
 }
 
 // EncodePassage is the Passage the index stage stores with a chunk's point.
@@ -156,6 +219,11 @@ func decodePassage(id, s string) (store.Hit, error) {
 // A point without a stored passage is left out (it cannot be shown); no
 // snippets are made (the retrieve stage asks for none).
 func (x *VectorIndex) Search(ctx context.Context, query string, opts store.SearchOptions) ([]store.Hit, error) {
+	return x.search(ctx, query, opts, nil)
+}
+
+// search is Search within a scope's payload conditions (meta; nil: none).
+func (x *VectorIndex) search(ctx context.Context, query string, opts store.SearchOptions, meta *vectors.MetaFilter) ([]store.Hit, error) {
 	k := opts.K
 	if k <= 0 {
 		k = store.DefaultK
@@ -165,7 +233,7 @@ func (x *VectorIndex) Search(ctx context.Context, query string, opts store.Searc
 	if q.Empty() {
 		return nil, nil
 	}
-	res, err := x.Store.SearchLexical(ctx, q, vectors.SearchOptions{K: k, Filter: vectors.Filter{Lang: opts.Lang}})
+	res, err := x.Store.SearchLexical(ctx, q, vectors.SearchOptions{K: k, Filter: vectors.Filter{Lang: opts.Lang, Meta: meta}})
 	if err != nil {
 		return nil, fmt.Errorf("search %q on %s: %w", query, x.Store.Name(), err)
 	}

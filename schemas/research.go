@@ -70,8 +70,8 @@ type ResearchRequested struct {
 	// IncludeReports lets the research read saved research reports too
 	// (QueryOptions.IncludeReports); by default they are left out.
 	IncludeReports bool `json:"include_reports,omitempty"`
-	// Scope keeps the research to part of the notes (QueryOptions.Scope):
-	// it plans and investigates within it. nil: every note.
+	// Scope keeps the research within part of the notes (QueryOptions.Scope):
+	// the plan and every sub-question search only there. Nil: every note.
 	Scope       *Scope    `json:"scope,omitempty"`
 	RequestedAt time.Time `json:"requested_at"`
 }
@@ -109,6 +109,8 @@ type ResearchTask struct {
 	Original string `json:"original"`
 	// IncludeReports is the request's (ResearchRequested.IncludeReports).
 	IncludeReports bool `json:"include_reports,omitempty"`
+	// Scope is the request's (ResearchRequested.Scope).
+	Scope *Scope `json:"scope,omitempty"`
 	// PlanCalls are the provider calls the plan made (retries of an
 	// unreadable reply included); they count in Budget.LLMCalls.
 	PlanCalls int `json:"plan_calls,omitempty"`

@@ -36,6 +36,10 @@ type Scope struct {
 	// Recent prefers newer notes: recency is fused into the ranking as one
 	// more signal (its half-life comes from the configuration).
 	Recent bool `json:"recent,omitempty"`
+	// ExpandOutside lets the graph expansion add neighbours from outside
+	// the scope (a linked note in another notebook); by default the
+	// contexts stay inside it.
+	ExpandOutside bool `json:"expand_outside,omitempty"`
 }
 
 // ScopeSet is one side of a Scope. Values are matched as given, except that

@@ -19,7 +19,7 @@ func (s *Store) loadCatalog(ctx context.Context) (*catalog, error) {
 		return nil, fmt.Errorf("read scope catalog: %w", err)
 	}
 	defer tx.Rollback()
-	c := &catalog{byID: map[string]uint32{}}
+	c := &catalog{byID: map[string]uint32{}, sets: map[string]*ChunkSet{}}
 	if err := tx.QueryRowContext(ctx, `SELECT n FROM scope_seq`).Scan(&c.seq); err != nil {
 		return nil, fmt.Errorf("read scope catalog: %w", err)
 	}

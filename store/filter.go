@@ -2,11 +2,14 @@ package store
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/exocortex/exocortex/lexical"
 )
 
 // DocFilter is a query's scope in the store's terms. Within a field any
@@ -50,6 +53,85 @@ type ChunkSet struct {
 	n     int                 // chunks in rows
 	docs  map[string]struct{} // documents with an allowed chunk's document-level fields
 	langs []string            // Langs; nil = any
+	seq   int64               // the catalog's scope_seq
+	key   string              // the filter's canonical key
+
+	allowOnce sync.Once
+	allow     *lexical.Allow
+
+	memoMu sync.Mutex
+	memo   map[string]any
+}
+
+// Memo returns the value kept under name, making it with mk the first
+// time: what a caller derives from the set (the vector search's id set)
+// lives as long as the set, which AllowedChunks hands out again for the
+// same filter until the index changes. A nil set memoizes nothing.
+func (c *ChunkSet) Memo(name string, mk func() any) any {
+	if c == nil {
+		return mk()
+	}
+	c.memoMu.Lock()
+	defer c.memoMu.Unlock()
+	if v, ok := c.memo[name]; ok {
+		return v
+	}
+	if c.memo == nil {
+		c.memo = map[string]any{}
+	}
+	v := mk()
+	c.memo[name] = v
+	return v
+}
+
+// Seq is the index's scope sequence the set was evaluated at: a set of
+// the same Key and Seq holds the same chunks.
+func (c *ChunkSet) Seq() int64 {
+	if c == nil {
+		return 0
+	}
+	return c.seq
+}
+
+// Key is the canonical form of the filter the set was made from (equal
+// filters, equal keys): with Seq it keys what a caller derives from the
+// set (the vector search's id set).
+func (c *ChunkSet) Key() string {
+	if c == nil {
+		return ""
+	}
+	return c.key
+}
+
+// Allow is the set as the lexical index's allow-filter (the rowid bitmap,
+// shared: made once, no copy). Nil for a nil set (everything).
+func (c *ChunkSet) Allow() *lexical.Allow {
+	if c == nil {
+		return nil
+	}
+	c.allowOnce.Do(func() { c.allow = lexical.AllowBits(c.rows) })
+	return c.allow
+}
+
+// DocIDs are the documents that pass the filter's document fields, in no
+// particular order (nil for a nil set).
+func (c *ChunkSet) DocIDs() []string {
+	if c == nil {
+		return nil
+	}
+	out := make([]string, 0, len(c.docs))
+	for d := range c.docs {
+		out = append(out, d)
+	}
+	return out
+}
+
+// Langs are the languages the set keeps (nil: any).
+func (c *ChunkSet) Langs() []string {
+	if c == nil {
+		return nil
+	}
+	return c.langs
 }
 
 // HasRow reports whether the chunk with this rowid is allowed.
@@ -113,7 +195,33 @@ func (s *Store) AllowedChunks(ctx context.Context, f DocFilter) (*ChunkSet, erro
 	if err != nil {
 		return nil, fmt.Errorf("scope: %w", err)
 	}
-	return cat.allowed(&f), nil
+	key := f.Key()
+	cat.setsMu.Lock()
+	defer cat.setsMu.Unlock()
+	if set, ok := cat.sets[key]; ok {
+		return set, nil
+	}
+	set := cat.allowed(&f)
+	set.seq, set.key = cat.seq, key
+	if len(cat.sets) >= maxCachedSets {
+		clear(cat.sets)
+	}
+	cat.sets[key] = set
+	return set, nil
+}
+
+// maxCachedSets bounds the chunk sets a catalog keeps (one per filter
+// asked since the index last changed).
+const maxCachedSets = 64
+
+// Key is f's canonical form: equal filters (the same values in the same
+// order) have equal keys.
+func (f *DocFilter) Key() string {
+	b, err := json.Marshal(f)
+	if err != nil { // a DocFilter is strings and times: never
+		return fmt.Sprint(*f)
+	}
+	return string(b)
 }
 
 // catalog is what a scope is evaluated over: the documents' fields and
@@ -127,6 +235,9 @@ type catalog struct {
 	lang  []uint8  // rows' languages (index into langs)
 	langs []string
 	max   int64 // the largest rowid
+
+	setsMu sync.Mutex
+	sets   map[string]*ChunkSet // by DocFilter.Key, at seq
 }
 
 const noDoc = ^uint32(0)

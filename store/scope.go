@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -132,4 +133,52 @@ func backfillScope(ctx context.Context, db *sql.DB) error {
 		return fmt.Errorf("fill in scope fields: %w", err)
 	}
 	return tx.Commit()
+}
+
+// DocScope is what a scope filters on of one document (DocFilter's
+// fields): the index stage writes it with the document's vector points
+// (retrieval.PointMetaOf) so a vector store with payloads can filter too.
+type DocScope struct {
+	Notebook, NotebookName string
+	// Path is the document's path; RelPath the path within its notebook.
+	Path, RelPath string
+	Tags          []string // normalised
+	Time          time.Time
+}
+
+// DocScopes returns the scope fields of the documents the index holds
+// among docIDs (the others are left out).
+func (s *Store) DocScopes(ctx context.Context, docIDs []string) (map[string]DocScope, error) {
+	out := map[string]DocScope{}
+	if len(docIDs) == 0 {
+		return out, nil
+	}
+	ids, err := json.Marshal(docIDs)
+	if err != nil {
+		return nil, fmt.Errorf("document scopes: %w", err)
+	}
+	rows, err := s.r.QueryContext(ctx, `SELECT doc_id, source, notebook, notebook_name, path, doc_time,
+	coalesce((SELECT group_concat(tag, char(10)) FROM doc_tags t WHERE t.doc_id = d.doc_id), '')
+FROM documents d WHERE doc_id IN (SELECT value FROM json_each(?))`, string(ids))
+	if err != nil {
+		return nil, fmt.Errorf("document scopes: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id, source, tags string
+		var d DocScope
+		var at int64
+		if err := rows.Scan(&id, &source, &d.Notebook, &d.NotebookName, &d.Path, &at, &tags); err != nil {
+			return nil, fmt.Errorf("document scopes: %w", err)
+		}
+		d.RelPath = relPath(source, strings.ToLower(d.Path), strings.ToLower(d.Notebook), strings.ToLower(d.NotebookName))
+		if tags != "" {
+			d.Tags = strings.Split(tags, "\n")
+		}
+		if at != 0 {
+			d.Time = time.Unix(0, at).UTC()
+		}
+		out[id] = d
+	}
+	return out, rows.Err()
 }

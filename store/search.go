@@ -63,6 +63,11 @@ type SearchOptions struct {
 	// SnippetTokens is the snippet's length in words (DefaultSnippetTokens
 	// when 0, at most 64); negative leaves Hit.Snippet empty.
 	SnippetTokens int
+	// Chunks, when not nil, keeps only the chunks it holds (a scope:
+	// AllowedChunks). The memory engine applies it inside its top-k pass;
+	// FTS5 reads its ranked matches until K allowed ones are found. Either
+	// way a narrow scope still gets K hits when K of its chunks match.
+	Chunks *ChunkSet
 }
 
 // Hit is one matching chunk.
@@ -132,12 +137,19 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		return nil, nil
 	}
 	p := s.withDefaults(opts, a.Mode())
+	if opts.Chunks != nil && opts.Chunks.Len() == 0 {
+		return nil, nil
+	}
 	if idx == nil {
+		if opts.Chunks != nil {
+			return s.searchFTSIn(ctx, query, a, aq, expr, opts.Lang, opts.Chunks, p)
+		}
 		return s.searchFTS(ctx, query, a, aq, expr, opts.Lang, p)
 	}
 	w := p.weights
-	ranked := idx.Search(lexical.Query{Words: aq.Words, Terms: aq.Terms}, p.k,
-		lexical.Weights{w.Body, w.Lemmas, w.Title, w.Section, w.Heads}, opts.Lang)
+	ranked := idx.SearchWith(lexical.Query{Words: aq.Words, Terms: aq.Terms}, p.k,
+		lexical.Weights{w.Body, w.Lemmas, w.Title, w.Section, w.Heads},
+		lexical.SearchOptions{Lang: opts.Lang, Allow: opts.Chunks.Allow()})
 	if err := idx.Err(); err != nil {
 		// A list of the snapshot it was read from is damaged (found
 		// when first searched): search again without it.
@@ -240,6 +252,44 @@ ORDER BY f.rank`
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
 	return hits, nil
+}
+
+// searchFTSIn is searchFTS within a chunk set: FTS5 ranks every match
+// (as it does for ORDER BY rank anyway), and the rows are read in rank
+// order until k of them are in the set; only those are joined.
+func (s *Store) searchFTSIn(ctx context.Context, query string, a *analysis.Analyzer, aq analysis.Query,
+	expr, lang string, set *ChunkSet, p searchParams) ([]Hit, error) {
+	w := p.weights
+	rank := fmt.Sprintf("bm25(%g, %g, %g, %g, %g)", w.Body, w.Lemmas, w.Title, w.Section, w.Heads)
+	q := `SELECT rowid, rank FROM chunks_fts WHERE chunks_fts MATCH ? AND rank MATCH ? ORDER BY rank`
+	args := []any{expr, rank}
+	if lang != "" {
+		q = `SELECT f.rowid, f.rank FROM chunks_fts f JOIN chunks c ON c.id = f.rowid
+WHERE chunks_fts MATCH ? AND f.rank MATCH ? AND c.lang IN (?, '') ORDER BY f.rank`
+		args = append(args, lang)
+	}
+	rows, err := s.r.QueryContext(ctx, q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	var ranked []lexical.Hit
+	for rows.Next() && len(ranked) < p.k {
+		var id int64
+		var r float64
+		if err := rows.Scan(&id, &r); err != nil {
+			rows.Close()
+			return nil, fmt.Errorf("search %q: %w", query, err)
+		}
+		if set.HasRow(id) {
+			ranked = append(ranked, lexical.Hit{ID: id, Score: -r})
+		}
+	}
+	err = rows.Err()
+	rows.Close()
+	if err != nil {
+		return nil, fmt.Errorf("search %q: %w", query, err)
+	}
+	return s.hitsByID(ctx, query, a, aq, ranked, p.tokens, p.start, p.end)
 }
 
 // finishHit decodes a hit's lists and cuts its snippet.

@@ -13,8 +13,11 @@ import (
 // no lookups. Safe for concurrent use; the ids must not change after
 // NewIDSet.
 type IDSet struct {
-	ids  []string
-	memo atomic.Pointer[idMemo]
+	ids []string
+	// docs and langs, when docs is not nil, make it the set of the points
+	// of those documents (in those languages; nil = any): NewDocIDSet.
+	docs, langs []string
+	memo        atomic.Pointer[idMemo]
 }
 
 // idMemo is an IDSet resolved against one embedded store at one version.
@@ -28,11 +31,51 @@ type idMemo struct {
 // NewIDSet returns the set of ids (duplicates are fine).
 func NewIDSet(ids []string) *IDSet { return &IDSet{ids: ids} }
 
-// IDs are the set's ids as given.
+// NewDocIDSet returns the set of the points of the documents docIDs whose
+// language is one of langs (nil langs: any). A scope is a set of documents
+// (and languages), so this is how a caller that resolved a scope to
+// documents (store.ChunkSet.DocIDs) filters: the embedded store resolves it
+// through its per-document member lists, one lookup per document rather
+// than per chunk.
+func NewDocIDSet(docIDs, langs []string) *IDSet {
+	if docIDs == nil {
+		docIDs = []string{}
+	}
+	return &IDSet{docs: docIDs, langs: langs}
+}
+
+// IDs are the set's ids as given (nil for a set of documents).
 func (s *IDSet) IDs() []string { return s.ids }
 
-// Len is the number of ids given (duplicates counted).
-func (s *IDSet) Len() int { return len(s.ids) }
+// Len is the number of ids given (duplicates counted), or of documents
+// for a set of documents.
+func (s *IDSet) Len() int { return len(s.ids) + len(s.docs) }
+
+// resolveDocs marks the live members of the set's documents in m.bits.
+func (s *IDSet) resolveDocs(e *Embedded, m *idMemo) {
+	var langOK []bool
+	if s.langs != nil {
+		langOK = make([]bool, len(e.langs))
+		for i, l := range e.langs {
+			for _, want := range s.langs {
+				if l == want {
+					langOK[i] = true
+				}
+			}
+		}
+	}
+	for _, d := range s.docs {
+		i, ok := e.docIdx[d]
+		if !ok {
+			continue
+		}
+		for _, n := range e.docs[i].members {
+			if langOK == nil || langOK[e.langOf[n]] {
+				m.bits[n>>6] |= 1 << (n & 63)
+			}
+		}
+	}
+}
 
 // resolve returns the set's live nodes in e, from the memo when e has not
 // changed since. The caller holds e.mu (read).
@@ -41,6 +84,9 @@ func (s *IDSet) resolve(e *Embedded) *idMemo {
 		return m
 	}
 	m := &idMemo{e: e, version: e.version, bits: make([]uint64, (e.g.n+63)/64)}
+	if s.docs != nil {
+		s.resolveDocs(e, m)
+	}
 	for _, id := range s.ids {
 		n, ok := e.byID[id]
 		if !ok || m.bits[n>>6]&(1<<(n&63)) != 0 {

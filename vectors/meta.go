@@ -1,13 +1,18 @@
 package vectors
 
+import "strings"
+
 // PointMeta are a chunk's document fields that scopes filter on, kept as
 // payload by a store that holds payloads (Qdrant: see the Meta* keys). The
 // zero value is "unknown": nothing is written for it.
 type PointMeta struct {
-	Notebook string   // SiYuan notebook or ingested folder root
-	Path     string   // the document's path, "/"-separated, e.g. "projects/atlas/budget.md"
-	Tags     []string // front-matter, #tags and SiYuan tags
-	Time     int64    // the note's own time, unix seconds; 0 = unknown
+	Notebook string // SiYuan notebook or ingested folder root
+	// NotebookName is the notebook's readable name, kept beside Notebook
+	// (the payload's notebook is then a list of both).
+	NotebookName string
+	Path         string   // the document's path, "/"-separated, e.g. "projects/atlas/budget.md"
+	Tags         []string // front-matter, #tags and SiYuan tags
+	Time         int64    // the note's own time, unix seconds; 0 = unknown
 }
 
 // Payload keys of the scope fields (Qdrant) and the fields a MetaCond
@@ -47,13 +52,17 @@ func (f *MetaFilter) Empty() bool {
 	return f == nil || (len(f.Must) == 0 && len(f.MustNot) == 0 && len(f.AnyOf) == 0)
 }
 
-// dirsOf returns every folder prefix of a "/"-separated path.
+// dirsOf returns every folder prefix of a "/"-separated path and the
+// path itself (a scope may name one note's path).
 func dirsOf(path string) []string {
 	var out []string
 	for i := 0; i < len(path); i++ {
 		if path[i] == '/' && i > 0 {
 			out = append(out, path[:i])
 		}
+	}
+	if path = strings.TrimSuffix(path, "/"); path != "" {
+		out = append(out, path)
 	}
 	return out
 }

@@ -269,7 +269,14 @@ func qdrantFilter(f Filter) (*qdrant.Filter, error) {
 	if len(f.DocIDs) > 0 {
 		must = append(must, qdrant.NewMatchKeywords(payloadDocID, f.DocIDs...))
 	}
-	if f.IDs != nil {
+	switch {
+	case f.IDs != nil && f.IDs.docs != nil:
+		// A set of documents: doc_id (and lang) conditions, no id list.
+		must = append(must, qdrant.NewMatchKeywords(payloadDocID, f.IDs.docs...))
+		if f.IDs.langs != nil {
+			must = append(must, qdrant.NewMatchKeywords(payloadLang, f.IDs.langs...))
+		}
+	case f.IDs != nil:
 		must = append(must, qdrant.NewHasID(pointIDs(f.IDs.IDs())...))
 	}
 	if !f.Meta.Empty() {
@@ -467,9 +474,11 @@ var _ LexicalStore = (*Qdrant)(nil)
 // stored point (ID, DocID, Lang and Vector set) and sets its Sparse and
 // Passage, or returns false to leave it as it is. It returns how many points
 // were rewritten. The index stage calls it when a document's structure
-// changes (a new title or section path) without new content to embed.
+// changes (a new title or section path, tags, time: fill sets Meta too)
+// without new content to embed. A collection without the lexical vector
+// keeps only the dense vector and Meta of what fill sets.
 func (q *Qdrant) RefreshLexical(ctx context.Context, ids []string, fill func(p *Point) bool) (int, error) {
-	if !q.lexical || len(ids) == 0 {
+	if len(ids) == 0 {
 		return 0, nil
 	}
 	pids := pointIDs(ids)

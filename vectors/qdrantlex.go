@@ -76,7 +76,10 @@ var (
 //   - 2: the title field holds the title and the document's labels
 //     (aliases, tags), as the full-text index's title and heads columns
 //     do (store.Hit.IndexTitle).
-const LexicalFormat = 2
+//   - 3: the point carries its document's scope metadata (PointMeta:
+//     notebook, dirs, tags, time), so payload filters see it; check
+//     --repair rewrites older points with it.
+const LexicalFormat = 3
 
 const (
 	LexicalK1     = 1.2

@@ -22,8 +22,13 @@ var qdrantIndexes = []struct {
 
 // putMeta writes m's known fields into a point's payload.
 func putMeta(pl map[string]*qdrant.Value, m PointMeta) {
-	if m.Notebook != "" {
+	switch {
+	case m.Notebook != "" && m.NotebookName != "" && m.NotebookName != m.Notebook:
+		pl[MetaNotebook] = stringList([]string{m.Notebook, m.NotebookName})
+	case m.Notebook != "":
 		pl[MetaNotebook] = qdrant.NewValueString(m.Notebook)
+	case m.NotebookName != "":
+		pl[MetaNotebook] = qdrant.NewValueString(m.NotebookName)
 	}
 	if dirs := dirsOf(m.Path); len(dirs) > 0 {
 		pl[MetaDirs] = stringList(dirs)

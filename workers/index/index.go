@@ -249,6 +249,11 @@ func (h *handler) applyVectors(ctx context.Context, m *bus.Msg, e *schemas.Embed
 	if err != nil {
 		return err
 	}
+	if h.keepsMeta() {
+		if err := retrieval.SetMeta(ctx, h.st, pts); err != nil {
+			return classify(fmt.Errorf("index: %w", err))
+		}
+	}
 	missing += held
 	if len(pts) > 0 {
 		// The vector goes in before the index records it, so a record never
@@ -322,9 +327,10 @@ func (h *handler) addLexical(ctx context.Context, m *bus.Msg, pts []vectors.Poin
 	return kept, held, nil
 }
 
-// refreshLexical rewrites the lexical vectors and passages of a document's
-// chunks already in the vector store, after its structure changed: a new
-// title or section path changes them without new content to embed.
+// refreshLexical rewrites the lexical vectors, passages and metadata of a
+// document's chunks already in the vector store, after its structure
+// changed: a new title, section path, tags, notebook or time changes them
+// without new content to embed.
 func (h *handler) refreshLexical(ctx context.Context, docID string) error {
 	r, ok := h.vs.(retrieval.LexicalRefresher)
 	if !ok {
@@ -332,7 +338,7 @@ func (h *handler) refreshLexical(ctx context.Context, docID string) error {
 	}
 	if ls, ok := h.vs.(vectors.LexicalStore); !ok {
 		return nil
-	} else if has, _ := ls.HasLexical(); !has {
+	} else if has, _ := ls.HasLexical(); !has && !h.keepsMeta() {
 		return nil
 	}
 	src, ok := h.st.(retrieval.PassageSource)
@@ -349,6 +355,14 @@ func (h *handler) refreshLexical(ctx context.Context, docID string) error {
 	}
 	zerolog.Ctx(ctx).Debug().Str("doc_id", docID).Int("chunks", len(ids)).Int("refreshed", n).Msg("index lexical vectors")
 	return nil
+}
+
+// keepsMeta reports whether the vector store keeps point metadata for
+// scope filters (Qdrant's payload; the embedded store filters by the
+// index's chunk sets instead).
+func (h *handler) keepsMeta() bool {
+	n, ok := h.vs.(interface{ Name() string })
+	return ok && n.Name() == vectors.KindQdrant
 }
 
 func hashOf(e *schemas.EmbedDone, chunkID string) string {

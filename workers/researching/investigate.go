@@ -486,7 +486,8 @@ func (iv *investigator) retrieve(ctx context.Context, task *schemas.ResearchTask
 		n = task.Budget.DocsPerTask
 	}
 	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: keyUnsafe.ReplaceAllString(task.ResearchID+"-"+task.TaskID, "_"), Question: task.Question,
-		Lang: task.Lang, Options: schemas.QueryOptions{K: 3 * n, IncludeReports: task.IncludeReports}}}
+		Lang: task.Lang, Options: schemas.QueryOptions{K: 3 * n, IncludeReports: task.IncludeReports,
+			Scope: task.Scope}}}
 	rq, err := iv.d.Retriever.Retrieve(ctx, q)
 	if err != nil {
 		return nil, nil, fmt.Errorf("investigate %s/%s: retrieve: %w", task.ResearchID, task.TaskID, err)

@@ -46,6 +46,9 @@ func invIndexNotes(t testing.TB, texts map[string]string) *store.Store {
 	sort.Strings(names)
 	for _, name := range names {
 		path := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
 		if err := os.WriteFile(path, []byte(texts[name]), 0o644); err != nil {
 			t.Fatal(err)
 		}

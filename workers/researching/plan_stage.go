@@ -200,7 +200,7 @@ func (p *planner) handle(ctx context.Context, m *bus.Msg) ([]schemas.Event, erro
 	for i, s := range plan.subs {
 		t := &schemas.ResearchTask{ResearchID: req.ResearchID, TaskID: "t" + strconv.Itoa(i+1), Index: i, Of: len(plan.subs),
 			Question: s.Question, Why: s.Why, Lang: language, Mode: plan.mode, Budget: budget, Deadline: deadline, Original: req.Question,
-			IncludeReports: req.IncludeReports, PlanCalls: plan.calls}
+			IncludeReports: req.IncludeReports, Scope: req.Scope, PlanCalls: plan.calls}
 		if plan.mode == schemas.ResearchSynthesis {
 			t.PlanReason = plan.reason
 		}
@@ -282,7 +282,7 @@ func (p *planner) plan(ctx context.Context, m *bus.Msg, req *schemas.ResearchReq
 		}
 	}
 	if len(plan.subs) == 0 && plan.mode == schemas.ResearchSynthesis {
-		plan.subs = fallbackPlan(ctx, p.d.Retriever, req.Question, lang, n)
+		plan.subs = fallbackPlan(ctx, p.d.Retriever, req, lang, n)
 		if plan.reason != "" {
 			plan.reason += fmt.Sprintf("; planned without the model: the question and %d headings of the best documents", len(plan.subs)-1)
 		}
@@ -297,12 +297,14 @@ func (p *planner) plan(ctx context.Context, m *bus.Msg, req *schemas.ResearchReq
 // then one sub-question per distinct heading of the best documents for it
 // ("<heading>: <question>", in order of their best passage), n in all.
 // Without a retriever, or when retrieval fails, it is the question alone.
-func fallbackPlan(ctx context.Context, r *retrieval.Retriever, question, lang string, n int) []research.SubQuestion {
+func fallbackPlan(ctx context.Context, r *retrieval.Retriever, req *schemas.ResearchRequested, lang string, n int) []research.SubQuestion {
+	question := req.Question
 	out := []research.SubQuestion{{Question: question, Why: fallbackWhy(lang, "")}}
 	if r == nil || n <= 1 {
 		return out
 	}
-	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "plan-fallback", Question: question, Lang: lang, Options: schemas.QueryOptions{K: 4 * n}}}
+	q := &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "plan-fallback", Question: question, Lang: lang, Options: schemas.QueryOptions{K: 4 * n,
+		IncludeReports: req.IncludeReports, Scope: req.Scope}}}
 	rq, err := r.Retrieve(ctx, q)
 	var rr *schemas.QueryReranked
 	if err == nil {
