@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sort"
+	"strings"
 	"time"
 
 	"github.com/exocortex/exocortex/schemas"
@@ -30,7 +31,9 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 		k = rq.Options.K
 	}
 	ctxs := contextsOf(rq)
-	if rq.Mode == schemas.ModeRerank && len(ctxs) > 0 {
+	// A scope listed without words (listScope) keeps its newest-first
+	// order: the cross-encoder has no question to score against.
+	if rq.Mode == schemas.ModeRerank && len(ctxs) > 0 && strings.TrimSpace(rq.Searched) != "" {
 		if r.Reranker == nil {
 			out.Mode = schemas.ModeHybrid
 			out.Reasons = append(out.Reasons, ReasonNoReranker+": this worker has no reranker model; fused order kept")

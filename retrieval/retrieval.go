@@ -217,6 +217,12 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 		out.TimingsMS["reformulate"] = ms(time.Since(t))
 	}
 
+	if listsScope(qs, out.Searched) {
+		if err := r.listScope(ctx, qs, out, cfg); err != nil {
+			return nil, fmt.Errorf("query %s: %w", q.QueryID, err)
+		}
+		return out, r.addFacets(ctx, out)
+	}
 	var lex []store.Hit
 	if mode != schemas.ModeVector {
 		t := time.Now()

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"reflect"
 	"slices"
@@ -205,13 +204,9 @@ func TestCLIAskAndResearchPublishTheirScope(t *testing.T) {
 	}
 }
 
-// TestCLIScopedSearchKeepsOnlyTheScope is end to end: it passes once
-// retrieval applies the scope (i29-wire); until then it is skipped unless
-// EXOCORTEX_TEST_SCOPED_RETRIEVAL=1.
+// TestCLIScopedSearchKeepsOnlyTheScope is end to end: the binary searches
+// within each scope kind, and a scope alone lists its notes.
 func TestCLIScopedSearchKeepsOnlyTheScope(t *testing.T) {
-	if os.Getenv("EXOCORTEX_TEST_SCOPED_RETRIEVAL") != "1" {
-		t.Skip("retrieval does not apply scopes on this branch: set EXOCORTEX_TEST_SCOPED_RETRIEVAL=1 once it does")
-	}
 	data := scopeCorpus(t)
 	titles := func(res scopedSearch) []string {
 		var out []string
