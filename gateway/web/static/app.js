@@ -165,6 +165,10 @@ const REASONS = {
   no_reranker_model: ["No reranker model is installed, so the results keep the combined search's order.",
     "Модель переранжирования не установлена, поэтому результаты идут в порядке объединённого поиска."],
   widened: ["The first matches were weak, so the search looked wider.", "Первые совпадения были слабыми, поэтому поиск расширен."],
+  scope: ["The search was kept to part of the notes.", "Поиск шёл только по части заметок."],
+  scope_empty: ["No note matches the scope, so nothing was searched: widen or remove it.", "Ни одна заметка не подходит под область поиска, поэтому искать было негде: расширьте или уберите её."],
+  scope_listed: ["There were no words to search, so these are the scope's newest notes.", "Слов для поиска не было, поэтому показаны самые новые заметки из области поиска."],
+  recency_unavailable: ["Note dates are not known here, so newer notes were not preferred.", "Даты заметок здесь неизвестны, поэтому новые заметки не поднимались выше."],
   embedding_failed: ["The embedding model failed on this query, so words alone were searched.", "Модель эмбеддингов не справилась с запросом, поэтому поиск шёл только по словам."],
   translated: ["The question was translated to search notes written in another language.", "Вопрос переведён, чтобы искать в заметках на другом языке."],
   translation_unavailable: ["Your notes are in another language and nothing can translate the question: configure a language model, or install a multilingual embedding model.",
@@ -1221,7 +1225,8 @@ function scopeBar(view) {
 // text (the reply's scope and notes), when it says.
 function takeServerScope(view, reply) {
   serverScope[view] = reply && reply.scope && typeof reply.scope === "object" ? reply.scope : null;
-  const notes = reply && (Array.isArray(reply.scope_notes) ? reply.scope_notes : Array.isArray(reply.notes) ? reply.notes : []);
+  const notes = reply && (Array.isArray(reply.scope_notes) ? reply.scope_notes : Array.isArray(reply.notes) ? reply.notes
+    : (reply.reasons || []).filter((r) => /^(scope|scope_listed): |^searching /.test(String(r))));
   serverNotes[view] = (notes || []).filter((n) => typeof n === "string");
   renderScope();
 }
