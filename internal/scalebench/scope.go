@@ -60,7 +60,7 @@ func noteMeta(key int) NoteMeta {
 		m.Tags = append(m.Tags, TagRare)
 	}
 	h := splitmix(uint64(key))
-	m.Time = metaEpoch.Add(time.Duration(h % uint64(metaSpan/time.Second)) * time.Second)
+	m.Time = metaEpoch.Add(time.Duration(h%uint64(metaSpan/time.Second)) * time.Second)
 	return m
 }
 
