@@ -6,11 +6,14 @@ import (
 	"strings"
 )
 
-// MergeTables is table (Markdown's) with the corpus sizes that only old (a
-// table Markdown wrote earlier) has kept: their corpus rows and their
-// p50, p95 and recall columns, so that a run at one size leaves another
-// size's measurements in place. A row's notes are table's when it has the
-// row, else old's. An old text that is not such a table keeps nothing.
+// MergeTables is table (Markdown's) with what only old (a table Markdown
+// wrote earlier) has kept: the corpus rows of sizes table lacks, and every
+// row's p50, p95 and recall at a size where table has no value (another
+// size, or a row the run left out: hnswlib without its headers, rerank
+// with EXOCORTEX_SCALE_RERANK=0), so that a run at one size, or a partial
+// run, leaves the other measurements in place. A row's notes are table's
+// when it has the row, else old's. An old text that is not such a table
+// keeps nothing.
 func MergeTables(old, table string) string {
 	oc, om := parseTables(old)
 	nc, nm := parseTables(table)
@@ -22,9 +25,6 @@ func MergeTables(old, table string) string {
 		if !slices.Contains(nm.sizes, s) {
 			kept = append(kept, s)
 		}
-	}
-	if len(kept) == 0 {
-		return table
 	}
 	sizes := append(slices.Clone(nm.sizes), kept...)
 	slices.SortFunc(sizes, func(a, b string) int { return sizeChunks(a) - sizeChunks(b) })
@@ -51,11 +51,10 @@ func MergeTables(old, table string) string {
 	for _, k := range mergedKeys(nm.keys, om.keys) {
 		b.WriteString("| " + k[0] + " | " + k[1] + " |")
 		for _, s := range sizes {
-			src := om
-			if slices.Contains(nm.sizes, s) {
-				src = nm
+			c, ok := nm.cells[k][s]
+			if !ok {
+				c, ok = om.cells[k][s]
 			}
-			c, ok := src.cells[k][s]
 			if !ok {
 				b.WriteString(" | | |")
 				continue

@@ -92,7 +92,7 @@ func TestRefusesAJSONFileThatIsNotAScaleResult(t *testing.T) {
 	}
 }
 
-func TestKeepLeavesTheSizesTheResultsLackInTheTable(t *testing.T) {
+func TestKeepLeavesTheSizesAndRowsTheResultsLackInTheTable(t *testing.T) {
 	dir := t.TempDir()
 	old := []*scalebench.Result{}
 	for _, n := range []int{100_000, 1_000_000} {
@@ -100,6 +100,7 @@ func TestKeepLeavesTheSizesTheResultsLackInTheTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
+		r.Rows = append(r.Rows, scalebench.Row{Measure: "vector", Engine: "hnswlib ef=64", P50MS: 0.08, P95MS: 0.1, Recall: 1})
 		old = append(old, r)
 	}
 	doc := filepath.Join(dir, "benchmarks.md")
@@ -124,6 +125,7 @@ func TestKeepLeavesTheSizesTheResultsLackInTheTable(t *testing.T) {
 		"| 1M chunks |", // the kept corpus row
 		"| lexical | fts5 | 3.00 | 77.0 | 0.90 | 1.00 | 1000 | 0.90 |", // new 100k, kept 1M
 		"| scoped lexical | memory, tag 5% | 0.50 | 0.90 | 1.00 | | | | new |",
+		"| vector | hnswlib ef=64 | 0.08 | 0.10 | 1.00 | 0.08 | 0.10 | 1.00 |", // a row the run left out
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("no %q in\n%s", want, got)
