@@ -98,6 +98,9 @@ func Build(ctx context.Context, dir string, c *Corpus, logf func(format string, 
 	if err := writeJSON(filepath.Join(dir, vectorsInfoFile), vectorsInfo{Stamp: VectorStamp, Chunks: info.Chunks, Seconds: info.VectorSeconds}); err != nil {
 		return info, fmt.Errorf("scale build: %w", err)
 	}
+	if err := writeJSON(filepath.Join(dir, scopeInfoFile), map[string]string{"stamp": ScopeStamp}); err != nil {
+		return info, fmt.Errorf("scale build: %w", err)
+	}
 	if err := writeJSON(filepath.Join(dir, buildInfoFile), info); err != nil {
 		return info, fmt.Errorf("scale build: %w", err)
 	}
@@ -112,6 +115,9 @@ func reuseBuild(ctx context.Context, dir string, c *Corpus, logf func(format str
 		return BuildInfo{}, false, nil
 	}
 	info.Cached = true
+	if _, err := refreshScope(ctx, dir, c, logf); err != nil {
+		return info, true, err
+	}
 	var vi vectorsInfo
 	if readJSON(filepath.Join(dir, vectorsInfoFile), &vi) && vi.Stamp == VectorStamp && vi.Chunks == c.cfg.Chunks {
 		return info, true, nil
@@ -161,7 +167,7 @@ func fill(ctx context.Context, st *store.Store, vs vectors.Store, c *Corpus, log
 			return info, err
 		}
 		t0 := time.Now()
-		words, err := storeBatch(ctx, st, b.chunks)
+		words, err := storeBatch(ctx, st, c, b.chunks)
 		info.Words += words
 		if err != nil {
 			return info, fmt.Errorf("scale build: %w", err)
@@ -196,7 +202,7 @@ type buildBatchData struct {
 
 // storeBatch writes chunks and their documents in one transaction and
 // returns the words they hold.
-func storeBatch(ctx context.Context, st *store.Store, chunks []Chunk) (words int64, err error) {
+func storeBatch(ctx context.Context, st *store.Store, c *Corpus, chunks []Chunk) (words int64, err error) {
 	docs := map[string]*schemas.DocStructure{}
 	err = st.Batch(ctx, func(ctx context.Context) error {
 		for _, x := range chunks {
@@ -208,8 +214,7 @@ func storeBatch(ctx context.Context, st *store.Store, chunks []Chunk) (words int
 			}
 			d := docs[x.DocID]
 			if d == nil {
-				d = &schemas.DocStructure{DocID: x.DocID, Source: "files", Path: x.DocID, Title: x.Title,
-					Hash: x.DocID, Version: 1}
+				d = docStructure(x.DocID, x.Title, c.ChunkMeta(ChunkIndex(x.ID)), nil)
 				docs[x.DocID] = d
 			}
 			d.ChunkIDs = append(d.ChunkIDs, x.ID)

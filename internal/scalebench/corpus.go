@@ -255,6 +255,16 @@ func (c *Corpus) DocTitle(d int) string {
 // Docs is the number of generated notes (planted paragraphs aside).
 func (c *Corpus) Docs() int { return (c.cfg.Chunks + ChunksPerDoc - 1) / ChunksPerDoc }
 
+// chunkDoc is chunk i's id, its note's id and title, without its text.
+func (c *Corpus) chunkDoc(i int) (id, docID, title string) {
+	id = fmt.Sprintf("c%07d", i)
+	if p, ok := c.planted[i]; ok {
+		return id, c.Paragraphs[p].DocID, c.Paragraphs[p].Title
+	}
+	d := i / ChunksPerDoc
+	return id, fmt.Sprintf("notes/%s/%06d.md", c.DocLang(d), d), c.DocTitle(d)
+}
+
 // Chunk generates chunk i (0 <= i < Chunks).
 func (c *Corpus) Chunk(i int) Chunk {
 	if p, ok := c.planted[i]; ok {

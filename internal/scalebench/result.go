@@ -235,3 +235,13 @@ func ReplaceTable(doc, table string) (string, error) {
 	head := doc[:i+len(BeginMarker)]
 	return head + "\n" + strings.TrimRight(table, "\n") + "\n" + doc[j:], nil
 }
+
+// CurrentTable is the table between doc's markers ("" when it has none).
+func CurrentTable(doc string) string {
+	i := strings.Index(doc, BeginMarker)
+	j := strings.Index(doc, EndMarker)
+	if i < 0 || j < i {
+		return ""
+	}
+	return doc[i+len(BeginMarker) : j]
+}

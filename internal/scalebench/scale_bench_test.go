@@ -42,6 +42,7 @@ import (
 // reranked, 20), EXOCORTEX_SCALE_PIPELINE_DOCS (notes through the pipeline,
 // 250), EXOCORTEX_BENCH_CACHE (where builds are cached, the temp dir),
 // EXOCORTEX_SCALE_BUILD_ONLY=1 (build or check the cache, measure nothing),
+// EXOCORTEX_SCALE_SCOPES=0 (leave the scoped rows out, scope_bench_test.go),
 // EXOCORTEX_HNSWLIB_DIR (a directory holding hnswlib/hnswlib.h: adds
 // hnswlib's rows beside the embedded HNSW, hnswlibRows).
 func BenchmarkScale(b *testing.B) {
@@ -241,6 +242,9 @@ func runScale(b *testing.B, n int) {
 	}
 	for _, e := range FusedEngines {
 		res.Rows = append(res.Rows, measureRetrieval(b, "fused", e, env, c.Questions))
+	}
+	if os.Getenv("EXOCORTEX_SCALE_SCOPES") != "0" {
+		res.Rows = append(res.Rows, measureScoped(b, env, c.Questions, vg, warm, qs)...)
 	}
 	if k := envInt("EXOCORTEX_SCALE_RERANK", 20); k > 0 {
 		for _, e := range RerankEngines {

@@ -7,7 +7,10 @@
 //	go run ./internal/tools/benchtable -doc docs/benchmarks.md .cache/scale/scale-100k.json .cache/scale/scale-1M.json
 //
 // With no result files it reads every scale-*.json in -dir (default
-// .cache/scale, where `./task bench:scale` writes them).
+// .cache/scale, where `./task bench:scale` writes them). With -keep what
+// the document's table has and the results do not stays: other sizes'
+// corpus rows and columns (a run at 100k leaves the 1M measurements), and
+// the cells of rows a partial run left out (hnswlib, rerank).
 package main
 
 import (
@@ -33,6 +36,7 @@ func run(args []string, stdout io.Writer) error {
 	doc := fs.String("doc", filepath.Join("docs", "benchmarks.md"), "the Markdown file whose table to replace")
 	dir := fs.String("dir", filepath.Join(".cache", "scale"), "where to find scale-*.json when no files are given")
 	print := fs.Bool("print", false, "print the table instead of writing it into -doc")
+	keep := fs.Bool("keep", false, "keep what -doc's table has and the results do not: other sizes' rows and columns, rows a partial run left out")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
@@ -55,13 +59,16 @@ func run(args []string, stdout io.Writer) error {
 		rs = append(rs, r)
 	}
 	table := scalebench.Markdown(rs)
+	raw, err := os.ReadFile(*doc)
+	if err != nil && (*keep || !*print) {
+		return fmt.Errorf("read %s: %w", *doc, err)
+	}
+	if *keep {
+		table = scalebench.MergeTables(scalebench.CurrentTable(string(raw)), table)
+	}
 	if *print {
 		_, err := io.WriteString(stdout, table)
 		return err
-	}
-	raw, err := os.ReadFile(*doc)
-	if err != nil {
-		return fmt.Errorf("read %s: %w", *doc, err)
 	}
 	out, err := scalebench.ReplaceTable(string(raw), table)
 	if err != nil {

@@ -91,3 +91,47 @@ func TestRefusesAJSONFileThatIsNotAScaleResult(t *testing.T) {
 		t.Fatalf("err = %v, want one saying it is not a scale result", err)
 	}
 }
+
+func TestKeepLeavesTheSizesAndRowsTheResultsLackInTheTable(t *testing.T) {
+	dir := t.TempDir()
+	old := []*scalebench.Result{}
+	for _, n := range []int{100_000, 1_000_000} {
+		r, err := scalebench.ReadResult(writeResult(t, dir, n, float64(n/1000)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Rows = append(r.Rows, scalebench.Row{Measure: "vector", Engine: "hnswlib ef=64", P50MS: 0.08, P95MS: 0.1, Recall: 1})
+		old = append(old, r)
+	}
+	doc := filepath.Join(dir, "benchmarks.md")
+	if err := os.WriteFile(doc, []byte("# Title\n\n"+scalebench.BeginMarker+"\n"+scalebench.Markdown(old)+scalebench.EndMarker+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fresh := filepath.Join(t.TempDir(), "scale-100k.json")
+	r := &scalebench.Result{Chunks: 100_000, Words: 1e7, Machine: "linux/amd64, 2 cores", Load: "2.0",
+		Build: scalebench.BuildInfo{Chunks: 100_000, Seconds: 10},
+		Rows: []scalebench.Row{{Measure: "lexical", Engine: "fts5", P50MS: 3, P95MS: 77, Recall: 0.9},
+			{Measure: "scoped lexical", Engine: "memory, tag 5%", P50MS: 0.5, P95MS: 0.9, Recall: 1, Note: "new"}}}
+	if err := r.WriteJSON(fresh); err != nil {
+		t.Fatal(err)
+	}
+	var out strings.Builder
+	if err := run([]string{"-doc", doc, "-keep", fresh}, &out); err != nil {
+		t.Fatal(err)
+	}
+	raw, _ := os.ReadFile(doc)
+	got := string(raw)
+	for _, want := range []string{
+		"| 1M chunks |", // the kept corpus row
+		"| lexical | fts5 | 3.00 | 77.0 | 0.90 | 1.00 | 1000 | 0.90 |", // new 100k, kept 1M
+		"| scoped lexical | memory, tag 5% | 0.50 | 0.90 | 1.00 | | | | new |",
+		"| vector | hnswlib ef=64 | 0.08 | 0.10 | 1.00 | 0.08 | 0.10 | 1.00 |", // a row the run left out
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no %q in\n%s", want, got)
+		}
+	}
+	if strings.Contains(got, "| 100 | 0.90 | 1.00 |") {
+		t.Errorf("the old 100k column is still there:\n%s", got)
+	}
+}
