@@ -1226,7 +1226,7 @@ function scopeBar(view) {
 function takeServerScope(view, reply) {
   serverScope[view] = reply && reply.scope && typeof reply.scope === "object" ? reply.scope : null;
   const notes = reply && (Array.isArray(reply.scope_notes) ? reply.scope_notes : Array.isArray(reply.notes) ? reply.notes
-    : (reply.reasons || []).filter((r) => /^(scope|scope_listed): |^searching /.test(String(r))));
+    : (reply.reasons || []).map(String).filter((r) => /^scope: |^searching /.test(r)).map((r) => r.replace(/^scope: /, "")));
   serverNotes[view] = (notes || []).filter((n) => typeof n === "string");
   renderScope();
 }
