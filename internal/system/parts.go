@@ -526,18 +526,7 @@ func putJSON(ctx context.Context, kv bus.KV, key string, v any) {
 // readStat reads the JSON a running system last wrote to the KB_STATS key
 // into out; false when there is none.
 func readStat(ctx context.Context, b *bus.Bus, key string, out any) (bool, error) {
-	kv, err := b.KV(ctx, bus.BucketStats)
-	if err != nil {
-		return false, err
-	}
-	raw, err := kv.Get(ctx, key)
-	if err != nil || raw == nil {
-		return false, err
-	}
-	if err := json.Unmarshal(raw, out); err != nil {
-		return false, fmt.Errorf("%s: %w", key, err)
-	}
-	return true, nil
+	return stage.ReadReport(ctx, b, key, out)
 }
 
 // ProviderHealth reads the providers' health a running system last wrote
