@@ -317,6 +317,44 @@ func TestRecentPutsTheNewerOfTwoEqualNotesFirst(t *testing.T) {
 	}
 }
 
+// TestTheHalfLifeDecidesBetweenABetterMatchAndANewerNote: the note that
+// matches better is 60 days old, the weaker one a day; a short half-life
+// puts the newer first, a century-long one leaves the better match first.
+func TestTheHalfLifeDecidesBetweenABetterMatchAndANewerNote(t *testing.T) {
+	now := time.Now().UTC()
+	notes := []scopeNote{
+		{id: "old", notebook: "/v", path: "/v/old.md", lang: "ru", text: "Бюджет Атласа: пересмотр бюджета Атласа.", updated: now.AddDate(0, 0, -60)},
+		{id: "new", notebook: "/v", path: "/v/new.md", lang: "ru", text: "Длинная заметка о поездках, птицах и садах, и один раз о бюджете.", updated: now.AddDate(0, 0, -1)},
+		{id: "x1", notebook: "/v", path: "/v/x1.md", lang: "en", text: "Crows crack nuts with tools.", updated: now},
+		{id: "x2", notebook: "/v", path: "/v/x2.md", lang: "en", text: "Tomatoes need full sun.", updated: now},
+	}
+	st, vs := scopeCorpus(t, store.LexicalMemory, notes)
+	for _, tc := range []struct {
+		name     string
+		halfLife time.Duration
+		want     []string
+	}{
+		{"a half-life of 7 days puts the newer note first", 7 * 24 * time.Hour, []string{"new", "old"}},
+		{"a half-life of a century leaves the better match first", 36500 * 24 * time.Hour, []string{"old", "new"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r := &retrieval.Retriever{Index: st, Vectors: vs, Config: retrieval.Config{RecencyHalfLife: tc.halfLife}}
+			out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "бюджет Атласа",
+				Options: schemas.QueryOptions{Mode: schemas.ModeLexical, Scope: &schemas.Scope{Recent: true}}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, c := range out.Candidates {
+				got = append(got, c.DocID)
+			}
+			if !slices.Equal(got, tc.want) {
+				t.Fatalf("order %v, want %v (reasons %v)", got, tc.want, out.Reasons)
+			}
+		})
+	}
+}
+
 func TestRecencyShareHalvesEveryHalfLife(t *testing.T) {
 	cfg := retrieval.Config{RecencyHalfLife: 10 * 24 * time.Hour}
 	fresh := retrieval.RecencyShare(0, cfg)

@@ -28,6 +28,8 @@ type neural struct {
 	rerankCandidates int
 	rerankTokens     int
 	rerankWindow     bool
+	// The recency signal of queries that prefer recent notes.
+	recency recencyFlags
 }
 
 func (n *neural) register(fs *flag.FlagSet) {
@@ -51,10 +53,14 @@ func (n *neural) register(fs *flag.FlagSet) {
 		"rerank-tokens", "the cross-encoder reads at most `N` tokens of question and passage; a longer passage is cut")
 	fs.BoolVar(&n.rerankWindow, "rerank-window", true,
 		"cut a long passage to the part around the question's words (false: keep its beginning)")
+	n.recency.register(fs)
 }
 
 func (n *neural) apply(cfg *system.Config) error {
 	cfg.Retrieval.RerankCandidates = n.rerankCandidates
+	if err := n.recency.apply(&cfg.Retrieval); err != nil {
+		return err
+	}
 	cfg.Rerank = models.RerankOptions()
 	cfg.Rerank.MaxLength, cfg.Rerank.QueryWindow = n.rerankTokens, n.rerankWindow
 	cfg.ModelsDir, cfg.NoModels = n.models, n.noModels
