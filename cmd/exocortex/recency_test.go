@@ -17,10 +17,10 @@ func recencyCorpus(t *testing.T) string {
 	data, vault := t.TempDir(), t.TempDir()
 	day := func(n int) string { return time.Now().AddDate(0, 0, -n).Format("2006-01-02") }
 	notes := map[string]string{
-		"old.md": fmt.Sprintf("---\ndate: %s\n---\n# Old plan\n\nThe Atlas budget: the Atlas budget review and the Atlas budget cuts.\n", day(60)),
-		"new.md": fmt.Sprintf("---\ndate: %s\n---\n# New plan\n\nA long note about travel, birds, gardens and the budget once, among many other words.\n", day(1)),
+		"old.md":    fmt.Sprintf("---\ndate: %s\n---\n# Old plan\n\nThe Atlas budget: the Atlas budget review and the Atlas budget cuts.\n", day(60)),
+		"new.md":    fmt.Sprintf("---\ndate: %s\n---\n# New plan\n\nA long note about travel, birds, gardens and the budget once, among many other words.\n", day(1)),
 		"старый.md": fmt.Sprintf("---\ndate: %s\n---\n# Старый план\n\nБюджет Атласа: пересмотр бюджета Атласа и сокращение бюджета Атласа.\n", day(60)),
-		"новый.md": fmt.Sprintf("---\ndate: %s\n---\n# Новый план\n\nДлинная заметка о поездках, птицах, садах и один раз о бюджете среди многих других слов.\n", day(1)),
+		"новый.md":  fmt.Sprintf("---\ndate: %s\n---\n# Новый план\n\nДлинная заметка о поездках, птицах, садах и один раз о бюджете среди многих других слов.\n", day(1)),
 	}
 	for i, filler := range []string{"Crows use tools to crack nuts.", "Tomatoes need full sun.", "Вороны раскалывают орехи.", "Томатам нужно солнце."} {
 		notes[fmt.Sprintf("filler%d.md", i)] = fmt.Sprintf("---\ndate: %s\n---\n# Filler %d\n\n%s\n", day(10), i, filler)
