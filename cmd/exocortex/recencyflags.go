@@ -50,8 +50,8 @@ func (r *recencyFlags) register(fs *flag.FlagSet) {
 	r.envErr = errors.Join(errs...)
 	fs.Var(&r.halfLife, "recent-half-life", "with --recent, the age `SPAN` at which a note's recency share is half a fresh note's: "+
 		"90d, 2w, 720h (env "+EnvRecentHalfLife+")")
-	fs.Var(&r.weight, "recent-weight", "with --recent, a fresh note's recency share, in first places of one more ranked list: "+
-		"1 lets recency reorder notes that match about equally well; at most 10 (env "+EnvRecentWeight+")")
+	fs.Var(&r.weight, "recent-weight", "with --recent, the weight `W` of recency: a fresh note's share is worth W first places in one more ranked list; "+
+		"1 reorders notes that match about equally well; over 0, at most 10 (env "+EnvRecentWeight+")")
 }
 
 func envValue(name, v string, set func(string) error) error {
