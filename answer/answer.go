@@ -242,7 +242,25 @@ func (a *Answerer) Respond(ctx context.Context, rq *schemas.QueryReranked) *sche
 	}
 	out := a.answer(ctx, rq, em)
 	DateCitations(out.Citations, rq.Contexts)
+	a.markNewer(ctx, out, em)
 	return out
+}
+
+// markNewer marks the newer of two cited sources that disagree (MarkNewer)
+// in a language model's answer, and ends the answer, streamed and final,
+// with the sentences that say which is newer. A cached answer keeps the
+// marks and sentences it was kept with.
+func (a *Answerer) markNewer(ctx context.Context, out *schemas.AnswerDone, em *emitter) {
+	if out.Mode != schemas.AnswerLLM {
+		return
+	}
+	note := MarkNewer(a.Analyzer, out.Citations, out.Lang)
+	if note == "" {
+		return
+	}
+	note = "\n\n" + note
+	out.Answer += note
+	em.send(ctx, &schemas.AnswerToken{Text: note})
 }
 
 // FollowUp generates the follow-up questions of done (an answer in mode llm;

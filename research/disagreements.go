@@ -4,9 +4,8 @@ import (
 	"slices"
 	"strings"
 	"time"
-	"unicode/utf8"
 
-	"github.com/exocortex/exocortex/analysis"
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -143,29 +142,13 @@ func saysChanged(f schemas.Fact) bool {
 }
 
 // sameSubject tells whether two facts share a content word (compared by
-// its first five letters, so that word forms meet: "backups"/"backup",
-// "резервные"/"резервное") or a number.
+// its first five letters, answer.SubjectStems) or a number.
 func sameSubject(x, y schemas.Fact) bool {
-	xs := stems(x.Text)
-	for s := range stems(y.Text) {
+	xs := answer.SubjectStems(x.Text)
+	for s := range answer.SubjectStems(y.Text) {
 		if xs[s] {
 			return true
 		}
 	}
 	return false
-}
-
-func stems(text string) map[string]bool {
-	out := map[string]bool{}
-	for _, t := range analysis.Tokenize(text) {
-		w := analysis.Fold(t.Text)
-		if analysis.IsStopword(w) || changeRE.MatchString(w) {
-			continue
-		}
-		if utf8.RuneCountInString(w) > 5 {
-			w = string([]rune(w)[:5])
-		}
-		out[w] = true
-	}
-	return out
 }

@@ -7,7 +7,6 @@ import (
 	"github.com/exocortex/exocortex/analysis"
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/answer/claimcheck"
-	"github.com/exocortex/exocortex/lang"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -64,45 +63,16 @@ func checkFact(a *analysis.Analyzer, text string, named, order []schemas.Context
 	return nil, nil, why
 }
 
-// factKinds are the claim check problems that name a value: a number,
-// date, time, ratio, quantity, percentage, version, amount or name.
-var factKinds = map[string]bool{"number": true, "date": true, "time": true, "ratio": true, "quantity": true, "percent": true,
-	"version": true, "money": true, "name": true}
-
-// valuesMissing tells whether claim gives a value (number, date, time,
-// name...) that evidence does not.
-func valuesMissing(a *analysis.Analyzer, claim, evidence string) bool {
-	for _, p := range claimcheck.Check(a, claim, evidence, claimcheck.Options{CrossLanguage: crossLanguage(claim, evidence)}) {
-		if factKinds[p.Kind] {
-			return true
-		}
-	}
-	return false
-}
-
-// conflicts tells whether newer says otherwise than older rather than
-// refining it: each gives a value the other lacks ("02:00" and "every 6
-// hours", "Anna" and "Boris"), or newer gives a value older lacks and
-// says that something changed ("now", "теперь").
+// conflicts is answer.Conflicts: newer says otherwise than older.
 func conflicts(a *analysis.Analyzer, older, newer string) bool {
-	if !valuesMissing(a, newer, older) {
-		return false
-	}
-	return valuesMissing(a, older, newer) || ChangeMarked(newer)
+	return answer.Conflicts(a, older, newer)
 }
 
-// changeRE matches the words that say a statement replaces an earlier one.
-var changeRE = regexp.MustCompile(`(?i)(?:^|[^\p{L}])(?:now|no longer|not anymore|any more|anymore|instead|changed|switched|moved|updated|from now on|as of|since then|henceforth|` +
-	`теперь|сейчас|отныне|больше не|уже не|вместо|изменил\p{L}*|изменен\p{L}*|изменён\p{L}*|перен[её]с\p{L}*|перенесен\p{L}*|перевел\p{L}*|перевели|обновл\p{L}*|с тех пор|начиная с)(?:$|[^\p{L}])`)
+// ChangeMarked tells whether text says that something changed
+// (answer.ChangeMarked: "now runs every 6 hours", "теперь раз в 6 часов").
+func ChangeMarked(text string) bool { return answer.ChangeMarked(text) }
 
-// ChangeMarked tells whether text says that something changed ("now runs
-// every 6 hours", "теперь раз в 6 часов", "was moved to", "перенесли на").
-func ChangeMarked(text string) bool { return changeRE.MatchString(text) }
-
-func crossLanguage(a, b string) bool {
-	la, lb := lang.DetectLang(a), lang.DetectLang(b)
-	return la != "" && lb != "" && la != lb
-}
+func crossLanguage(a, b string) bool { return answer.CrossLanguage(a, b) }
 
 // lemmaSet is the set of text's content lemmas (words, stopwords aside,
 // numbers kept; the words themselves without lemmas in Plain mode).

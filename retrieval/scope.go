@@ -121,7 +121,7 @@ func ScopeMeta(s *schemas.Scope) (*vectors.MetaFilter, error) {
 		list *[]vectors.MetaCond
 	}{{s.Include, &f.Must}, {s.Exclude, &f.MustNot}} {
 		add(side.list, vectors.MetaNotebook, side.set.Notebooks, lowerTrim)
-		add(side.list, vectors.MetaDirs, side.set.Paths, metaDir)
+		add(side.list, vectors.MetaDirs, pathForms(side.set.Paths), strings.TrimSpace)
 		add(side.list, vectors.MetaDoc, side.set.Docs, strings.TrimSpace)
 		add(side.list, vectors.MetaTags, side.set.Tags, schemas.NormalizeTag)
 		add(side.list, vectors.MetaLang, side.set.Langs, lowerTrim)
@@ -149,9 +149,15 @@ func ScopeMeta(s *schemas.Scope) (*vectors.MetaFilter, error) {
 
 func lowerTrim(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
-// metaDir is a path prefix as the dirs payload holds folders.
-func metaDir(s string) string {
-	return strings.Trim(strings.ToLower(strings.TrimSpace(s)), "/")
+// pathForms are the path scopes' forms (schemas.PathForms), as the dirs
+// payload holds folders: every folder of a note's path within its notebook
+// and of its whole path, and the paths themselves (PointMetaOf).
+func pathForms(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		out = append(out, schemas.PathForms(p)...)
+	}
+	return out
 }
 
 // PointMetaOf is the metadata the index stage writes with a chunk's point
@@ -160,7 +166,7 @@ func metaDir(s string) string {
 // holds its folders and itself), the tags with their parents ("work/atlas"
 // also "work"), and the note's time in unix seconds.
 func PointMetaOf(d store.DocScope) vectors.PointMeta {
-	m := vectors.PointMeta{Path: strings.Trim(strings.ToLower(d.RelPath), "/"),
+	m := vectors.PointMeta{Path: strings.Trim(strings.ToLower(d.RelPath), "/"), WholePath: strings.Trim(strings.ToLower(d.Path), "/"),
 		Notebook: lowerTrim(d.Notebook), NotebookName: lowerTrim(d.NotebookName)}
 	for _, t := range d.Tags {
 		for i := 0; i <= len(t); i++ {

@@ -67,7 +67,18 @@ type Citation struct {
 	// date, else its source's update time), empty when unknown: answers
 	// and reports show each source's date.
 	Updated string `json:"updated,omitempty"`
+	// Recency is "newer" or "older" when this source and another cited for
+	// the same claim give different values for it and both notes are
+	// dated (differently): the answer then also says which is newer.
+	// Empty otherwise (answer.MarkNewer).
+	Recency string `json:"recency,omitempty"`
 }
+
+// Citation recencies.
+const (
+	RecencyNewer = "newer"
+	RecencyOlder = "older"
+)
 
 // TextSpan is Answer[Start:End] in characters (Unicode code points).
 type TextSpan struct {

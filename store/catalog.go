@@ -154,7 +154,7 @@ func (c *catalog) allowed(f *DocFilter) *ChunkSet {
 type docMatcher struct {
 	f                   *DocFilter
 	notebooks, notNbs   []string // lower-cased
-	prefixes, notPrefix []string // lower-cased, without a leading '/' for rel
+	prefixes, notPrefix []string // as given, none empty (schemas.PathForms)
 	tags, notTags       []string // normalised
 	ids, notIDs         map[string]bool
 	since, until        int64
@@ -162,7 +162,7 @@ type docMatcher struct {
 
 func newDocMatcher(f *DocFilter) *docMatcher {
 	m := &docMatcher{f: f, notebooks: lowerAll(f.Notebooks), notNbs: lowerAll(f.NotNotebooks),
-		prefixes: lowerAll(f.PathPrefixes), notPrefix: lowerAll(f.NotPathPrefixes),
+		prefixes: paths(f.PathPrefixes), notPrefix: paths(f.NotPathPrefixes),
 		tags: normTags(f.Tags), notTags: normTags(f.NotTags), ids: setOf(f.DocIDs), notIDs: setOf(f.NotDocIDs)}
 	if !f.Since.IsZero() {
 		m.since = f.Since.UnixNano()
@@ -202,7 +202,8 @@ func (d *catDoc) inNotebook(nbs []string) bool {
 
 func (d *catDoc) underPath(prefixes []string) bool {
 	for _, p := range prefixes {
-		if strings.HasPrefix(d.path, p) || strings.HasPrefix(d.rel, strings.TrimPrefix(p, "/")) {
+		forms := schemas.PathForms(p)
+		if schemas.UnderPath(d.path, forms) || schemas.UnderPath(d.rel, forms) {
 			return true
 		}
 	}
@@ -218,6 +219,18 @@ func (d *catDoc) tagged(tags []string) bool {
 		}
 	}
 	return false
+}
+
+// paths are the path scopes that name something (an empty path or "/"
+// narrows nothing, as on the vector stores).
+func paths(v []string) []string {
+	var out []string
+	for _, p := range v {
+		if schemas.PathForms(p) != nil {
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 func lowerAll(v []string) []string {

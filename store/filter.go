@@ -19,10 +19,12 @@ type DocFilter struct {
 	// Notebooks match a document's notebook id (SiYuan box id, Markdown
 	// root folder) exactly, or its name without regard to case.
 	Notebooks, NotNotebooks []string
-	// PathPrefixes match the start of a document's path, without regard to
-	// case: the whole path (a Markdown file's absolute path, SiYuan's
-	// "Notebook/Title/Sub") or the path within its notebook
-	// ("projects/atlas" for <root>/projects/atlas/plan.md, "Title/Sub").
+	// PathPrefixes match whole folders and notes (schemas.PathForms),
+	// without regard to case, of a document's whole path (a Markdown
+	// file's absolute path, SiYuan's "Notebook/Title/Sub") or its path
+	// within its notebook: "projects/atlas" holds <root>/projects/atlas.md
+	// and everything below <root>/projects/atlas/, never
+	// <root>/projects/atlas-old/; "proj" is not "projects".
 	PathPrefixes, NotPathPrefixes []string
 	DocIDs, NotDocIDs             []string
 	// Tags match a document's tag or any tag nested under it ("work"

@@ -10,9 +10,14 @@ type PointMeta struct {
 	// NotebookName is the notebook's readable name, kept beside Notebook
 	// (the payload's notebook is then a list of both).
 	NotebookName string
-	Path         string   // the document's path, "/"-separated, e.g. "projects/atlas/budget.md"
-	Tags         []string // front-matter, #tags and SiYuan tags
-	Time         int64    // the note's own time, unix seconds; 0 = unknown
+	Path         string // the document's path within its notebook, "/"-separated, e.g. "projects/atlas/budget.md"
+	// WholePath is the document's whole path (a Markdown file's absolute
+	// path, SiYuan's "Notebook/Title"), without a leading slash: its
+	// folders go into dirs too, so that a path scope means the same as in
+	// the store (schemas.PathForms).
+	WholePath string
+	Tags      []string // front-matter, #tags and SiYuan tags
+	Time      int64    // the note's own time, unix seconds; 0 = unknown
 }
 
 // Payload keys of the scope fields (Qdrant) and the fields a MetaCond

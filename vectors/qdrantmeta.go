@@ -2,6 +2,7 @@ package vectors
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/qdrant/go-client/qdrant"
 )
@@ -30,7 +31,13 @@ func putMeta(pl map[string]*qdrant.Value, m PointMeta) {
 	case m.NotebookName != "":
 		pl[MetaNotebook] = qdrant.NewValueString(m.NotebookName)
 	}
-	if dirs := dirsOf(m.Path); len(dirs) > 0 {
+	dirs := dirsOf(m.Path)
+	for _, d := range dirsOf(m.WholePath) {
+		if !slices.Contains(dirs, d) {
+			dirs = append(dirs, d)
+		}
+	}
+	if len(dirs) > 0 {
 		pl[MetaDirs] = stringList(dirs)
 	}
 	if len(m.Tags) > 0 {

@@ -148,7 +148,7 @@ func (p *answerPrinter) finish(ctx context.Context, done *schemas.AnswerDone, no
 	p.mu.Lock()
 	fmt.Printf("\n\nmode: %s, confidence %.2f\n", done.Mode, done.Confidence)
 	for i, c := range done.Citations {
-		fmt.Printf("[%d] %s%s  block %s %s\n    «%s»\n", i+1, strings.Join(c.SectionPath, " > "), sourceDate(c.Updated), c.BlockID, c.Link, oneLine(c.Quote))
+		fmt.Printf("[%d] %s%s  block %s %s\n    «%s»\n", i+1, strings.Join(c.SectionPath, " > "), sourceLabel(c, done.Lang), c.BlockID, c.Link, oneLine(c.Quote))
 	}
 	for _, r := range done.Reasons {
 		fmt.Printf("note: %s\n", r)

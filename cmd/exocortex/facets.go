@@ -47,11 +47,12 @@ func facetLine(vs []string) string {
 	return strings.Join(vs, ", ")
 }
 
-// sourceDate is " (2026-03-02)": a cited note's date as ask prints it after
-// the citation, "" when unknown.
-func sourceDate(updated string) string {
-	if d := answer.SourceDate(updated); d != "" {
-		return " (" + d + ")"
+// sourceLabel is " (2026-03-02, newer)": a cited source's date and, when
+// it disagrees with another source, whether it is the newer; "" when it
+// has neither.
+func sourceLabel(c schemas.Citation, lang string) string {
+	if l := answer.SourceLabel(c, lang); l != "" {
+		return " (" + l + ")"
 	}
 	return ""
 }

@@ -30,6 +30,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/client"
 	"github.com/exocortex/exocortex/gateway"
 	"github.com/exocortex/exocortex/schemas"
@@ -297,7 +298,7 @@ func (t *tools) ask(ctx context.Context, req *mcp.CallToolRequest, in AskInput) 
 		Citations: cites, StandaloneQuestion: done.StandaloneQuestion, FollowUps: done.FollowUps}
 	var b strings.Builder
 	b.WriteString(done.Answer)
-	writeSources(&b, cites)
+	writeSources(&b, cites, done.Lang)
 	fmt.Fprintf(&b, "\n\nMode: %s, confidence %.2f", done.Mode, done.Confidence)
 	for _, r := range done.Reasons {
 		fmt.Fprintf(&b, "\n- %s", r)
@@ -403,7 +404,7 @@ func (t *tools) research(ctx context.Context, req *mcp.CallToolRequest, in Resea
 	if strings.TrimSpace(text) == "" {
 		var b strings.Builder
 		b.WriteString("# " + rep.Title)
-		writeSources(&b, srcs)
+		writeSources(&b, srcs, rep.Lang)
 		text = b.String()
 	}
 	return textResult(text), out, nil
@@ -445,13 +446,16 @@ func textResult(s string) *mcp.CallToolResult {
 }
 
 // writeSources lists citations: "[n] Title > Section — block ID link".
-func writeSources(b *strings.Builder, cites []schemas.Citation) {
+func writeSources(b *strings.Builder, cites []schemas.Citation, lang string) {
 	if len(cites) == 0 {
 		return
 	}
 	b.WriteString("\n\nSources:")
 	for _, c := range cites {
 		fmt.Fprintf(b, "\n[%d] %s — block %s%s", c.Number, label(c.Title, c.SectionPath, c.BlockID), c.BlockID, linkNote(c.Link))
+		if l := answer.SourceLabel(c, lang); l != "" {
+			fmt.Fprintf(b, " (%s)", l)
+		}
 		if c.Quote != "" {
 			fmt.Fprintf(b, "\n    «%s»", c.Quote)
 		}

@@ -44,3 +44,32 @@ func TestTheCitationListDatesEachSource(t *testing.T) {
 		})
 	}
 }
+
+func TestTwoSourcesThatDisagreeHaveTheNewerMarkedInTheAnswerAndItsSources(t *testing.T) {
+	b, pv := startPipeline(t, map[string]string{
+		"atlas-march.md": "---\ndate: 2024-03-12\n---\n# Atlas in March\n\nThe Atlas project budget is 5000 EUR.\n",
+		"atlas-april.md": "---\ndate: 2024-04-02\n---\n# Atlas in April\n\nThe Atlas project budget is 7000 EUR.\n",
+	})
+	pv.Fast.SetAnswer("The notes say «The Atlas project budget is 5000 EUR.» [1]. Another says «The Atlas project budget is 7000 EUR.» [2].")
+	c, _ := client(t, b)
+	res, err := c.Chat.Completions.New(context.Background(), oa.ChatCompletionNewParams{Model: openai.ModelAsk,
+		Messages: []oa.ChatCompletionMessageParamUnion{oa.UserMessage("What is the Atlas project budget?")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ex extra
+	if err := json.Unmarshal([]byte(res.RawJSON()), &ex); err != nil {
+		t.Fatal(err)
+	}
+	content := res.Choices[0].Message.Content
+	marks := map[string]string{}
+	for _, c := range ex.Citations {
+		marks[c.Updated[:10]] = c.Recency
+	}
+	if marks["2024-04-02"] != "newer" || marks["2024-03-12"] != "older" {
+		t.Fatalf("recencies by date %v, want 2024-04-02 newer and 2024-03-12 older: %s", marks, content)
+	}
+	if !strings.Contains(content, "disagree; [") || !strings.Contains(content, "(2024-04-02, newer)") || !strings.Contains(content, "(2024-03-12, older)") {
+		t.Errorf("the answer does not say which source is newer:\n%s", content)
+	}
+}

@@ -548,8 +548,8 @@ func sourcesText(lang string, cites []Citation) string {
 	b.WriteString("\n\n" + sourcesHeading(lang))
 	for _, c := range cites {
 		fmt.Fprintf(&b, "\n[%d] %s — %s", c.Number, label(c), where(c))
-		if d := answer.SourceDate(c.Updated); d != "" {
-			fmt.Fprintf(&b, " (%s)", d)
+		if l := answer.SourceLabel(schemas.Citation{Updated: c.Updated, Recency: c.Recency}, lang); l != "" {
+			fmt.Fprintf(&b, " (%s)", l)
 		}
 	}
 	return b.String()

@@ -160,6 +160,9 @@ type Citation struct {
 	Snippet string `json:"snippet,omitempty"`
 	// Updated is the cited note's own time (RFC 3339), when known.
 	Updated string `json:"updated,omitempty"`
+	// Recency is "newer" or "older" when this source and another disagree
+	// (schemas.Citation.Recency).
+	Recency string `json:"recency,omitempty"`
 }
 
 // Info is how the answer came to be, as the "exocortex" field carries it.
@@ -218,7 +221,7 @@ func citationsOf(cs []schemas.Citation) []Citation {
 			n = i + 1
 		}
 		out = append(out, Citation{Number: n, BlockID: c.BlockID, DocID: c.DocID, Title: c.Title,
-			SectionPath: c.SectionPath, Link: c.Link, Quote: c.Quote, Updated: c.Updated})
+			SectionPath: c.SectionPath, Link: c.Link, Quote: c.Quote, Updated: c.Updated, Recency: c.Recency})
 	}
 	return out
 }

@@ -15,7 +15,7 @@ const I18N = {
     ask_placeholder: "Ask a question about your notes", ask_button: "Ask", ask_new: "New conversation", stop: "Stop",
     waiting: "Looking through your notes…", streaming: "Answering…", answered: "Answered", stopped: "Stopped: the question was cancelled.",
     mode: "Mode", confidence: "Confidence", reasons: "Why", none: "—", details: "details",
-    unsupported: "Not supported by your notes", sources: "Sources", followups: "Ask next",
+    unsupported: "Not supported by your notes", sources: "Sources", followups: "Ask next", newer: "newer", older: "older",
     open_siyuan: "Open in SiYuan", open_note: "Open the note", close: "Close", loading: "Loading…",
     block_missing: "The block is no longer in the index; this is the quoted text.",
     you: "You", assistant: "Exocortex",
@@ -62,7 +62,7 @@ const I18N = {
     ask_placeholder: "Задайте вопрос по своим заметкам", ask_button: "Спросить", ask_new: "Новый разговор", stop: "Стоп",
     waiting: "Ищу в заметках…", streaming: "Отвечаю…", answered: "Ответ готов", stopped: "Остановлено: вопрос отменён.",
     mode: "Режим", confidence: "Уверенность", reasons: "Почему", none: "—", details: "подробности",
-    unsupported: "Не подтверждается заметками", sources: "Источники", followups: "Спросить дальше",
+    unsupported: "Не подтверждается заметками", sources: "Источники", followups: "Спросить дальше", newer: "новее", older: "старее",
     open_siyuan: "Открыть в SiYuan", open_note: "Открыть заметку", close: "Закрыть", loading: "Загрузка…",
     block_missing: "Блока больше нет в индексе; вот цитата.",
     you: "Вы", assistant: "Exocortex",
@@ -1641,6 +1641,7 @@ function renderAnswer() {
       el("button", { type: "button", class: "cite", "data-n": n, "data-q": d.query_id || "", onclick: () => showCitation(d, n) }, String(n)), " ",
       el("span", { class: "source-title", text: c.title || c.doc_id || c.block_id }),
       c.section_path && c.section_path.length ? el("span", { class: "path", text: ` — ${c.section_path.join(" › ")}` }) : null,
+      sourceWhen(c),
       openLinks(c.doc_id, c.block_id, c.link));
   }));
 
@@ -1648,6 +1649,17 @@ function renderAnswer() {
   fu.hidden = !(d.follow_ups && d.follow_ups.length);
   fu.querySelector("ul").replaceChildren(...(d.follow_ups || []).map((q) =>
     el("li", {}, el("button", { type: "button", onclick: () => { $("#ask-q").value = q; ask(q); } }, q))));
+}
+
+// sourceWhen is a source's note date and, when it disagrees with another
+// source, whether it is the newer: " (2024-04-02, newer)"; null without
+// either.
+function sourceWhen(c) {
+  const parts = [];
+  if (/^\d{4}-\d{2}-\d{2}/.test(c.updated || "")) parts.push(c.updated.slice(0, 10));
+  if (c.recency === "newer" || c.recency === "older") parts.push(t(c.recency));
+  if (!parts.length) return null;
+  return el("span", { class: "when", "data-recency": c.recency || null, text: ` (${parts.join(", ")})` });
 }
 
 // renderConversation lists the conversation's earlier turns above the
