@@ -278,20 +278,42 @@ func (r *Retriever) vectorSearch(ctx context.Context, out *schemas.QueryRetrieve
 	out.QueryVector = qv
 	t = time.Now()
 	var res []vectors.Result
-	for i, ef := range cfg.EfLadder {
+	ladder := efRungs(cfg.EfLadder, cfg.VectorK)
+	for i, ef := range ladder {
 		res, err = r.Vectors.Search(ctx, qv, vectors.SearchOptions{K: cfg.VectorK, Ef: ef,
 			Filter: vectors.Filter{Lang: out.Options.Lang}})
 		if err != nil {
 			return nil, fmt.Errorf("query %s: vector search (%s, ef %d): %w", out.QueryID, r.Vectors.Name(), ef, err)
 		}
-		if len(res) > 0 && res[0].Score >= cfg.WeakScore || i == len(cfg.EfLadder)-1 {
+		if len(res) > 0 && res[0].Score >= cfg.WeakScore || i == len(ladder)-1 {
 			break
 		}
 		out.Reasons = append(out.Reasons, fmt.Sprintf("%s: best cosine %.3f under %.2f, ef %d -> %d",
-			ReasonWidened, bestScore(res), cfg.WeakScore, ef, cfg.EfLadder[i+1]))
+			ReasonWidened, bestScore(res), cfg.WeakScore, ef, ladder[i+1]))
 	}
 	out.TimingsMS["vector"] = ms(time.Since(t))
 	return res, nil
+}
+
+// efRungs are the ladder's rungs that widen the search: both stores
+// search with ef at least k (the embedded store and Qdrant take
+// max(ef, k)), so a rung at or below k, or at or below the rung before,
+// would repeat the same search for the same results (with the default
+// VectorK of 200 and ladder 64/96/128, two of the three; a scoped search,
+// whose filtered walk costs more, paid them three times).
+func efRungs(ladder []int, k int) []int {
+	var out []int
+	last := 0
+	for _, ef := range ladder {
+		if eff := max(ef, k); eff > last {
+			out = append(out, ef)
+			last = eff
+		}
+	}
+	if len(out) == 0 {
+		out = []int{k}
+	}
+	return out
 }
 
 func bestScore(res []vectors.Result) float32 {

@@ -2,6 +2,7 @@ package retrieval_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
@@ -156,7 +157,7 @@ func TestModesAreLoweredWhenModelsAreMissingAndSaySo(t *testing.T) {
 func TestAWeakBestScoreWidensTheSearch(t *testing.T) {
 	st, vs := corpus(t)
 	q := unit(8, 7) // no stored vector points there: the best cosine is 0
-	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(q)}
+	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(q), Config: retrieval.Config{VectorK: 20}}
 	out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "nothing"}})
 	if err != nil {
 		t.Fatal(err)
@@ -220,12 +221,26 @@ func TestQdrantIsAskedWithAWiderEfEachTime(t *testing.T) {
 	if err := vs.Upsert(ctx, []vectors.Point{{ID: "ch-a", DocID: "d1", Lang: "en", Vector: unit(8, 1)}}); err != nil {
 		t.Fatal(err)
 	}
-	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(unit(8, 7))}
-	if _, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "nothing"}}); err != nil {
-		t.Fatal(err)
+	cases := []struct {
+		name    string
+		vectorK int
+		want    string
+	}{
+		{"each rung above k widens the search", 10, "[64 96 128]"},
+		{"rungs at or below k would repeat the same search, so one is made", 200, "[64]"},
+		{"only the rungs above k are asked again", 100, "[64 128]"},
 	}
-	if efs := fake.QueryEfs(); len(efs) != 3 || efs[0] != 64 || efs[1] != 96 || efs[2] != 128 {
-		t.Errorf("hnsw_ef sent to Qdrant: %v, want [64 96 128]", efs)
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			before := len(fake.QueryEfs())
+			r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(unit(8, 7)), Config: retrieval.Config{VectorK: tc.vectorK}}
+			if _, err := r.Retrieve(ctx, &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "nothing"}}); err != nil {
+				t.Fatal(err)
+			}
+			if efs := fmt.Sprint(fake.QueryEfs()[before:]); efs != tc.want {
+				t.Errorf("hnsw_ef sent to Qdrant: %v, want %s", efs, tc.want)
+			}
+		})
 	}
 }
 

@@ -313,7 +313,7 @@ func (x *scopedIndex) Passages(ctx context.Context, ids []string) ([]store.Hit, 
 	}
 	out := hits[:0]
 	for _, h := range hits {
-		if x.qs.set.HasChunk(h.ChunkID, h.Lang) {
+		if x.qs.set.HasDocLang(h.DocID, h.Lang) {
 			out = append(out, h)
 		}
 	}
@@ -351,11 +351,18 @@ func (v *scopedVectors) Search(ctx context.Context, q []float32, opts vectors.Se
 			opts.Filter.Lang = "" // the scope's languages are in meta
 		}
 	case v.qs.set != nil:
-		set := v.qs.set
-		opts.Filter.IDs = set.Memo("vectors.IDSet", func() any {
-			return vectors.NewDocIDSet(set.DocIDs(), set.Langs())
-		}).(*vectors.IDSet)
+		opts.Filter.IDs = ScopeIDSet(v.qs.set)
 		opts.Filter.Lang = ""
 	}
 	return v.Store.Search(ctx, q, opts)
+}
+
+// ScopeIDSet is the embedded vector store's filter for a chunk set: the
+// points of its documents in its languages, made once per set (Memo) so
+// the store resolves it to nodes once per set and index version, and
+// every later query of the same scope reuses it.
+func ScopeIDSet(set *store.ChunkSet) *vectors.IDSet {
+	return set.Memo("vectors.IDSet", func() any {
+		return vectors.NewDocIDSet(set.DocIDs(), set.Langs())
+	}).(*vectors.IDSet)
 }

@@ -162,10 +162,17 @@ func (c *ChunkSet) HasChunk(chunkID, lang string) bool {
 		return true
 	}
 	i := strings.LastIndexByte(chunkID, ':')
-	if i < 0 || !c.HasDoc(chunkID[:i]) {
-		return false
+	return i >= 0 && c.HasDocLang(chunkID[:i], lang)
+}
+
+// HasDocLang reports whether a chunk of document docID in language lang
+// is allowed: what HasChunk tests, for a chunk whose document is known
+// (a Hit's DocID) whatever its id looks like.
+func (c *ChunkSet) HasDocLang(docID, lang string) bool {
+	if c == nil {
+		return true
 	}
-	return c.langs == nil || slices.Contains(c.langs, lang)
+	return c.HasDoc(docID) && (c.langs == nil || slices.Contains(c.langs, lang))
 }
 
 // Len is the number of allowed chunks (-1 for nil: all).

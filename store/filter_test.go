@@ -129,8 +129,8 @@ func allowedDocs(t *testing.T, s *Store, set *ChunkSet) []string {
 		if err := rows.Scan(&id, &chunk, &doc, &lang); err != nil {
 			t.Fatal(err)
 		}
-		if set.HasRow(id) != set.HasChunk(chunk, lang) {
-			t.Errorf("chunk %s: HasRow %v, HasChunk %v", chunk, set.HasRow(id), set.HasChunk(chunk, lang))
+		if set.HasRow(id) != set.HasChunk(chunk, lang) || set.HasRow(id) != set.HasDocLang(doc, lang) {
+			t.Errorf("chunk %s: HasRow %v, HasChunk %v, HasDocLang %v", chunk, set.HasRow(id), set.HasChunk(chunk, lang), set.HasDocLang(doc, lang))
 		}
 		if set.HasRow(id) {
 			docs[doc] = true

@@ -4,6 +4,7 @@ import (
 	"context"
 	"testing"
 
+	"github.com/exocortex/exocortex/lexical"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -57,6 +58,45 @@ func TestSearchWithinAChunkSetOnBothEngines(t *testing.T) {
 			none, _ := s.Search(ctx, "text of", SearchOptions{K: 5, Chunks: &ChunkSet{}})
 			if len(one) != 1 || len(none) != 0 {
 				t.Errorf("k 1: %d hits; an empty set: %d hits", len(one), len(none))
+			}
+		})
+	}
+}
+
+// TestLexicalQueryRanksAsSearchDoes: the memory index ranking
+// LexicalQuery's query with its weights gives Search's hits in Search's
+// order, in Russian and English, so a brute force built on it (the scale
+// suite's) checks Search itself.
+func TestLexicalQueryRanksAsSearchDoes(t *testing.T) {
+	ctx := context.Background()
+	s := scopeFixture(t)
+	s.Lexical = LexicalMemory
+	idx, err := s.LexicalIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ name, query string }{
+		{"an English query", "text of work-atlas"},
+		{"a Russian query", "текст борща home-borsch"},
+		{"a query of one word", "text"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			hits, err := s.Search(ctx, tc.query, SearchOptions{K: 100})
+			if err != nil {
+				t.Fatal(err)
+			}
+			q, w, err := s.LexicalQuery(ctx, idx, tc.query, SearchOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ranked := idx.SearchWith(q, 100, w, lexical.SearchOptions{})
+			if len(ranked) != len(hits) || len(hits) == 0 {
+				t.Fatalf("LexicalQuery ranks %d rows, Search found %d hits (want the same, more than none)", len(ranked), len(hits))
+			}
+			for i, h := range hits {
+				if ranked[i].Score != h.Score {
+					t.Errorf("rank %d: LexicalQuery's score %v, Search's %v (%s)", i, ranked[i].Score, h.Score, h.ChunkID)
+				}
 			}
 		})
 	}

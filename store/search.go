@@ -116,19 +116,7 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
-	df := s.vocabDocFreq
-	if idx != nil {
-		df = func(_ context.Context, terms []string, limit int) (map[string]int, error) {
-			out := make(map[string]int, len(terms))
-			for _, t := range terms {
-				if idx.DocFreqAbove(t, limit) {
-					out[t] = limit + 1
-				}
-			}
-			return out, nil
-		}
-	}
-	aq, err := s.dropCommon(ctx, a.Query(query), df)
+	aq, err := s.dropCommon(ctx, a.Query(query), s.docFreqOf(idx))
 	if err != nil {
 		return nil, fmt.Errorf("search %q: %w", query, err)
 	}
@@ -159,6 +147,41 @@ func (s *Store) Search(ctx context.Context, query string, opts SearchOptions) ([
 		return s.Search(ctx, query, opts)
 	}
 	return s.hitsByID(ctx, query, a, aq, ranked, p.tokens, p.start, p.end)
+}
+
+// docFreqOf counts terms' rows in the memory index idx, or in the FTS5
+// vocabulary when idx is nil.
+func (s *Store) docFreqOf(idx *lexical.Index) docFreq {
+	if idx == nil {
+		return s.vocabDocFreq
+	}
+	return func(_ context.Context, terms []string, limit int) (map[string]int, error) {
+		out := make(map[string]int, len(terms))
+		for _, t := range terms {
+			if idx.DocFreqAbove(t, limit) {
+				out[t] = limit + 1
+			}
+		}
+		return out, nil
+	}
+}
+
+// LexicalQuery is text as Search ranks it on the memory index idx
+// (LexicalIndex): the analyzer's words and terms with the common ones
+// dropped, and the column weights opts gives or the store's. With
+// idx.SearchWith it is Search's ranking before any K or scope: the brute
+// force a scoped search is checked against (the scale suite).
+func (s *Store) LexicalQuery(ctx context.Context, idx *lexical.Index, text string, opts SearchOptions) (lexical.Query, lexical.Weights, error) {
+	a, err := s.queryAnalyzer(ctx)
+	if err != nil {
+		return lexical.Query{}, lexical.Weights{}, fmt.Errorf("lexical query %q: %w", text, err)
+	}
+	aq, err := s.dropCommon(ctx, a.Query(text), s.docFreqOf(idx))
+	if err != nil {
+		return lexical.Query{}, lexical.Weights{}, fmt.Errorf("lexical query %q: %w", text, err)
+	}
+	w := s.withDefaults(opts, a.Mode()).weights
+	return lexical.Query{Words: aq.Words, Terms: aq.Terms}, lexical.Weights{w.Body, w.Lemmas, w.Title, w.Section, w.Heads}, nil
 }
 
 // lexicalRanker returns the in-memory index to rank with, or nil when the

@@ -95,7 +95,11 @@ func docStructure(docID, title string, m NoteMeta, chunkIDs []string) *schemas.D
 type Scope struct {
 	Name   string // "notebook 50%", ...
 	Filter store.DocFilter
-	Want   func(c *Corpus, i int) bool
+	// Query is the same scope as a query gives it (QueryOptions.Scope):
+	// the fused rows search through the retriever's own resolution of it
+	// (retrieval.DocFilter of Query is Filter).
+	Query schemas.Scope
+	Want  func(c *Corpus, i int) bool
 }
 
 // timeShare is the last share of metaSpan the date scope holds.
@@ -105,13 +109,17 @@ const timeShare = 0.05
 // 5%, a tag on 0.1%, and the last 5% of the three years (a date range).
 var Scopes = []Scope{
 	{Name: "notebook 50%", Filter: store.DocFilter{Notebooks: []string{NotebookHalf}},
-		Want: func(c *Corpus, i int) bool { return c.ChunkMeta(i).NotebookName == NotebookHalf }},
+		Query: schemas.Scope{Include: schemas.ScopeSet{Notebooks: []string{NotebookHalf}}},
+		Want:  func(c *Corpus, i int) bool { return c.ChunkMeta(i).NotebookName == NotebookHalf }},
 	{Name: "tag 5%", Filter: store.DocFilter{Tags: []string{TagFive}},
-		Want: func(c *Corpus, i int) bool { return hasTag(c.ChunkMeta(i), TagFive) }},
+		Query: schemas.Scope{Include: schemas.ScopeSet{Tags: []string{TagFive}}},
+		Want:  func(c *Corpus, i int) bool { return hasTag(c.ChunkMeta(i), TagFive) }},
 	{Name: "tag 0.1%", Filter: store.DocFilter{Tags: []string{TagRare}},
-		Want: func(c *Corpus, i int) bool { return hasTag(c.ChunkMeta(i), TagRare) }},
+		Query: schemas.Scope{Include: schemas.ScopeSet{Tags: []string{TagRare}}},
+		Want:  func(c *Corpus, i int) bool { return hasTag(c.ChunkMeta(i), TagRare) }},
 	{Name: "since, last 5%", Filter: store.DocFilter{Since: sinceShare()},
-		Want: func(c *Corpus, i int) bool { return !c.ChunkMeta(i).Time.Before(sinceShare()) }},
+		Query: schemas.Scope{Since: sinceShare().Format(time.RFC3339)},
+		Want:  func(c *Corpus, i int) bool { return !c.ChunkMeta(i).Time.Before(sinceShare()) }},
 }
 
 func sinceShare() time.Time {

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/store"
 )
 
@@ -129,5 +130,25 @@ func TestTheBuildStoresTheScopesAndACachedBuildWithoutThemGetsThemInPlace(t *tes
 	}
 	if statID(t, StorePath(dir)).ino != db.ino {
 		t.Fatal("the SQLite store was replaced, want it updated in place")
+	}
+}
+
+// TestEachScopeIsTheSameAsAQueryGivesIt: the fused rows search with the
+// query's scope (retrieval resolves it) and the fake Qdrant's with its
+// payload conditions; both must be the scope the other rows resolve.
+func TestEachScopeIsTheSameAsAQueryGivesIt(t *testing.T) {
+	for _, sc := range Scopes {
+		t.Run(sc.Name, func(t *testing.T) {
+			f, err := retrieval.DocFilter(&sc.Query)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f.Key() != sc.Filter.Key() {
+				t.Errorf("the query's scope resolves to %s, the rows' filter is %s", f.Key(), sc.Filter.Key())
+			}
+			if meta, err := retrieval.ScopeMeta(&sc.Query); err != nil || meta == nil {
+				t.Errorf("no payload conditions for Qdrant (%v)", err)
+			}
+		})
 	}
 }
