@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 	"testing"
+
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // benchScopeStore is an index of chunks rows written directly: docs
@@ -51,9 +53,7 @@ func BenchmarkAllowedChunks(b *testing.B) {
 	}
 	b.Run("catalog-rebuild", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.loadCatalog(ctx); err != nil {
-				b.Fatal(err)
-			}
+			fullCatalog(b, s)
 		}
 	})
 	set, _ := s.AllowedChunks(ctx, DocFilter{Tags: []string{"p5"}})
@@ -85,4 +85,78 @@ func BenchmarkAllowedChunks(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunks), "ns/test")
 	})
+}
+
+// fullCatalog reads s's whole catalog, as a full rebuild does.
+func fullCatalog(tb testing.TB, s *Store) *catalog {
+	ctx := context.Background()
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer tx.Rollback()
+	var seq int64
+	if err := tx.QueryRow(`SELECT n FROM scope_seq`).Scan(&seq); err != nil {
+		tb.Fatal(err)
+	}
+	c, err := readCatalog(ctx, tx, seq, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkScopeAfterWrite times a scoped AllowedChunks right after a
+// one-document write (the write itself untimed): the catalog rebuilt in
+// full (full, as before migration 10) or following the write (incremental).
+// Run with -count to interleave the two.
+func BenchmarkScopeAfterWrite(b *testing.B) {
+	for _, size := range []struct{ chunks, docs int }{{100_000, 100_000}, {100_000, 10_000}} {
+		s := benchScopeStore(b, size.chunks, size.docs)
+		ctx := context.Background()
+		var chunkIDs []string
+		rows, err := s.r.Query(`SELECT chunk_id FROM chunks WHERE doc_id = 'd7' ORDER BY id`)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for rows.Next() {
+			var id string
+			if err := rows.Scan(&id); err != nil {
+				b.Fatal(err)
+			}
+			chunkIDs = append(chunkIDs, id)
+		}
+		rows.Close()
+		version := int64(0)
+		write := func() {
+			version++
+			d := &schemas.DocStructure{DocID: "d7", Source: schemas.SourceMarkdown, Path: "/r7/f7.md", Notebook: "/r7",
+				Version: version, ChunkIDs: chunkIDs, Hash: fmt.Sprint(version)}
+			if version%2 == 1 {
+				d.Tags = []string{"p5"}
+			}
+			if _, err := s.ApplyStructure(ctx, d); err != nil {
+				b.Fatal(err)
+			}
+		}
+		f := DocFilter{Tags: []string{"p5"}}
+		for _, mode := range []string{"full", "incremental"} {
+			b.Run(fmt.Sprintf("docs=%d/chunks=%d/%s", size.docs, size.chunks, mode), func(b *testing.B) {
+				s.scope.fullOnly = mode == "full"
+				for i := 0; i < b.N; i++ {
+					b.StopTimer()
+					write()
+					b.StartTimer()
+					set, err := s.AllowedChunks(ctx, f)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if set.HasDoc("d7") != (version%2 == 1) {
+						b.Fatalf("after write %d the scope %s d7", version, map[bool]string{true: "has", false: "lacks"}[set.HasDoc("d7")])
+					}
+				}
+			})
+		}
+		s.Close()
+	}
 }
