@@ -62,6 +62,8 @@ func readCatalog(ctx context.Context, tx *sql.Tx, seq int64, ids string) (*catal
 	where, args := "", []any(nil)
 	if ids != "" {
 		where, args = docsIn, []any{ids}
+	} else if err := c.reserve(ctx, tx); err != nil {
+		return nil, fmt.Errorf("read scope catalog: %w", err)
 	}
 	if err := c.loadDocs(ctx, tx, where, args); err != nil {
 		return nil, fmt.Errorf("read scope catalog: documents: %w", err)
@@ -73,6 +75,16 @@ func readCatalog(ctx context.Context, tx *sql.Tx, seq int64, ids string) (*catal
 		return nil, fmt.Errorf("read scope catalog: chunks: %w", err)
 	}
 	return c, nil
+}
+
+// reserve sizes c for all the documents tx holds.
+func (c *catalog) reserve(ctx context.Context, tx *sql.Tx) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents`).Scan(&n); err != nil {
+		return err
+	}
+	c.docs, c.byID = make([]catDoc, 0, n), make(map[string]uint32, n)
+	return nil
 }
 
 func (c *catalog) loadDocs(ctx context.Context, tx *sql.Tx, where string, args []any) error {
