@@ -6,52 +6,105 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/exocortex/exocortex/schemas"
 )
 
-// loadCatalog reads the catalog in one read transaction, so its seq is
-// the state its rows show.
-func (s *Store) loadCatalog(ctx context.Context) (*catalog, error) {
-	tx, err := s.r.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
-	if err != nil {
+// catalog is what a scope is evaluated over: the documents' fields and
+// each one's chunks (rowid, language), as of scope_seq = seq. A store's
+// catalog changes only under its scopeCache.rw write lock.
+type catalog struct {
+	seq   int64
+	docs  []catDoc
+	byID  map[string]uint32 // index into docs
+	langs []string          // chunks' languages by code
+	codes map[string]uint8  // langs' codes
+	max   int64             // the largest rowid seen (a bound for ChunkSet's bitmap)
+
+	setsMu sync.Mutex
+	sets   map[string]*ChunkSet // by DocFilter.Key, at seq
+}
+
+// catDoc is one document's fields, lower-cased where matching ignores case,
+// and its chunks.
+type catDoc struct {
+	id             string
+	indexed        bool   // the documents table holds it; false: only chunks of it have arrived
+	notebook, name string // lower-cased
+	nbName         string // the notebook's name as written
+	nbID           string // the notebook's id as written
+	path, rel      string // lower-cased; rel within the notebook
+	tags           []string
+	time           int64
+	chunks         []catChunk
+}
+
+// catChunk is a chunk's rowid and language code (catalog.langs).
+type catChunk struct {
+	row  int64
+	lang uint8
+}
+
+func newCatalog() *catalog {
+	return &catalog{byID: map[string]uint32{}, codes: map[string]uint8{}, sets: map[string]*ChunkSet{}}
+}
+
+// docsIn restricts a catalog query to the documents of a JSON list.
+const docsIn = ` WHERE doc_id IN (SELECT value FROM json_each(?))`
+
+// readCatalog reads, in tx, the documents of the JSON list ids (all of
+// them for ""), their tags and their chunks, as of scope_seq = seq.
+func readCatalog(ctx context.Context, tx *sql.Tx, seq int64, ids string) (*catalog, error) {
+	c := newCatalog()
+	c.seq = seq
+	where, args := "", []any(nil)
+	if ids != "" {
+		where, args = docsIn, []any{ids}
+	} else if err := c.reserve(ctx, tx); err != nil {
 		return nil, fmt.Errorf("read scope catalog: %w", err)
 	}
-	defer tx.Rollback()
-	c := &catalog{byID: map[string]uint32{}, sets: map[string]*ChunkSet{}}
-	if err := tx.QueryRowContext(ctx, `SELECT n FROM scope_seq`).Scan(&c.seq); err != nil {
-		return nil, fmt.Errorf("read scope catalog: %w", err)
-	}
-	if err := c.loadDocs(ctx, tx); err != nil {
+	if err := c.loadDocs(ctx, tx, where, args); err != nil {
 		return nil, fmt.Errorf("read scope catalog: documents: %w", err)
 	}
-	if err := c.loadTags(ctx, tx); err != nil {
+	if err := c.loadTags(ctx, tx, where, args); err != nil {
 		return nil, fmt.Errorf("read scope catalog: tags: %w", err)
 	}
-	if err := c.loadChunks(ctx, tx); err != nil {
+	if err := c.loadChunks(ctx, tx, where, args); err != nil {
 		return nil, fmt.Errorf("read scope catalog: chunks: %w", err)
 	}
 	return c, nil
 }
 
-func (c *catalog) loadDocs(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT doc_id, source, notebook, notebook_name, path, doc_time FROM documents`)
+// reserve sizes c for all the documents tx holds.
+func (c *catalog) reserve(ctx context.Context, tx *sql.Tx) error {
+	var n int
+	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM documents`).Scan(&n); err != nil {
+		return err
+	}
+	c.docs, c.byID = make([]catDoc, 0, n), make(map[string]uint32, n)
+	return nil
+}
+
+func (c *catalog) loadDocs(ctx context.Context, tx *sql.Tx, where string, args []any) error {
+	rows, err := tx.QueryContext(ctx, `SELECT doc_id, source, notebook, notebook_name, path, doc_time, chunk_count FROM documents`+where, args...)
 	if err != nil {
 		return err
 	}
 	defer rows.Close()
 	for rows.Next() {
-		var d catDoc
+		d := catDoc{indexed: true}
 		var source string
-		if err := rows.Scan(&d.id, &source, &d.notebook, &d.name, &d.path, &d.time); err != nil {
+		var n int
+		if err := rows.Scan(&d.id, &source, &d.notebook, &d.name, &d.path, &d.time, &n); err != nil {
 			return err
 		}
 		d.nbName, d.nbID = d.name, d.notebook
 		d.notebook, d.name, d.path = strings.ToLower(d.notebook), strings.ToLower(d.name), strings.ToLower(d.path)
 		d.rel = relPath(source, d.path, d.notebook, d.name)
-		c.byID[d.id] = uint32(len(c.docs))
-		c.docs = append(c.docs, d)
+		d.chunks = make([]catChunk, 0, min(max(n, 0), 1<<12))
+		c.add(d)
 	}
 	return rows.Err()
 }
@@ -69,8 +122,8 @@ func relPath(source, path, notebook, name string) string {
 	return path
 }
 
-func (c *catalog) loadTags(ctx context.Context, tx *sql.Tx) error {
-	rows, err := tx.QueryContext(ctx, `SELECT doc_id, tag FROM doc_tags`)
+func (c *catalog) loadTags(ctx context.Context, tx *sql.Tx, where string, args []any) error {
+	rows, err := tx.QueryContext(ctx, `SELECT doc_id, tag FROM doc_tags`+where, args...)
 	if err != nil {
 		return err
 	}
@@ -87,14 +140,11 @@ func (c *catalog) loadTags(ctx context.Context, tx *sql.Tx) error {
 	return rows.Err()
 }
 
-func (c *catalog) loadChunks(ctx context.Context, tx *sql.Tx) error {
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM chunks`).Scan(&n); err != nil {
-		return err
-	}
-	c.rows, c.doc, c.lang = make([]int64, 0, n), make([]uint32, 0, n), make([]uint8, 0, n)
-	codes := map[string]uint8{}
-	rows, err := tx.QueryContext(ctx, `SELECT id, doc_id, lang FROM chunks`)
+// loadChunks adds each chunk to its document; a chunk whose document's
+// structure has not arrived yet goes to an entry not indexed, which no
+// scope matches until the structure comes.
+func (c *catalog) loadChunks(ctx context.Context, tx *sql.Tx, where string, args []any) error {
+	rows, err := tx.QueryContext(ctx, `SELECT id, doc_id, lang FROM chunks`+where, args...)
 	if err != nil {
 		return err
 	}
@@ -105,33 +155,74 @@ func (c *catalog) loadChunks(ctx context.Context, tx *sql.Tx) error {
 		if err := rows.Scan(&id, &docID, &lang); err != nil {
 			return err
 		}
-		lastDoc, ok := c.byID[string(docID)]
+		i, ok := c.byID[string(docID)]
 		if !ok {
-			lastDoc = noDoc // held until its document's structure arrives
+			i = c.add(catDoc{id: string(docID)})
 		}
-		code, ok := codes[string(lang)]
-		if !ok && len(c.langs) < 255 {
-			code = uint8(len(c.langs))
-			codes[string(lang)] = code
-			c.langs = append(c.langs, string(lang))
-		}
-		c.rows, c.doc, c.lang = append(c.rows, id), append(c.doc, lastDoc), append(c.lang, code)
+		d := &c.docs[i]
+		d.chunks = append(d.chunks, catChunk{row: id, lang: c.code(string(lang))})
 		c.max = max(c.max, id)
 	}
 	return rows.Err()
 }
 
-// allowed evaluates f: the documents first, then a pass over the chunks.
+// code is lang's code, given it the first time (past 255 languages the
+// rest share code 0).
+func (c *catalog) code(lang string) uint8 {
+	code, ok := c.codes[lang]
+	if !ok && len(c.langs) < 255 {
+		code = uint8(len(c.langs))
+		c.codes[lang] = code
+		c.langs = append(c.langs, lang)
+	}
+	return code
+}
+
+// add appends d and returns its index.
+func (c *catalog) add(d catDoc) uint32 {
+	i := uint32(len(c.docs))
+	c.byID[d.id] = i
+	c.docs = append(c.docs, d)
+	return i
+}
+
+// remove takes document id out (the last document moves into its place).
+func (c *catalog) remove(id string) {
+	i, ok := c.byID[id]
+	if !ok {
+		return
+	}
+	last := uint32(len(c.docs) - 1)
+	if i != last {
+		c.docs[i] = c.docs[last]
+		c.byID[c.docs[i].id] = i
+	}
+	c.docs[last] = catDoc{}
+	c.docs = c.docs[:last]
+	delete(c.byID, id)
+}
+
+// apply replaces the documents ids with what delta (read for exactly those
+// ids) holds of them, moves to delta's seq and drops the cached sets.
+func (c *catalog) apply(delta *catalog, ids []string) {
+	for _, id := range ids {
+		c.remove(id)
+	}
+	for i := range delta.docs {
+		d := delta.docs[i]
+		for j := range d.chunks {
+			d.chunks[j].lang = c.code(delta.langs[d.chunks[j].lang])
+		}
+		c.add(d)
+	}
+	c.seq, c.max = delta.seq, max(c.max, delta.max)
+	clear(c.sets)
+}
+
+// allowed evaluates f: each document's fields, then its chunks' languages.
 func (c *catalog) allowed(f *DocFilter) *ChunkSet {
 	m := newDocMatcher(f)
-	ok := make([]bool, len(c.docs))
 	set := &ChunkSet{docs: map[string]struct{}{}, rows: make([]uint64, c.max/64+1)}
-	for i := range c.docs {
-		if m.match(&c.docs[i]) {
-			ok[i] = true
-			set.docs[c.docs[i].id] = struct{}{}
-		}
-	}
 	var langs []string
 	for _, l := range f.Langs {
 		langs = append(langs, strings.ToLower(strings.TrimSpace(l)))
@@ -141,10 +232,17 @@ func (c *catalog) allowed(f *DocFilter) *ChunkSet {
 		langOK[i] = langs == nil || slices.Contains(langs, strings.ToLower(l))
 	}
 	set.langs = langs
-	for i, row := range c.rows {
-		if d := c.doc[i]; d != noDoc && ok[d] && langOK[c.lang[i]] {
-			set.rows[row>>6] |= 1 << (uint64(row) & 63)
-			set.n++
+	for i := range c.docs {
+		d := &c.docs[i]
+		if !d.indexed || !m.match(d) {
+			continue
+		}
+		set.docs[d.id] = struct{}{}
+		for _, ch := range d.chunks {
+			if langOK[ch.lang] {
+				set.rows[ch.row>>6] |= 1 << (uint64(ch.row) & 63)
+				set.n++
+			}
 		}
 	}
 	return set

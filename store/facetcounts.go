@@ -15,19 +15,20 @@ import (
 // the doors show them: the largest counts first, months newest first. It
 // reads the in-memory scope catalog, no SQL beyond its freshness check.
 func (s *Store) FacetsOfDocs(ctx context.Context, docIDs []string) (*schemas.Facets, error) {
-	cat, err := s.scopeCatalog(ctx)
+	var t tally
+	err := s.withCatalog(ctx, func(cat *catalog) {
+		seen := make(map[uint32]bool, len(docIDs))
+		for _, id := range docIDs {
+			i, ok := cat.byID[id]
+			if !ok || seen[i] || !cat.docs[i].indexed {
+				continue
+			}
+			seen[i] = true
+			t.add(&cat.docs[i])
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("facets: %w", err)
-	}
-	var t tally
-	seen := make(map[uint32]bool, len(docIDs))
-	for _, id := range docIDs {
-		i, ok := cat.byID[id]
-		if !ok || seen[i] {
-			continue
-		}
-		seen[i] = true
-		t.add(&cat.docs[i])
 	}
 	nbs, tags, months := t.lists()
 	return &schemas.Facets{Of: schemas.FacetsOfCandidates, Docs: t.docs, Notebooks: nbs, Tags: tags, Months: months}, nil
@@ -37,13 +38,16 @@ func (s *Store) FacetsOfDocs(ctx context.Context, docIDs []string) (*schemas.Fac
 // documents (a door's scope suggestions without a query), ordered as
 // FacetsOfDocs orders them.
 func (s *Store) Scopes(ctx context.Context) (*schemas.ScopeListing, error) {
-	cat, err := s.scopeCatalog(ctx)
+	var t tally
+	err := s.withCatalog(ctx, func(cat *catalog) {
+		for i := range cat.docs {
+			if cat.docs[i].indexed {
+				t.add(&cat.docs[i])
+			}
+		}
+	})
 	if err != nil {
 		return nil, fmt.Errorf("scopes: %w", err)
-	}
-	var t tally
-	for i := range cat.docs {
-		t.add(&cat.docs[i])
 	}
 	nbs, tags, months := t.lists()
 	return &schemas.ScopeListing{Docs: t.docs, Notebooks: nbs, Tags: tags, Months: months}, nil

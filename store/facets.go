@@ -21,29 +21,30 @@ func (s *Store) Facets(ctx context.Context, chunkIDs []string) (notebooks, tags,
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("facets: %w", err)
 	}
-	cat, err := s.scopeCatalog(ctx)
+	err = s.withCatalog(ctx, func(cat *catalog) {
+		for _, id := range docIDs {
+			i, ok := cat.byID[id]
+			if !ok || !cat.docs[i].indexed {
+				continue
+			}
+			d := &cat.docs[i]
+			nb := d.nbName
+			if nb == "" {
+				nb = d.notebook
+			}
+			if nb != "" {
+				notebooks[nb]++
+			}
+			for _, t := range d.tags {
+				tags[t]++
+			}
+			if d.time != 0 {
+				months[monthOf(d.time)]++
+			}
+		}
+	})
 	if err != nil {
 		return nil, nil, nil, fmt.Errorf("facets: %w", err)
-	}
-	for _, id := range docIDs {
-		i, ok := cat.byID[id]
-		if !ok {
-			continue
-		}
-		d := &cat.docs[i]
-		nb := d.nbName
-		if nb == "" {
-			nb = d.notebook
-		}
-		if nb != "" {
-			notebooks[nb]++
-		}
-		for _, t := range d.tags {
-			tags[t]++
-		}
-		if d.time != 0 {
-			months[monthOf(d.time)]++
-		}
 	}
 	return notebooks, tags, months, nil
 }

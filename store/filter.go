@@ -193,29 +193,33 @@ func (c *ChunkSet) Docs() int {
 
 // AllowedChunks returns the chunks f allows, or nil (everything) for a zero
 // filter. It evaluates f over an in-memory catalog of the documents and
-// chunks (rowid, document, language), re-read when the index has changed
-// since (scope_seq), so a search pays one small query and a pass over the
-// chunks' arrays.
+// their chunks (rowid, language), brought up to date first when the index
+// has changed since (scope_seq): a write reloads only the documents it
+// touched (see scopeCatalog), so a search pays one small query and a pass
+// over the documents and the allowed chunks.
 func (s *Store) AllowedChunks(ctx context.Context, f DocFilter) (*ChunkSet, error) {
 	if f.IsZero() {
 		return nil, nil
 	}
-	cat, err := s.scopeCatalog(ctx)
+	var set *ChunkSet
+	err := s.withCatalog(ctx, func(cat *catalog) {
+		key := f.Key()
+		cat.setsMu.Lock()
+		defer cat.setsMu.Unlock()
+		if got, ok := cat.sets[key]; ok {
+			set = got
+			return
+		}
+		set = cat.allowed(&f)
+		set.seq, set.key = cat.seq, key
+		if len(cat.sets) >= maxCachedSets {
+			clear(cat.sets)
+		}
+		cat.sets[key] = set
+	})
 	if err != nil {
 		return nil, fmt.Errorf("scope: %w", err)
 	}
-	key := f.Key()
-	cat.setsMu.Lock()
-	defer cat.setsMu.Unlock()
-	if set, ok := cat.sets[key]; ok {
-		return set, nil
-	}
-	set := cat.allowed(&f)
-	set.seq, set.key = cat.seq, key
-	if len(cat.sets) >= maxCachedSets {
-		clear(cat.sets)
-	}
-	cat.sets[key] = set
 	return set, nil
 }
 
@@ -231,58 +235,4 @@ func (f *DocFilter) Key() string {
 		return fmt.Sprint(*f)
 	}
 	return string(b)
-}
-
-// catalog is what a scope is evaluated over: the documents' fields and
-// each chunk's rowid, document and language, as of scope_seq = seq.
-type catalog struct {
-	seq   int64
-	docs  []catDoc
-	byID  map[string]uint32
-	rows  []int64  // chunk rowids
-	doc   []uint32 // rows' documents (index into docs); noDoc: not indexed yet
-	lang  []uint8  // rows' languages (index into langs)
-	langs []string
-	max   int64 // the largest rowid
-
-	setsMu sync.Mutex
-	sets   map[string]*ChunkSet // by DocFilter.Key, at seq
-}
-
-const noDoc = ^uint32(0)
-
-// catDoc is one document's fields, lower-cased where matching ignores case.
-type catDoc struct {
-	id             string
-	notebook, name string // lower-cased
-	nbName         string // the notebook's name as written
-	nbID           string // the notebook's id as written
-	path, rel      string // lower-cased; rel within the notebook
-	tags           []string
-	time           int64
-}
-
-// scopeCache holds the latest catalog; one rebuild at a time.
-type scopeCache struct {
-	mu  sync.Mutex
-	cat *catalog
-}
-
-// scopeCatalog is the catalog as of now, rebuilt when scope_seq moved.
-func (s *Store) scopeCatalog(ctx context.Context) (*catalog, error) {
-	var seq int64
-	if err := s.r.QueryRowContext(ctx, `SELECT n FROM scope_seq`).Scan(&seq); err != nil {
-		return nil, fmt.Errorf("read scope sequence: %w", err)
-	}
-	s.scope.mu.Lock()
-	defer s.scope.mu.Unlock()
-	if c := s.scope.cat; c != nil && c.seq == seq {
-		return c, nil
-	}
-	c, err := s.loadCatalog(ctx)
-	if err != nil {
-		return nil, err
-	}
-	s.scope.cat = c
-	return c, nil
 }

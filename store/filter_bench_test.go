@@ -4,6 +4,9 @@ import (
 	"context"
 	"fmt"
 	"testing"
+	"time"
+
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // benchScopeStore is an index of chunks rows written directly: docs
@@ -51,9 +54,7 @@ func BenchmarkAllowedChunks(b *testing.B) {
 	}
 	b.Run("catalog-rebuild", func(b *testing.B) {
 		for b.Loop() {
-			if _, err := s.loadCatalog(ctx); err != nil {
-				b.Fatal(err)
-			}
+			fullCatalog(b, s)
 		}
 	})
 	set, _ := s.AllowedChunks(ctx, DocFilter{Tags: []string{"p5"}})
@@ -85,4 +86,88 @@ func BenchmarkAllowedChunks(b *testing.B) {
 		}
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*chunks), "ns/test")
 	})
+}
+
+// fullCatalog reads s's whole catalog, as a full rebuild does.
+func fullCatalog(tb testing.TB, s *Store) *catalog {
+	ctx := context.Background()
+	tx, err := s.r.BeginTx(ctx, nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	defer tx.Rollback()
+	var seq int64
+	if err := tx.QueryRow(`SELECT n FROM scope_seq`).Scan(&seq); err != nil {
+		tb.Fatal(err)
+	}
+	c, err := readCatalog(ctx, tx, seq, "")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return c
+}
+
+// BenchmarkScopeAfterWrite times a scoped AllowedChunks right after a
+// one-document write (the write itself untimed), each iteration once with
+// the catalog rebuilt in full (full-ms/query, as before migration 10) and
+// once following the write (incremental-ms/query), interleaved.
+func BenchmarkScopeAfterWrite(b *testing.B) {
+	for _, size := range []struct{ chunks, docs int }{{100_000, 100_000}, {100_000, 10_000}} {
+		s := benchScopeStore(b, size.chunks, size.docs)
+		ctx := context.Background()
+		write := oneDocWriter(b, s, "d7")
+		f := DocFilter{Tags: []string{"p5"}}
+		b.Run(fmt.Sprintf("docs=%d/chunks=%d", size.docs, size.chunks), func(b *testing.B) {
+			var spent [2]time.Duration
+			for b.Loop() {
+				for mode := range spent {
+					s.scope.fullOnly = mode == 0
+					tagged := write()
+					start := time.Now()
+					set, err := s.AllowedChunks(ctx, f)
+					spent[mode] += time.Since(start)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if set.HasDoc("d7") != tagged {
+						b.Fatalf("after the write the scope has d7 %v, want %v", set.HasDoc("d7"), tagged)
+					}
+				}
+			}
+			b.ReportMetric(float64(spent[0].Microseconds())/1e3/float64(b.N), "full-ms/query")
+			b.ReportMetric(float64(spent[1].Microseconds())/1e3/float64(b.N), "incremental-ms/query")
+		})
+		s.Close()
+	}
+}
+
+// oneDocWriter returns a function that writes document id again as a new
+// version, tagged p5 every other time, and says whether it now is.
+func oneDocWriter(b *testing.B, s *Store, id string) func() bool {
+	var chunkIDs []string
+	rows, err := s.r.Query(`SELECT chunk_id FROM chunks WHERE doc_id = ? ORDER BY id`, id)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var c string
+		if err := rows.Scan(&c); err != nil {
+			b.Fatal(err)
+		}
+		chunkIDs = append(chunkIDs, c)
+	}
+	version := int64(0)
+	return func() bool {
+		version++
+		d := &schemas.DocStructure{DocID: id, Source: schemas.SourceMarkdown, Path: "/r7/f7.md", Notebook: "/r7",
+			Version: version, ChunkIDs: chunkIDs, Hash: fmt.Sprint(version)}
+		if version%2 == 1 {
+			d.Tags = []string{"p5"}
+		}
+		if _, err := s.ApplyStructure(context.Background(), d); err != nil {
+			b.Fatal(err)
+		}
+		return version%2 == 1
+	}
 }

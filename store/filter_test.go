@@ -233,7 +233,7 @@ INSERT INTO chunks (chunk_id, doc_id, hash, lang) VALUES ('a:0', 'a', 'x', 'ru')
 	}
 }
 
-// undoScopeMigration takes migration 9 off a database, for tests that
+// undoScopeMigration takes migrations 9 and 10 off a database, for tests that
 // make an index of an older schema from a new one.
 func undoScopeMigration(t testing.TB, db *sql.DB) {
 	t.Helper()
@@ -243,6 +243,7 @@ func undoScopeMigration(t testing.TB, db *sql.DB) {
 		`ALTER TABLE documents DROP COLUMN created`, `DROP TABLE doc_tags`, `DROP TABLE scope_seq`,
 		`DROP TRIGGER scope_doc_insert`, `DROP TRIGGER scope_doc_update`, `DROP TRIGGER scope_doc_delete`,
 		`DROP TRIGGER scope_chunk_insert`, `DROP TRIGGER scope_chunk_update`, `DROP TRIGGER scope_chunk_delete`,
+		`DROP TABLE scope_docs`, // and those of migration 10
 	} {
 		if _, err := db.Exec(q); err != nil {
 			t.Fatalf("%s: %v", q, err)

@@ -196,6 +196,70 @@ CREATE TRIGGER IF NOT EXISTS scope_tag_insert AFTER INSERT ON doc_tags BEGIN UPD
 CREATE TRIGGER IF NOT EXISTS scope_tag_delete AFTER DELETE ON doc_tags BEGIN UPDATE scope_seq SET n = n + 1; END;
 INSERT OR REPLACE INTO meta (key, value) SELECT 'scope_backfill', 'pending' WHERE EXISTS (SELECT 1 FROM documents);
 `,
+	// 10: which documents each scope change touched, so a reader's catalog
+	// follows a write by reloading those documents alone (see
+	// scopeCatalog): every change that bumps scope_seq also records, in the
+	// same statement, the document(s) it touched with the new scope_seq.
+	// One row per document (its latest change), so the table never needs
+	// pruning. The triggers of migration 9 are replaced by ones doing both;
+	// a document update counts only when a field a scope reads changes.
+	`
+CREATE TABLE IF NOT EXISTS scope_docs (
+	doc_id TEXT PRIMARY KEY,
+	seq    INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS scope_docs_seq ON scope_docs (seq);
+DROP TRIGGER IF EXISTS scope_doc_insert;
+DROP TRIGGER IF EXISTS scope_doc_update;
+DROP TRIGGER IF EXISTS scope_doc_delete;
+DROP TRIGGER IF EXISTS scope_chunk_insert;
+DROP TRIGGER IF EXISTS scope_chunk_update;
+DROP TRIGGER IF EXISTS scope_chunk_delete;
+DROP TRIGGER IF EXISTS scope_tag_insert;
+DROP TRIGGER IF EXISTS scope_tag_delete;
+CREATE TRIGGER scope_doc_insert AFTER INSERT ON documents BEGIN
+	UPDATE scope_seq SET n = n + 1;
+	INSERT INTO scope_docs (doc_id, seq) SELECT new.doc_id, n FROM scope_seq WHERE true
+		ON CONFLICT (doc_id) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER scope_doc_update AFTER UPDATE OF doc_id, source, path, notebook, notebook_name, doc_time ON documents BEGIN
+	UPDATE scope_seq SET n = n + 1;
+	INSERT INTO scope_docs (doc_id, seq) SELECT old.doc_id, n FROM scope_seq
+		UNION ALL SELECT new.doc_id, n FROM scope_seq WHERE new.doc_id != old.doc_id
+		ON CONFLICT (doc_id) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER scope_doc_delete AFTER DELETE ON documents BEGIN
+	UPDATE scope_seq SET n = n + 1;
+	INSERT INTO scope_docs (doc_id, seq) SELECT old.doc_id, n FROM scope_seq WHERE true
+		ON CONFLICT (doc_id) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER scope_chunk_insert AFTER INSERT ON chunks BEGIN
+	UPDATE scope_seq SET n = n + 1;
+	INSERT INTO scope_docs (doc_id, seq) SELECT new.doc_id, n FROM scope_seq WHERE true
+		ON CONFLICT (doc_id) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER scope_chunk_update AFTER UPDATE OF doc_id, lang ON chunks BEGIN
+	UPDATE scope_seq SET n = n + 1;
+	INSERT INTO scope_docs (doc_id, seq) SELECT old.doc_id, n FROM scope_seq
+		UNION ALL SELECT new.doc_id, n FROM scope_seq WHERE new.doc_id != old.doc_id
+		ON CONFLICT (doc_id) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER scope_chunk_delete AFTER DELETE ON chunks BEGIN
+	UPDATE scope_seq SET n = n + 1;
+	INSERT INTO scope_docs (doc_id, seq) SELECT old.doc_id, n FROM scope_seq WHERE true
+		ON CONFLICT (doc_id) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER scope_tag_insert AFTER INSERT ON doc_tags BEGIN
+	UPDATE scope_seq SET n = n + 1;
+	INSERT INTO scope_docs (doc_id, seq) SELECT new.doc_id, n FROM scope_seq WHERE true
+		ON CONFLICT (doc_id) DO UPDATE SET seq = excluded.seq;
+END;
+CREATE TRIGGER scope_tag_delete AFTER DELETE ON doc_tags BEGIN
+	UPDATE scope_seq SET n = n + 1;
+	INSERT INTO scope_docs (doc_id, seq) SELECT old.doc_id, n FROM scope_seq WHERE true
+		ON CONFLICT (doc_id) DO UPDATE SET seq = excluded.seq;
+END;
+`,
 }
 
 // schemaVersion is the user_version of a fully migrated database.
