@@ -21,7 +21,7 @@ const EnvRecentWeight = "EXOCORTEX_RECENT_WEIGHT"
 
 // The bounds of the recency settings: a half-life shorter than an hour
 // reads a note's date finer than notes carry it (and is usually "3m" meant
-// as months); a weight over 10 lets recency outrank any match.
+// as months); a weight over 10 lets recency outrank almost any match.
 const (
 	minHalfLife = time.Hour
 	maxHalfLife = 100 * 365 * 24 * time.Hour
@@ -30,8 +30,9 @@ const (
 
 // recencyFlags shape the recency signal of queries that prefer recent notes
 // (--recent, recent:true): retrieval.Config's RecencyHalfLife and
-// RecencyWeight, where the retrieval runs (up, worker --stage retrieve, and
-// search, ask, research and mcp when they run the stages themselves).
+// RecencyWeight, where the retrieval runs (up, worker --stage retrieve or
+// rerank, and search, ask, research and mcp when they run the stages
+// themselves).
 type recencyFlags struct {
 	halfLife halfLifeValue
 	weight   weightValue
@@ -50,8 +51,8 @@ func (r *recencyFlags) register(fs *flag.FlagSet) {
 	r.envErr = errors.Join(errs...)
 	fs.Var(&r.halfLife, "recent-half-life", "with --recent, the age `SPAN` at which a note's recency share is half a fresh note's: "+
 		"90d, 2w, 720h (env "+EnvRecentHalfLife+")")
-	fs.Var(&r.weight, "recent-weight", "with --recent, the weight `W` of recency: a fresh note's share is worth W first places in one more ranked list; "+
-		"1 reorders notes that match about equally well; over 0, at most 10 (env "+EnvRecentWeight+")")
+	fs.Var(&r.weight, "recent-weight", "with --recent, the weight `W` of recency: a fresh note's share is worth W first places in one more ranked list, "+
+		"and in rerank mode W logits of the cross-encoder's score; 1 reorders notes that match about equally well; over 0, at most 10 (env "+EnvRecentWeight+")")
 }
 
 func envValue(name, v string, set func(string) error) error {
