@@ -888,7 +888,10 @@ const OPERATORS = {
   tag: "tag", tags: "tag", "тег": "tag", "теги": "tag", in: "notebook", notebook: "notebook", "в": "notebook", "блокнот": "notebook",
   path: "path", "путь": "path", doc: "doc", "док": "doc", "документ": "doc", lang: "lang", "язык": "lang",
   since: "since", after: "since", "после": "since", "с": "since", before: "before", "до": "before", until: "until", "по": "until",
+  sort: "recent", "сортировка": "recent", "сорт": "recent",
 };
+// The values of sort: that put newer notes first (the only order there is).
+const SORT_RECENT = new Set(["recent", "newest", "new", "latest", "recency", "новые", "новое", "новизна", "новизне", "свежие", "свежее", "недавние"]);
 const QUOTES = { '"': '"', "«": "»", "“": "”" };
 const LANGS = { ru: "ru", rus: "ru", russian: "ru", "рус": "ru", "русский": "ru", "ру": "ru", en: "en", eng: "en", english: "en", "англ": "en", "английский": "en" };
 
@@ -916,7 +919,8 @@ function textOperators(text) {
       value = text.slice(v, end).replace(/[,;!?]+$/, "");
     }
     re.lastIndex = end;
-    if (!kind || (exclude && ["since", "before", "until"].includes(kind))) continue;
+    if (!kind || (exclude && ["since", "before", "until", "recent"].includes(kind))) continue;
+    if (kind === "recent" && !SORT_RECENT.has(value.replace(/[,;!?]+$/, "").toLowerCase())) continue;
     if (kind === "tag") value = value.replace(/^#+|#+$/g, "");
     if (kind === "path") value = value.replace(/^\/+|\/+$/g, "");
     if (kind === "lang") value = LANGS[value.toLowerCase()] || value;
@@ -966,6 +970,7 @@ function chipsOf(view) {
     const dated = (kind) => chips.some((c) => c.kind === kind || (kind === "until" && c.kind === "before"));
     if (srv.since && !dated("since")) chips.push({ source: "server", kind: "since", value: displayDate(srv.since, false) });
     if (srv.until && !dated("until")) chips.push({ source: "server", kind: "until", value: displayDate(srv.until, true) });
+    if (srv.recent && !chips.some((c) => c.kind === "recent")) chips.push({ source: "server", kind: "recent", value: "" });
   }
   return chips;
 }
