@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // EnvRecentHalfLife sets --recent-half-life's default.
@@ -37,15 +38,21 @@ type recencyFlags struct {
 	halfLife halfLifeValue
 	weight   weightValue
 	envErr   error // a bad environment value, reported by apply
+	fs       *flag.FlagSet
+	// Which came from the environment (a flag given overrides it).
+	halfLifeEnv, weightEnv bool
 }
 
 func (r *recencyFlags) register(fs *flag.FlagSet) {
+	r.fs = fs
 	r.halfLife, r.weight = halfLifeValue(retrieval.DefaultRecencyHalfLife), weightValue(retrieval.DefaultConfig().RecencyWeight)
 	var errs []error
 	if v := os.Getenv(EnvRecentHalfLife); v != "" {
+		r.halfLifeEnv = true
 		errs = append(errs, envValue(EnvRecentHalfLife, v, r.halfLife.Set))
 	}
 	if v := os.Getenv(EnvRecentWeight); v != "" {
+		r.weightEnv = true
 		errs = append(errs, envValue(EnvRecentWeight, v, r.weight.Set))
 	}
 	r.envErr = errors.Join(errs...)
@@ -60,6 +67,49 @@ func envValue(name, v string, set func(string) error) error {
 		return fmt.Errorf("%s=%q: %w", name, v, err)
 	}
 	return nil
+}
+
+// differsFrom lists the recency settings the user gave (a flag, else the
+// environment: "--recent-half-life 7d", "EXOCORTEX_RECENT_WEIGHT=2") that
+// the running system st does not use; all given ones when st did not
+// record its own (nil, or a system that predates them).
+func (r *recencyFlags) differsFrom(st *schemas.SystemSettings) []string {
+	if r.fs == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	r.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var runHalf time.Duration
+	var runWeight float64
+	if st != nil {
+		runHalf, _ = time.ParseDuration(st.RecentHalfLife)
+		runWeight = st.RecentWeight
+	}
+	var out []string
+	given := func(name, env string, fromEnv, same bool, value string) {
+		switch {
+		case same:
+		case set[name]:
+			out = append(out, "--"+name+" "+value)
+		case fromEnv:
+			out = append(out, env+"="+os.Getenv(env))
+		}
+	}
+	given("recent-half-life", EnvRecentHalfLife, r.halfLifeEnv, runHalf == time.Duration(r.halfLife), r.halfLife.String())
+	given("recent-weight", EnvRecentWeight, r.weightEnv, runWeight == float64(r.weight), r.weight.String())
+	return out
+}
+
+// recencyOf says a running system's recency settings, for notes.
+func recencyOf(st *schemas.SystemSettings) string {
+	if st == nil {
+		return "unknown: it did not record its settings"
+	}
+	h, err := time.ParseDuration(st.RecentHalfLife)
+	if err != nil || h <= 0 || st.RecentWeight <= 0 {
+		return "unknown: it did not record them"
+	}
+	return "half-life " + formatSpan(h) + ", weight " + strconv.FormatFloat(st.RecentWeight, 'g', -1, 64)
 }
 
 func (r *recencyFlags) apply(cfg *retrieval.Config) error {
