@@ -970,7 +970,6 @@ function chipsOf(view) {
     const dated = (kind) => chips.some((c) => c.kind === kind || (kind === "until" && c.kind === "before"));
     if (srv.since && !dated("since")) chips.push({ source: "server", kind: "since", value: displayDate(srv.since, false) });
     if (srv.until && !dated("until")) chips.push({ source: "server", kind: "until", value: displayDate(srv.until, true) });
-    if (srv.recent && !chips.some((c) => c.kind === "recent")) chips.push({ source: "server", kind: "recent", value: "" });
   }
   return chips;
 }
