@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"sort"
 	"strings"
 	"time"
 
@@ -26,6 +27,22 @@ import (
 // one that matched well (a first place is worth 1/61, a 60th 1/120 with the
 // default k). A note whose time is unknown gets no share. Without Recent
 // the fusion is unchanged.
+//
+// In rerank mode the cross-encoder orders the candidates it scores, and
+// there recency is fused with its score (preferRecent): a candidate is
+// ordered by
+//
+//	score + RecencyWeight · 2^(−age/RecencyHalfLife)
+//
+// The score is a logit, the log-odds that the passage answers the
+// question; recency is a prior belief that a newer note is the one wanted,
+// and adding log prior odds to it is Bayes' rule. A note changed today has
+// its odds multiplied by e^RecencyWeight (e ≈ 2.7 by default), one a
+// half-life old by e^(RecencyWeight/2), an old one by about 1: recency
+// decides between notes the cross-encoder scores within RecencyWeight of
+// each other, and a note it scores more than RecencyWeight above another
+// stays above it whatever their ages. The shown score stays the
+// cross-encoder's.
 
 // timeNow is the clock of the recency signal (tests set it).
 var timeNow = time.Now
@@ -96,4 +113,73 @@ func docOfCandidate(c *schemas.Candidate) string {
 		return c.ChunkID[:i]
 	}
 	return ""
+}
+
+// RecencyBonus is the cross-encoder score (a logit) a note of the given age
+// gains in rerank mode (a note from the future counts as fresh).
+func RecencyBonus(age time.Duration, cfg Config) float64 {
+	cfg = cfg.withDefaults()
+	age = max(age, 0)
+	return cfg.RecencyWeight * math.Exp2(-float64(age)/float64(cfg.RecencyHalfLife))
+}
+
+// preferRecent reorders the contexts the cross-encoder scored (sorted by
+// its score) by score plus each note's RecencyBonus when the query prefers
+// recent notes. A note of unknown time gains nothing; when no note's time
+// is known the order stays the cross-encoder's, with ReasonNoRecency.
+func (r *Retriever) preferRecent(ctx context.Context, rq *schemas.QueryRetrieved, scored []schemas.Context, cfg Config, out *schemas.QueryReranked) error {
+	if rq.Options.Scope == nil || !rq.Options.Scope.Recent || len(scored) == 0 {
+		return nil
+	}
+	dt, ok := baseIndex(r.Index).(DocTimer)
+	if !ok {
+		noRecency(out, "this rerank worker has no index of note times; ordered by the cross-encoder alone")
+		return nil
+	}
+	t := time.Now()
+	seen := map[string]bool{}
+	var docs []string
+	for _, c := range scored {
+		if d := c.DocID; d != "" && !seen[d] {
+			seen[d] = true
+			docs = append(docs, d)
+		}
+	}
+	times, err := dt.DocTimes(ctx, docs)
+	if err != nil {
+		return fmt.Errorf("query %s: recency of the reranked candidates: %w", rq.QueryID, err)
+	}
+	if len(times) == 0 {
+		noRecency(out, "none of the reranked notes has a known time; ordered by the cross-encoder alone")
+		return nil
+	}
+	now := timeNow()
+	type keyed struct {
+		c   schemas.Context
+		key float64
+	}
+	ks := make([]keyed, len(scored))
+	for i, c := range scored {
+		ks[i] = keyed{c: c, key: c.Score}
+		if at, ok := times[c.DocID]; ok {
+			ks[i].key += RecencyBonus(now.Sub(at), cfg)
+		}
+	}
+	sort.SliceStable(ks, func(i, j int) bool { return ks[i].key > ks[j].key }) // ties keep the cross-encoder's order
+	for i := range ks {
+		scored[i] = ks[i].c
+	}
+	out.TimingsMS["rerank_recency"] = ms(time.Since(t))
+	return nil
+}
+
+// noRecency adds ReasonNoRecency with why, unless the query has it already
+// (from its retrieve worker).
+func noRecency(out *schemas.QueryReranked, why string) {
+	for _, r := range out.Reasons {
+		if strings.HasPrefix(r, ReasonNoRecency) {
+			return
+		}
+	}
+	out.Reasons = append(out.Reasons, ReasonNoRecency+": "+why)
 }

@@ -39,10 +39,14 @@ func (r *Retriever) Rerank(ctx context.Context, rq *schemas.QueryRetrieved) (*sc
 			out.Reasons = append(out.Reasons, ReasonNoReranker+": this worker has no reranker model; fused order kept")
 		} else {
 			t := time.Now()
-			if err := r.crossScore(ctx, rq, ctxs, cfg.RerankCandidates); err != nil {
+			n, err := r.crossScore(ctx, rq, ctxs, cfg.RerankCandidates)
+			if err != nil {
 				return nil, err
 			}
 			out.TimingsMS["rerank"] = ms(time.Since(t))
+			if err := r.preferRecent(ctx, rq, ctxs[:n], cfg, out); err != nil {
+				return nil, err
+			}
 		}
 	}
 	// The ranked candidates below the top k still tell which chunk of a
@@ -108,8 +112,8 @@ func contextsOf(rq *schemas.QueryRetrieved) []schemas.Context {
 // crossScore reorders ctxs in place: the best candidates by fused rank
 // (at most RerankCandidates; the fused top RerankFloor always) are scored
 // by the cross-encoder and sorted by its score; the others keep their
-// fused order below.
-func (r *Retriever) crossScore(ctx context.Context, rq *schemas.QueryRetrieved, ctxs []schemas.Context, candidates int) error {
+// fused order below. It returns how many it scored.
+func (r *Retriever) crossScore(ctx context.Context, rq *schemas.QueryRetrieved, ctxs []schemas.Context, candidates int) (int, error) {
 	sort.SliceStable(ctxs, func(i, j int) bool { return fusedBefore(ctxs[i].FusedRank, ctxs[j].FusedRank) })
 	n := min(len(ctxs), candidates)
 	scored := ctxs[:n]
@@ -119,10 +123,10 @@ func (r *Retriever) crossScore(ctx context.Context, rq *schemas.QueryRetrieved, 
 	}
 	scores, err := r.Reranker.Score(ctx, rq.Searched, texts)
 	if err != nil {
-		return fmt.Errorf("query %s: rerank %d candidates with %s: %w", rq.QueryID, len(texts), r.Reranker.Name(), err)
+		return 0, fmt.Errorf("query %s: rerank %d candidates with %s: %w", rq.QueryID, len(texts), r.Reranker.Name(), err)
 	}
 	if len(scores) != n {
-		return fmt.Errorf("query %s: rerank with %s: %d scores for %d candidates", rq.QueryID, r.Reranker.Name(), len(scores), n)
+		return 0, fmt.Errorf("query %s: rerank with %s: %d scores for %d candidates", rq.QueryID, r.Reranker.Name(), len(scores), n)
 	}
 	for i := range scored {
 		scored[i].Score, scored[i].Source = float64(scores[i]), "rerank"
@@ -133,7 +137,7 @@ func (r *Retriever) crossScore(ctx context.Context, rq *schemas.QueryRetrieved, 
 		}
 		return scored[i].FusedRank < scored[j].FusedRank
 	})
-	return nil
+	return n, nil
 }
 
 // expand adds up to n chunks that neighbour the contexts' blocks, edge kind

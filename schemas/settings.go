@@ -19,4 +19,9 @@ type SystemSettings struct {
 	// the deadline of its answers without a language model ("5s").
 	AnswerDeadline      string `json:"answer_deadline,omitempty"`
 	AnswerDeadlineLocal string `json:"answer_deadline_local,omitempty"`
+	// RecentHalfLife ("2160h0m0s") and RecentWeight shape the recency
+	// signal of queries that prefer recent notes (empty and 0 from a
+	// system that predates them).
+	RecentHalfLife string  `json:"recent_half_life,omitempty"`
+	RecentWeight   float64 `json:"recent_weight,omitempty"`
 }

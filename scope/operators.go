@@ -22,6 +22,7 @@ const (
 	opSince  // since:, after:, после: — from the start of the value's period
 	opBefore // before:, до: — up to the start of the value's period
 	opUntil  // until: — up to the end of the value's period
+	opSort   // sort:recent, сортировка:новые — prefer newer notes (Scope.Recent)
 )
 
 // operators maps every spelling, English and Russian, to what it sets.
@@ -34,11 +35,24 @@ var operators = map[string]int{
 	"since": opSince, "after": opSince, "после": opSince, "с": opSince,
 	"before": opBefore, "до": opBefore,
 	"until": opUntil, "по": opUntil,
+	"sort": opSort, "сортировка": opSort, "сорт": opSort,
 }
 
+// sortOrders are the values of sort: that ask for newer notes first; the
+// ranking by relevance is the default and has no value.
+var sortOrders = map[string]bool{
+	"recent": true, "newest": true, "new": true, "latest": true, "recency": true,
+	"новые": true, "новое": true, "новизна": true, "новизне": true, "свежие": true, "свежее": true, "недавние": true,
+}
+
+// exactOnly are operator names too near common words to suggest as the
+// intended name of an unknown one: "port:8080", "short:", "спорт:", "торт:"
+// stay words.
+var exactOnly = map[string]bool{"sort": true, "сорт": true}
+
 // Known lists the operators for messages.
-const Known = "tag:, in:, path:, doc:, lang:, since:, after:, before:, until: " +
-	"(тег:, в:, блокнот:, путь:, док:, язык:, с:, после:, до:, по:); " +
+const Known = "tag:, in:, path:, doc:, lang:, since:, after:, before:, until:, sort:recent " +
+	"(тег:, в:, блокнот:, путь:, док:, язык:, с:, после:, до:, по:, сортировка:новые); " +
 	"-tag: or not-tag: (не-тег:) excludes"
 
 // negatable operators may be excluded with '-', "not-" or "не-".
@@ -99,6 +113,9 @@ func scanToken(s string, i int) (t token, ok bool, err error) {
 
 // apply adds one known operator to the scope.
 func (c cal) apply(op int, t token, s *schemas.Scope, r *ranges) error {
+	if t.negated && op == opSort {
+		return fmt.Errorf("%s: cannot be negated: leave it out to rank by relevance alone", t.name)
+	}
 	if t.negated && !negatable(op) {
 		return fmt.Errorf("%s: a date operator cannot be negated: use before: for -after:, after: for -before:", t.name)
 	}
@@ -125,6 +142,12 @@ func (c cal) apply(op int, t token, s *schemas.Scope, r *ranges) error {
 			return fmt.Errorf("%s:%s: unknown language: want %s or %s", t.name, v, lang.LangRussian, lang.LangEnglish)
 		}
 		set.Langs = addUnique(set.Langs, l)
+	case opSort:
+		if !sortOrders[strings.ToLower(v)] {
+			return fmt.Errorf("%s:%s: unknown order: want %s:recent (newest, latest; Russian новые, новизна, свежие) for newer notes first; "+
+				"without it results are ranked by relevance", t.name, v, t.name)
+		}
+		s.Recent = true
 	default:
 		p, err := c.parseValue(v)
 		if err != nil {
@@ -159,7 +182,7 @@ func nearOperator(name string) string {
 		return ""
 	}
 	for _, known := range slices.Sorted(maps.Keys(operators)) {
-		if utf8.RuneCountInString(known) >= 3 && editDistance(name, known) <= 1+utf8.RuneCountInString(known)/6 {
+		if utf8.RuneCountInString(known) >= 3 && !exactOnly[known] && editDistance(name, known) <= 1+utf8.RuneCountInString(known)/6 {
 			return known
 		}
 	}

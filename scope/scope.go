@@ -1,7 +1,8 @@
 // Package scope reads the scope a person types into a question: inline
 // operators (tag:recipe, -tag:old, in:"Work notes", path:projects/atlas,
-// doc:ID, lang:ru, after:2024-03-01, before:May, since:7d, until:…, and
-// Russian тег:, в:, блокнот:, путь:, док:, язык:, после:, до:, с:, по:) and
+// doc:ID, lang:ru, after:2024-03-01, before:May, since:7d, until:…,
+// sort:recent, and Russian тег:, в:, блокнот:, путь:, док:, язык:, после:,
+// до:, с:, по:, сортировка:новые) and
 // date phrases in English and Russian ("last month", "since March",
 // "в прошлом месяце", "за последние две недели"), and turns them into a
 // schemas.Scope and the text left to search. Pure logic: no retrieval.
@@ -22,6 +23,10 @@
 //   - A month name is a date only after a preposition ("in March", "с
 //     марта", "до мая"): "March of the Penguins" is words. A month without
 //     a year is its latest one that has begun.
+//   - sort:recent (newest, latest; сортировка: or сорт: with новые,
+//     новизна, свежие) sets Scope.Recent: newer notes first, recency fused
+//     into the ranking. Names as near common words as sort: and сорт: are
+//     never suggested for a misspelt name ("port:8080" stays words).
 //   - Every bound narrows: operators and phrases intersect. Phrases that
 //     would empty the range are dropped, with a note.
 package scope

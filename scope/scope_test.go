@@ -69,6 +69,15 @@ func TestOperatorsBecomeTheScopeAndLeaveTheText(t *testing.T) {
 		{"only operators leave no text", "tag:recipe", "", schemas.Scope{Include: schemas.ScopeSet{Tags: []string{"recipe"}}}},
 		{"a repeated tag counts once", "tag:a tag:a tag:b x", "x",
 			schemas.Scope{Include: schemas.ScopeSet{Tags: []string{"a", "b"}}}},
+		{"sort:recent puts newer notes first", "Atlas budget sort:recent", "Atlas budget", schemas.Scope{Recent: true}},
+		{"sort:newest and sort:latest too, in any case", "Sort:Newest backups sort:latest", "backups", schemas.Scope{Recent: true}},
+		{"sort:recent joins other operators", "tag:work sort:recent budget", "budget",
+			schemas.Scope{Include: schemas.ScopeSet{Tags: []string{"work"}}, Recent: true}},
+		{"сортировка:новые is sort:recent", "бюджет Атласа сортировка:новые", "бюджет Атласа", schemas.Scope{Recent: true}},
+		{"сорт:новые and сортировка:новизна too", "сорт:новые бэкап сортировка:новизна", "бэкап", schemas.Scope{Recent: true}},
+		{"сортировка:свежие with a Russian tag", "тег:работа сортировка:свежие бюджет", "бюджет",
+			schemas.Scope{Include: schemas.ScopeSet{Tags: []string{"работа"}}, Recent: true}},
+		{"a quoted sort:recent is words", `"sort:recent" flag`, `"sort:recent" flag`, schemas.Scope{}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -109,6 +118,12 @@ func TestNothingIsSilent(t *testing.T) {
 		{"a phrase read as a range is told", "notes this month", "", `searching 2026-11-01 to 2026-11-30 (from "this month")`},
 		{"contradicting phrases are dropped and told", "last year vs this year", "", "leave no time between them"},
 		{"links and times need no note", "http://x.org at 10:30", "", ""},
+		{"an unknown sort order is an error naming the one there is", "sort:oldest x", "sort:oldest: unknown order: want sort:recent", ""},
+		{"an unknown Russian sort order too", "сортировка:старые x", "want сортировка:recent (newest, latest; Russian новые", ""},
+		{"sort cannot be negated", "-sort:recent x", "cannot be negated", ""},
+		{"port:8080 is no misspelt sort:", "port:8080 firewall", "", `"port:" is not an operator`},
+		{"спорт:футбол is no misspelt сорт:", "спорт:футбол счёт", "", `"спорт:" is not an operator`},
+		{"a misspelt сортировка is an error", "сортирвка:новые x", "did you mean сортировка:?", ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -121,3 +121,59 @@ func TestBadRecencySettingsAreRefusedNamingTheSetting(t *testing.T) {
 		})
 	}
 }
+
+// TestARunningSystemsRecencyHoldsAndTheClientSaysSo: with 'up' running
+// (half-life 30 days) a client's own recency settings do not apply to the
+// queries it answers; search and ask say so, naming both, on stderr and in
+// --json reasons; the running system's own values, or none given, need no
+// note.
+func TestARunningSystemsRecencyHoldsAndTheClientSaysSo(t *testing.T) {
+	data, vault := t.TempDir(), t.TempDir()
+	write(t, filepath.Join(vault, "birds.md"), "# Birds\n\nCrows use tools to get food.\n")
+	mustExo(t, "ingest", vault, "--data", data, "--no-models", "--quiet")
+	startUp(t, data, []string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}, "--no-models", "--recent-half-life", "30d")
+	mustExo(t, "search", "crows", "--data", data, "--json") // up has answered: its settings are recorded
+	const running = "ranks newer notes first with its own recency settings (half-life 30d, weight 1), not your "
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want string // "" when no recency note is wanted
+	}{
+		{"search with a half-life of its own names both", nil, []string{"search", "--recent", "crows", "--recent-half-life", "7d"}, running + "--recent-half-life 7d"},
+		{"a weight from the environment is named by its variable", []string{"EXOCORTEX_RECENT_WEIGHT=2"}, []string{"search", "вороны"}, running + "EXOCORTEX_RECENT_WEIGHT=2"},
+		{"both given are named together", nil, []string{"search", "crows", "--recent-half-life", "7d", "--recent-weight", "3"},
+			running + "--recent-half-life 7d and --recent-weight 3"},
+		{"ask says so too", nil, []string{"ask", "what do crows use?", "--recent-half-life", "2w"}, running + "--recent-half-life 14d"},
+		{"the running system's own half-life needs no note", nil, []string{"search", "crows", "--recent-half-life", "720h"}, ""},
+		{"no setting given needs no note", nil, []string{"search", "--recent", "crows"}, ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			env := append([]string{"EXOCORTEX_LLM_BASE_URL=", "EXOCORTEX_LLM_CONFIG="}, c.env...)
+			out, errOut, err := exoEnv(t, env, append(c.args, "--data", data, "--json")...)
+			if err != nil {
+				t.Fatalf("%v: %v\n%s", c.args, err, errOut)
+			}
+			var res struct {
+				Reasons []string `json:"reasons"`
+			}
+			if err := json.Unmarshal([]byte(out), &res); err != nil {
+				t.Fatalf("--json: %v\n%s", err, out)
+			}
+			reasons := strings.Join(res.Reasons, "\n")
+			if c.want == "" {
+				if strings.Contains(errOut, "recency settings") || strings.Contains(reasons, "recency settings") {
+					t.Errorf("an unwanted recency note:\n%s\n%q", errOut, res.Reasons)
+				}
+				return
+			}
+			if !strings.Contains(errOut, c.want) {
+				t.Errorf("stderr does not say %q:\n%s", c.want, errOut)
+			}
+			if !strings.Contains(reasons, "running_system_settings: ") || !strings.Contains(reasons, c.want) {
+				t.Errorf("--json reasons do not say %q: %q", c.want, res.Reasons)
+			}
+		})
+	}
+}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/exocortex/exocortex/retrieval"
+	"github.com/exocortex/exocortex/schemas"
 )
 
 // EnvRecentHalfLife sets --recent-half-life's default.
@@ -21,7 +22,7 @@ const EnvRecentWeight = "EXOCORTEX_RECENT_WEIGHT"
 
 // The bounds of the recency settings: a half-life shorter than an hour
 // reads a note's date finer than notes carry it (and is usually "3m" meant
-// as months); a weight over 10 lets recency outrank any match.
+// as months); a weight over 10 lets recency outrank almost any match.
 const (
 	minHalfLife = time.Hour
 	maxHalfLife = 100 * 365 * 24 * time.Hour
@@ -30,28 +31,35 @@ const (
 
 // recencyFlags shape the recency signal of queries that prefer recent notes
 // (--recent, recent:true): retrieval.Config's RecencyHalfLife and
-// RecencyWeight, where the retrieval runs (up, worker --stage retrieve, and
-// search, ask, research and mcp when they run the stages themselves).
+// RecencyWeight, where the retrieval runs (up, worker --stage retrieve or
+// rerank, and search, ask, research and mcp when they run the stages
+// themselves).
 type recencyFlags struct {
 	halfLife halfLifeValue
 	weight   weightValue
 	envErr   error // a bad environment value, reported by apply
+	fs       *flag.FlagSet
+	// Which came from the environment (a flag given overrides it).
+	halfLifeEnv, weightEnv bool
 }
 
 func (r *recencyFlags) register(fs *flag.FlagSet) {
+	r.fs = fs
 	r.halfLife, r.weight = halfLifeValue(retrieval.DefaultRecencyHalfLife), weightValue(retrieval.DefaultConfig().RecencyWeight)
 	var errs []error
 	if v := os.Getenv(EnvRecentHalfLife); v != "" {
+		r.halfLifeEnv = true
 		errs = append(errs, envValue(EnvRecentHalfLife, v, r.halfLife.Set))
 	}
 	if v := os.Getenv(EnvRecentWeight); v != "" {
+		r.weightEnv = true
 		errs = append(errs, envValue(EnvRecentWeight, v, r.weight.Set))
 	}
 	r.envErr = errors.Join(errs...)
 	fs.Var(&r.halfLife, "recent-half-life", "with --recent, the age `SPAN` at which a note's recency share is half a fresh note's: "+
 		"90d, 2w, 720h (env "+EnvRecentHalfLife+")")
-	fs.Var(&r.weight, "recent-weight", "with --recent, the weight `W` of recency: a fresh note's share is worth W first places in one more ranked list; "+
-		"1 reorders notes that match about equally well; over 0, at most 10 (env "+EnvRecentWeight+")")
+	fs.Var(&r.weight, "recent-weight", "with --recent, the weight `W` of recency: a fresh note's share is worth W first places in one more ranked list, "+
+		"and in rerank mode W logits of the cross-encoder's score; 1 reorders notes that match about equally well; over 0, at most 10 (env "+EnvRecentWeight+")")
 }
 
 func envValue(name, v string, set func(string) error) error {
@@ -59,6 +67,49 @@ func envValue(name, v string, set func(string) error) error {
 		return fmt.Errorf("%s=%q: %w", name, v, err)
 	}
 	return nil
+}
+
+// differsFrom lists the recency settings the user gave (a flag, else the
+// environment: "--recent-half-life 7d", "EXOCORTEX_RECENT_WEIGHT=2") that
+// the running system st does not use; all given ones when st did not
+// record its own (nil, or a system that predates them).
+func (r *recencyFlags) differsFrom(st *schemas.SystemSettings) []string {
+	if r.fs == nil {
+		return nil
+	}
+	set := map[string]bool{}
+	r.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	var runHalf time.Duration
+	var runWeight float64
+	if st != nil {
+		runHalf, _ = time.ParseDuration(st.RecentHalfLife)
+		runWeight = st.RecentWeight
+	}
+	var out []string
+	given := func(name, env string, fromEnv, same bool, value string) {
+		switch {
+		case same:
+		case set[name]:
+			out = append(out, "--"+name+" "+value)
+		case fromEnv:
+			out = append(out, env+"="+os.Getenv(env))
+		}
+	}
+	given("recent-half-life", EnvRecentHalfLife, r.halfLifeEnv, runHalf == time.Duration(r.halfLife), r.halfLife.String())
+	given("recent-weight", EnvRecentWeight, r.weightEnv, runWeight == float64(r.weight), r.weight.String())
+	return out
+}
+
+// recencyOf says a running system's recency settings, for notes.
+func recencyOf(st *schemas.SystemSettings) string {
+	if st == nil {
+		return "unknown: it did not record its settings"
+	}
+	h, err := time.ParseDuration(st.RecentHalfLife)
+	if err != nil || h <= 0 || st.RecentWeight <= 0 {
+		return "unknown: it did not record them"
+	}
+	return "half-life " + formatSpan(h) + ", weight " + strconv.FormatFloat(st.RecentWeight, 'g', -1, 64)
 }
 
 func (r *recencyFlags) apply(cfg *retrieval.Config) error {

@@ -67,8 +67,9 @@ func askNotes(cl *client.Client, c common, n neural, af answerFlags) []string {
 	return notes
 }
 
-// runningSettingsNotes compares the models directory a client gave with the
-// running system's, which does the retrieval, and says plainly which is used.
+// runningSettingsNotes compares the models directory and the recency
+// settings a client gave with the running system's, which does the
+// retrieval, and says plainly which are used.
 // With qaNote (ask --no-models answered by the running system) it says that
 // only retrieval follows --no-models.
 func runningSettingsNotes(c common, n neural, who string, st *schemas.SystemSettings, qaNote bool) []string {
@@ -89,6 +90,10 @@ func runningSettingsNotes(c common, n neural, who string, st *schemas.SystemSett
 	} else if qaNote && (st == nil || !st.NoModels) {
 		notes = append(notes, fmt.Sprintf("%s: --no-models makes this query's retrieval lexical, but %s may still answer with its extractive-QA model (%s)",
 			reasonRunningSettings, who, modelsOf(st)))
+	}
+	if given := n.recency.differsFrom(st); len(given) > 0 {
+		notes = append(notes, fmt.Sprintf("%s: %s ranks newer notes first with its own recency settings (%s), not your %s; %s",
+			reasonRunningSettings, who, recencyOf(st), strings.Join(given, " and "), restart))
 	}
 	return notes
 }

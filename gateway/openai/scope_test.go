@@ -31,12 +31,17 @@ func TestOperatorsInTheLastUserMessageScopeTheAnswer(t *testing.T) {
 		name, message, wantQuestion string
 		wantTags, wantNotebooks     []string
 		wantReason                  string
+		wantRecent                  bool
 	}{
 		{name: "English operators", message: `what did I decide tag:work in:"Work notes"`, wantQuestion: "what did I decide",
 			wantTags: []string{"work"}, wantNotebooks: []string{"Work notes"}, wantReason: "scope: notebooks Work notes; tags work"},
 		{name: "Russian operators", message: "что я решил тег:работа в:Работа", wantQuestion: "что я решил",
 			wantTags: []string{"работа"}, wantNotebooks: []string{"Работа"}, wantReason: "tags работа"},
 		{name: "a date phrase", message: "what did I write last week", wantQuestion: "what did I write", wantReason: `(from "last week")`},
+		{name: "sort:recent asks for newer notes first", message: "what did I decide about backups sort:recent", wantQuestion: "what did I decide about backups",
+			wantReason: "scope: newer first", wantRecent: true},
+		{name: "сортировка:новые asks for it in Russian", message: "что я решил по бюджету тег:работа сортировка:новые", wantQuestion: "что я решил по бюджету",
+			wantTags: []string{"работа"}, wantReason: "tags работа; newer first", wantRecent: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -51,6 +56,9 @@ func TestOperatorsInTheLastUserMessageScopeTheAnswer(t *testing.T) {
 			}
 			if !reflect.DeepEqual(q.Options.Scope.Include.Tags, tc.wantTags) || !reflect.DeepEqual(q.Options.Scope.Include.Notebooks, tc.wantNotebooks) {
 				t.Errorf("scope %+v, want tags %v notebooks %v (the earlier message's tag:other is history, not scope)", q.Options.Scope, tc.wantTags, tc.wantNotebooks)
+			}
+			if q.Options.Scope.Recent != tc.wantRecent {
+				t.Errorf("scope %+v: recent %v, want %v", q.Options.Scope, q.Options.Scope.Recent, tc.wantRecent)
 			}
 			var ex extra
 			if err := json.Unmarshal([]byte(res.RawJSON()), &ex); err != nil || ex.Exocortex == nil {

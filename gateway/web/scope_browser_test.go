@@ -448,3 +448,47 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 		}
 	}
 }
+
+// TestSortRecentTypedInTheQueryIsTheRecentFirstChip: the sort operator in
+// the text (package scope's sort:recent, сортировка:новые) shows as the
+// "recent first" chip; a value that is no order, or a negated one, is no
+// chip (the gateway refuses it).
+func TestSortRecentTypedInTheQueryIsTheRecentFirstChip(t *testing.T) {
+	ctx := newBrowser(t)
+	g := &scopeGateway{}
+	srv := httptest.NewServer(g.handler(t))
+	t.Cleanup(srv.Close)
+	for _, tc := range []struct {
+		name, lang, query, chip string // chip: the chip's words, "" for none
+	}{
+		{"sort:recent is recent first", "en", "atlas budget sort:recent", "recent first"},
+		{"sort:newest is recent first too", "en", "Sort:Newest backups", "recent first"},
+		{"сортировка:новые is сначала новые", "ru", "бюджет сортировка:новые", "сначала новые"},
+		{"сорт:свежие is сначала новые too", "ru", "сорт:свежие бэкап", "сначала новые"},
+		{"sort:oldest is no chip", "en", "budget sort:oldest", ""},
+		{"a negated sort is no chip", "ru", "бюджет -сортировка:новые", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := pageDriver{t: t, ctx: ctx}
+			p.do("open the page",
+				chromedp.Navigate(srv.URL+"/#search"),
+				chromedp.WaitVisible(`body[data-ready="true"]`),
+				chromedp.Evaluate[chromedp.Void](`localStorage.clear(); localStorage.setItem('exocortex.lang', '`+tc.lang+`')`),
+				chromedp.Reload(),
+				chromedp.WaitVisible(`#search-scope`),
+				chromedp.SendKeys(`#search-q`, tc.query))
+			var recent []chipSeen
+			for _, c := range p.chips("search") {
+				if c.Kind == "recent" {
+					recent = append(recent, c)
+				}
+			}
+			switch {
+			case tc.chip == "" && len(recent) > 0:
+				t.Fatalf("typing %q shows %+v, want no recent chip", tc.query, recent)
+			case tc.chip != "" && (len(recent) != 1 || recent[0].Source != "text" || !strings.HasPrefix(recent[0].Text, tc.chip)):
+				t.Fatalf("typing %q shows the recent chips %+v, want one from the text reading %q", tc.query, recent, tc.chip)
+			}
+		})
+	}
+}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/exocortex/exocortex/answer"
 	"github.com/exocortex/exocortex/bus"
+	"github.com/exocortex/exocortex/retrieval"
 	"github.com/exocortex/exocortex/schemas"
 )
 
@@ -44,7 +45,22 @@ func (s *System) settings() schemas.SystemSettings {
 	if s.Retriever != nil {
 		st.Search = s.Retriever.Modes()
 	}
+	st.RecentHalfLife, st.RecentWeight = recency(s.cfg.Retrieval)
 	return st
+}
+
+// recency is the half-life and weight of the recency signal cfg gives
+// (its defaults where cfg leaves them unset).
+func recency(cfg retrieval.Config) (halfLife string, weight float64) {
+	d := retrieval.DefaultConfig()
+	h, w := cfg.RecencyHalfLife, cfg.RecencyWeight
+	if h <= 0 {
+		h = d.RecencyHalfLife
+	}
+	if w <= 0 {
+		w = d.RecencyWeight
+	}
+	return h.String(), w
 }
 
 // recordSettings writes the settings to KB_STATS (once: they do not change

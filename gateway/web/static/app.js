@@ -888,7 +888,10 @@ const OPERATORS = {
   tag: "tag", tags: "tag", "тег": "tag", "теги": "tag", in: "notebook", notebook: "notebook", "в": "notebook", "блокнот": "notebook",
   path: "path", "путь": "path", doc: "doc", "док": "doc", "документ": "doc", lang: "lang", "язык": "lang",
   since: "since", after: "since", "после": "since", "с": "since", before: "before", "до": "before", until: "until", "по": "until",
+  sort: "recent", "сортировка": "recent", "сорт": "recent",
 };
+// The values of sort: that put newer notes first (the only order there is).
+const SORT_RECENT = new Set(["recent", "newest", "new", "latest", "recency", "новые", "новое", "новизна", "новизне", "свежие", "свежее", "недавние"]);
 const QUOTES = { '"': '"', "«": "»", "“": "”" };
 const LANGS = { ru: "ru", rus: "ru", russian: "ru", "рус": "ru", "русский": "ru", "ру": "ru", en: "en", eng: "en", english: "en", "англ": "en", "английский": "en" };
 
@@ -916,7 +919,8 @@ function textOperators(text) {
       value = text.slice(v, end).replace(/[,;!?]+$/, "");
     }
     re.lastIndex = end;
-    if (!kind || (exclude && ["since", "before", "until"].includes(kind))) continue;
+    if (!kind || (exclude && ["since", "before", "until", "recent"].includes(kind))) continue;
+    if (kind === "recent" && !SORT_RECENT.has(value.replace(/[,;!?]+$/, "").toLowerCase())) continue;
     if (kind === "tag") value = value.replace(/^#+|#+$/g, "");
     if (kind === "path") value = value.replace(/^\/+|\/+$/g, "");
     if (kind === "lang") value = LANGS[value.toLowerCase()] || value;
