@@ -35,7 +35,7 @@ var operators = map[string]int{
 	"since": opSince, "after": opSince, "после": opSince, "с": opSince,
 	"before": opBefore, "до": opBefore,
 	"until": opUntil, "по": opUntil,
-	"sort": opSort, "сортировка": opSort, "сорт": opSort,
+	"sort": opSort, "сортировка": opSort,
 }
 
 // sortOrders are the values of sort: that ask for newer notes first; the
@@ -46,9 +46,9 @@ var sortOrders = map[string]bool{
 }
 
 // exactOnly are operator names too near common words to suggest as the
-// intended name of an unknown one: "port:8080", "short:", "спорт:", "торт:"
-// stay words.
-var exactOnly = map[string]bool{"sort": true, "сорт": true}
+// intended name of an unknown one: "port:8080", "short:" stay words. (The
+// Russian "сорт:" is no operator at all: "сорт:антоновка" names a variety.)
+var exactOnly = map[string]bool{"sort": true}
 
 // Known lists the operators for messages.
 const Known = "tag:, in:, path:, doc:, lang:, since:, after:, before:, until:, sort:recent " +

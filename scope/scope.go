@@ -23,10 +23,11 @@
 //   - A month name is a date only after a preposition ("in March", "с
 //     марта", "до мая"): "March of the Penguins" is words. A month without
 //     a year is its latest one that has begun.
-//   - sort:recent (newest, latest; сортировка: or сорт: with новые,
-//     новизна, свежие) sets Scope.Recent: newer notes first, recency fused
-//     into the ranking. Names as near common words as sort: and сорт: are
-//     never suggested for a misspelt name ("port:8080" stays words).
+//   - sort:recent (newest, latest; сортировка: with новые, новизна,
+//     свежие) sets Scope.Recent: newer notes first, recency fused into the
+//     ranking. A name as near common words as sort: is never suggested for
+//     a misspelt name ("port:8080" stays words); "сорт:" (a variety, as in
+//     "сорт:антоновка") is no operator.
 //   - Every bound narrows: operators and phrases intersect. Phrases that
 //     would empty the range are dropped, with a note.
 package scope

@@ -888,7 +888,7 @@ const OPERATORS = {
   tag: "tag", tags: "tag", "тег": "tag", "теги": "tag", in: "notebook", notebook: "notebook", "в": "notebook", "блокнот": "notebook",
   path: "path", "путь": "path", doc: "doc", "док": "doc", "документ": "doc", lang: "lang", "язык": "lang",
   since: "since", after: "since", "после": "since", "с": "since", before: "before", "до": "before", until: "until", "по": "until",
-  sort: "recent", "сортировка": "recent", "сорт": "recent",
+  sort: "recent", "сортировка": "recent",
 };
 // The values of sort: that put newer notes first (the only order there is).
 const SORT_RECENT = new Set(["recent", "newest", "new", "latest", "recency", "новые", "новое", "новизна", "новизне", "свежие", "свежее", "недавние"]);
