@@ -464,7 +464,7 @@ func TestSortRecentTypedInTheQueryIsTheRecentFirstChip(t *testing.T) {
 		{"sort:recent is recent first", "en", "atlas budget sort:recent", "recent first"},
 		{"sort:newest is recent first too", "en", "Sort:Newest backups", "recent first"},
 		{"сортировка:новые is сначала новые", "ru", "бюджет сортировка:новые", "сначала новые"},
-		{"сорт:свежие is сначала новые too", "ru", "сорт:свежие бэкап", "сначала новые"},
+		{"сортировка:свежие is сначала новые too", "ru", "сортировка:свежие бэкап", "сначала новые"},
 		{"sort:oldest is no chip", "en", "budget sort:oldest", ""},
 		{"a negated sort is no chip", "ru", "бюджет -сортировка:новые", ""},
 	} {
