@@ -127,6 +127,21 @@ func (e *QuerySubmitted) Validate() error {
 	return nil
 }
 
+// Reasons the retrieve stage gives when it read a question's scope itself
+// (QuerySubmitted.ReadsText); they travel to kb.query.reranked and
+// kb.answer.done.
+const (
+	// ReasonScopeRead: what the stage read out of the question, as the
+	// doors show it ("scope_read: searching 2026-10-01 to 2026-10-31 (from
+	// \"last month\")", "scope_read: scope: tags recipe").
+	ReasonScopeRead = "scope_read"
+	// ReasonInvalidScope: the question's scope cannot be read or kept (a
+	// misspelt operator, a bad date, values that keep nothing): nothing was
+	// searched, and the answer says what to fix (the HTTP door's 400
+	// invalid_scope).
+	ReasonInvalidScope = "invalid_scope"
+)
+
 // ReadsText reports whether the retrieve stage reads the question's scope
 // operators and date phrases itself: a kb.query.submitted.v2 event whose
 // door did not (Options.Literal unset). A v1 event, and a query built in
