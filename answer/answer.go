@@ -313,12 +313,26 @@ func (a *Answerer) answer(ctx context.Context, rq *schemas.QueryReranked, em *em
 	}
 	// How the question crossed languages, or why it could not, is part of
 	// why the answer is what it is.
-	untranslated := false
+	// So is the scope the retrieve stage read out of a question no door
+	// read (schemas.ReasonScopeRead), or could not (ReasonInvalidScope).
+	untranslated, badScope := false, ""
 	for _, r := range rq.Reasons {
-		if strings.HasPrefix(r, "translat") {
+		switch {
+		case strings.HasPrefix(r, "translat"):
 			out.Reasons = append(out.Reasons, r)
 			untranslated = untranslated || strings.HasPrefix(r, "translation_")
+		case strings.HasPrefix(r, schemas.ReasonScopeRead+":"):
+			out.Reasons = append(out.Reasons, r)
+		case strings.HasPrefix(r, schemas.ReasonInvalidScope+":"):
+			out.Reasons = append(out.Reasons, r)
+			badScope = strings.TrimSpace(strings.TrimPrefix(r, schemas.ReasonInvalidScope+":"))
 		}
+	}
+	if len(rq.Contexts) == 0 && badScope != "" {
+		out.Mode = schemas.AnswerSearchOnly
+		out.Answer = scopeRefused(rq.Lang, badScope)
+		em.send(ctx, &schemas.AnswerToken{Text: out.Answer})
+		return out
 	}
 	if len(rq.Contexts) == 0 {
 		out.Mode = schemas.AnswerSearchOnly
@@ -748,6 +762,15 @@ func noNotes(lang string, untranslated bool) string {
 		return "В заметках не нашлось ничего по этому вопросу."
 	}
 	return "Nothing in your notes matches this question."
+}
+
+// scopeRefused is the answer to a question whose scope the retrieve stage
+// could not read or keep: nothing was searched; why says what to fix.
+func scopeRefused(lang, why string) string {
+	if isRussian(lang) {
+		return "Не удалось прочитать рамки поиска в вопросе, поэтому ничего не искалось: " + why
+	}
+	return "The question's scope could not be read, so nothing was searched: " + why
 }
 
 // searchOnlyLead says why the answer is passages, as it happened: the

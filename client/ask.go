@@ -17,9 +17,12 @@ import (
 
 // Search runs a query to its ranked contexts (kb.query.reranked's event):
 // through the running system's retrieve and rerank stages, or here from
-// the data directory. Options.SearchTimeout bounds it.
+// the data directory. Options.SearchTimeout bounds it. The question is
+// searched as it is (Options.Literal): a door reads its scope operators
+// first (ScopeQuery, ParseQuestion).
 func (c *Client) Search(ctx context.Context, q *schemas.QuerySubmitted) (*schemas.QueryReranked, error) {
 	q.DetectLang()
+	q.Options.Literal = true
 	if c.local != nil {
 		return c.local.Search(ctx, q, c.opts.SearchTimeout)
 	}
@@ -42,9 +45,11 @@ type AskOptions struct {
 
 // Ask answers a question (see Client for who answers), streaming its
 // tokens to o.OnToken, and returns the finished kb.answer.done.
-// Options.AskTimeout bounds it.
+// Options.AskTimeout bounds it. The question is asked as it is
+// (Options.Literal, see Search).
 func (c *Client) Ask(ctx context.Context, q *schemas.QuerySubmitted, o AskOptions) (*schemas.AnswerDone, *FollowUps, error) {
 	q.DetectLang()
+	q.Options.Literal = true
 	done, fu, err := c.answer(ctx, q, o.OnToken)
 	if err != nil {
 		if o.CancelIfLeft && ctx.Err() != nil {

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"slices"
 	"strings"
 	"time"
 )
@@ -24,11 +25,33 @@ func JSONSchema(typ string) ([]byte, error) {
 	root["description"] = spec.Description + " Subject: " + spec.Subject + "."
 	props := root["properties"].(map[string]any)
 	props["type"] = map[string]any{"const": typ}
+	for _, path := range spec.Lacks {
+		dropProperty(root, strings.Split(path, "."))
+	}
 	out, err := json.MarshalIndent(root, "", "  ")
 	if err != nil {
 		return nil, err
 	}
 	return append(out, '\n'), nil
+}
+
+// dropProperty removes the property at path (and its "required" entry)
+// from the object schema s: what an older version of a type lacks.
+func dropProperty(s map[string]any, path []string) {
+	props, ok := s["properties"].(map[string]any)
+	if !ok {
+		return
+	}
+	if len(path) > 1 {
+		if sub, ok := props[path[0]].(map[string]any); ok {
+			dropProperty(sub, path[1:])
+		}
+		return
+	}
+	delete(props, path[0])
+	if req, ok := s["required"].([]string); ok {
+		s["required"] = slices.DeleteFunc(slices.Clone(req), func(r string) bool { return r == path[0] })
+	}
 }
 
 // JSONSchemaOf returns the JSON Schema (draft 2020-12) of any Go type,

@@ -10,7 +10,12 @@ import (
 
 // Query event types.
 const (
+	// TypeQuerySubmittedV1 is still read, never emitted: its question is
+	// searched as it is (its scope, if any, is options.scope alone).
 	TypeQuerySubmittedV1 = "kb.query.submitted.v1"
+	// TypeQuerySubmittedV2 is what every producer emits: QueryOptions.Literal
+	// says whether the question's scope words were already read.
+	TypeQuerySubmittedV2 = "kb.query.submitted.v2"
 	TypeQueryRetrievedV1 = "kb.query.retrieved.v1"
 	TypeQueryRerankedV1  = "kb.query.reranked.v1"
 )
@@ -63,6 +68,14 @@ type QueryOptions struct {
 	// Facets asks for the counts of the candidate documents by notebook,
 	// tag and month (QueryRetrieved.Facets, QueryReranked.Facets).
 	Facets bool `json:"facets,omitempty"`
+	// Literal (kb.query.submitted.v2) says the question's words are to be
+	// searched as they are: a door that read the scope operators and date
+	// phrases out of the question (client.ParseQuestion) sets it. Without
+	// it the retrieve stage reads them itself, with the same rules, keeps
+	// the scope they give together with Scope (their intersection) and
+	// says what it read in the reply's reasons ("scope_read: ..."). A v1
+	// event is always searched as it is.
+	Literal bool `json:"literal,omitempty"`
 }
 
 // Query is a client's question as every query event carries it, from
@@ -108,7 +121,33 @@ func (e *QuerySubmitted) Validate() error {
 	if err := e.Options.Scope.Validate(); err != nil {
 		return fmt.Errorf("options.scope: %w", err)
 	}
+	if e.Type == TypeQuerySubmittedV1 && e.Options.Literal {
+		return fmt.Errorf("options.literal is a %s field (a v1 question is always searched as it is): publish %s", TypeQuerySubmittedV2, TypeQuerySubmittedV2)
+	}
 	return nil
+}
+
+// Reasons the retrieve stage gives when it read a question's scope itself
+// (QuerySubmitted.ReadsText); they travel to kb.query.reranked and
+// kb.answer.done.
+const (
+	// ReasonScopeRead: what the stage read out of the question, as the
+	// doors show it ("scope_read: searching 2026-10-01 to 2026-10-31 (from
+	// \"last month\")", "scope_read: scope: tags recipe").
+	ReasonScopeRead = "scope_read"
+	// ReasonInvalidScope: the question's scope cannot be read or kept (a
+	// misspelt operator, a bad date, values that keep nothing): nothing was
+	// searched, and the answer says what to fix (the HTTP door's 400
+	// invalid_scope).
+	ReasonInvalidScope = "invalid_scope"
+)
+
+// ReadsText reports whether the retrieve stage reads the question's scope
+// operators and date phrases itself: a kb.query.submitted.v2 event whose
+// door did not (Options.Literal unset). A v1 event, and a query built in
+// this process (no type), are searched as they are.
+func (e *QuerySubmitted) ReadsText() bool {
+	return e.Type == TypeQuerySubmittedV2 && !e.Options.Literal
 }
 
 // DetectLang gives a query without a language its question's (the answer,

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"reflect"
 	"sort"
+	"strconv"
+	"strings"
 	"time"
 )
 
@@ -35,6 +37,14 @@ type Spec struct {
 	Description string
 	// New returns a pointer to a zero event of this type.
 	New func() Event
+	// SupersededBy names the newer version of an older type that is still
+	// decoded (into the same Go struct, see New) but no longer emitted:
+	// Stamp gives that struct the newer type. Empty for a current type.
+	SupersededBy string
+	// Lacks lists the JSON properties (dotted paths, "options.literal")
+	// of the Go struct that this older version does not have: its JSON
+	// Schema leaves them out (and its Validate refuses them).
+	Lacks []string
 }
 
 var (
@@ -47,7 +57,9 @@ func register(s Spec) {
 		panic("schemas: type registered twice: " + s.Type)
 	}
 	registry[s.Type] = s
-	byGoType[reflect.TypeOf(s.New())] = s
+	if s.SupersededBy == "" {
+		byGoType[reflect.TypeOf(s.New())] = s
+	}
 }
 
 func init() {
@@ -66,8 +78,14 @@ func init() {
 	register(Spec{Type: TypeEmbedRequestV1, Subject: SubjectEmbedRequest,
 		Description: "A chunk the index holds without a vector, to embed again (backfill).",
 		New:         func() Event { return new(EmbedRequest) }})
-	register(Spec{Type: TypeQuerySubmittedV1, Subject: SubjectQuery,
-		Description: "A question from a client: text, language, chat history and retrieval options.",
+	// v1 is still read, as it was (its question is searched as it is); v2
+	// adds options.literal, and without it the retrieve stage reads the
+	// question's scope operators and date phrases (see QueryOptions.Literal).
+	register(Spec{Type: TypeQuerySubmittedV1, Subject: SubjectQuery, SupersededBy: TypeQuerySubmittedV2,
+		Description: "A question from a client: text, language, chat history and retrieval options (superseded by kb.query.submitted.v2, still read: its question is searched as it is).",
+		New:         func() Event { return new(QuerySubmitted) }, Lacks: []string{"options.literal"}})
+	register(Spec{Type: TypeQuerySubmittedV2, Subject: SubjectQuery,
+		Description: "A question from a client: text, language, chat history and retrieval options with its scope; without options.literal the retrieve stage reads the question's scope operators and date phrases.",
 		New:         func() Event { return new(QuerySubmitted) }})
 	register(Spec{Type: TypeQueryRetrievedV1, Subject: SubjectRetrieved,
 		Description: "Fused retrieval candidates with each retriever's rank and score.",
@@ -81,8 +99,11 @@ func init() {
 	register(Spec{Type: TypeAnswerFollowUpsV1, Subject: SubjectAnswerFollowUps,
 		Description: "An answer's follow-up questions, sent after its kb.answer.done so they never delay it.",
 		New:         func() Event { return new(AnswerFollowUps) }})
-	register(Spec{Type: TypeResearchRequestedV1, Subject: SubjectResearchRequested,
-		Description: "A broad question to research over the notes, with its budget.",
+	register(Spec{Type: TypeResearchRequestedV1, Subject: SubjectResearchRequested, SupersededBy: TypeResearchRequestedV2,
+		Description: "A broad question to research over the notes, with its budget (superseded by kb.research.requested.v2, still read).",
+		New:         func() Event { return new(ResearchRequested) }})
+	register(Spec{Type: TypeResearchRequestedV2, Subject: SubjectResearchRequested,
+		Description: "A broad question to research over the notes, with its budget and scope.",
 		New:         func() Event { return new(ResearchRequested) }})
 	register(Spec{Type: TypeResearchTaskV1, Subject: SubjectResearchTask,
 		Description: "One planned sub-question of a research, for an investigate worker.",
@@ -147,7 +168,7 @@ func Decode(data []byte) (Event, error) {
 	}
 	spec, ok := registry[head.Type]
 	if !ok {
-		return nil, fmt.Errorf("%w: %q", ErrUnknownType, head.Type)
+		return nil, unknownType(head.Type)
 	}
 	ev := spec.New()
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -161,6 +182,43 @@ func Decode(data []byte) (Event, error) {
 		}
 	}
 	return ev, nil
+}
+
+// unknownType is the error of a type this build does not read. A newer
+// version of a known type (kb.query.submitted.v3 where v1 and v2 are
+// read) says so and what to do: the producer is newer than this worker.
+func unknownType(typ string) error {
+	family, version, ok := cutVersion(typ)
+	if !ok {
+		return fmt.Errorf("%w: %q", ErrUnknownType, typ)
+	}
+	var known []string
+	newest := 0
+	for t := range registry {
+		if f, v, ok := cutVersion(t); ok && f == family {
+			known = append(known, t)
+			newest = max(newest, v)
+		}
+	}
+	if len(known) == 0 || version < newest {
+		return fmt.Errorf("%w: %q", ErrUnknownType, typ)
+	}
+	sort.Strings(known)
+	return fmt.Errorf("%w: %q is newer than this worker, which reads %s: upgrade the workers (before the doors that publish it)",
+		ErrUnknownType, typ, strings.Join(known, ", "))
+}
+
+// cutVersion splits "kb.query.submitted.v2" into its family and version.
+func cutVersion(typ string) (family string, version int, ok bool) {
+	i := strings.LastIndex(typ, ".v")
+	if i < 0 {
+		return "", 0, false
+	}
+	v, err := strconv.Atoi(typ[i+2:])
+	if err != nil || v < 1 {
+		return "", 0, false
+	}
+	return typ[:i], v, true
 }
 
 // DecodeAs decodes data and checks that it is of the type T.

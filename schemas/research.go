@@ -7,7 +7,12 @@ import (
 
 // Research event types.
 const (
+	// TypeResearchRequestedV1 is still read, never emitted.
 	TypeResearchRequestedV1 = "kb.research.requested.v1"
+	// TypeResearchRequestedV2 carries the research's scope (Scope); a
+	// worker older than it refuses it as an unknown type instead of
+	// researching every note.
+	TypeResearchRequestedV2 = "kb.research.requested.v2"
 	TypeResearchTaskV1      = "kb.research.task.v1"
 	TypeResearchFindingV1   = "kb.research.finding.v1"
 	TypeResearchDraftV1     = "kb.research.draft.v1"

@@ -1,6 +1,9 @@
 // Package retrieve is the retrieve stage (kb.query.submitted ->
 // kb.query.retrieved: BM25 and vector search fused by RRF), over a
-// retrieval.Retriever. The rerank stage is workers/rerank.
+// retrieval.Retriever. The rerank stage is workers/rerank. A question
+// published onto NATS without a door (kb.query.submitted.v2 without
+// options.literal) has its scope operators and date phrases read here
+// (ReadText), with the doors' rules.
 package retrieve
 
 import (
@@ -26,12 +29,23 @@ func NewRetrieve(r *retrieval.Retriever) bus.Handler {
 		if err != nil {
 			return nil, err
 		}
+		var read []string
+		if q.ReadsText() {
+			notes, refused := ReadText(q, time.Now())
+			if refused != nil {
+				zerolog.Ctx(ctx).Info().Str("query_id", q.QueryID).Strs("reasons", refused.Reasons).Msg("scope of the question refused")
+				return []schemas.Event{refused}, nil
+			}
+			read = notes
+		}
 		ctx, cancel := context.WithTimeout(ctx, Timeout)
 		defer cancel()
 		out, err := r.Retrieve(ctx, q)
 		if err != nil {
 			return nil, Classify(err)
 		}
+		// What was read comes first, as the doors show it before the reply.
+		out.Reasons = append(read, out.Reasons...)
 		zerolog.Ctx(ctx).Info().Str("query_id", q.QueryID).Str("mode", out.Mode).Int("candidates", len(out.Candidates)).
 			Interface("timings_ms", out.TimingsMS).Strs("reasons", out.Reasons).Msg("retrieved")
 		return []schemas.Event{out}, nil
