@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 	"testing"
 	"time"
 
@@ -173,11 +174,19 @@ func TestIDSetFilters(t *testing.T) {
 }
 
 // BenchmarkScopedSearch times K=10 searches of the 100k synthetic bench
-// store (built once, cached; see benchCacheDir) unscoped and scoped to 50%,
-// 5% and 0.1% of its points (an IDSet built once per scope, as a caller
-// caching its scope would), and reports p50/p95 and recall@10 against
-// brute force over the scope; walk/5% forces the graph walk where the
-// store scans.
+// store (built once, cached; see benchCacheDir) scoped to sets of
+// documents (8 consecutive chunks each, as benchPoint makes them): random
+// documents holding 50%, 20%, 5%, 1% and 0.1% of the points (a notebook, a
+// tag), and the newest 5% and 20% (a date range: the last nodes added). Per
+// scope it runs every query once per variant, the variants in turn and
+// their order rotating from query to query, so they see the same load:
+// unscoped; old (the plan before predicate-aware walks: a scan when
+// m² ≤ ef·M0·n, else the plain walk with ef widened by widenEf); new (the
+// store's choice); and each plan forced: scan, walk1 (one hop), walk2 (two
+// hops). It reports <variant>-p50-ms, -p95-ms and -recall@10 against brute
+// force over the scope (over all points for unscoped).
+//
+//	go test -run '^$' -bench ScopedSearch -benchtime 1x ./vectors
 func BenchmarkScopedSearch(b *testing.B) {
 	const n = 100_000
 	dir, _, qs, exact := benchSetup(b, "synthetic", n)
@@ -188,38 +197,120 @@ func BenchmarkScopedSearch(b *testing.B) {
 	}
 	defer e.Close()
 	vec, _ := benchData("synthetic", n)
-	b.Run("unscoped", func(b *testing.B) { runQueries(b, e, qs, exact, SearchOptions{K: 10}) })
 	for _, tc := range []struct {
 		name string
-		frac float64
-		plan int
+		in   []int
 	}{
-		{"50%", 0.5, planAuto}, {"scan/50%", 0.5, planExact},
-		{"20%", 0.2, planAuto}, {"walk/20%", 0.2, planWalk}, {"walk/10%", 0.1, planWalk}, {"scan/10%", 0.1, planExact},
-		{"5%", 0.05, planAuto}, {"walk/5%", 0.05, planWalk},
-		{"0.1%", 0.001, planAuto},
+		{"docs-50%", docScope(50, n, 0.5)}, {"docs-20%", docScope(20, n, 0.2)},
+		{"docs-5%", docScope(5, n, 0.05)}, {"docs-1%", docScope(1, n, 0.01)},
+		{"docs-0.1%", docScope(0, n, 0.001)},
+		{"newest-5%", newestScope(n, 0.05)}, {"newest-20%", newestScope(n, 0.2)},
 	} {
-		in := scopeOf(uint64(1000*tc.frac), n, tc.frac)
-		ids := make([]string, len(in))
+		ids := make([]string, len(tc.in))
 		vecs := make([][]float32, n)
-		for j, i := range in {
+		for j, i := range tc.in {
 			ids[j] = chunkID(i)
 			vecs[i] = make([]float32, benchDim)
 			vec(i, vecs[i])
 		}
-		ex := exactInScope(vecs, in, qs, 10)
+		ex := exactInScope(vecs, tc.in, qs, 10)
 		set := NewIDSet(ids)
-		t0 := time.Now()
-		for range 10 {
-			NewIDSet(ids).resolve(e)
+		scoped := SearchOptions{K: 10, Filter: Filter{IDs: set}}
+		m, ef, m0 := float64(len(tc.in)), float64(e.cfg.EfSearch), float64(e.g.m0)
+		old := planLegacy
+		if m*m <= ef*m0*float64(n) {
+			old = planExact
 		}
-		b.Logf("resolving a new IDSet of %d ids: %v each", len(ids), time.Since(t0)/10)
 		b.Run(tc.name, func(b *testing.B) {
-			e.forcePlan = tc.plan
-			defer func() { e.forcePlan = planAuto }()
-			b.Logf("scope %d points, plan exact=%v", len(in), e.planFilter(Filter{IDs: set}, e.cfg.EfSearch).exact)
-			runQueries(b, e, qs, ex, SearchOptions{K: 10, Filter: Filter{IDs: set}})
+			p := e.planFilter(Filter{IDs: set}, e.cfg.EfSearch)
+			b.Logf("scope %d points: plan exact=%v twoHop=%v ef=%d", len(tc.in), p.exact, p.twoHop, p.ef)
+			runScopedAB(b, e, qs, []scopedVariant{
+				{"unscoped", SearchOptions{K: 10}, planAuto, exact},
+				{"old", scoped, old, ex}, {"new", scoped, planAuto, ex},
+				{"scan", scoped, planExact, ex}, {"walk1", scoped, planWalk1, ex}, {"walk2", scoped, planWalk2, ex},
+			})
 		})
 	}
-	b.Run("unscoped-again", func(b *testing.B) { runQueries(b, e, qs, exact, SearchOptions{K: 10}) })
+}
+
+// docScope picks random documents of 8 points (benchPoint's) until they
+// hold about frac of n points, returned in ascending order.
+func docScope(seed uint64, n int, frac float64) []int {
+	rng := rand.New(rand.NewPCG(seed, 8))
+	var in []int
+	for d := range n / 8 {
+		if rng.Float64() < frac {
+			for i := 8 * d; i < 8*d+8; i++ {
+				in = append(in, i)
+			}
+		}
+	}
+	if len(in) == 0 {
+		in = append(in, 0)
+	}
+	return in
+}
+
+// newestScope is the last frac of n points: the newest notes.
+func newestScope(n int, frac float64) []int {
+	in := make([]int, 0, int(frac*float64(n))+1)
+	for i := n - int(frac*float64(n)); i < n; i++ {
+		in = append(in, i)
+	}
+	return in
+}
+
+// scopedVariant is one way of searching that runScopedAB compares: the
+// options and the forced plan, and the exact top 10 to score it against.
+type scopedVariant struct {
+	name  string
+	opts  SearchOptions
+	plan  int
+	exact [][]synth.Neighbor
+}
+
+// runScopedAB times every query once per variant per iteration, the
+// variants' order rotating from query to query, and reports each one's
+// percentiles and recall@10 as <name>-p50-ms etc.
+func runScopedAB(b *testing.B, e *Embedded, qs [][]float32, vs []scopedVariant) {
+	ctx := context.Background()
+	defer func() { e.forcePlan = planAuto }()
+	for _, v := range vs {
+		e.forcePlan = v.plan
+		for _, q := range qs[:min(len(qs), 50)] {
+			e.Search(ctx, q, v.opts)
+		}
+	}
+	lat := make([][]time.Duration, len(vs))
+	got := make([][][]int, len(vs))
+	for i := range vs {
+		got[i] = make([][]int, len(qs))
+	}
+	for b.Loop() {
+		for qi, q := range qs {
+			for j := range vs {
+				vi := (qi + j) % len(vs)
+				e.forcePlan = vs[vi].plan
+				t0 := time.Now()
+				res, err := e.Search(ctx, q, vs[vi].opts)
+				lat[vi] = append(lat[vi], time.Since(t0))
+				if err != nil {
+					b.Fatal(err)
+				}
+				got[vi][qi] = got[vi][qi][:0]
+				for _, r := range res {
+					got[vi][qi] = append(got[vi][qi], pointIndex(r.ID))
+				}
+			}
+		}
+	}
+	for vi, v := range vs {
+		l := lat[vi]
+		slices.Sort(l)
+		pct := func(p float64) float64 { return float64(l[int(p*float64(len(l)-1))].Microseconds()) / 1000 }
+		b.ReportMetric(pct(0.50), v.name+"-p50-ms")
+		b.ReportMetric(pct(0.95), v.name+"-p95-ms")
+		b.ReportMetric(synth.Recall(v.exact, got[vi], 10), v.name+"-recall@10")
+	}
+	b.ReportMetric(0, "ns/op")
 }
