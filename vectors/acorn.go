@@ -28,13 +28,16 @@ type nodeFilter struct {
 	rest  func(uint32) bool
 }
 
-func (f *nodeFilter) ok(n uint32) bool {
-	if f.bits != nil {
-		w := int(n >> 6)
-		if w >= len(f.bits) || f.bits[w]&(1<<(n&63)) == 0 {
-			return false
-		}
-	}
+func (f *nodeFilter) ok(n uint32) bool { return f.in(n) && f.pass(n) }
+
+// in is ok's bitmap test, small enough to inline in the two-hop loops.
+func (f *nodeFilter) in(n uint32) bool {
+	w := int(n >> 6)
+	return f.bits == nil || w < len(f.bits) && f.bits[w]&(1<<(n&63)) != 0
+}
+
+// pass is the rest of ok.
+func (f *nodeFilter) pass(n uint32) bool {
 	return f.state[n] == stateLive && (f.rest == nil || f.rest(n))
 }
 
@@ -87,7 +90,7 @@ func (g *graph) walkFiltered(sc *scratch, q []float32, ep uint32, epSim float32,
 			prefetchLinks(&g.links(sc.cand[0].id, 0)[0])
 		}
 		next := g.acceptedNeighbours(sc, c.id, f, twoHop)
-		if twoHop && len(sc.res) < ef {
+		if twoHop && 2*len(sc.res) < ef {
 			g.scoreBridges(sc, q, ef)
 		}
 		for _, nb := range next {
@@ -105,18 +108,21 @@ func (g *graph) walkFiltered(sc *scratch, q []float32, ep uint32, epSim float32,
 
 // acceptedNeighbours returns, in sc.next, node's unvisited accepted
 // neighbours and, when twoHop, those reached through its rejected
-// neighbours (left in sc.list), marking them visited; it stops once it has
-// seen M0 accepted nodes, visited or not: ACORN's truncation of the
-// expanded list. Their records are prefetched.
+// neighbours, marking them visited; it stops looking through rejected
+// neighbours once it has seen M0/2 accepted nodes, visited or not (ACORN's
+// truncation of the expanded list: M0/2 holds recall as M0 does and reads
+// a third fewer link lists). A rejected neighbour is looked through once
+// per search (it is marked visited too) and left in sc.list for
+// scoreBridges. The records found are prefetched.
 func (g *graph) acceptedNeighbours(sc *scratch, node uint32, f *nodeFilter, twoHop bool) []uint32 {
 	next, bridges := sc.next[:0], sc.list[:0]
-	seen := 0
+	seen, enough := 0, g.m0/2
 	list := g.links(node, 0)
 	cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
 	for i := 1; i <= cnt; i++ {
 		nb := atomic.LoadUint32(&list[i])
-		if !f.ok(nb) {
-			if twoHop {
+		if !f.in(nb) || !f.pass(nb) {
+			if twoHop && !sc.visited.visit(nb) {
 				bridges = append(bridges, nb)
 				prefetchLinks(&g.links(nb, 0)[0])
 			}
@@ -129,14 +135,14 @@ func (g *graph) acceptedNeighbours(sc *scratch, node uint32, f *nodeFilter, twoH
 		}
 	}
 	for _, b := range bridges {
-		if seen >= g.m0 {
+		if seen >= enough {
 			break
 		}
 		list := g.links(b, 0)
 		cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
-		for i := 1; i <= cnt && seen < g.m0; i++ {
+		for i := 1; i <= cnt && seen < enough; i++ {
 			nb := atomic.LoadUint32(&list[i])
-			if nb == node || !f.ok(nb) {
+			if nb == node || !f.in(nb) || !f.pass(nb) {
 				continue
 			}
 			seen++
@@ -150,19 +156,18 @@ func (g *graph) acceptedNeighbours(sc *scratch, node uint32, f *nodeFilter, twoH
 	return next
 }
 
-// scoreBridges scores the unvisited rejected neighbours acceptedNeighbours
-// left in sc.list and queues those that could lead somewhere as
-// candidates, never as results. The walk does this until it holds ef
-// results: where the accepted nodes are sparse or poorly linked to each
-// other (the newest nodes, linked mostly to older ones), two hops from
-// where the descent ended can leave it in a pocket of the scope away from
-// the query; going on through rejected nodes first, as the plain walk
-// does, brings it near the query before it keeps to the scope.
+// scoreBridges scores the rejected neighbours acceptedNeighbours left in
+// sc.list and queues those that could lead somewhere as candidates, never
+// as results. The walk does this until it holds ef/2 results: where the
+// accepted nodes are sparse or poorly linked to each other (the newest
+// nodes, linked mostly to older ones), two hops from where the descent
+// ended can leave it in a pocket of the scope away from the query; going
+// on through rejected nodes first, as the plain walk does, brings it near
+// the query before it keeps to the scope. On the 100k bench store, a 2%
+// scope of the newest points: recall@10 0.65 without this, 0.99 with it
+// (until ef/2: 0.99; until ef: 0.996 at twice the time).
 func (g *graph) scoreBridges(sc *scratch, q []float32, ef int) {
 	for _, b := range sc.list {
-		if sc.visited.visit(b) {
-			continue
-		}
 		s := g.simQ(q, b)
 		if len(sc.res) < ef || s > sc.res[0].sim {
 			sc.cand.push(candidate{s, b})

@@ -8,24 +8,26 @@ import (
 	"github.com/viterin/vek/vek32"
 )
 
-// exactFactor is how many distances of a scan cost what one of a filtered
-// walk does: a scan reads the matches' records in node order, prefetched,
-// and keeps a heap of ef; a walk also pays for cache misses on scattered
-// records and link lists, the visited set, the candidate queue and the
-// filter tests of two hops. The store scans when m ≤ exactFactor·walkCost.
-// Measured on the 100k bench store (BenchmarkScopedSearch, ef 64): a scan
-// of 5000 points and a walk of about 600 distances both take about 0.15 ms.
-const exactFactor = 4
+// exactFactor scales walkCost, the point where a filtered search scans
+// the m points that can match instead of walking the graph: it scans when
+// m ≤ exactFactor·walkCost(ef, m/n). 1: the walk cost is fitted in scanned
+// points already.
+const exactFactor = 1
 
-// walkCost estimates the distances a filtered walk computes to find ef
-// results when a fraction s of the points is accepted: about 6·ef (a
-// little above an unfiltered walk's) while two hops reach M0 accepted
-// nodes, and more below that, as the walk spends longer on rejected
-// bridges before it holds ef results. Fitted to the 100k bench store:
-// 350-380 distances at 50% and 20%, 620 at 5%, 810 at 2%, 1320 at 1%
-// (an unfiltered walk: 400).
+// walkCost estimates the time of a filtered walk (the predicate-aware one,
+// walkFiltered) to find ef results when a fraction s of the points is
+// accepted, in points a scan scores in that time (a scan reads the
+// records in node order, prefetched, about 40 ns a point; a walk pays for
+// scattered records, link lists, the visited set and its queues): ef·18 at
+// high fractions, growing as 1.4·ef/s at low ones, where the walk reads
+// more bridges and scores rejected nodes before it holds ef/2 results.
+// Fitted to BenchmarkScopedSearch's 100k store (scopes of whole documents
+// and of the newest points), ef 64: 50% ≈ 1300 points, 20% ≈ 1800, 5% ≈
+// 2900, 2% ≈ 4900, 1% ≈ 9800. So at 100k a 5% scope (5000 points) is
+// walked and a 2% one (2000) scanned; at 1M the scan covers 1% (10000
+// points) and below.
 func walkCost(ef int, s float64) float64 {
-	return float64(ef) * (6 + 0.15/max(s, 1e-9))
+	return float64(ef) * (18 + 1.4/max(s, 1e-9))
 }
 
 // twoHopBelow is the fraction of accepted points under which the walk
