@@ -125,7 +125,7 @@ func TestAScopedSearchFindsTheNearestAllowedPoints(t *testing.T) {
 		// The newest nodes link mostly to older ones: two hops from where
 		// the descent ends leave a walk that never leaves the scope at
 		// recall 0.65 here; going through rejected nodes until it holds
-		// ef results (scoreBridges) brings it to 0.99.
+		// ef results (scoreBridges) brings it to 0.996.
 		{"the newest points", 0.02, planWalk2},
 	}
 	for _, tc := range cases {

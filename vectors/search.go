@@ -17,17 +17,18 @@ const exactFactor = 1
 // walkCost estimates the time of a filtered walk (the predicate-aware one,
 // walkFiltered) to find ef results when a fraction s of the points is
 // accepted, in points a scan scores in that time (a scan reads the
-// records in node order, prefetched, about 40 ns a point; a walk pays for
-// scattered records, link lists, the visited set and its queues): ef·18 at
-// high fractions, growing as 1.4·ef/s at low ones, where the walk reads
-// more bridges and scores rejected nodes before it holds ef/2 results.
-// Fitted to BenchmarkScopedSearch's 100k store (scopes of whole documents
-// and of the newest points), ef 64: 50% ≈ 1300 points, 20% ≈ 1800, 5% ≈
-// 2900, 2% ≈ 4900, 1% ≈ 9800. So at 100k a 5% scope (5000 points) is
-// walked and a 2% one (2000) scanned; at 1M the scan covers 1% (10000
-// points) and below.
+// records in node order, prefetched, 35-40 ns a point; a walk pays for
+// scattered records, link lists, the visited set and its queues): about
+// 16·ef at high fractions, growing as 7·ef/s at low ones, where the walk
+// reads more bridges and scores rejected nodes before it holds ef
+// results. Fitted to the p95 as much as the p50 (a walk's p95 is about
+// twice its p50, a scan's 1.4 times), ef 64: on the 100k bench store
+// (BenchmarkScopedSearch) a walk of a 5% scope takes what a scan of 5000
+// to 7000 points does, so 5% of 100k is scanned; on the 1M scale store a
+// walk of the newest 2% takes what a scan of its 20000 points does (and
+// its p95 is worse), so 2% of 1M is scanned and 5% (50000 points) walked.
 func walkCost(ef int, s float64) float64 {
-	return float64(ef) * (18 + 1.4/max(s, 1e-9))
+	return float64(ef) * (16 + 7/max(s, 1e-9))
 }
 
 // twoHopBelow is the fraction of accepted points under which the walk
