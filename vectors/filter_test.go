@@ -272,8 +272,8 @@ func BenchmarkScopedSearch(b *testing.B) {
 	}
 }
 
-// docScope picks random documents of 8 points (benchPoint's) until they
-// hold about frac of n points, returned in ascending order.
+// docScope picks random documents of 8 points (benchPoint's) that hold
+// about frac of n points, in ascending order; at least one document.
 func docScope(seed uint64, n int, frac float64) []int {
 	rng := rand.New(rand.NewPCG(seed, 8))
 	var in []int
@@ -285,7 +285,7 @@ func docScope(seed uint64, n int, frac float64) []int {
 		}
 	}
 	if len(in) == 0 {
-		in = append(in, 0)
+		in = []int{0, 1, 2, 3, 4, 5, 6, 7}
 	}
 	return in
 }
