@@ -10,7 +10,10 @@ import (
 // scope and reuse it: the embedded store resolves it to its own node
 // numbers at the first search and keeps that (a bitmap and a list of
 // nodes) until the store changes, so later searches with the same set cost
-// no lookups. Safe for concurrent use; the ids must not change after
+// no lookups. The bitmap is the predicate of the predicate-aware graph
+// walk (one bit test per node it looks at, two hops deep); the node list
+// is what a scan of a small set reads and where the walk takes its seeds
+// (see planFilter). Safe for concurrent use; the ids must not change after
 // NewIDSet.
 type IDSet struct {
 	ids []string

@@ -8,15 +8,35 @@ import (
 	"github.com/viterin/vek/vek32"
 )
 
-// exactFactor scales the point where a filtered search scans the matching
-// points exactly instead of walking the graph. A graph walk that accepts a
-// fraction s of the nodes it visits computes about ef·M0/s distances before
-// it has ef results; a scan computes one per match m = s·n. The scan wins
-// when m² < ef·M0·n. Measured at 100k (BenchmarkScopedSearch, scopes
-// drawn at random): a scan of 10% costs 0.6 ms, a walk 1.5 ms; at 20% the
-// scan 1.0 ms, the walk 0.5 ms; so the factor is 1 (the crossover at 14%
-// there, 4.5% at 1M).
+// exactFactor scales walkCost, the point where a filtered search scans
+// the m points that can match instead of walking the graph: it scans when
+// m ≤ exactFactor·walkCost(ef, m/n). 1: the walk cost is fitted in scanned
+// points already.
 const exactFactor = 1
+
+// walkCost estimates the time of a filtered walk (the predicate-aware one,
+// walkFiltered) to find ef results when a fraction s of the points is
+// accepted, in points a scan scores in that time (a scan reads the
+// records in node order, prefetched, 35-40 ns a point; a walk pays for
+// scattered records, link lists, the visited set and its queues): about
+// 16·ef at high fractions, growing as 7·ef/s at low ones, where the walk
+// reads more bridges and scores rejected nodes before it holds ef
+// results. Fitted to the p95 as much as the p50 (a walk's p95 is about
+// twice its p50, a scan's 1.4 times), ef 64: on the 100k bench store
+// (BenchmarkScopedSearch) a walk of a 5% scope takes what a scan of 5000
+// to 7000 points does, so 5% of 100k is scanned; on the 1M scale store a
+// walk of the newest 2% takes what a scan of its 20000 points does (and
+// its p95 is worse), so 2% of 1M is scanned and 5% (50000 points) walked.
+func walkCost(ef int, s float64) float64 {
+	return float64(ef) * (16 + 7/max(s, 1e-9))
+}
+
+// twoHopBelow is the fraction of accepted points under which the walk
+// looks through rejected neighbours for accepted ones (two hops). At 50%
+// one hop finds about M0/2 accepted neighbours, enough to navigate (recall
+// 0.996 on the 100k bench store at 60% of the distances of two hops); at
+// 20% it does not (0.89).
+const twoHopBelow = 0.4
 
 // filterPlan is how one search applies its filter.
 type filterPlan struct {
@@ -26,9 +46,12 @@ type filterPlan struct {
 	lang    int      // lang index, -1 for any
 	ids     *idMemo  // the IDs filter resolved, nil without one
 	matches int      // points that can match (an upper bound with several filters)
-	// ef is the walk's candidate list size, widened as the filter lets
-	// fewer points through.
+	// ef is the walk's candidate list size (widened by widenEf for the
+	// legacy walk only).
 	ef int
+	// twoHop: the walk reaches accepted nodes through rejected ones
+	// (acceptedNeighbours); legacy: the walk before that, for benchmarks.
+	twoHop, legacy bool
 }
 
 func (e *Embedded) planFilter(f Filter, ef int) filterPlan {
@@ -62,31 +85,44 @@ func (e *Embedded) planFilter(f Filter, ef int) filterPlan {
 	}
 	filtered := p.lang >= 0 || p.docs != nil || p.ids != nil
 	m := float64(p.matches)
-	p.exact = filtered && m*m <= exactFactor*float64(ef)*float64(e.g.m0)*float64(e.live)
+	frac := m / float64(e.live)
+	p.exact = filtered && m <= exactFactor*walkCost(ef, frac)
+	p.twoHop = frac < twoHopBelow
 	switch e.forcePlan {
 	case planExact:
 		p.exact = filtered
 	case planWalk:
 		p.exact = false
+	case planWalk1, planWalk2:
+		p.exact, p.twoHop = false, e.forcePlan == planWalk2
+	case planLegacy:
+		p.exact, p.legacy = false, true
 	}
-	if filtered && !p.exact {
-		p.ef = widenEf(ef, m/float64(e.live))
+	if filtered && !p.exact && p.legacy {
+		p.ef = widenEf(ef, frac)
 	}
 	return p
 }
 
-// Plans a test may force (Embedded.forcePlan).
+// Plans a test may force (Embedded.forcePlan): the store's choice, the
+// scan, the walk (one or two hops as the store chooses), the walk with one
+// or two hops, and the walk before predicate-aware traversal (searchLayer
+// with the filter as its accept, ef widened by widenEf).
 const (
 	planAuto = iota
 	planExact
 	planWalk
+	planWalk1
+	planWalk2
+	planLegacy
 )
 
-// widenEf is the walk's ef for a filter that lets a fraction s of the
-// points through: the walk keeps only accepted nodes as results, so it
-// already goes on further as s falls; ef grows by 1/√s on top of that
-// (at most 4×), which holds recall@10 at 0.95 and more down to the
-// fractions that are scanned exactly instead.
+// widenEf is the plain filtered walk's ef (planLegacy, kept to compare
+// against) for a filter that lets a fraction s of the points through: that
+// walk scores every neighbour and keeps only accepted nodes as results, so
+// it needed ef grown by 1/√s (at most 4×) to hold recall@10 at 0.95. The
+// predicate-aware walk keeps ef as asked: it moves among accepted nodes, so
+// ef of them are as near as an unfiltered walk's ef.
 func widenEf(ef int, s float64) int {
 	if s >= 1 || s <= 0 {
 		return ef
@@ -179,6 +215,56 @@ func (e *Embedded) exactScan(sc *scratch, q []float32, k int, p filterPlan) []ca
 	return sc.drainSorted()
 }
 
+// searchPlan returns the best ef candidates the plan finds, most similar
+// first, by their int8 estimate. A walk that finds fewer than k while the
+// filter may match more (a scope the walk could not reach from where it
+// started) is followed by a scan, so a scope never returns fewer hits than
+// it has, up to k.
+func (e *Embedded) searchPlan(sc *scratch, q []float32, ef, k int, p filterPlan) []candidate {
+	g := e.g
+	switch {
+	case p.exact:
+		return e.exactScan(sc, q, ef, p)
+	case p.legacy:
+		return g.search(sc, q, p.ef, e.accept(p))
+	case p.lang < 0 && p.docs == nil && p.ids == nil:
+		return g.search(sc, q, p.ef, e.accept(p))
+	}
+	f := nodeFilter{state: g.state}
+	if p.ids != nil {
+		f.bits = p.ids.bits
+		if p.lang >= 0 || p.docs != nil {
+			f.rest = e.accept(filterPlan{lang: p.lang, docs: p.docs})
+		}
+	} else {
+		f.rest = e.accept(p)
+	}
+	var seedBuf [filterSeeds]uint32
+	cands := g.searchFiltered(sc, q, p.ef, &f, p.twoHop, p.seeds(seedBuf[:0]))
+	if len(cands) < min(k, p.matches) {
+		return e.exactScan(sc, q, ef, p)
+	}
+	return cands
+}
+
+// filterSeeds is how many accepted nodes, spread over the set, a filtered
+// walk starts from besides where the descent of the upper levels ends.
+const filterSeeds = 8
+
+// seeds appends up to filterSeeds nodes of the plan's set, evenly spaced in
+// node order (so spread over its documents and over time), to buf.
+func (p *filterPlan) seeds(buf []uint32) []uint32 {
+	if p.ids == nil {
+		return buf
+	}
+	nodes := p.ids.nodes
+	step := max(1, len(nodes)/filterSeeds)
+	for i := step / 2; i < len(nodes) && len(buf) < cap(buf); i += step {
+		buf = append(buf, nodes[i])
+	}
+	return buf
+}
+
 // Search implements Store: an HNSW search with ef = max(opts.Ef or the
 // default, K) over the int8 codes, or, for a filter that leaves few points,
 // a scan of them; then the best ef candidates are rescored with their
@@ -224,12 +310,7 @@ func (e *Embedded) Search(ctx context.Context, q []float32, opts SearchOptions) 
 	g := e.g
 	sc := g.getScratch()
 	defer g.putScratch(sc)
-	var cands []candidate
-	if plan.exact {
-		cands = e.exactScan(sc, qn, ef, plan)
-	} else {
-		cands = g.search(sc, qn, plan.ef, e.accept(plan))
-	}
+	cands := e.searchPlan(sc, qn, ef, k, plan)
 	cands, err = e.rescore(sc, qn, cands, k)
 	if err != nil {
 		return nil, e.errorf("search: %w", err)

@@ -1,0 +1,177 @@
+package vectors
+
+import "sync/atomic"
+
+// Predicate-aware graph walk for filtered searches, after ACORN-1 (Patel
+// et al., "ACORN: Performant and Predicate-Agnostic Search Over Vector
+// Embeddings and Structured Data", SIGMOD 2024).
+//
+// The plain walk (searchLayer with an accept predicate) scores every
+// unvisited neighbour and keeps only the accepted ones as results: with a
+// fraction s of the points accepted, (1−s) of its distances are wasted, and
+// it needs a wider ef to find ef accepted results. This walk instead moves
+// on the subgraph of accepted nodes: expanding a node takes its accepted
+// neighbours and, through each rejected neighbour, that neighbour's
+// accepted neighbours (two hops), up to M0 accepted in all, and scores only
+// those. Rejected nodes are bridges, never scored nor queued. At s ≥ 1/M0
+// the two-hop neighbourhood holds about M0 accepted nodes, so the accepted
+// subgraph is about as well connected as the full one and the walk costs
+// about what an unfiltered walk of the same ef does.
+
+// nodeFilter is the predicate of a filtered walk: a node passes when it is
+// in bits (when not nil), live, and passes rest (when not nil). Testing the
+// bitmap first makes the two-hop scan, which tests about M0² nodes per
+// expansion, cheap for the rejected ones.
+type nodeFilter struct {
+	bits  []uint64
+	state []uint8
+	rest  func(uint32) bool
+}
+
+func (f *nodeFilter) ok(n uint32) bool { return f.in(n) && f.pass(n) }
+
+// in is ok's bitmap test, small enough to inline in the two-hop loops.
+func (f *nodeFilter) in(n uint32) bool {
+	w := int(n >> 6)
+	return f.bits == nil || w < len(f.bits) && f.bits[w]&(1<<(n&63)) != 0
+}
+
+// pass is the rest of ok.
+func (f *nodeFilter) pass(n uint32) bool {
+	return f.state[n] == stateLive && (f.rest == nil || f.rest(n))
+}
+
+// searchFiltered returns up to ef accepted nodes nearest to q, most similar
+// first, in a slice owned by sc: a greedy descent of the upper levels that
+// ignores the filter, then walkFiltered at level 0 from where it ends and
+// from seeds (accepted nodes, so that a scope far from the query's region
+// still has somewhere to start).
+func (g *graph) searchFiltered(sc *scratch, q []float32, ef int, f *nodeFilter, twoHop bool, seeds []uint32) []candidate {
+	ep, top, ok := g.entry()
+	if !ok {
+		return nil
+	}
+	cur, curSim := ep, g.simQ(q, ep)
+	for l := top; l > 0; l-- {
+		cur, curSim = g.greedy(q, cur, curSim, l)
+	}
+	g.walkFiltered(sc, q, cur, curSim, ef, f, twoHop, seeds)
+	return sc.drainSorted()
+}
+
+// walkFiltered is the level-0 beam search over the accepted nodes: only
+// accepted nodes are scored, queued and kept (the best ef in sc.res). ep
+// may be rejected: it is expanded once, as a bridge.
+func (g *graph) walkFiltered(sc *scratch, q []float32, ep uint32, epSim float32, ef int, f *nodeFilter, twoHop bool, seeds []uint32) {
+	sc.visited.reset(g.n)
+	sc.cand = sc.cand[:0]
+	sc.res = sc.res[:0]
+	sc.visited.visit(ep)
+	sc.cand.push(candidate{epSim, ep})
+	if f.ok(ep) {
+		sc.res.push(candidate{epSim, ep})
+	}
+	for _, s := range seeds {
+		if f.ok(s) && !sc.visited.visit(s) {
+			sim := g.simQ(q, s)
+			sc.cand.push(candidate{sim, s})
+			sc.res.push(candidate{sim, s})
+		}
+	}
+	for len(sc.res) > ef {
+		sc.res.pop()
+	}
+	for len(sc.cand) > 0 {
+		c := sc.cand.pop()
+		if len(sc.res) >= ef && c.sim < sc.res[0].sim {
+			break
+		}
+		if len(sc.cand) > 0 {
+			prefetchLinks(&g.links(sc.cand[0].id, 0)[0])
+		}
+		next := g.acceptedNeighbours(sc, c.id, f, twoHop)
+		if twoHop && len(sc.res) < ef {
+			g.scoreBridges(sc, q, ef)
+		}
+		for _, nb := range next {
+			s := g.simQ(q, nb)
+			if len(sc.res) < ef || s > sc.res[0].sim {
+				sc.cand.push(candidate{s, nb})
+				sc.res.push(candidate{s, nb})
+				if len(sc.res) > ef {
+					sc.res.pop()
+				}
+			}
+		}
+	}
+}
+
+// acceptedNeighbours returns, in sc.next, node's unvisited accepted
+// neighbours and, when twoHop, those reached through its rejected
+// neighbours, marking them visited; it stops looking through rejected
+// neighbours once it has seen M0/2 accepted nodes, visited or not (ACORN's
+// truncation of the expanded list: M0/2 holds recall as M0 does and reads
+// a third fewer link lists). A rejected neighbour is looked through once
+// per search (it is marked visited too) and left in sc.list for
+// scoreBridges. The records found are prefetched.
+func (g *graph) acceptedNeighbours(sc *scratch, node uint32, f *nodeFilter, twoHop bool) []uint32 {
+	next, bridges := sc.next[:0], sc.list[:0]
+	seen, enough := 0, g.m0/2
+	list := g.links(node, 0)
+	cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
+	for i := 1; i <= cnt; i++ {
+		nb := atomic.LoadUint32(&list[i])
+		if !f.in(nb) || !f.pass(nb) {
+			if twoHop && !sc.visited.visit(nb) {
+				bridges = append(bridges, nb)
+				prefetchLinks(&g.links(nb, 0)[0])
+			}
+			continue
+		}
+		seen++
+		if !sc.visited.visit(nb) {
+			next = append(next, nb)
+			prefetch(&g.rec(nb)[0])
+		}
+	}
+	for _, b := range bridges {
+		if seen >= enough {
+			break
+		}
+		list := g.links(b, 0)
+		cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
+		for i := 1; i <= cnt && seen < enough; i++ {
+			nb := atomic.LoadUint32(&list[i])
+			if nb == node || !f.in(nb) || !f.pass(nb) {
+				continue
+			}
+			seen++
+			if !sc.visited.visit(nb) {
+				next = append(next, nb)
+				prefetch(&g.rec(nb)[0])
+			}
+		}
+	}
+	sc.next, sc.list = next, bridges
+	return next
+}
+
+// scoreBridges scores the rejected neighbours acceptedNeighbours left in
+// sc.list and queues those that could lead somewhere as candidates, never
+// as results. The walk does this until it holds ef results: where the
+// accepted nodes are sparse or poorly linked to each other (the newest
+// nodes, linked mostly to older ones), two hops from where the descent
+// ended can leave it in a pocket of the scope away from the query; going
+// on through rejected nodes first, as the plain walk does, brings it near
+// the query before it keeps to the scope. Recall@10 of a 2% scope of the
+// newest points of the 100k bench store: 0.65 without this, 0.996 with
+// it; of the newest 5% of the 1M scale store: 0.88 until ef/2 results,
+// 0.98 until ef (which costs a quarter more time).
+func (g *graph) scoreBridges(sc *scratch, q []float32, ef int) {
+	for _, b := range sc.list {
+		s := g.simQ(q, b)
+		if len(sc.res) < ef || s > sc.res[0].sim {
+			sc.cand.push(candidate{s, b})
+		}
+	}
+}
