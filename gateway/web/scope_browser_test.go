@@ -344,6 +344,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if req = g.searchAfter(t, n); len(req.Scope.Include.Tags) != 0 || !slices.Equal(req.Scope.Include.Notebooks, []string{workBook}) {
 					t.Errorf("after removing the tag travel the search sent scope %+v", req.Scope)
 				}
+				settled() // the reply re-renders the chips: click the next one after it
 				n, _, _ = g.count()
 				p.do("remove the text's tag", chromedp.Click(`#search-scope-chips li[data-source="text"] .chip-remove`))
 				if req = g.searchAfter(t, n); req.Query != w["rest"] {
@@ -352,9 +353,11 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				if v := evalIn[string](p, `document.querySelector('#search-q').value`); v != w["rest"] {
 					t.Errorf("after removing the text's tag the query box reads %q", v)
 				}
+				settled()
 				n, _, _ = g.count()
 				p.do("any time and not recent", chromedp.Click(`#search-scope-dates button[data-quick="clear"]`))
 				g.searchAfter(t, n)
+				settled()
 				n, _, _ = g.count()
 				p.do("not recent", chromedp.Click(`#search-scope-chips li[data-kind="recent"] .chip-remove`))
 				if req = g.searchAfter(t, n); req.Scope.Since != "" || req.Scope.Until != "" || req.Scope.Recent {
