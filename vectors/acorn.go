@@ -48,7 +48,7 @@ func (f *nodeFilter) pass(n uint32) bool {
 // scope far from the query's region still has somewhere to start); the
 // two-hop walk starts from the seeds and from what seedBeam finds near the
 // query.
-func (g *graph) searchFiltered(sc *scratch, q []float32, ef int, f *nodeFilter, twoHop bool, seeds []uint32) []candidate {
+func (g *graph) searchFiltered(sc *scratch, q []float32, w walkShape, f *nodeFilter, seeds []uint32) []candidate {
 	ep, top, ok := g.entry()
 	if !ok {
 		return nil
@@ -58,13 +58,13 @@ func (g *graph) searchFiltered(sc *scratch, q []float32, ef int, f *nodeFilter, 
 		cur, curSim = g.greedy(q, cur, curSim, l)
 	}
 	var starts, bridges []candidate
-	if twoHop {
+	if w.twoHop {
 		starts, bridges = g.seedBeam(sc, q, cur, curSim, f)
 	} else {
 		starts = append(sc.nbCands[:0], candidate{curSim, cur})
 		sc.nbCands = starts
 	}
-	g.walkFiltered(sc, q, starts, bridges, ef, f, twoHop, seeds)
+	g.walkFiltered(sc, q, starts, bridges, w, f, seeds)
 	return sc.drainSorted()
 }
 
@@ -81,6 +81,38 @@ const (
 	seedBeamEf  = 32
 	bridgeUntil = 16
 )
+
+// walkShape is how walkFiltered walks: its ef (the results it keeps),
+// whether it takes two hops, how many results it holds before it stops
+// scoring bridges (scoreBridges), and how many accepted nodes
+// acceptedNeighbours gathers before it stops looking through rejected
+// neighbours.
+//
+// A deep list (ef beyond the store's default, as when the retriever asks
+// for the top 200 to fuse with BM25) is walked wider (filterPlan.walk,
+// deepEf): the shortcuts fitted at ef 64 (bridges scored until 16
+// results, truncation at M0/2, ef as asked) hold recall@10 but lose the
+// tail of a top 200. At K=200, against the unfiltered search's recall@200
+// (0.996 on the 100k bench store, 0.994 on the 1M scale store), those
+// walks found: 100k (BenchmarkScopedSearchK200) two hops over 20% of the
+// documents 0.936, the newest 20% 0.817, the newest 5% (forced) 0.44, one
+// hop over 50% 0.989; 1M, two hops over a tag of 20% 0.867, a tag of 5%
+// 0.752, the newest 5% 0.362, the newest 20% 0.736, one hop over a
+// notebook of 50% 0.986. So for a deep list the two-hop walk scores
+// bridges until it holds ef results and truncates at M0, with ef tripled
+// (100k: 0.997-0.998; 1M: 0.988 and 0.978 for the 20% scopes, at 2.5-3×
+// the time of the narrow walk, 1.9-2.5 ms p50), and the one-hop walk's
+// ef grows by half (0.995 at 100k, 0.993 at 1M, at about the same time).
+// Each step alone fell short: bridges until ef took the 100k two-hop
+// walks to 0.94-0.95, M0 to 0.94-0.97, ef doubled besides to 0.99-0.995
+// (1M: 0.963-0.976 for 20%). The 5% scopes of 1M, walked before, are
+// scanned at K=200 now (walkCost at the tripled ef), 0.996.
+type walkShape struct {
+	ef          int
+	twoHop      bool
+	bridgeUntil int
+	enough      int
+}
 
 // seedBeam is a short unfiltered level-0 beam search (width seedBeamEf)
 // from ep, the descent's end: a third of an unfiltered search's cost,
@@ -155,7 +187,8 @@ func (g *graph) unvisitedNeighbours(sc *scratch, node uint32) []uint32 {
 // accepted nodes are scored, queued and kept (the best ef in sc.res). It
 // starts from starts (scored nodes; a rejected one is expanded once, as a
 // bridge), bridges (scored rejected nodes, expanded as bridges) and seeds.
-func (g *graph) walkFiltered(sc *scratch, q []float32, starts, bridges []candidate, ef int, f *nodeFilter, twoHop bool, seeds []uint32) {
+func (g *graph) walkFiltered(sc *scratch, q []float32, starts, bridges []candidate, w walkShape, f *nodeFilter, seeds []uint32) {
+	ef := w.ef
 	sc.visited.reset(g.n)
 	sc.cand = sc.cand[:0]
 	sc.res = sc.res[:0]
@@ -190,8 +223,8 @@ func (g *graph) walkFiltered(sc *scratch, q []float32, starts, bridges []candida
 		if len(sc.cand) > 0 {
 			prefetchLinks(&g.links(sc.cand[0].id, 0)[0])
 		}
-		next := g.acceptedNeighbours(sc, c.id, f, twoHop)
-		if twoHop && len(sc.res) < min(ef, bridgeUntil) {
+		next := g.acceptedNeighbours(sc, c.id, f, w)
+		if w.twoHop && len(sc.res) < min(ef, w.bridgeUntil) {
 			g.scoreBridges(sc, q, ef)
 		}
 		for _, nb := range next {
@@ -210,14 +243,14 @@ func (g *graph) walkFiltered(sc *scratch, q []float32, starts, bridges []candida
 // acceptedNeighbours returns, in sc.next, node's unvisited accepted
 // neighbours and, when twoHop, those reached through its rejected
 // neighbours, marking them visited; it stops looking through rejected
-// neighbours once it has seen M0/2 accepted nodes, visited or not (ACORN's
-// truncation of the expanded list: M0/2 holds recall as M0 does and reads
-// a third fewer link lists). A rejected neighbour is looked through once
+// neighbours once it has seen w.enough accepted nodes, visited or not
+// (ACORN's truncation of the expanded list: at ef 64, M0/2 holds recall as
+// M0 does and reads a third fewer link lists; see walkShape). A rejected neighbour is looked through once
 // per search (it is marked visited too) and left in sc.list for
 // scoreBridges. The records found are prefetched.
-func (g *graph) acceptedNeighbours(sc *scratch, node uint32, f *nodeFilter, twoHop bool) []uint32 {
+func (g *graph) acceptedNeighbours(sc *scratch, node uint32, f *nodeFilter, w walkShape) []uint32 {
 	next, bridges := sc.next[:0], sc.list[:0]
-	seen, enough := 0, g.m0/2
+	twoHop, seen, enough := w.twoHop, 0, w.enough
 	list := g.links(node, 0)
 	cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
 	for i := 1; i <= cnt; i++ {
@@ -259,8 +292,8 @@ func (g *graph) acceptedNeighbours(sc *scratch, node uint32, f *nodeFilter, twoH
 
 // scoreBridges scores the rejected neighbours acceptedNeighbours left in
 // sc.list and queues those that could lead somewhere as candidates, never
-// as results. The two-hop walk does this until it holds bridgeUntil
-// results: where the accepted nodes are sparse or poorly linked to each
+// as results. The two-hop walk does this until it holds w.bridgeUntil
+// results (bridgeUntil at the default ef, ef for deep lists): where the accepted nodes are sparse or poorly linked to each
 // other (the newest nodes, linked mostly to older ones), two hops can
 // leave it in a pocket of the scope away from the query; going on through
 // rejected nodes first, as the plain walk does, brings it near the query

@@ -78,6 +78,9 @@ type Embedded struct {
 	// scan (planExact) or walk (planWalk); planAuto chooses by the
 	// filter's size.
 	forcePlan int
+	// narrowDeep, for benchmarks, walks a deep list (ef beyond the
+	// default) as a list of the default ef is walked (see walkShape).
+	narrowDeep bool
 }
 
 type docEntry struct {

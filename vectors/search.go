@@ -52,6 +52,30 @@ type filterPlan struct {
 	// twoHop: the walk reaches accepted nodes through rejected ones
 	// (acceptedNeighbours); legacy: the walk before that, for benchmarks.
 	twoHop, legacy bool
+	// deep: ef is beyond the store's default (a deep list, K > EfSearch):
+	// the walk is widened (see walkShape and deepEf).
+	deep bool
+}
+
+// walk is the shape of the plan's walk on g.
+func (p *filterPlan) walk(g *graph) walkShape {
+	w := walkShape{ef: p.ef, twoHop: p.twoHop, bridgeUntil: bridgeUntil, enough: g.m0 / 2}
+	if p.deep {
+		w.bridgeUntil, w.enough = p.ef, g.m0
+	}
+	return w
+}
+
+// deepEf is the ef of a walk for a deep list (ef beyond the store's
+// default): ef grown by half for one hop, tripled for two, so that its
+// recall@K comes within 0.02 of the unfiltered search's at the same ef
+// (see walkShape). The scan crossover is priced at this ef, so at K=200
+// scopes under about 25% of 100k and 7% of 1M are scanned.
+func deepEf(ef int, twoHop bool) int {
+	if twoHop {
+		return 3 * ef
+	}
+	return ef + ef/2
 }
 
 func (e *Embedded) planFilter(f Filter, ef int) filterPlan {
@@ -86,8 +110,13 @@ func (e *Embedded) planFilter(f Filter, ef int) filterPlan {
 	filtered := p.lang >= 0 || p.docs != nil || p.ids != nil
 	m := float64(p.matches)
 	frac := m / float64(e.live)
-	p.exact = filtered && m <= exactFactor*walkCost(ef, frac)
 	p.twoHop = frac < twoHopBelow
+	p.deep = ef > e.cfg.EfSearch && !e.narrowDeep
+	walkEf := ef
+	if p.deep {
+		walkEf = deepEf(ef, p.twoHop)
+	}
+	p.exact = filtered && m <= exactFactor*walkCost(walkEf, frac)
 	switch e.forcePlan {
 	case planExact:
 		p.exact = filtered
@@ -96,10 +125,13 @@ func (e *Embedded) planFilter(f Filter, ef int) filterPlan {
 	case planWalk1, planWalk2:
 		p.exact, p.twoHop = false, e.forcePlan == planWalk2
 	case planLegacy:
-		p.exact, p.legacy = false, true
+		p.exact, p.legacy, p.deep = false, true, false
 	}
-	if filtered && !p.exact && p.legacy {
+	switch {
+	case filtered && !p.exact && p.legacy:
 		p.ef = widenEf(ef, frac)
+	case filtered && !p.exact && p.deep:
+		p.ef = deepEf(ef, p.twoHop)
 	}
 	return p
 }
@@ -240,7 +272,7 @@ func (e *Embedded) searchPlan(sc *scratch, q []float32, ef, k int, p filterPlan)
 		f.rest = e.accept(p)
 	}
 	var seedBuf [filterSeeds]uint32
-	cands := g.searchFiltered(sc, q, p.ef, &f, p.twoHop, p.seeds(seedBuf[:0]))
+	cands := g.searchFiltered(sc, q, p.walk(g), &f, p.seeds(seedBuf[:0]))
 	if len(cands) < min(k, p.matches) {
 		return e.exactScan(sc, q, ef, p)
 	}
