@@ -1,5 +1,7 @@
 package schemas
 
+import "fmt"
+
 // Facets count a query's candidate documents by notebook, tag and month of
 // the note's own time, so that a door can offer narrowing ("Work 12,
 // Personal 3"). A query asks for them with QueryOptions.Facets; the
@@ -17,6 +19,21 @@ type Facets struct {
 	Notebooks []NotebookCount `json:"notebooks"`
 	Tags      []TagCount      `json:"tags"`
 	Months    []MonthCount    `json:"months"`
+}
+
+// Labels are the counts as a door lists them, "Work 12", "recipe 5",
+// "2026-11 4", in the order kept.
+func (f *Facets) Labels() (notebooks, tags, months []string) {
+	for _, n := range f.Notebooks {
+		notebooks = append(notebooks, fmt.Sprintf("%s %d", n.Label(), n.Count))
+	}
+	for _, t := range f.Tags {
+		tags = append(tags, fmt.Sprintf("%s %d", t.Tag, t.Count))
+	}
+	for _, m := range f.Months {
+		months = append(months, fmt.Sprintf("%s %d", m.Month, m.Count))
+	}
+	return notebooks, tags, months
 }
 
 // FacetsOfCandidates: the facets count the documents of the query's fused

@@ -142,7 +142,7 @@ func (g *graph) seedBeam(sc *scratch, q []float32, ep uint32, epSim float32, f *
 		if len(sc.cand) > 0 {
 			prefetchLinks(&g.links(sc.cand[0].id, 0)[0])
 		}
-		for _, nb := range g.unvisitedNeighbours(sc, c.id) {
+		for _, nb := range g.unvisitedNeighbours(sc, c.id, 0) {
 			s := g.simQ(q, nb)
 			if f.ok(nb) {
 				starts = append(starts, candidate{s, nb})
@@ -164,23 +164,6 @@ func (g *graph) seedBeam(sc *scratch, q []float32, ep uint32, epSim float32, f *
 	}
 	sc.nbCands, sc.nbSel = starts, bridges
 	return starts, bridges
-}
-
-// unvisitedNeighbours returns node's unvisited level-0 neighbours in
-// sc.next, marking them visited and prefetching their records.
-func (g *graph) unvisitedNeighbours(sc *scratch, node uint32) []uint32 {
-	list := g.links(node, 0)
-	cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
-	next := sc.next[:0]
-	for i := 1; i <= cnt; i++ {
-		nb := atomic.LoadUint32(&list[i])
-		if !sc.visited.visit(nb) {
-			next = append(next, nb)
-			prefetch(&g.rec(nb)[0])
-		}
-	}
-	sc.next = next
-	return next
 }
 
 // walkFiltered is the level-0 beam search over the accepted nodes: only

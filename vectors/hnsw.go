@@ -358,20 +358,9 @@ func (g *graph) searchLayer(sc *scratch, q []float32, ep uint32, epSim float32, 
 			// hnswlib does).
 			prefetchLinks(&g.links(sc.cand[0].id, 0)[0])
 		}
-		list := g.links(c.id, level)
-		cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
 		// Fetch the unvisited neighbours' records together, so their cache
 		// misses overlap instead of queueing one distance at a time.
-		next := sc.next[:0]
-		for i := 1; i <= cnt; i++ {
-			nb := atomic.LoadUint32(&list[i])
-			if !sc.visited.visit(nb) {
-				next = append(next, nb)
-				prefetch(&g.rec(nb)[0])
-			}
-		}
-		sc.next = next
-		for _, nb := range next {
+		for _, nb := range g.unvisitedNeighbours(sc, c.id, level) {
 			s := g.simQ(q, nb)
 			if len(sc.res) < ef || s > sc.res[0].sim {
 				sc.cand.push(candidate{s, nb})
@@ -384,6 +373,23 @@ func (g *graph) searchLayer(sc *scratch, q []float32, ep uint32, epSim float32, 
 			}
 		}
 	}
+}
+
+// unvisitedNeighbours returns node's unvisited neighbours at level in
+// sc.next, marking them visited and prefetching their records.
+func (g *graph) unvisitedNeighbours(sc *scratch, node uint32, level int) []uint32 {
+	list := g.links(node, level)
+	cnt := min(int(atomic.LoadUint32(&list[0])), len(list)-1)
+	next := sc.next[:0]
+	for i := 1; i <= cnt; i++ {
+		nb := atomic.LoadUint32(&list[i])
+		if !sc.visited.visit(nb) {
+			next = append(next, nb)
+			prefetch(&g.rec(nb)[0])
+		}
+	}
+	sc.next = next
+	return next
 }
 
 // drainSorted empties sc.res into sc.sorted, most similar first.

@@ -20,16 +20,7 @@ func printFacets(f *schemas.Facets) {
 	if f == nil {
 		return
 	}
-	var nbs, tags, months []string
-	for _, n := range f.Notebooks {
-		nbs = append(nbs, fmt.Sprintf("%s %d", n.Label(), n.Count))
-	}
-	for _, t := range f.Tags {
-		tags = append(tags, fmt.Sprintf("%s %d", t.Tag, t.Count))
-	}
-	for _, m := range f.Months {
-		months = append(months, fmt.Sprintf("%s %d", m.Month, m.Count))
-	}
+	nbs, tags, months := f.Labels()
 	fmt.Printf("\nfacets of %d candidate documents:\n", f.Docs)
 	fmt.Printf("notebooks: %s\n", facetLine(nbs))
 	fmt.Printf("tags: %s\n", facetLine(tags))

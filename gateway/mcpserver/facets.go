@@ -28,16 +28,7 @@ func writeFacets(b *strings.Builder, f *schemas.Facets) {
 		}
 		fmt.Fprintf(b, "\n%s: %s", name, strings.Join(vs, ", "))
 	}
-	var nbs, tags, months []string
-	for _, n := range f.Notebooks {
-		nbs = append(nbs, fmt.Sprintf("%s %d", n.Label(), n.Count))
-	}
-	for _, t := range f.Tags {
-		tags = append(tags, fmt.Sprintf("%s %d", t.Tag, t.Count))
-	}
-	for _, m := range f.Months {
-		months = append(months, fmt.Sprintf("%s %d", m.Month, m.Count))
-	}
+	nbs, tags, months := f.Labels()
 	fmt.Fprintf(b, "\n\nFacets of %d candidate documents:", f.Docs)
 	line("Notebooks", nbs)
 	line("Tags", tags)
