@@ -203,7 +203,7 @@ func (r *Retriever) Retrieve(ctx context.Context, q *schemas.QuerySubmitted) (*s
 		out.TimingsMS["scope"] = ms(time.Since(t0))
 	}
 	if qs.empty() {
-		out.Reasons = append(out.Reasons, emptyReason(qs))
+		out.Reasons = append(out.Reasons, emptyReason(ctx, qs))
 		return out, nil
 	}
 	if r.Reformulate != nil && len(q.History) > 0 {

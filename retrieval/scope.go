@@ -225,10 +225,78 @@ func (r *Retriever) withScope(ctx context.Context, o schemas.QueryOptions) (*Ret
 // empty reports whether the scope is known to hold no chunk.
 func (qs *queryScope) empty() bool { return qs != nil && qs.set != nil && qs.set.Len() == 0 }
 
-// emptyReason says that the scope matched nothing.
-func emptyReason(qs *queryScope) string {
-	return fmt.Sprintf("%s: no note matches the scope %s; nothing was searched (widen or drop the scope)",
+// emptyReason says that the scope matched nothing and, when it names a
+// notebook or tag the index does not have, which ones it has: "in:home"
+// over a folder ingested as the notebook "notes" tells the person what
+// to write instead.
+func emptyReason(ctx context.Context, qs *queryScope) string {
+	out := fmt.Sprintf("%s: no note matches the scope %s; nothing was searched (widen or drop the scope)",
 		ReasonScopeEmpty, describeScope(qs.scope))
+	sl, ok := qs.raw.(ScopeLister)
+	in := qs.scope.Include
+	if !ok || len(in.Notebooks)+len(in.Tags) == 0 {
+		return out
+	}
+	listing, err := sl.Scopes(ctx)
+	if err != nil || listing == nil {
+		return out
+	}
+	var known []string
+	for _, n := range listing.Notebooks {
+		known = append(known, n.ID, n.Name)
+	}
+	if missing := unknownValues(in.Notebooks, known); missing != "" {
+		out += fmt.Sprintf("; the index has no notebook %s (its notebooks: %s)", missing, firstLabels(listing.Notebooks))
+	}
+	known = known[:0]
+	for _, t := range listing.Tags {
+		known = append(known, t.Tag)
+	}
+	if missing := unknownValues(in.Tags, known); missing != "" {
+		var tags []string
+		for _, t := range listing.Tags[:min(len(listing.Tags), 10)] {
+			tags = append(tags, t.Tag)
+		}
+		out += fmt.Sprintf("; the index has no tag %s (its most used tags: %s)", missing, strings.Join(tags, ", "))
+	}
+	return out
+}
+
+// ScopeLister lists the index's notebooks and tags (*store.Store).
+type ScopeLister interface {
+	Scopes(ctx context.Context) (*schemas.ScopeListing, error)
+}
+
+// unknownValues are the values no known name matches (case aside; a tag
+// matches its nested tags' parent), quoted and joined.
+func unknownValues(values, known []string) string {
+	var missing []string
+	for _, v := range values {
+		v = strings.Trim(strings.TrimSpace(v), "#")
+		found := false
+		for _, k := range known {
+			if k != "" && (strings.EqualFold(k, v) || len(k) > len(v) && strings.EqualFold(k[:len(v)+1], v+"/")) {
+				found = true
+				break
+			}
+		}
+		if !found {
+			missing = append(missing, fmt.Sprintf("%q", v))
+		}
+	}
+	return strings.Join(missing, ", ")
+}
+
+// firstLabels names up to ten notebooks with their note counts.
+func firstLabels(nbs []schemas.NotebookCount) string {
+	var out []string
+	for _, n := range nbs[:min(len(nbs), 10)] {
+		out = append(out, fmt.Sprintf("%s (%d)", n.Label(), n.Count))
+	}
+	if len(out) == 0 {
+		return "none yet"
+	}
+	return strings.Join(out, ", ")
 }
 
 func describeScope(s *schemas.Scope) string {

@@ -188,6 +188,43 @@ func TestAScopeThatMatchesNothingSaysSo(t *testing.T) {
 	}
 }
 
+// TestAnEmptyScopeNamesTheNotebooksAndTagsTheIndexHas: a notebook or tag
+// the index lacks is named, with what it has, so the person can correct
+// it; a known notebook whose notes miss the rest of the scope says nothing
+// more.
+func TestAnEmptyScopeNamesTheNotebooksAndTagsTheIndexHas(t *testing.T) {
+	st, vs := scopeCorpus(t, store.LexicalMemory, scopeNotes)
+	r := &retrieval.Retriever{Index: st, Vectors: vs, Embedder: fixedQuery(allAxes())}
+	cases := []struct {
+		name       string
+		scope      schemas.Scope
+		want, nope string
+	}{
+		{"an unknown notebook lists the notebooks", schemas.Scope{Include: schemas.ScopeSet{Notebooks: []string{"Nowhere"}}},
+			`the index has no notebook "Nowhere" (its notebooks: `, "no tag"},
+		{"an unknown Russian tag lists the tags", schemas.Scope{Include: schemas.ScopeSet{Tags: []string{"рецепты"}}},
+			`the index has no tag "рецепты" (its most used tags: `, "no notebook"},
+		{"a known notebook and a parent tag name nothing", schemas.Scope{Include: schemas.ScopeSet{Notebooks: []string{"work"}, Tags: []string{"work"}}, Since: "2030-01-01"},
+			"", "the index has no"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out, err := r.Retrieve(context.Background(), &schemas.QuerySubmitted{Query: schemas.Query{QueryID: "q", Question: "budget",
+				Options: schemas.QueryOptions{Scope: &c.scope}}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			last := out.Reasons[len(out.Reasons)-1]
+			if !strings.HasPrefix(last, retrieval.ReasonScopeEmpty) || !strings.Contains(last, c.want) || strings.Contains(last, c.nope) {
+				t.Errorf("reason %q: want %q in it and not %q", last, c.want, c.nope)
+			}
+			if strings.Contains(c.want, "no notebook") && !strings.Contains(last, "Work (") {
+				t.Errorf("reason %q names no notebook of the index", last)
+			}
+		})
+	}
+}
+
 // TestANarrowScopeStillReturnsK: 2 notes of 2000 (0.1%) are in the scope,
 // and they rank last unscoped in both retrievers; a scoped search returns
 // both, from each retriever and each lexical engine.
