@@ -49,13 +49,9 @@ func (f *nodeFilter) pass(n uint32) bool {
 // two-hop walk starts from the seeds and from what seedBeam finds near the
 // query.
 func (g *graph) searchFiltered(sc *scratch, q []float32, w walkShape, f *nodeFilter, seeds []uint32) []candidate {
-	ep, top, ok := g.entry()
+	cur, curSim, ok := g.descend(q)
 	if !ok {
 		return nil
-	}
-	cur, curSim := ep, g.simQ(q, ep)
-	for l := top; l > 0; l-- {
-		cur, curSim = g.greedy(q, cur, curSim, l)
 	}
 	var starts, bridges []candidate
 	if w.twoHop {

@@ -405,16 +405,27 @@ func (sc *scratch) drainSorted() []candidate {
 // search returns up to ef accepted nodes nearest to q, most similar first,
 // in a slice owned by sc.
 func (g *graph) search(sc *scratch, q []float32, ef int, accept func(uint32) bool) []candidate {
-	ep, top, ok := g.entry()
+	cur, curSim, ok := g.descend(q)
 	if !ok {
 		return nil
 	}
-	cur, curSim := ep, g.simQ(q, ep)
+	g.searchLayer(sc, q, cur, curSim, ef, 0, accept)
+	return sc.drainSorted()
+}
+
+// descend is the greedy walk of the upper levels from the entry point
+// towards q: the level-0 node where a search starts, and its similarity;
+// ok is false for an empty graph.
+func (g *graph) descend(q []float32) (cur uint32, curSim float32, ok bool) {
+	ep, top, ok := g.entry()
+	if !ok {
+		return 0, 0, false
+	}
+	cur, curSim = ep, g.simQ(q, ep)
 	for l := top; l > 0; l-- {
 		cur, curSim = g.greedy(q, cur, curSim, l)
 	}
-	g.searchLayer(sc, q, cur, curSim, ef, 0, accept)
-	return sc.drainSorted()
+	return cur, curSim, true
 }
 
 // selectNeighbors is the HNSW neighbour-selection heuristic (algorithm 4 of
