@@ -216,6 +216,16 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				shot := func(what string) { p.shot(fmt.Sprintf("scope-%s-%s-%d", what, lang, width)) }
 				// settled waits for the search in flight to be answered.
 				settled := func() { p.do("the search's answer", chromedp.WaitVisible(`#search-meta[data-state="done"]`)) }
+				// sent is the search the page sent after its n-th, once the
+				// page has shown its reply: the reply re-renders the bar, so a
+				// click before it can land on a chip that is moving (at 390
+				// px under load it did).
+				sent := func(n int) sentSearch {
+					t.Helper()
+					req := g.searchAfter(t, n)
+					settled()
+					return req
+				}
 				p.setViewport(width)
 				p.do("open the page",
 					chromedp.Navigate(srv.URL+"/#search"),
@@ -236,7 +246,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 					t.Errorf("after typing %q the chips are %+v, want the text's tag %s", w["query"], c, w["tag"])
 				}
 				p.do("search", chromedp.Click(`#search-go`), chromedp.WaitVisible(`#search-facets`))
-				req := g.searchAfter(t, n)
+				req := sent(n)
 				if req.Query != w["query"] || req.Scope != nil || !req.Facets {
 					t.Errorf("the search sent query %q, scope %+v, facets %v; want the text as typed, no scope, facets asked for", req.Query, req.Scope, req.Facets)
 				}
@@ -265,7 +275,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 					chromedp.SendKeys(`#search-adder-input`, "tra"),
 					chromedp.WaitVisible(`#search-adder-list li[data-value="travel"]`),
 					chromedp.KeyEvent(kb.ArrowDown), chromedp.KeyEvent(kb.Enter))
-				req = g.searchAfter(t, n)
+				req = sent(n)
 				if req.Scope == nil || !slices.Equal(req.Scope.Include.Tags, []string{"travel"}) || req.Query != w["query"] {
 					t.Errorf("after adding the tag travel the search sent %q with scope %+v", req.Query, req.Scope)
 				}
@@ -277,7 +287,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				n, _, _ = g.count()
 				p.do("add a notebook", chromedp.Click(`#search-add-notebook`), chromedp.WaitVisible(`#search-adder-list li[data-value="`+workBook+`"]`),
 					chromedp.Click(`#search-adder-list li[data-value="`+workBook+`"]`))
-				req = g.searchAfter(t, n)
+				req = sent(n)
 				if req.Scope == nil || !slices.Equal(req.Scope.Include.Notebooks, []string{workBook}) {
 					t.Errorf("after adding the notebook Work the search sent scope %+v, want its id", req.Scope)
 				}
@@ -289,7 +299,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				n, _, _ = g.count()
 				p.do("exclude a tag", chromedp.Click(`#search-add-tag`), chromedp.WaitVisible(`#search-adder-input`),
 					chromedp.Click(`#search-adder-exclude`), chromedp.SendKeys(`#search-adder-input`, "old"), chromedp.KeyEvent(kb.Enter))
-				req = g.searchAfter(t, n)
+				req = sent(n)
 				if req.Scope == nil || !slices.Equal(req.Scope.Exclude.Tags, []string{"old"}) || !slices.Equal(req.Scope.Include.Tags, []string{"travel"}) {
 					t.Errorf("after excluding the tag old the search sent scope %+v", req.Scope)
 				}
@@ -303,14 +313,14 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				n, _, _ = g.count()
 				p.do("set the first day", chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector('#search-date-from');
 					i.value = '2024-03-01'; i.dispatchEvent(new Event('change', {bubbles: true})); })()`))
-				req = g.searchAfter(t, n)
+				req = sent(n)
 				if req.Scope == nil || req.Scope.Since != "2024-03-01T00:00:00+03:00" || req.Scope.Until != "" {
 					t.Errorf("from 2024-03-01 the search sent since %q until %q", req.Scope.Since, req.Scope.Until)
 				}
 				n, _, _ = g.count()
 				p.do("set the last day", chromedp.Evaluate[chromedp.Void](`(() => { const i = document.querySelector('#search-date-to');
 					i.value = '2024-03-31'; i.dispatchEvent(new Event('change', {bubbles: true})); })()`))
-				req = g.searchAfter(t, n)
+				req = sent(n)
 				if req.Scope.Since != "2024-03-01T00:00:00+03:00" || req.Scope.Until != "2024-04-01T00:00:00+03:00" {
 					t.Errorf("from 2024-03-01 to 2024-03-31 the search sent since %q until %q, want March whole", req.Scope.Since, req.Scope.Until)
 				}
@@ -319,7 +329,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				shot("dates")
 				n, _, _ = g.count()
 				p.do("this month", chromedp.Click(`#search-scope-dates button[data-quick="month"]`))
-				req = g.searchAfter(t, n)
+				req = sent(n)
 				if want, wantUntil := monthStart.Format(time.RFC3339), monthStart.AddDate(0, 1, 0).Format(time.RFC3339); req.Scope.Since != want || req.Scope.Until != wantUntil {
 					t.Errorf("this month sent since %q until %q, want %q to %q", req.Scope.Since, req.Scope.Until, want, wantUntil)
 				}
@@ -330,7 +340,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				// Recent first.
 				n, _, _ = g.count()
 				p.do("recent first", chromedp.Click(`#search-recent`))
-				if req = g.searchAfter(t, n); !req.Scope.Recent {
+				if req = sent(n); !req.Scope.Recent {
 					t.Errorf("after ticking recent first the search sent scope %+v", req.Scope)
 				}
 				settled()
@@ -341,13 +351,12 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				// tag leaves the text.
 				n, _, _ = g.count()
 				p.do("remove the tag travel", chromedp.Click(`#search-scope-chips li[data-source="bar"][data-value="travel"] .chip-remove`))
-				if req = g.searchAfter(t, n); len(req.Scope.Include.Tags) != 0 || !slices.Equal(req.Scope.Include.Notebooks, []string{workBook}) {
+				if req = sent(n); len(req.Scope.Include.Tags) != 0 || !slices.Equal(req.Scope.Include.Notebooks, []string{workBook}) {
 					t.Errorf("after removing the tag travel the search sent scope %+v", req.Scope)
 				}
-				settled() // the reply re-renders the chips: click the next one after it
 				n, _, _ = g.count()
 				p.do("remove the text's tag", chromedp.Click(`#search-scope-chips li[data-source="text"] .chip-remove`))
-				if req = g.searchAfter(t, n); req.Query != w["rest"] {
+				if req = sent(n); req.Query != w["rest"] {
 					t.Errorf("after removing the text's tag the search sent %q, want %q", req.Query, w["rest"])
 				}
 				if v := evalIn[string](p, `document.querySelector('#search-q').value`); v != w["rest"] {
@@ -356,11 +365,11 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				settled()
 				n, _, _ = g.count()
 				p.do("any time and not recent", chromedp.Click(`#search-scope-dates button[data-quick="clear"]`))
-				g.searchAfter(t, n)
+				sent(n)
 				settled()
 				n, _, _ = g.count()
 				p.do("not recent", chromedp.Click(`#search-scope-chips li[data-kind="recent"] .chip-remove`))
-				if req = g.searchAfter(t, n); req.Scope.Since != "" || req.Scope.Until != "" || req.Scope.Recent {
+				if req = sent(n); req.Scope.Since != "" || req.Scope.Until != "" || req.Scope.Recent {
 					t.Errorf("after clearing the dates and recent first the search sent %+v", req.Scope)
 				}
 
@@ -374,7 +383,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				}
 				n, _, _ = g.count()
 				p.do("narrow to #recipe", chromedp.Click(`#search-facets button[data-facet="tag"][data-value="recipe"]`))
-				if req = g.searchAfter(t, n); !slices.Equal(req.Scope.Include.Tags, []string{"recipe"}) {
+				if req = sent(n); !slices.Equal(req.Scope.Include.Tags, []string{"recipe"}) {
 					t.Errorf("the facet #recipe sent scope %+v", req.Scope)
 				}
 				settled()
@@ -384,7 +393,7 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				}
 				n, _, _ = g.count()
 				p.do("narrow to 2026-11", chromedp.Click(`#search-facets button[data-facet="month"][data-value="2026-11"]`))
-				if req = g.searchAfter(t, n); req.Scope.Since != "2026-11-01T00:00:00+03:00" || req.Scope.Until != "2026-12-01T00:00:00+03:00" {
+				if req = sent(n); req.Scope.Since != "2026-11-01T00:00:00+03:00" || req.Scope.Until != "2026-12-01T00:00:00+03:00" {
 					t.Errorf("the facet 2026-11 sent since %q until %q", req.Scope.Since, req.Scope.Until)
 				}
 				if c := p.chips("search"); !hasChip(c, "since", "bar", "2026-11-01") || !hasChip(c, "until", "bar", "2026-11-30") {
@@ -392,14 +401,14 @@ func TestTheScopeBarChipsDatesSuggestionsAndFacetsSetTheRequestsScopeInChromium(
 				}
 				n, _, _ = g.count()
 				p.do("any time", chromedp.Click(`#search-scope-dates button[data-quick="clear"]`))
-				g.searchAfter(t, n)
+				sent(n)
 
 				// Time words: the gateway reads them from the text and says
 				// so; the bar shows its reading as a chip it cannot remove.
 				n, _, _ = g.count()
 				p.do("time words", chromedp.Evaluate[chromedp.Void](`document.querySelector('#search-q').value = ''`),
 					chromedp.SendKeys(`#search-q`, w["phrase"]), chromedp.Click(`#search-go`))
-				req = g.searchAfter(t, n)
+				req = sent(n)
 				_, want, _, _ := scope.Parse(w["phrase"], time.Now(), moscow)
 				p.do("the gateway's reading", chromedp.WaitVisible(`#search-scope-chips li[data-source="server"][data-kind="since"]`))
 				if req.Query != w["phrase"] {
